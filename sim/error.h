@@ -1,0 +1,37 @@
+#pragma once
+// The two ways a run can fail that are not bugs, each with its exit status
+// (INTERFACE.md): bad input (2) and a simulated system that fails (3).
+#include <stdexcept>
+#include <string>
+
+namespace sim {
+
+// Where in which file a value came from. line/column are 1-based; 0 = unknown.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string str() const;  // "file:line:column" (or less when unknown)
+};
+
+// Bad input: YAML syntax, wrong type, out of range, unknown key, ... Exit 2.
+// The message reads "file:line:column: key.path: what was wrong".
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(const SourceLocation& where, const std::string& key_path, const std::string& what);
+  const SourceLocation& where() const { return where_; }
+  const std::string& key_path() const { return key_path_; }
+
+ private:
+  SourceLocation where_;
+  std::string key_path_;
+};
+
+// The simulated system cannot do what was asked: does not fit in HBM,
+// deadlock, runaway. Exit 3.
+class SimFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace sim
