@@ -1,2 +1,101 @@
-extern "C" int sc_main(int, char**) { return 0; }
-int main() { return 0; }
+// tpusim: a cycle-level simulator of TPU pods. Dispatches subcommands and
+// maps every failure to its exit status, so bad input never crashes.
+#include <boost/program_options.hpp>
+#include <systemc>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "app/cli.h"
+#include "sim/error.h"
+#include "sim/log.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* kUsage =
+    "usage: tpusim [-v | --log-level LEVEL] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  run EXPERIMENT.yaml [--out DIR] [--set KEY.PATH=VALUE]... [--trace] [--vcd]\n"
+    "                          simulate an experiment; writes DIR/report.json\n"
+    "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
+    "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe] [--json]\n"
+    "                          one MXU op, cycle count and utilization\n"
+    "\n"
+    "options:\n"
+    "  -h, --help              this text (COMMAND --help for a command's options)\n"
+    "  --version               print the version\n"
+    "  -v                      verbose logging (same as --log-level debug)\n"
+    "  --log-level LEVEL       trace, debug, info, warn (default), error, off\n"
+    "\n"
+    "exit status: 0 ok, 1 internal error, 2 bad input, 3 the simulated system fails\n";
+
+int dispatch(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string level = "warn";
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << "tpusim " << TPUSIM_VERSION << " (SystemC " << sc_core::sc_release() << ")\n";
+      return 0;
+    }
+    if (a == "-v") {
+      level = "debug";
+    } else if (a == "--log-level") {
+      if (i + 1 >= args.size()) throw app::UsageError("--log-level needs a value");
+      level = args[++i];
+    } else if (a.rfind("--log-level=", 0) == 0) {
+      level = a.substr(12);
+    } else {
+      break;
+    }
+  }
+  try {
+    sim::init_logging(level);
+  } catch (const std::invalid_argument& e) {
+    throw app::UsageError(e.what());
+  }
+  if (i >= args.size()) throw app::UsageError("no command given");
+  const std::string cmd = args[i];
+  std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
+  if (cmd == "run") return app::cmd_run(rest);
+  if (cmd == "validate") return app::cmd_validate(rest);
+  if (cmd == "explain") return app::cmd_explain(rest);
+  throw app::UsageError("unknown command '" + cmd + "'");
+}
+
+}  // namespace
+
+extern "C" int sc_main(int, char**) { return 0; }  // libsystemc.so needs one; main() is ours
+
+int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  try {
+    return dispatch(argc, argv);
+  } catch (const app::UsageError& e) {
+    std::cerr << "tpusim: " << e.what() << "\n\n" << kUsage;
+    return 2;
+  } catch (const po::error& e) {
+    std::cerr << "tpusim: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const sim::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const sim::SimFailure& e) {
+    std::cerr << "simulation failed: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "internal error: unknown exception\n";
+    return 1;
+  }
+}

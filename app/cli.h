@@ -1,0 +1,19 @@
+#pragma once
+// The `tpusim` subcommands. Each takes the arguments after its name and
+// returns the process exit status (INTERFACE.md: 0 ok, 1 internal error,
+// 2 bad input, 3 the simulated system fails).
+#include <string>
+#include <vector>
+
+namespace app {
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_validate(const std::vector<std::string>& args);
+int cmd_explain(const std::vector<std::string>& args);
+
+// Raised for command-line misuse; exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace app

@@ -1,0 +1,50 @@
+#include <boost/program_options.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "app/cli.h"
+#include "sim/output.h"
+#include "workloads/experiment.h"
+
+namespace po = boost::program_options;
+
+namespace app {
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("tpusim run EXPERIMENT.yaml");
+  std::vector<std::string> sets;
+  std::string out_dir;
+  opts.add_options()("help,h", "this text")(
+      "out", po::value(&out_dir), "output directory (default runs/<experiment-name>/)")(
+      "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
+      "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
+      "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),
+                                                               "experiment file");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (!vm.count("experiment")) throw UsageError("run needs an experiment file");
+
+  workloads::Experiment exp = workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
+  workloads::RunOptions ro;
+  ro.trace = vm["trace"].as<bool>();
+  ro.vcd = vm["vcd"].as<bool>();
+  ro.out_dir = out_dir.empty() ? (std::filesystem::path("runs") / exp.name).string() : out_dir;
+
+  workloads::RunOutput out = exp.workload->run(exp, ro);
+  const std::string report_path = (std::filesystem::path(ro.out_dir) / "report.json").string();
+  sim::write_file_atomic(report_path, out.report.dump(2) + "\n");
+  if (!out.trace_json.empty())
+    sim::write_file_atomic((std::filesystem::path(ro.out_dir) / "trace.json").string(), out.trace_json);
+  std::cout << out.table << "report: " << report_path << "\n";
+  return 0;
+}
+
+}  // namespace app

@@ -1,0 +1,128 @@
+#include "hw/chip.h"
+
+#include <string>
+
+namespace hw {
+
+Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity)
+    : sc_core::sc_module(name), config_(config),
+      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
+  hbm_ = std::make_unique<Hbm>("hbm", config_.hbm);
+  for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
+    dmas_.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str()));
+    dmas_.back()->socket.bind(hbm_->socket);
+  }
+  for (std::uint32_t i = 0; i < config_.mxus(); ++i)
+    mxus_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(i)).c_str(), config_.mxu, period_, fidelity));
+  for (std::uint32_t c = 0; c < config_.tensorcores; ++c)
+    vpus_.push_back(std::make_unique<VectorUnit>(("vpu" + std::to_string(c)).c_str(),
+                                                 VectorUnitConfig{config_.vector_flops_per_cycle}, period_));
+}
+
+void Chip::run_matmul(Mxu& mxu, const MatmulOp& op) {
+  const MxuShape shape{op.m, op.k, op.n};
+  if (!op.y) {
+    mxu.execute(shape);
+    return;
+  }
+  // Operands are sub-blocks of row-major tensors: pack them as VMEM would hold them.
+  std::vector<bf16> a(op.m * op.k), b(op.k * op.n);
+  for (std::uint64_t i = 0; i < op.m; ++i)
+    std::copy(op.a + i * op.lda, op.a + i * op.lda + op.k, a.begin() + i * op.k);
+  for (std::uint64_t i = 0; i < op.k; ++i)
+    std::copy(op.b + i * op.ldb, op.b + i * op.ldb + op.n, b.begin() + i * op.n);
+  std::vector<float> y(op.m * op.n);
+  mxu.execute(shape, a.data(), b.data(), y.data());
+  // The FP32 accumulators in VMEM add this op's result (MXU arithmetic rule).
+  for (std::uint64_t i = 0; i < op.m; ++i)
+    for (std::uint64_t j = 0; j < op.n; ++j) {
+      float& acc = op.y[i * op.ldy + j];
+      acc = mxu_add(acc, y[i * op.n + j]);
+    }
+}
+
+void Chip::execute(const Op& op) {
+  switch (op.engine.kind) {
+    case EngineKind::mxu:
+      run_matmul(*mxus_.at(op.engine.index), std::get<MatmulOp>(op.payload));
+      return;
+    case EngineKind::vector: {
+      const auto& v = std::get<VectorOp>(op.payload);
+      vpus_.at(op.engine.index)->execute(v.elements, v.flops_per_element);
+      return;
+    }
+    case EngineKind::dma: {
+      const auto& d = std::get<DmaOp>(op.payload);
+      dmas_.at(op.engine.index)->transfer(d.hbm_addr, d.bytes, d.write);
+      return;
+    }
+    case EngineKind::ici:
+      std::get<CustomOp>(op.payload).run();
+      return;
+  }
+}
+
+double Chip::mxu_busy_s() const {
+  double s = 0;
+  for (const auto& m : mxus_) s += double(m->stats().busy_cycles) / config_.clock;
+  return s;
+}
+
+double Chip::vector_busy_s() const {
+  double s = 0;
+  for (const auto& v : vpus_) s += v->busy().to_seconds();
+  return s;
+}
+
+double Chip::dma_busy_s() const {
+  double s = 0;
+  for (const auto& d : dmas_) s += d->busy().to_seconds();
+  return s;
+}
+
+void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
+  for (std::size_t i = 0; i < mxus_.size(); ++i) {
+    const MxuStats st = mxus_[i]->stats();
+    const double cells = double(config_.mxu.rows) * config_.mxu.cols;
+    auto& mg = g.group("mxu" + std::to_string(i));
+    mg.scalar("ops", double(st.ops), "ops", "MXU ops executed");
+    mg.scalar("macs", double(st.macs), "MAC", "useful multiply-accumulates");
+    mg.scalar("busy_cycles", double(st.busy_cycles), "cycles", "cycles with an op in the array");
+    const double clock = config_.clock;
+    mg.formula("busy_fraction", [=] { return elapsed_s > 0 ? double(st.busy_cycles) / clock / elapsed_s : 0; },
+               "1", "busy_cycles / elapsed cycles");
+    mg.formula("utilization", [=] { return elapsed_s > 0 ? double(st.macs) / (cells * clock * elapsed_s) : 0; },
+               "1", "macs / (rows * cols * elapsed cycles)");
+  }
+  for (std::size_t i = 0; i < vpus_.size(); ++i) {
+    auto& vg = g.group("vpu" + std::to_string(i));
+    vg.scalar("operations", double(vpus_[i]->operations()), "ops", "vector operations");
+    vg.scalar("flops", vpus_[i]->flops(), "FLOP", "vector FLOPs");
+    vg.scalar("busy_time", vpus_[i]->busy().to_seconds(), "s", "time with an operation in flight");
+  }
+  for (std::size_t i = 0; i < dmas_.size(); ++i) {
+    auto& dg = g.group("dma" + std::to_string(i));
+    const double bytes = double(dmas_[i]->bytes()), busy = dmas_[i]->busy().to_seconds();
+    dg.scalar("transfers", double(dmas_[i]->transfers()), "transfers", "DMA transfers");
+    dg.scalar("bytes", bytes, "B", "bytes moved");
+    dg.scalar("busy_time", busy, "s", "time with a transfer in flight");
+    dg.formula("bandwidth", [=] { return busy > 0 ? bytes / busy : 0; }, "B/s", "bytes / busy_time");
+  }
+  auto& hg = g.group("hbm");
+  const double rd = double(hbm_->bytes_read()), wr = double(hbm_->bytes_written());
+  const double peak = config_.hbm.bandwidth_bytes_per_s;
+  hg.scalar("bytes_read", rd, "B", "bytes read");
+  hg.scalar("bytes_written", wr, "B", "bytes written");
+  hg.scalar("transfers", double(hbm_->transfers()), "transfers", "transactions served");
+  hg.formula("bandwidth", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s : 0; }, "B/s",
+             "(bytes_read + bytes_written) / elapsed");
+  hg.formula("bandwidth_utilization", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s / peak : 0; }, "1",
+             "bandwidth / peak bandwidth");
+  for (std::uint32_t c = 0; c < config_.hbm.channels; ++c) {
+    auto& cg = hg.group("channel" + std::to_string(c));
+    cg.scalar("bytes", double(hbm_->channel_bytes(c)), "B", "bytes served");
+    cg.scalar("busy_time", hbm_->channel_busy(c).to_seconds(), "s", "time with a flow active");
+  }
+}
+
+}  // namespace hw

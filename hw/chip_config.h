@@ -1,0 +1,46 @@
+#pragma once
+// Everything that describes one TPU chip, as loaded from configs/chips/*.yaml.
+// The parameter table in chip_config.cpp is the single place where each
+// field's name, unit, default, range and meaning are declared.
+#include <cstdint>
+#include <string>
+
+#include "hw/hbm_config.h"
+#include "hw/mxu_config.h"
+#include "sim/params.h"
+
+namespace hw {
+
+struct IciParams {
+  double link_bandwidth = 0;  // bytes/s per direction
+  double link_latency = 0;    // s per hop
+  std::uint32_t links_per_chip = 0;
+};
+
+struct ChipConfig {
+  std::string name;
+  double clock = 0;  // Hz
+  std::uint32_t tensorcores = 1;
+  std::uint32_t mxus_per_core = 1;
+  MxuConfig mxu;
+  double vector_flops_per_cycle = 0;  // per TensorCore
+  std::uint64_t vmem = 0;             // bytes per TensorCore
+  HbmConfig hbm;
+  std::uint32_t dma_engines = 1;      // per chip
+  IciParams ici;
+
+  std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
+  // 2 FLOPs per MAC, every MAC of every MXU each cycle.
+  double peak_flops_per_s() const {
+    return 2.0 * mxus() * double(mxu.rows) * double(mxu.cols) * clock;
+  }
+  double ridge_intensity() const { return peak_flops_per_s() / hbm.bandwidth_bytes_per_s; }
+};
+
+const sim::ParamTable<ChipConfig>& chip_params();
+
+// Loads and validates a chip from a mapping (a chip file's root or an inline
+// `chip:` mapping in an experiment).
+ChipConfig load_chip(const sim::YamlNode& node);
+
+}  // namespace hw

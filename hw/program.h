@@ -1,0 +1,80 @@
+#pragma once
+// A per-chip program: a DAG of ops, each bound to one engine instance
+// (an MXU, a core's vector unit, a DMA engine, the chip's ICI port), with
+// explicit dependencies. The sequencer issues each engine's ops in program
+// order as soon as their dependencies are done, so engines overlap exactly
+// as far as the dependencies allow.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hw/bf16.h"
+
+namespace hw {
+
+enum class EngineKind : std::uint8_t { mxu, vector, dma, ici };
+const char* engine_kind_name(EngineKind k);
+
+struct EngineRef {
+  EngineKind kind = EngineKind::mxu;
+  std::uint32_t index = 0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: 0
+  bool operator==(const EngineRef& o) const { return kind == o.kind && index == o.index; }
+};
+
+// Y (m x n, FP32, accumulated into) += A (m x k) x B (k x n), BF16 operands.
+// Operand pointers are set only in functional runs; ld* are row strides.
+struct MatmulOp {
+  std::uint64_t m = 0, k = 0, n = 0;
+  const bf16* a = nullptr;
+  std::uint64_t lda = 0;
+  const bf16* b = nullptr;
+  std::uint64_t ldb = 0;
+  float* y = nullptr;
+  std::uint64_t ldy = 0;
+};
+
+struct VectorOp {
+  std::uint64_t elements = 0;
+  double flops_per_element = 1.0;
+};
+
+// HBM <-> VMEM copy of a contiguous HBM range.
+struct DmaOp {
+  std::uint64_t hbm_addr = 0;
+  std::uint64_t bytes = 0;
+  bool write = false;  // true: VMEM -> HBM
+};
+
+// Anything else an engine does, as a blocking call made from the engine's
+// thread (collectives, send/recv): it may wait on SystemC events.
+struct CustomOp {
+  std::function<void()> run;
+};
+
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CustomOp>;
+
+struct Op {
+  std::string name;       // shown in traces
+  EngineRef engine;
+  OpPayload payload;
+  std::vector<std::uint32_t> deps;  // indices of earlier ops in the same program
+  double flops = 0;       // useful FLOPs, for reports
+};
+
+struct Program {
+  std::vector<Op> ops;
+  std::uint32_t add(Op op) {
+    ops.push_back(std::move(op));
+    return static_cast<std::uint32_t>(ops.size() - 1);
+  }
+};
+
+// When an op ran, in picoseconds of simulated time.
+struct OpTiming {
+  std::uint64_t start_ps = 0;
+  std::uint64_t end_ps = 0;
+};
+
+}  // namespace hw

@@ -1,0 +1,17 @@
+#include "sim/host.h"
+
+#include <fstream>
+#include <string>
+
+namespace sim {
+
+std::uint64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // reported in kB
+  }
+  return 0;
+}
+
+}  // namespace sim

@@ -1,0 +1,237 @@
+#include "sim/yaml_node.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace sim {
+
+namespace {
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      std::size_t subst = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, subst});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+YamlNode parse(const std::string& text, const std::string& origin) {
+  try {
+    return YamlNode(YAML::Load(text), origin, "");
+  } catch (const YAML::Exception& e) {
+    SourceLocation loc{origin, e.mark.is_null() ? 0 : e.mark.line + 1,
+                       e.mark.is_null() ? 0 : e.mark.column + 1};
+    throw ConfigError(loc, "", "YAML syntax error: " + e.msg);
+  }
+}
+
+}  // namespace
+
+std::string describe_yaml(const YAML::Node& n) {
+  if (!n.IsDefined()) return "nothing";
+  if (n.IsNull()) return "null";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  return "'" + n.Scalar() + "'";
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Close enough to be a typo: at most a third of the word wrong, or a prefix.
+  bool close = best_d != std::string::npos &&
+               (best_d * 3 <= std::max<std::size_t>(word.size(), 3) ||
+                (!word.empty() && best.rfind(word, 0) == 0));
+  return close ? "did you mean '" + best + "'?" : "";
+}
+
+YamlNode::YamlNode(YAML::Node node, std::string file, std::string path, SourceLocation parent_loc)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)),
+      parent_loc_(std::move(parent_loc)),
+      overrides_(std::make_shared<std::map<std::string, std::string>>()) {}
+
+YamlNode YamlNode::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(SourceLocation{path, 0, 0}, "", "cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+YamlNode YamlNode::load_string(const std::string& text, const std::string& origin) {
+  return parse(text, origin);
+}
+
+YamlNode YamlNode::operator[](const std::string& key) const {
+  std::string child_path = join_path(path_, key);
+  if (!node_.IsMap()) return YamlNode(YAML::Node(YAML::NodeType::Undefined), file_, child_path, location());
+  // const access: never inserts into the tree.
+  const YAML::Node& cn = node_;
+  YamlNode child(cn[key], file_, child_path, location());
+  child.overrides_ = overrides_;
+  return child;
+}
+
+YamlNode YamlNode::operator[](std::size_t index) const {
+  std::string child_path = path_ + "[" + std::to_string(index) + "]";
+  if (!node_.IsSequence() || index >= node_.size())
+    return YamlNode(YAML::Node(YAML::NodeType::Undefined), file_, child_path, location());
+  YamlNode child(node_[index], file_, child_path, location());
+  child.overrides_ = overrides_;
+  return child;
+}
+
+std::vector<std::string> YamlNode::keys() const {
+  std::vector<std::string> out;
+  if (!node_.IsMap()) return out;
+  for (const auto& kv : node_) out.push_back(kv.first.Scalar());
+  return out;
+}
+
+SourceLocation YamlNode::location() const {
+  for (const auto& [p, text] : *overrides_) {
+    if (path_ == p || path_.rfind(p + ".", 0) == 0 || path_.rfind(p + "[", 0) == 0)
+      return SourceLocation{"--set " + text, 0, 0};
+  }
+  if (node_.IsDefined()) {
+    const YAML::Mark m = node_.Mark();
+    if (!m.is_null()) return SourceLocation{file_, m.line + 1, m.column + 1};
+  }
+  if (parent_loc_.file.empty()) return SourceLocation{file_, 0, 0};
+  return parent_loc_;
+}
+
+std::string YamlNode::scalar() const { return node_.IsScalar() ? node_.Scalar() : std::string(); }
+
+void YamlNode::fail(const std::string& what) const { throw ConfigError(location(), path_, what); }
+
+double YamlNode::as_double() const {
+  if (!node_.IsScalar()) fail("expected a number, got " + describe_yaml(node_));
+  const std::string& s = node_.Scalar();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
+    fail("expected a number, got " + describe_yaml(node_));
+  return v;
+}
+
+std::int64_t YamlNode::as_int() const {
+  double v = as_double();
+  if (v != std::floor(v) || std::fabs(v) > 9.0e15)
+    fail("expected an integer, got " + describe_yaml(node_));
+  return static_cast<std::int64_t>(v);
+}
+
+std::uint64_t YamlNode::as_uint() const {
+  std::int64_t v = as_int();
+  if (v < 0) fail("expected a non-negative integer, got " + describe_yaml(node_));
+  return static_cast<std::uint64_t>(v);
+}
+
+bool YamlNode::as_bool() const {
+  if (node_.IsScalar()) {
+    const std::string& s = node_.Scalar();
+    if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  }
+  fail("expected true or false, got " + describe_yaml(node_));
+}
+
+std::string YamlNode::as_string() const {
+  if (!node_.IsScalar()) fail("expected a string, got " + describe_yaml(node_));
+  return node_.Scalar();
+}
+
+void YamlNode::reject_unknown_keys(const std::vector<std::string>& known) const {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string msg = "unknown key '" + key + "'";
+    std::string hint = did_you_mean(key, known);
+    if (!hint.empty()) {
+      msg += "; " + hint;
+    } else {
+      msg += "; expected one of:";
+      for (const auto& k : known) msg += " " + k;
+    }
+    const YAML::Mark m = kv.first.Mark();
+    throw ConfigError(SourceLocation{file_, m.line + 1, m.column + 1}, join_path(path_, key), msg);
+  }
+}
+
+void YamlNode::apply_override(const std::string& assignment) {
+  const SourceLocation here{"--set " + assignment, 0, 0};
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(here, "", "expected KEY.PATH=VALUE, e.g. workload.m=4096");
+  const std::string key_path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(here, key_path, "value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    auto dot = key_path.find('.', start);
+    parts.push_back(key_path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YAML::Node cur = node_;
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& key = parts[i];
+    if (key.empty()) throw ConfigError(here, key_path, "empty component in key path");
+    if (!cur.IsMap())
+      throw ConfigError(here, key_path, "'" + (walked.empty() ? std::string("<root>") : walked) +
+                                            "' is not a mapping, so it has no key '" + key + "'");
+    std::vector<std::string> existing;
+    for (const auto& kv : cur) existing.push_back(kv.first.Scalar());
+    const bool last = i + 1 == parts.size();
+    bool found = std::find(existing.begin(), existing.end(), key) != existing.end();
+    walked = join_path(walked, key);
+    if (last) {
+      cur[key] = value;
+      break;
+    }
+    if (!found) {
+      std::string msg = "the path does not exist: no key '" + key + "' in '" +
+                        (i == 0 ? std::string("<root>") : walked.substr(0, walked.rfind('.'))) + "'";
+      std::string hint = did_you_mean(key, existing);
+      if (!hint.empty()) msg += "; " + hint;
+      throw ConfigError(here, key_path, msg);
+    }
+    YAML::Node next = cur[key];
+    cur.reset(next);
+  }
+  (*overrides_)[key_path] = assignment;
+}
+
+}  // namespace sim

@@ -1,0 +1,249 @@
+#include "workloads/matmul_workload.h"
+
+#include <cmath>
+#include <random>
+
+#include "hw/chip.h"
+#include "hw/sequencer.h"
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/kernel.h"
+#include "sim/output.h"
+#include "workloads/report.h"
+
+namespace workloads {
+
+namespace {
+
+class MatmulWorkload : public Workload {
+ public:
+  explicit MatmulWorkload(MatmulWorkloadSpec s) : spec_(s) {}
+  std::string kind() const override { return "matmul"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
+    return run_matmul(exp, spec_, opts);
+  }
+
+ private:
+  MatmulWorkloadSpec spec_;
+};
+
+const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
+  static const sim::ParamTable<MatmulWorkloadSpec> t = [] {
+    sim::ParamTable<MatmulWorkloadSpec> p("workload.matmul", "C = A (m x k) x B (k x n), BF16 in, FP32 accumulate");
+    const sim::Range dim = sim::between(1, 1 << 20);
+    p.integer<std::uint64_t>("m", &MatmulWorkloadSpec::m, "elements", std::nullopt, dim, "rows of A and C")
+        .integer<std::uint64_t>("k", &MatmulWorkloadSpec::k, "elements", std::nullopt, dim, "contraction dimension")
+        .integer<std::uint64_t>("n", &MatmulWorkloadSpec::n, "elements", std::nullopt, dim, "columns of B and C")
+        .integer<std::uint64_t>("seed", &MatmulWorkloadSpec::seed, "", 1, sim::at_least(0),
+                                "random operands of functional runs")
+        .allow("kind")
+        .allow("dtype")
+        .allow("block");
+    return p;
+  }();
+  return t;
+}
+
+// Host reference: double-precision GEMM of the BF16 values, and the FP32
+// accumulation error bound gamma_k * sum |a||b| (Higham, Accuracy and
+// Stability of Numerical Algorithms, eq. 3.5) for each output.
+struct FunctionalCheck {
+  bool matches = true;
+  double max_abs_error = 0;
+};
+
+FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b,
+                                   const std::vector<float>& y, std::uint64_t m, std::uint64_t k,
+                                   std::uint64_t n) {
+  FunctionalCheck c;
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = (double(k) + 1) * u / (1 - (double(k) + 1) * u);
+  std::vector<double> exact(n), mag(n);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    std::fill(exact.begin(), exact.end(), 0.0);
+    std::fill(mag.begin(), mag.end(), 0.0);
+    for (std::uint64_t p = 0; p < k; ++p) {
+      const double av = a[i * k + p].to_float();
+      for (std::uint64_t j = 0; j < n; ++j) {
+        const double prod = av * double(b[p * n + j].to_float());
+        exact[j] += prod;
+        mag[j] += std::fabs(prod);
+      }
+    }
+    for (std::uint64_t j = 0; j < n; ++j) {
+      const double err = std::fabs(double(y[i * n + j]) - exact[j]);
+      c.max_abs_error = std::max(c.max_abs_error, err);
+      if (err > gamma * mag[j]) c.matches = false;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
+  MatmulWorkloadSpec spec;
+  matmul_params().load(node, spec);
+  if (node["dtype"].present() && node["dtype"].as_string() != "bf16")
+    node["dtype"].fail("only bf16 matmuls are modelled, got '" + node["dtype"].scalar() + "'");
+
+  const hw::ChipConfig& chip = exp.chip;
+  sim::YamlNode block = node["block"];
+  if (block.present()) {
+    block.reject_unknown_keys({"bm", "bk", "bn"});
+    for (const char* key : {"bm", "bk", "bn"})
+      if (!block[key].present()) block[key].fail("missing: give all of bm, bk, bn or omit 'block'");
+    spec.blocking.bm = block["bm"].as_uint();
+    spec.blocking.bk = block["bk"].as_uint();
+    spec.blocking.bn = block["bn"].as_uint();
+    for (const char* key : {"bm", "bk", "bn"})
+      if (block[key].as_uint() == 0) block[key].fail("must be >= 1");
+    if (spec.blocking.vmem_bytes() > chip.vmem)
+      block.fail("blocks need " + std::to_string(spec.blocking.vmem_bytes()) + " bytes of VMEM per core but " +
+                 chip.name + " has " + std::to_string(chip.vmem));
+  }
+  if (exp.functional && double(spec.m) * double(spec.k) * double(spec.n) > 1.1e10)
+    node.fail("functional mode checks every value against a host GEMM; keep m*k*n <= 1.1e10 (got " +
+              sim::fixed(double(spec.m) * double(spec.k) * double(spec.n), 0) + ")");
+  if (exp.pod.chips() != 1)
+    node.fail("kind: matmul runs on one chip; use kind: sharded_matmul for a pod");
+  return std::make_unique<MatmulWorkload>(spec);
+}
+
+RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions&) {
+  sim::WallTimer wall;
+  const hw::ChipConfig& chip = exp.chip;
+  MatmulBlocking blocking = spec.blocking.bm ? spec.blocking : choose_blocking(chip, spec.m, spec.k, spec.n);
+  if (blocking.bm == 0)
+    throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
+                          std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +
+                          " bytes of VMEM per core");
+
+  std::vector<hw::bf16> a, b;
+  std::vector<float> y;
+  MatmulData data;
+  if (exp.functional) {
+    std::mt19937_64 rng(spec.seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    a.resize(spec.m * spec.k);
+    b.resize(spec.k * spec.n);
+    for (auto& v : a) v = hw::bf16::from_float(dist(rng));
+    for (auto& v : b) v = hw::bf16::from_float(dist(rng));
+    y.assign(spec.m * spec.n, 0.0f);
+    data = {a.data(), b.data(), y.data()};
+  }
+  MatmulPlan plan = plan_matmul(chip, spec.m, spec.k, spec.n, blocking, data);
+  if (plan.hbm_footprint > chip.hbm.capacity_bytes)
+    throw sim::SimFailure("does not fit: A, B and C need " + sim::si(double(plan.hbm_footprint), "B") + " of HBM but " +
+                          chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
+
+  sim::reset_kernel();
+  const hw::Fidelity fidelity = exp.fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
+  auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, fidelity);
+  hw::Chip& c = *chip_mod;
+  auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
+  sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
+  if (!seq->finished()) {
+    auto pending = seq->pending_ops();
+    std::string first = plan.program.ops[pending.front()].name;
+    bool runaway = sc_core::sc_pending_activity();
+    throw sim::SimFailure(std::string(runaway ? "runaway: simulated time limit limits.max_sim_time reached"
+                                              : "deadlock") +
+                          " with " + std::to_string(pending.size()) + " ops pending on chip 0, first: '" +
+                          first + "'");
+  }
+
+  const double step = double(seq->end_ps()) / sim::kPsPerSecond;
+  const double flops = plan.flops;
+  const double hbm_bytes = double(c.hbm().bytes_read() + c.hbm().bytes_written());
+  const double peak = chip.peak_flops_per_s();
+  const double cells = double(chip.mxu.rows) * chip.mxu.cols * chip.mxus();
+  double macs = 0, mxu_busy_max = 0;
+  for (const auto& m : c.mxus()) {
+    macs += double(m->stats().macs);
+    mxu_busy_max = std::max(mxu_busy_max, double(m->stats().busy_cycles) / chip.clock);
+  }
+  const double cycles = std::round(step * chip.clock);
+  const double mxu_busy_fraction = step > 0 ? mxu_busy_max / step : 0;
+  const double hbm_busy_fraction = step > 0 ? hbm_bytes / (chip.hbm.bandwidth_bytes_per_s * step) : 0;
+
+  nlohmann::json r = report_header(exp);
+  nlohmann::json result;
+  result["step_time_s"] = step;
+  result["cycles"] = cycles;
+  result["clock_hz"] = chip.clock;
+  result["flops"] = flops;
+  result["hbm_bytes"] = hbm_bytes;
+  result["ici_bytes"] = 0;
+  result["arithmetic_intensity"] = hbm_bytes > 0 ? flops / hbm_bytes : 0;
+  result["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
+  result["mfu"] = step > 0 ? flops / step / peak : 0;
+  result["mxu_utilization"] = cycles > 0 ? macs / (cells * cycles) : 0;
+  result["roofline"] = roofline_section(chip, flops, hbm_bytes, mxu_busy_fraction, hbm_busy_fraction, 0.0);
+  result["communication"] = {{"collective_time_s", 0.0}, {"exposed_time_s", 0.0}, {"overlap_fraction", nullptr}};
+  result["pipeline"] = nullptr;
+  result["memory"] = {{"per_chip_bytes", plan.hbm_footprint},
+                      {"capacity_bytes", chip.hbm.capacity_bytes},
+                      {"params_bytes", 0},
+                      {"grads_bytes", 0},
+                      {"optimizer_bytes", 0},
+                      {"activations_bytes", plan.hbm_footprint}};
+  result["kernel"] = {{"m", spec.m},
+                      {"k", spec.k},
+                      {"n", spec.n},
+                      {"bm", blocking.bm},
+                      {"bk", blocking.bk},
+                      {"bn", blocking.bn},
+                      {"buffers", blocking.buffers},
+                      {"accumulators", blocking.accumulators},
+                      {"vmem_bytes_per_core", blocking.vmem_bytes()},
+                      {"vmem_capacity_bytes", chip.vmem},
+                      {"ops", plan.program.ops.size()},
+                      {"hbm_bytes_planned", plan.traffic.total()}};
+  if (exp.functional) {
+    FunctionalCheck fc = check_against_host(a, b, y, spec.m, spec.k, spec.n);
+    result["functional"] = {{"matches_reference", fc.matches}, {"max_abs_error", fc.max_abs_error}};
+  } else {
+    result["functional"] = nullptr;
+  }
+  r["result"] = result;
+  r["collectives"] = nlohmann::json::array();
+  r["per_chip"] = nlohmann::json::array(
+      {{{"chip", 0},
+        {"coords", std::vector<int>(exp.pod.shape.size(), 0)},
+        {"busy",
+         {{"mxu_s", c.mxu_busy_s() / double(c.mxus().size())},
+          {"vector_s", c.vector_busy_s() / double(c.vector_units().size())},
+          {"dma_s", c.dma_busy_s() / double(c.dma_engines().size())},
+          {"ici_s", 0.0}}}}});
+  sim::StatGroup stats("chip0");
+  c.dump_stats(stats, step);
+  r["stats"] = {{"chip0", stats.to_json()}};
+  const std::uint64_t events = sim::kernel_events();
+  seq.reset();
+  chip_mod.reset();
+  r["simulator"] = simulator_section(exp, wall.seconds(), events);
+
+  sim::Table t("tpusim: " + exp.name + " (matmul " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
+               std::to_string(spec.n) + " on " + chip.name + ")");
+  t.row("step time", sim::si(step, "s"));
+  t.row("cycles", sim::fixed(cycles, 0), "@ " + sim::si(chip.clock, "Hz"));
+  t.row("FLOPs", sim::si(flops, "FLOP"));
+  t.row("HBM traffic", sim::si(hbm_bytes, "B"));
+  t.row("arithmetic intensity", sim::fixed(hbm_bytes > 0 ? flops / hbm_bytes : 0, 1), "FLOP/B");
+  t.row("ridge intensity", sim::fixed(peak / chip.hbm.bandwidth_bytes_per_s, 1), "FLOP/B");
+  t.row("bound (measured)", result["roofline"]["bound"].get<std::string>());
+  t.row("achieved", sim::si(flops / step, "FLOP/s"), "of " + sim::si(peak, "FLOP/s") + " peak");
+  t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
+  t.row("MXU busy (busiest)", sim::fixed(100.0 * mxu_busy_fraction, 1), "%");
+  t.row("HBM bandwidth used", sim::fixed(100.0 * hbm_busy_fraction, 1), "%");
+  t.row("blocking bm x bk x bn", std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " +
+                                     std::to_string(blocking.bn));
+  if (exp.functional)
+    t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference"
+                                                                                    : "MISMATCH");
+  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
+  return RunOutput{r, t.str(), ""};
+}
+
+}  // namespace workloads

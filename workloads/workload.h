@@ -1,0 +1,49 @@
+#pragma once
+// A workload kind (matmul, collective, ...): loads its own `workload:`
+// mapping and runs against an experiment, filling the report.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/yaml_node.h"
+
+namespace workloads {
+
+struct Experiment;
+
+// What a run hands back: report.json's `result` and the extra top-level
+// sections (collectives, per_chip, ...), and the lines of the text table.
+struct RunOutput {
+  nlohmann::json report;       // full report.json object
+  std::string table;           // human-readable summary for stdout
+  std::string trace_json;      // Perfetto trace when requested, else empty
+};
+
+struct RunOptions {
+  bool trace = false;
+  bool vcd = false;
+  std::string out_dir;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string kind() const = 0;
+  virtual RunOutput run(const Experiment& exp, const RunOptions& opts) const = 0;
+};
+
+struct WorkloadKind {
+  std::string name;
+  std::string description;
+  // Validates the `workload:` mapping against the (already loaded) rest of
+  // the experiment; throws sim::ConfigError.
+  std::function<std::unique_ptr<Workload>(const sim::YamlNode&, const Experiment&)> load;
+};
+
+// Every workload kind, in the order documented in INTERFACE.md.
+const std::vector<WorkloadKind>& workload_kinds();
+
+}  // namespace workloads
