@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/cli.h"
+#include "hw/chip_config.h"
 #include "hw/mxu_explain.h"
 #include "sim/output.h"
 
@@ -72,15 +73,39 @@ int explain_mxu(const std::vector<std::string>& args) {
   return r.checked && !r.matches_reference ? 1 : 0;
 }
 
+// Prints a parameter table (name, type, unit, default, range, meaning) from
+// the same declarations that load and validate the YAML.
+void print_params(const nlohmann::json& table, const std::string& prefix) {
+  for (const auto& p : table["params"]) {
+    const std::string name = prefix + p["name"].get<std::string>();
+    if (p.contains("params")) {
+      std::cout << "  " << name << ": " << p["description"].get<std::string>() << "\n";
+      print_params(p, name + ".");
+      continue;
+    }
+    std::cout << "  " << name << " (" << p["type"].get<std::string>();
+    if (!p["unit"].get<std::string>().empty()) std::cout << ", " << p["unit"].get<std::string>();
+    std::cout << ", default " << p["default"].get<std::string>();
+    if (p.contains("range") && !p["range"].get<std::string>().empty()) std::cout << ", " << p["range"].get<std::string>();
+    std::cout << "): " << p["description"].get<std::string>() << "\n";
+  }
+}
+
 }  // namespace
 
 int cmd_explain(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::cout << "tpusim explain mxu [options]: one MXU op explained (tpusim explain mxu --help)\n";
+    std::cout << "tpusim explain mxu [options]: one MXU op explained (tpusim explain mxu --help)\n"
+                 "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n";
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "mxu") return explain_mxu(std::vector<std::string>(args.begin() + 1, args.end()));
-  throw UsageError("explain: unknown topic '" + args[0] + "'; expected mxu");
+  if (args[0] == "chip") {
+    std::cout << "chip file keys (configs/chips/*.yaml), SI units:\n";
+    print_params(hw::chip_params().describe(), "");
+    return 0;
+  }
+  throw UsageError("explain: unknown topic '" + args[0] + "'; expected mxu or chip");
 }
 
 }  // namespace app

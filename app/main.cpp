@@ -23,6 +23,7 @@ const char* kUsage =
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe] [--json]\n"
     "                          one MXU op, cycle count and utilization\n"
+    "  explain chip            the keys of a chip file: units, defaults, ranges\n"
     "\n"
     "options:\n"
     "  -h, --help              this text (COMMAND --help for a command's options)\n"

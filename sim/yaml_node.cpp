@@ -63,7 +63,7 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   }
   // Close enough to be a typo: at most a third of the word wrong, or a prefix.
   bool close = best_d != std::string::npos &&
-               (best_d * 3 <= std::max<std::size_t>(word.size(), 3) ||
+               ((best_d * 3 <= std::max<std::size_t>(word.size(), 3) && best_d < word.size()) ||
                 (!word.empty() && best.rfind(word, 0) == 0));
   return close ? "did you mean '" + best + "'?" : "";
 }
@@ -180,7 +180,9 @@ void YamlNode::reject_unknown_keys(const std::vector<std::string>& known) const 
       for (const auto& k : known) msg += " " + k;
     }
     const YAML::Mark m = kv.first.Mark();
-    throw ConfigError(SourceLocation{file_, m.line + 1, m.column + 1}, join_path(path_, key), msg);
+    SourceLocation where = (*this)[key].location();  // names a --set override if it came from one
+    if (where.line > 0 && !m.is_null()) where = SourceLocation{file_, m.line + 1, m.column + 1};
+    throw ConfigError(where, join_path(path_, key), msg);
   }
 }
 

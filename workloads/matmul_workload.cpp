@@ -9,6 +9,7 @@
 #include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
+#include "workloads/program_trace.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -110,7 +111,7 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   return std::make_unique<MatmulWorkload>(spec);
 }
 
-RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions&) {
+RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions& opts) {
   sim::WallTimer wall;
   const hw::ChipConfig& chip = exp.chip;
   MatmulBlocking blocking = spec.blocking.bm ? spec.blocking : choose_blocking(chip, spec.m, spec.k, spec.n);
@@ -219,6 +220,12 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   sim::StatGroup stats("chip0");
   c.dump_stats(stats, step);
   r["stats"] = {{"chip0", stats.to_json()}};
+  std::string trace_json;
+  if (opts.trace) {
+    sim::TraceWriter trace;
+    trace_program(trace, 0, plan.program, seq->timings());
+    trace_json = trace.json();
+  }
   const std::uint64_t events = sim::kernel_events();
   seq.reset();
   chip_mod.reset();
@@ -243,7 +250,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference"
                                                                                     : "MISMATCH");
   t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
-  return RunOutput{r, t.str(), ""};
+  return RunOutput{r, t.str(), trace_json};
 }
 
 }  // namespace workloads
