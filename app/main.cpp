@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   } catch (const sim::SimFailure& e) {
     std::cerr << "simulation failed: " << e.what() << "\n";
     return 3;
+  } catch (const sc_core::sc_report& e) {
+    std::cerr << "internal error: SystemC: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return 1;

@@ -49,13 +49,25 @@ void Sequencer::run_engine(std::vector<std::uint32_t> queue) {
     const Op& op = program_.ops[i];
     while (!ready(op)) wait(progress_);
     timings_[i].start_ps = now_ps();
-    execute_(op);
+    try {
+      execute_(op);
+    } catch (...) {
+      // Exceptions must not unwind through the kernel (they would surface as
+      // an untyped sc_report); keep the first and stop the simulation.
+      if (!failure_) failure_ = std::current_exception();
+      sc_core::sc_stop();
+      return;
+    }
     timings_[i].end_ps = now_ps();
     done_[i] = 1;
     ++completed_;
     end_ps_ = std::max(end_ps_, timings_[i].end_ps);
     progress_.notify(sc_core::SC_ZERO_TIME);
   }
+}
+
+void Sequencer::rethrow_failure() const {
+  if (failure_) std::rethrow_exception(failure_);
 }
 
 std::vector<std::uint32_t> Sequencer::pending_ops() const {

@@ -4,6 +4,7 @@
 // are done. It never polls: threads sleep on a completion event.
 #include <systemc>
 
+#include <exception>
 #include <functional>
 #include <vector>
 
@@ -23,6 +24,9 @@ class Sequencer : public sc_core::sc_module {
   // Ops not completed, with what each still waits for (for deadlock reports).
   std::vector<std::uint32_t> pending_ops() const;
   std::uint64_t end_ps() const { return end_ps_; }  // completion of the last op
+  // An exception thrown by an op (e.g. sim::SimFailure from a DMA) stops the
+  // simulation; the caller rethrows it after sc_start() returns.
+  void rethrow_failure() const;
 
  private:
   void run_engine(std::vector<std::uint32_t> queue);
@@ -35,6 +39,7 @@ class Sequencer : public sc_core::sc_module {
   std::size_t completed_ = 0;
   std::uint64_t end_ps_ = 0;
   sc_core::sc_event progress_;
+  std::exception_ptr failure_;
 };
 
 }  // namespace hw

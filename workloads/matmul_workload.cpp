@@ -144,6 +144,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   hw::Chip& c = *chip_mod;
   auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
   sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
+  seq->rethrow_failure();
   if (!seq->finished()) {
     auto pending = seq->pending_ops();
     std::string first = plan.program.ops[pending.front()].name;

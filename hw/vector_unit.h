@@ -1,0 +1,43 @@
+#pragma once
+// The TensorCore's vector unit (VPU): elementwise work at a fixed number of
+// FLOPs per cycle. Its operands reach it through VMEM, moved by the caller's
+// DMA, so only the arithmetic takes time here.
+#include <cstdint>
+#include <systemc>
+
+namespace hw {
+
+struct VectorUnitConfig {
+  // v5p: 8 sublanes x 128 lanes x 4 ALUs = 4096 per core per cycle
+  // (tpu-specs.yaml common.vpu_shape, v5p.vpu_flops SB-site26 per-core entry).
+  double flops_per_cycle = 0.0;
+};
+
+class VectorUnit : public sc_core::sc_module {
+ public:
+  VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config,
+             const sc_core::sc_time& clock_period);
+
+  // Blocking; call from an SC_THREAD. Takes
+  // ceil(elements * flops_per_element / flops_per_cycle) whole cycles. One
+  // operation at a time: a second caller waits until the unit is free.
+  void execute(std::uint64_t elements, double flops_per_element);
+
+  // Cycles an operation of this size occupies the unit.
+  std::uint64_t cycles_for(std::uint64_t elements, double flops_per_element) const;
+
+  std::uint64_t operations() const { return operations_; }
+  std::uint64_t busy_cycles() const { return busy_cycles_; }
+  double flops() const { return flops_; }
+  sc_core::sc_time busy() const { return static_cast<double>(busy_cycles_) * period_; }
+
+ private:
+  VectorUnitConfig config_;
+  sc_core::sc_time period_;
+  sc_core::sc_mutex unit_;
+  std::uint64_t operations_ = 0;
+  std::uint64_t busy_cycles_ = 0;
+  double flops_ = 0.0;
+};
+
+}  // namespace hw
