@@ -1,0 +1,79 @@
+#pragma once
+// One matrix multiplication of a model, as a shape and a role, with no
+// hardware knowledge: C[count][m x n] = A[count][m x k] x B[count][k x n].
+// Strategies shard it (tensor parallel), place it (pipeline stages) and turn
+// it into per-chip ops; the hardware layer decides how long it takes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace models {
+
+// Which part of a training step an op belongs to. A backward op either
+// produces the gradient of an activation (data) or of a parameter (weight);
+// strategies may delay weight-gradient ops to overlap them with the next
+// layer's data-gradient ops and with gradient all-reduces.
+enum class Pass { forward, backward_data, backward_weight };
+
+// What a forward matmul is: activation x weight (a dense/linear layer), or one
+// of the two activation x activation matmuls of attention,
+// scores = Q K^T and context = softmax(scores) V (Vaswani et al. 2017, eq. 1).
+// Backward matmuls keep the kind of the forward matmul they differentiate.
+enum class MatmulKind { linear, attention_score, attention_context };
+
+// Which input operand is a model parameter.
+enum class Operand { none, a, b };
+
+// The Megatron-LM tensor-parallel role of the forward op this matmul belongs
+// to (Shoeybi et al. 2019, arXiv:1909.08053, section 3):
+// - column: the weight is split along its output features (n); no
+//   communication in the forward pass, an all-reduce of the input gradient in
+//   the backward pass (Megatron's "f");
+// - row: the weight is split along its input features (k); the forward
+//   output is a partial sum that needs an all-reduce (Megatron's "g");
+// - heads: attention matmuls, split by attention heads (follows from Q, K, V
+//   being column-parallel);
+// - replicated: not a tensor-parallel candidate.
+enum class TpRole { replicated, column, row, heads };
+
+// A dimension of one matmul (or none).
+enum class Dim { none, count, m, k, n };
+
+struct MatmulSpec {
+  std::string name;  // unique in the model, e.g. "block3.mlp.up.dW"
+  MatmulKind kind = MatmulKind::linear;
+  Pass pass = Pass::forward;
+  // `count` independent matmuls of the same shape (batched matmul):
+  // batch x heads for attention, 1 for linear layers, whose batch and
+  // sequence are folded into m.
+  std::uint64_t count = 1;
+  std::uint64_t m = 0, k = 0, n = 0;
+  // The parameter this matmul reads (forward, backward_data: W or W^T as
+  // operand B) or whose gradient it produces (backward_weight, output dW);
+  // empty for attention matmuls. Names a ParamSpec of some layer (with tied
+  // embeddings, of another layer than this one).
+  std::string weight;
+  Operand weight_operand = Operand::none;
+  TpRole tp = TpRole::replicated;
+  // The dimension of THIS matmul that tensor parallelism splits. Splitting k
+  // (the contraction) leaves every rank with a partial sum of the whole
+  // output: that output needs an all-reduce (or reduce-scatter).
+  Dim tp_split = Dim::none;
+  // The tensor written. Matmuls with the same output accumulate into it
+  // (e.g. dX = dQ W_q^T + dK W_k^T + dV W_v^T), so one all-reduce covers them.
+  std::string output;
+  // Ops of the same layer and pass (by name) whose results this one reads.
+  // Empty: it reads only the layer's input (forward) or the gradient arriving
+  // from the next layer (backward), plus activations stashed by the forward.
+  std::vector<std::string> after;
+
+  // 2 FLOPs (multiply + add) per multiply-accumulate.
+  double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n); }
+};
+
+const char* to_string(Pass p);
+const char* to_string(MatmulKind k);
+const char* to_string(TpRole r);
+const char* to_string(Dim d);
+
+}  // namespace models

@@ -1,0 +1,238 @@
+#include "models/transformer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/linear.h"
+#include "models/size_math.h"
+
+namespace models {
+
+namespace {
+
+using Names = std::vector<std::string>;
+
+// Sizes of one (micro)batch, multiplied once with overflow checks.
+struct Dims {
+  std::uint64_t B, T, D, F, N, H, V;
+  std::uint64_t BT, NH, BN, probs;  // tokens, attention width, batch x heads, attention probabilities
+
+  Dims(const TransformerConfig& c, std::uint64_t batch)
+      : B(batch), T(c.seq_len), D(c.d_model), F(c.d_ff), N(c.heads), H(c.head_dim), V(c.vocab),
+        BT(checked_mul(batch, c.seq_len, "tokens")),
+        NH(checked_mul(c.heads, c.head_dim, "heads x head_dim")),
+        BN(checked_mul(batch, c.heads, "batch x heads")),
+        probs(checked_mul(BN, c.seq_len, c.seq_len, "attention probabilities")) {
+    checked_mul(BT, std::max({D, F, NH, V}), "activations");
+  }
+};
+
+// One of the four batched attention matmuls (count = batch x heads), split
+// over tensor-parallel ranks by heads.
+MatmulSpec attention_matmul(std::string name, MatmulKind kind, Pass pass, const Dims& d, std::uint64_t m,
+                            std::uint64_t k, std::uint64_t n, std::string output, Names after) {
+  MatmulSpec s;
+  s.name = std::move(name);
+  s.kind = kind;
+  s.pass = pass;
+  s.count = d.BN;
+  s.m = m;
+  s.k = k;
+  s.n = n;
+  s.tp = TpRole::heads;
+  s.tp_split = Dim::count;
+  s.output = std::move(output);
+  s.after = std::move(after);
+  return s;
+}
+
+ParamSpec norm_param(const std::string& name, std::uint64_t d) { return {name, 1, d, ParamSplit::replicated}; }
+
+LayerSpec embedding_layer(const Dims& d) {
+  LayerSpec l;
+  l.name = "embedding";
+  l.kind = LayerKind::embedding;
+  l.params = {{"embedding.table", d.V, d.D, ParamSplit::rows}};
+  const std::uint64_t x = d.BT * d.D;
+  l.elementwise_fwd.push_back(make_elementwise("embedding.lookup", ElementwiseOp::embedding_lookup, Pass::forward, x,
+                                               false, "embedding.out", {}));
+  l.elementwise_bwd.push_back(make_elementwise("embedding.lookup.bwd", ElementwiseOp::embedding_lookup,
+                                               Pass::backward_weight, x, false, "embedding.table.grad", {}));
+  l.stash.push_back({"embedding.ids", d.BT, kTokenIdBytes, "scatter-add of dY into the rows of dE"});
+  l.output_bytes = checked_mul(x, kBf16Bytes, "bytes");
+  return l;
+}
+
+LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
+  const std::string p = "block" + std::to_string(i);
+  const std::string a = p + ".attn", f = p + ".mlp";
+  const std::uint64_t x = d.BT * d.D, q = d.BT * d.NH, h = d.BT * d.F;
+  LayerSpec l;
+  l.name = p;
+  l.kind = LayerKind::transformer_block;
+  l.params = {norm_param(p + ".ln1.scale", d.D),
+              norm_param(p + ".ln1.bias", d.D),
+              {a + ".w_q", d.D, d.NH, ParamSplit::cols},
+              {a + ".w_k", d.D, d.NH, ParamSplit::cols},
+              {a + ".w_v", d.D, d.NH, ParamSplit::cols},
+              {a + ".w_o", d.NH, d.D, ParamSplit::rows},
+              norm_param(p + ".ln2.scale", d.D),
+              norm_param(p + ".ln2.bias", d.D),
+              {f + ".w_up", d.D, d.F, ParamSplit::cols}};
+  if (swiglu) l.params.push_back({f + ".w_gate", d.D, d.F, ParamSplit::cols});
+  l.params.push_back({f + ".w_down", d.F, d.D, ParamSplit::rows});
+
+  auto& ef = l.elementwise_fwd;
+  auto& eb = l.elementwise_bwd;
+  const auto fwd = Pass::forward;
+  const auto bwd = Pass::backward_data;
+  const auto score = MatmulKind::attention_score;
+  const auto context = MatmulKind::attention_context;
+
+  // --- attention: x + W_o softmax(Q K^T) V, Q/K/V = LN1(x) W_q/W_k/W_v ---
+  ef.push_back(make_elementwise(p + ".ln1", ElementwiseOp::layernorm, fwd, x, false, p + ".ln1.out", {}));
+  add_linear(l, {a + ".q", d.BT, d.D, d.NH, a + ".w_q", TpRole::column, a + ".q", p + ".ln1.out.grad", {p + ".ln1"},
+                 {a + ".score.dQ"}});
+  add_linear(l, {a + ".k", d.BT, d.D, d.NH, a + ".w_k", TpRole::column, a + ".k", p + ".ln1.out.grad", {p + ".ln1"},
+                 {a + ".score.dK"}});
+  add_linear(l, {a + ".v", d.BT, d.D, d.NH, a + ".w_v", TpRole::column, a + ".v", p + ".ln1.out.grad", {p + ".ln1"},
+                 {a + ".context.dV"}});
+  // scores[b,h] = Q[b,h] (T x H) K[b,h]^T (H x T)
+  l.forward.push_back(attention_matmul(a + ".score", score, fwd, d, d.T, d.H, d.T, a + ".scores", {a + ".q", a + ".k"}));
+  ef.push_back(make_elementwise(a + ".softmax", ElementwiseOp::softmax, fwd, d.probs, true, a + ".probs", {a + ".score"}));
+  // context[b,h] = P[b,h] (T x T) V[b,h] (T x H)
+  l.forward.push_back(
+      attention_matmul(a + ".context", context, fwd, d, d.T, d.T, d.H, a + ".context", {a + ".softmax", a + ".v"}));
+  add_linear(l, {a + ".o", d.BT, d.NH, d.D, a + ".w_o", TpRole::row, a + ".out", a + ".context.grad",
+                 {a + ".context"}, {f + ".residual.bwd"}});
+  ef.push_back(make_elementwise(a + ".residual", ElementwiseOp::residual_add, fwd, x, false, a + ".residual.out",
+                                {a + ".o"}));
+
+  // --- MLP: h + W_down act(LN2(h) W_up [, LN2(h) W_gate]) ---
+  const std::string act = f + (swiglu ? ".swiglu" : ".gelu");
+  const ElementwiseOp act_op = swiglu ? ElementwiseOp::swiglu : ElementwiseOp::gelu;
+  ef.push_back(make_elementwise(p + ".ln2", ElementwiseOp::layernorm, fwd, x, false, p + ".ln2.out",
+                                {a + ".residual"}));
+  add_linear(l, {f + ".up", d.BT, d.D, d.F, f + ".w_up", TpRole::column, f + ".up.out", p + ".ln2.out.grad",
+                 {p + ".ln2"}, {act + ".bwd"}});
+  if (swiglu)
+    add_linear(l, {f + ".gate", d.BT, d.D, d.F, f + ".w_gate", TpRole::column, f + ".gate.out", p + ".ln2.out.grad",
+                   {p + ".ln2"}, {act + ".bwd"}});
+  ef.push_back(make_elementwise(act, act_op, fwd, h, true, f + ".act.out",
+                                swiglu ? Names{f + ".up", f + ".gate"} : Names{f + ".up"}));
+  add_linear(l, {f + ".down", d.BT, d.F, d.D, f + ".w_down", TpRole::row, f + ".down.out", f + ".act.out.grad",
+                 {act}, {}});
+  ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out",
+                                {f + ".down", a + ".residual"}));
+
+  // --- backward elementwise, in execution order (the matmuls' order is in
+  // their `after` lists) ---
+  eb.push_back(make_elementwise(act + ".bwd", act_op, bwd, h, true, f + ".act.in.grad", {f + ".down.dX"}));
+  eb.push_back(make_elementwise(p + ".ln2.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln2.in.grad",
+                                swiglu ? Names{f + ".up.dX", f + ".gate.dX"} : Names{f + ".up.dX"}));
+  // dh = dY (skip path of the MLP residual) + LN2 backward (branch path)
+  eb.push_back(make_elementwise(f + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false,
+                                a + ".residual.out.grad", {p + ".ln2.bwd"}));
+  l.backward.push_back(
+      attention_matmul(a + ".context.dP", context, bwd, d, d.T, d.H, d.T, a + ".probs.grad", {a + ".o.dX"}));
+  l.backward.push_back(
+      attention_matmul(a + ".context.dV", context, bwd, d, d.T, d.T, d.H, a + ".v.grad", {a + ".o.dX"}));
+  eb.push_back(make_elementwise(a + ".softmax.bwd", ElementwiseOp::softmax, bwd, d.probs, true, a + ".scores.grad",
+                                {a + ".context.dP"}));
+  l.backward.push_back(
+      attention_matmul(a + ".score.dQ", score, bwd, d, d.T, d.T, d.H, a + ".q.grad", {a + ".softmax.bwd"}));
+  l.backward.push_back(
+      attention_matmul(a + ".score.dK", score, bwd, d, d.T, d.T, d.H, a + ".k.grad", {a + ".softmax.bwd"}));
+  eb.push_back(make_elementwise(p + ".ln1.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln1.in.grad",
+                                {a + ".q.dX", a + ".k.dX", a + ".v.dX"}));
+  // dx = dh (skip path of the attention residual) + LN1 backward
+  eb.push_back(make_elementwise(a + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false, p + ".in.grad",
+                                {p + ".ln1.bwd", f + ".residual.bwd"}));
+
+  // Everything the backward pass reads, saved in BF16: Korthikanti et al.
+  // 2022 (arXiv:2205.05198, section 4.1) without the dropout masks and
+  // outputs, i.e. 2 (4D + 4NH + 2F) bytes + 2NT per token (+2F for SwiGLU).
+  const std::uint64_t b = kBf16Bytes;
+  l.stash = {{p + ".in", x, b, "LN1 backward"},
+             {p + ".ln1.out", x, b, "dW of Q, K, V projections"},
+             {a + ".q", q, b, "dK = dS^T Q"},
+             {a + ".k", q, b, "dQ = dS K"},
+             {a + ".v", q, b, "dP = dO V^T"},
+             {a + ".probs", d.probs, b, "softmax backward, dV = P^T dO"},
+             {a + ".context", q, b, "dW of the output projection"},
+             {a + ".residual.out", x, b, "LN2 backward"},
+             {p + ".ln2.out", x, b, swiglu ? "dW of up and gate" : "dW of up"}};
+  if (swiglu) l.stash.push_back({f + ".gate.out", h, b, "SwiGLU backward"});
+  l.stash.push_back({f + ".up.out", h, b, swiglu ? "SwiGLU backward" : "GELU backward"});
+  l.stash.push_back({f + ".act.out", h, b, "dW of down"});
+
+  l.output_bytes = checked_mul(x, kBf16Bytes, "bytes");
+  l.input_grad_bytes = l.output_bytes;
+  return l;
+}
+
+LayerSpec output_layer(const Dims& d, bool tied) {
+  LayerSpec l;
+  l.name = "output";
+  l.kind = LayerKind::output;
+  l.params = {norm_param("output.norm.scale", d.D), norm_param("output.norm.bias", d.D)};
+  if (!tied) l.params.push_back({"output.unembedding", d.D, d.V, ParamSplit::cols});
+  const std::uint64_t x = d.BT * d.D;
+  l.elementwise_fwd.push_back(
+      make_elementwise("output.norm", ElementwiseOp::layernorm, Pass::forward, x, false, "output.norm.out", {}));
+  // Logits = LN(x) W_U, vocabulary-parallel (column-parallel over the vocab).
+  // Tied: W_U = E^T, so the weight is the embedding table and dW (D x V)
+  // accumulates, transposed, into its gradient.
+  add_linear(l, {"output.logits", d.BT, d.D, d.V, tied ? "embedding.table" : "output.unembedding", TpRole::column,
+                 "output.logits", "output.norm.out.grad", {"output.norm"}, {}});
+  l.elementwise_bwd.push_back(make_elementwise("output.norm.bwd", ElementwiseOp::layernorm, Pass::backward_data, x,
+                                               false, "output.in.grad", {"output.logits.dX"}));
+  l.stash = {{"output.in", x, kBf16Bytes, "final LN backward"},
+             {"output.norm.out", x, kBf16Bytes, "dW of the unembedding"}};
+  l.output_bytes = checked_mul(d.BT, d.V, kBf16Bytes, "bytes");
+  l.input_grad_bytes = checked_mul(x, kBf16Bytes, "bytes");
+  return l;
+}
+
+LayerSpec loss_layer(const Dims& d) {
+  const std::uint64_t logits = d.BT * d.V;
+  LayerSpec l;
+  l.name = "loss";
+  l.kind = LayerKind::loss;
+  // Vocabulary-parallel cross-entropy (Megatron): each rank handles its slice
+  // of the vocabulary and exchanges only per-token max and sum.
+  l.elementwise_fwd.push_back(make_elementwise("loss.cross_entropy", ElementwiseOp::cross_entropy, Pass::forward,
+                                               logits, true, "loss.probs", {}));
+  l.elementwise_bwd.push_back(make_elementwise("loss.cross_entropy.bwd", ElementwiseOp::cross_entropy,
+                                               Pass::backward_data, logits, true, "output.logits.grad", {}));
+  l.stash = {{"loss.probs", logits, kBf16Bytes, "dlogits = probs - onehot(labels)"},
+             {"loss.labels", d.BT, kTokenIdBytes, "dlogits = probs - onehot(labels)"}};
+  l.input_grad_bytes = checked_mul(logits, kBf16Bytes, "bytes");
+  return l;
+}
+
+}  // namespace
+
+ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
+  const std::pair<const char*, std::uint64_t> sizes[] = {
+      {"layers", cfg.layers}, {"d_model", cfg.d_model}, {"d_ff", cfg.d_ff},       {"heads", cfg.heads},
+      {"head_dim", cfg.head_dim}, {"seq_len", cfg.seq_len}, {"vocab", cfg.vocab}, {"batch", batch}};
+  for (const auto& [name, v] : sizes)
+    if (v == 0) throw std::invalid_argument(std::string("build_transformer: ") + name + " must be >= 1");
+  if (cfg.mlp != "gelu" && cfg.mlp != "swiglu")
+    throw std::invalid_argument("build_transformer: mlp must be gelu or swiglu, got '" + cfg.mlp + "'");
+
+  const Dims d(cfg, batch);
+  ModelSpec m;
+  m.type = "transformer";
+  m.batch = batch;
+  m.seq_len = cfg.seq_len;
+  m.layers.reserve(cfg.layers + 3);
+  m.layers.push_back(embedding_layer(d));
+  for (std::uint64_t i = 0; i < cfg.layers; ++i) m.layers.push_back(block_layer(i, d, cfg.mlp == "swiglu"));
+  m.layers.push_back(output_layer(d, cfg.tied_embeddings));
+  m.layers.push_back(loss_layer(d));
+  return m;
+}
+
+}  // namespace models
