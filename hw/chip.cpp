@@ -1,5 +1,6 @@
 #include "hw/chip.h"
 
+#include <stdexcept>
 #include <string>
 
 namespace hw {
@@ -57,8 +58,11 @@ void Chip::execute(const Op& op) {
       return;
     }
     case EngineKind::ici:
-      std::get<CustomOp>(op.payload).run();
-      return;
+      if (const auto* custom = std::get_if<CustomOp>(&op.payload)) {
+        custom->run();
+        return;
+      }
+      throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through a PodRuntime");
   }
 }
 

@@ -47,13 +47,19 @@ struct DmaOp {
   bool write = false;  // true: VMEM -> HBM
 };
 
+// The chip's part in a pod-wide communication (collective or permute),
+// identified by its index in the pod's list; run on the ICI engine.
+struct CommOp {
+  std::uint32_t collective = 0;
+};
+
 // Anything else an engine does, as a blocking call made from the engine's
 // thread (collectives, send/recv): it may wait on SystemC events.
 struct CustomOp {
   std::function<void()> run;
 };
 
-using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CustomOp>;
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, CustomOp>;
 
 struct Op {
   std::string name;       // shown in traces

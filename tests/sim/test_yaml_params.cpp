@@ -66,7 +66,7 @@ TEST_CASE("did_you_mean suggests only close words", "[sim][params]") {
   CHECK(sim::did_you_mean("zebra", {"workload", "chip"}).empty());
 }
 
-TEST_CASE("--set overrides replace values and are named in messages", "[sim][params]") {
+TEST_CASE("command-line overrides replace values and are named in messages", "[sim][params]") {
   auto doc = sim::YamlNode::load_string("a:\n  b: 1\n  c: [1, 2]\n", "f.yaml");
   doc.apply_override("a.b=7");
   CHECK(doc["a"]["b"].as_int() == 7);

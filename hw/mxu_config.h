@@ -1,0 +1,45 @@
+#pragma once
+// What an MXU is (array size, weight buffering) and what one MXU op asks of
+// it. Shared by the closed-form timing, the PE engine and the SystemC module.
+#include <cstdint>
+
+namespace hw {
+
+// How an MXU op is simulated: `tile` computes its cycles in closed form and
+// advances time once; `pe` steps every processing element every cycle.
+enum class Fidelity { tile, pe };
+
+// Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
+// a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
+// v2-v5 (tpu-specs.yaml common.mxu_macs_per_cycle = 16384 = 128 x 128),
+// 256 x 256 on v6e (common.mxu_size_v6e).
+struct MxuConfig {
+  std::uint32_t rows = 128;
+  std::uint32_t cols = 128;
+  // Two weight registers per PE: the next tile loads while the current one
+  // streams.
+  bool double_buffer = true;
+};
+
+// One MXU op: Y (m x n, FP32) = A (m x k, BF16 activations, streamed) times
+// B (k x n, BF16 weights, stationary).
+struct MxuShape {
+  std::uint64_t m = 0, k = 0, n = 0;
+};
+
+// Range limits of the model (rows, cols in [2, 256]; m, k, n >= 1).
+// Throws sim::ConfigError naming the offending key (mxu.rows, mxu.m, ...).
+void validate(const MxuConfig& config);
+void validate(const MxuShape& shape);
+
+// Weight tiles of an op, processed in the order `for nt: for kt:`; tile j has
+// nt = j / k_tiles, kt = j % k_tiles. Ragged last tiles are padded with zeros
+// to the full array (tpu-specs.yaml common.padding_rule).
+struct MxuTiling {
+  std::uint64_t k_tiles = 0, n_tiles = 0;
+  std::uint64_t last_n_cols = 0;  // useful columns of the last n-tile (1..C)
+  std::uint64_t count() const { return k_tiles * n_tiles; }
+};
+MxuTiling mxu_tiling(const MxuConfig& config, const MxuShape& shape);
+
+}  // namespace hw

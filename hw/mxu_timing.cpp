@@ -1,0 +1,75 @@
+#include "hw/mxu_timing.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+
+namespace hw {
+
+namespace {
+
+[[noreturn]] void too_large() {
+  throw sim::ConfigError({}, "mxu", "op too large: its cycle count does not fit in 64 bits");
+}
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) too_large();
+  return r;
+}
+
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) too_large();
+  return r;
+}
+
+// E_j + 1 for a tile whose feeder starts at s_j = R + j * period.
+std::uint64_t end_of_tile(std::uint64_t j, std::uint64_t period, std::uint64_t R,
+                          std::uint64_t m, std::uint64_t n_j) {
+  // s_j + (m-1) + (R-1) + (n_j-1) + 1 = j*period + 2R + m + n_j - 2
+  return add(mul(j, period), add(m, 2 * R + n_j - 2));
+}
+
+}  // namespace
+
+std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuShape& shape) {
+  const MxuTiling tiling = mxu_tiling(config, shape);
+  const std::uint64_t R = config.rows, m = shape.m;
+  const std::uint64_t nb = config.double_buffer ? 2 : 1;
+  std::vector<MxuTileTiming> tiles(tiling.count());
+  for (std::uint64_t j = 0; j < tiles.size(); ++j) {
+    MxuTileTiming& t = tiles[j];
+    t.load_start = 0;
+    if (j >= 1) t.load_start = tiles[j - 1].load_start + R;
+    if (j >= nb) t.load_start = std::max(t.load_start, tiles[j - nb].feed_start + m - 1);
+    t.feed_start = t.load_start + R;
+    if (j >= 1) t.feed_start = std::max(t.feed_start, tiles[j - 1].feed_start + m);
+    const bool last_n_tile = j / tiling.k_tiles == tiling.n_tiles - 1;
+    const std::uint64_t n_j = last_n_tile ? tiling.last_n_cols : config.cols;
+    t.last_output = t.feed_start + (m - 1) + (R - 1) + (n_j - 1);
+  }
+  return tiles;
+}
+
+std::uint64_t mxu_tile_period(const MxuConfig& config, std::uint64_t m) {
+  return config.double_buffer ? std::max<std::uint64_t>(m, config.rows) : add(m, config.rows - 1);
+}
+
+std::uint64_t mxu_tile_cycles(const MxuConfig& config, const MxuShape& shape) {
+  const MxuTiling tiling = mxu_tiling(config, shape);
+  const std::uint64_t R = config.rows, m = shape.m;
+  const std::uint64_t period = mxu_tile_period(config, m);
+  const std::uint64_t tiles = mul(tiling.k_tiles, tiling.n_tiles);
+  // E_j grows with j inside an n-tile band of equal width, so the candidates
+  // are the op's last tile and, when the last band is narrower, the last tile
+  // of the band before it.
+  std::uint64_t cycles = end_of_tile(tiles - 1, period, R, m, tiling.last_n_cols);
+  if (tiling.n_tiles >= 2) {
+    const std::uint64_t last_full = tiles - tiling.k_tiles - 1;
+    cycles = std::max(cycles, end_of_tile(last_full, period, R, m, config.cols));
+  }
+  return cycles;
+}
+
+}  // namespace hw

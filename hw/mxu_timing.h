@@ -1,0 +1,40 @@
+#pragma once
+// Tile-fidelity timing of one MXU op, in closed form (docs/mxu.md derives it
+// from the hardware rules that the PE engine in systolic_array.h obeys).
+//
+// Cycle 0 is the first weight-load cycle of the op's first tile; the op ends
+// with the cycle in which its last useful result leaves the array's bottom
+// edge, so an op of `cycles` cycles occupies cycles 0 .. cycles-1.
+#include <cstdint>
+#include <vector>
+
+#include "hw/mxu_config.h"
+
+namespace hw {
+
+// When one weight tile j is loaded, streamed and drained (all in cycles).
+struct MxuTileTiming {
+  std::uint64_t load_start;   // L_j: column 0's staging chain starts shifting
+  std::uint64_t feed_start;   // s_j: the feeder injects the tile's vector 0
+  std::uint64_t last_output;  // E_j: the tile's last useful psum leaves row R-1
+};
+
+// The tile recurrence, one entry per tile (O(tiles)). Reference for
+// mxu_tile_cycles and the schedule the walk-through explains:
+//   L_0 = 0;  L_j = max(L_{j-1} + R, s_{j-nb} + m - 1)   (nb = 2 or 1)
+//   s_j = max(L_j + R, s_{j-1} + m)
+//   E_j = s_j + (m - 1) + (R - 1) + (n_j - 1)
+std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuShape& shape);
+
+// Cycles between feeder starts of consecutive tiles in steady state (which
+// the recurrence reaches from tile 1 on): max(m, R) with double-buffered
+// weights, m + R - 1 without.
+std::uint64_t mxu_tile_period(const MxuConfig& config, std::uint64_t m);
+
+// Cycles of one op = max_j E_j + 1, in O(1): s_j = R + j * period for every
+// j (proved in docs/mxu.md), so only the last tile and the last full-width
+// tile can end last. Throws sim::ConfigError on a bad config or shape, or
+// when the count does not fit in 64 bits.
+std::uint64_t mxu_tile_cycles(const MxuConfig& config, const MxuShape& shape);
+
+}  // namespace hw
