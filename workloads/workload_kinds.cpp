@@ -1,4 +1,5 @@
 #include "workloads/matmul_workload.h"
+#include "workloads/sharded_matmul_workload.h"
 #include "workloads/workload.h"
 
 namespace workloads {
@@ -6,6 +7,7 @@ namespace workloads {
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kinds = {
       {"matmul", "C = A x B in BF16 on one chip, blocked through VMEM", load_matmul_workload},
+      {"sharded_matmul", "C = A x B over a pod, operands split by PartitionSpecs", load_sharded_matmul_workload},
   };
   return kinds;
 }

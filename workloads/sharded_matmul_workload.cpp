@@ -1,0 +1,265 @@
+#include "workloads/sharded_matmul_workload.h"
+
+#include <algorithm>
+
+#include "sim/host.h"
+#include "sim/output.h"
+#include "workloads/matmul_kernel.h"
+#include "workloads/program_append.h"
+#include "workloads/report.h"
+
+namespace workloads {
+
+namespace {
+
+class ShardedMatmulWorkload : public Workload {
+ public:
+  explicit ShardedMatmulWorkload(ShardedMatmulSpec s) : spec_(std::move(s)) {}
+  std::string kind() const override { return "sharded_matmul"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
+    return run_sharded_matmul(exp, spec_, opts);
+  }
+
+ private:
+  ShardedMatmulSpec spec_;
+};
+
+std::string axes_list(const std::vector<std::string>& axes) {
+  std::string s;
+  for (const auto& a : axes) s += (s.empty() ? "" : ",") + a;
+  return s;
+}
+
+interconnect::CollectiveOp collective_op(const std::string& op) {
+  return interconnect::parse_collective_op(op, "workload");
+}
+
+// Adds a communication op that every chip joins; returns its op index.
+std::uint32_t add_comm(PodProgram& pp, hw::Program& prog, bool first_chip, std::uint32_t& next_collective,
+                       interconnect::CollectiveSpec spec, const std::string& name,
+                       std::vector<std::uint32_t> deps) {
+  const std::uint32_t index = next_collective++;
+  if (first_chip) {
+    pp.collectives.push_back(std::move(spec));
+    pp.collective_names.push_back(name);
+  }
+  hw::Op op{name, {hw::EngineKind::ici, 0}, hw::CommOp{index}, std::move(deps), 0};
+  return prog.add(std::move(op));
+}
+
+interconnect::CollectiveSpec collective(const ShardingStep& step) {
+  interconnect::CollectiveSpec c;
+  c.op = collective_op(step.op);
+  c.bytes = step.bytes;
+  c.element_bytes = 2;
+  c.axes = step.axes;
+  return c;
+}
+
+std::string step_name(const ShardingStep& s) {
+  return s.op + " " + s.tensor + "[dim " + std::to_string(s.dim) + "] over " + axes_list(s.axes);
+}
+
+}  // namespace
+
+PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec) {
+  const ShardedMatmulPlan& plan = spec.plan;
+  const hw::ChipConfig& chip = exp.chip;
+  PodProgram pp;
+  const bool split_gather = spec.collective_matmul && plan.before.size() == 1;
+  for (std::uint32_t c = 0; c < exp.pod.chips(); ++c) {
+    hw::Program prog;
+    std::uint32_t next_collective = 0;
+    const bool first = c == 0;
+    std::vector<std::uint32_t> stores;
+    if (!split_gather) {
+      std::vector<std::uint32_t> gathers;
+      for (const auto& step : plan.before)
+        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(step), step_name(step), {}));
+      auto mm = plan_matmul(chip, plan.local_m, plan.local_k, plan.local_n,
+                            choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n));
+      stores = append_program(prog, mm.program, gathers, "");
+    } else {
+      // Collective matmul: the gathered operand arrives one shard per step
+      // from the ring neighbour while the shard already here is multiplied.
+      const ShardingStep& g = plan.before[0];
+      const std::uint64_t parts = axes_size(g.axes, exp.mesh);
+      std::uint64_t m = plan.local_m, k = plan.local_k, n = plan.local_n;
+      const bool a_side = g.tensor == "A";
+      std::uint64_t& split = a_side ? (g.dim == 0 ? m : k) : (g.dim == 0 ? k : n);
+      split /= parts;
+      auto mm = plan_matmul(chip, m, k, n, choose_blocking(chip, m, k, n));
+      std::uint32_t prev_permute = UINT32_MAX;
+      for (std::uint64_t j = 0; j < parts; ++j) {
+        std::vector<std::uint32_t> after;
+        if (prev_permute != UINT32_MAX) after.push_back(prev_permute);
+        // Forward the shard for the next step while this one is multiplied.
+        if (j + 1 < parts) {
+          interconnect::CollectiveSpec p;
+          p.op = interconnect::CollectiveOp::permute;
+          p.bytes = g.bytes / parts;
+          p.element_bytes = 2;
+          p.axes = g.axes;
+          prev_permute = add_comm(pp, prog, first, next_collective, p,
+                                  "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes),
+                                  after);
+        }
+        auto s = append_program(prog, mm.program, after, " s" + std::to_string(j));
+        stores.insert(stores.end(), s.begin(), s.end());
+      }
+    }
+    std::vector<std::uint32_t> last = stores;
+    for (const auto& step : plan.after) {
+      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(step), step_name(step), last);
+      last = {op};
+    }
+    pp.chips.push_back(std::move(prog));
+  }
+  return pp;
+}
+
+std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
+  node.reject_unknown_keys({"kind", "m", "k", "n", "a_spec", "b_spec", "out_spec", "collective_matmul"});
+  ShardedMatmulSpec spec;
+  auto dim = [&](const char* key) {
+    sim::YamlNode v = node[key];
+    if (!v.present()) v.fail("missing required key (a positive integer)");
+    std::int64_t x = v.as_int();
+    if (x < 1 || x > (1 << 22)) v.fail("expected an integer between 1 and 4194304, got " + v.scalar());
+    return static_cast<std::uint64_t>(x);
+  };
+  spec.shape = {dim("m"), dim("k"), dim("n"), 2};
+  spec.a = parse_partition_spec(node["a_spec"], 2, exp.mesh, "A");
+  spec.b = parse_partition_spec(node["b_spec"], 2, exp.mesh, "B");
+  spec.out = parse_partition_spec(node["out_spec"], 2, exp.mesh, "C");
+  if (node["collective_matmul"].present()) spec.collective_matmul = node["collective_matmul"].as_bool();
+  spec.plan = plan_sharded_matmul(spec.shape, spec.a, spec.b, spec.out, exp.mesh, node);
+  if (spec.collective_matmul && spec.plan.before.size() != 1)
+    node["collective_matmul"].fail("collective matmul splits exactly one all-gather; this sharding needs " +
+                                   std::to_string(spec.plan.before.size()) + " (" + spec.plan.summary + ")");
+  if (exp.functional) node.fail("functional mode is not available for sharded_matmul yet");
+  return std::make_unique<ShardedMatmulWorkload>(std::move(spec));
+}
+
+RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const hw::ChipConfig& chip = exp.chip;
+  PodProgram pp = build_sharded_matmul_program(exp, spec);
+  PodRunResult run = run_pod(exp, pp, opts.trace);
+  const ShardedMatmulPlan& plan = spec.plan;
+  const double chips = exp.pod.chips();
+  const double step = run.step_time_s;
+  const double flops = 2.0 * double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n);
+  const double peak = chip.peak_flops_per_s() * chips;
+
+  double hbm = 0, ici = 0, comm = 0, hidden = 0, compute = 0, mxu_frac = 0, hbm_frac = 0, ici_frac = 0;
+  nlohmann::json per_chip = nlohmann::json::array();
+  for (std::size_t c = 0; c < run.chips.size(); ++c) {
+    const ChipTiming& t = run.chips[c];
+    hbm += double(t.hbm_bytes);
+    ici += double(t.ici_bytes_out);
+    comm += t.ici_busy_s;
+    hidden += t.comm_hidden_s;
+    compute += t.compute_busy_s;
+    if (step > 0) {
+      mxu_frac = std::max(mxu_frac, t.mxu_busy_max_s / step);
+      hbm_frac = std::max(hbm_frac, double(t.hbm_bytes) / (chip.hbm.bandwidth_bytes_per_s * step));
+      ici_frac = std::max(ici_frac, (t.ici_busy_s - t.comm_hidden_s) / step);
+    }
+    std::vector<int> coords;
+    std::uint32_t rest = static_cast<std::uint32_t>(c);
+    for (auto s : exp.pod.shape) {
+      coords.push_back(static_cast<int>(rest % s));
+      rest /= s;
+    }
+    per_chip.push_back({{"chip", c},
+                        {"coords", coords},
+                        {"busy", {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s},
+                                  {"ici_s", t.ici_busy_s}}},
+                        {"compute_s", t.compute_busy_s},
+                        {"exposed_communication_s", t.ici_busy_s - t.comm_hidden_s},
+                        {"hbm_bytes", t.hbm_bytes},
+                        {"ici_bytes_out", t.ici_bytes_out},
+                        {"ici_bytes_in", t.ici_bytes_in},
+                        {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}});
+  }
+  comm /= chips;
+  hidden /= chips;
+  compute /= chips;
+
+  nlohmann::json r = report_header(exp);
+  nlohmann::json res;
+  res["step_time_s"] = step;
+  res["cycles"] = std::round(step * chip.clock);
+  res["clock_hz"] = chip.clock;
+  res["flops"] = flops;
+  res["hbm_bytes"] = hbm;
+  res["ici_bytes"] = ici;
+  res["arithmetic_intensity"] = hbm > 0 ? flops / hbm : 0;
+  res["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
+  res["mfu"] = step > 0 ? flops / step / peak : 0;
+  res["mxu_utilization"] = res["mfu"];
+  res["roofline"] = roofline_section(chip, flops / chips, hbm / chips, mxu_frac, hbm_frac, ici_frac);
+  res["communication"] = {{"collective_time_s", comm},
+                          {"exposed_time_s", comm - hidden},
+                          {"overlap_fraction", comm > 0 ? nlohmann::json(hidden / comm) : nlohmann::json(nullptr)},
+                          {"compute_time_s", compute}};
+  res["pipeline"] = nullptr;
+  res["memory"] = {{"per_chip_bytes", 2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] +
+                                           plan.c_shard[0] * plan.c_shard[1])},
+                   {"capacity_bytes", chip.hbm.capacity_bytes},
+                   {"params_bytes", 0},
+                   {"grads_bytes", 0},
+                   {"optimizer_bytes", 0},
+                   {"activations_bytes", 0}};
+  res["functional"] = nullptr;
+  res["sharding"] = {{"a_spec", spec.a.str()},
+                     {"b_spec", spec.b.str()},
+                     {"out_spec", spec.out.str()},
+                     {"case", plan.summary},
+                     {"collective_matmul", spec.collective_matmul},
+                     {"local_matmul", {plan.local_m, plan.local_k, plan.local_n}},
+                     {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}};
+  r["result"] = res;
+  nlohmann::json colls = nlohmann::json::array();
+  for (const auto& c : run.collectives) {
+    const double t = c.time_s();
+    colls.push_back({{"name", c.name},
+                     {"op", c.op},
+                     {"algorithm", c.algorithm},
+                     {"participants", c.participants},
+                     {"bytes", c.bytes},
+                     {"start_s", c.start_s},
+                     {"time_s", t},
+                     {"algbw_bytes_per_s", t > 0 ? double(c.bytes) / t : 0.0},
+                     {"busbw_bytes_per_s",
+                      t > 0 ? double(c.bytes) / t *
+                                  interconnect::bus_bandwidth_factor(collective_op(c.op), c.participants)
+                            : 0.0}});
+  }
+  r["collectives"] = colls;
+  r["per_chip"] = per_chip;
+  r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
+  r["simulator"]["network_events"] = run.network_events;
+  r["simulator"]["messages"] = run.messages;
+
+  sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +
+               std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " +
+               std::to_string(exp.pod.chips()) + " x " + chip.name + ")");
+  t.row("A, B, C specs", spec.a.str() + " " + spec.b.str() + " -> " + spec.out.str());
+  t.row("plan", plan.summary);
+  t.row("local matmul", std::to_string(plan.local_m) + " x " + std::to_string(plan.local_k) + " x " +
+                            std::to_string(plan.local_n));
+  t.row("step time", sim::si(step, "s"));
+  t.row("compute (per chip)", sim::si(compute, "s"));
+  t.row("communication (per chip)", sim::si(comm, "s"));
+  t.row("exposed communication", sim::si(comm - hidden, "s"));
+  t.row("overlap fraction", comm > 0 ? sim::fixed(hidden / comm, 3) : "-");
+  for (const auto& c : run.collectives) t.row("  " + c.name, sim::si(c.time_s(), "s"), sim::si(double(c.bytes), "B"));
+  t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
+  t.row("bound (measured)", res["roofline"]["bound"].get<std::string>());
+  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
+  return RunOutput{r, t.str(), run.trace_json};
+}
+
+}  // namespace workloads
