@@ -1,0 +1,325 @@
+#include "interconnect/algorithms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "interconnect/passes.h"
+
+namespace interconnect {
+
+namespace {
+
+class Planner {
+ public:
+  Planner(const Topology& topology, const LinkConfig& link, const CollectiveSpec& spec, CollectivePlan& plan)
+      : topo_(topology), link_(link), spec_(spec), plan_(plan) {
+    for (int a : plan_.axes) {
+      if (topo_.size(a) > 1) axes_.push_back(a);
+    }
+  }
+
+  void plan_group(const std::vector<int>& group) {
+    n_ = static_cast<int>(group.size());
+    group_ = &group;
+    if (n_ == 1 && plan_.op != CollectiveOp::permute) return;  // nothing to exchange
+    switch (plan_.op) {
+      case CollectiveOp::all_reduce:
+      case CollectiveOp::reduce_scatter:
+      case CollectiveOp::all_gather:
+        if (plan_.algorithm == Algorithm::torus) {
+          plan_torus();
+        } else {
+          plan_ring(plan_.algorithm == Algorithm::bidirectional_ring);
+        }
+        return;
+      case CollectiveOp::all_to_all: plan_all_to_all(); return;
+      case CollectiveOp::permute: plan_permute(); return;
+      case CollectiveOp::broadcast: plan_broadcast(plan_.algorithm == Algorithm::bidirectional_ring); return;
+    }
+  }
+
+ private:
+  bool does_rs() const { return plan_.op != CollectiveOp::all_gather; }
+  bool does_ag() const { return plan_.op != CollectiveOp::reduce_scatter; }
+  bool shards() const { return plan_.op != CollectiveOp::all_reduce; }
+  std::uint64_t shard() const { return plan_.elements / static_cast<std::uint64_t>(n_); }
+
+  // The group's chips in snake (boustrophedon) order over its axes, so that
+  // consecutive chips are neighbours; with even sizes the last is also a
+  // neighbour of the first where the outermost axis wraps.
+  ChipList snake() {
+    std::vector<std::vector<int>> order{{}};
+    for (int a : axes_) {
+      std::vector<std::vector<int>> next;
+      for (int t = 0; t < topo_.size(a); ++t) {
+        const bool reverse = t % 2 == 1;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          std::vector<int> c = order[reverse ? order.size() - 1 - i : i];
+          c.push_back(t);
+          next.push_back(std::move(c));
+        }
+      }
+      order = std::move(next);
+    }
+    auto chips = std::make_shared<std::vector<int>>();
+    const std::vector<int> base = topo_.coords(group_->front());
+    for (const auto& tuple : order) {
+      std::vector<int> c = base;
+      for (std::size_t i = 0; i < axes_.size(); ++i) c[axes_[i]] = tuple[i];
+      chips->push_back(topo_.chip_at(c));
+    }
+    return chips;
+  }
+
+  // The chips along `axis` through `chip`, by coordinate; shared by all of them.
+  ChipList line(int axis, int chip) {
+    std::vector<int> c = topo_.coords(chip);
+    c[axis] = 0;
+    const auto key = std::make_pair(axis, topo_.chip_at(c));
+    auto it = lines_.find(key);
+    if (it != lines_.end()) return it->second;
+    auto chips = std::make_shared<std::vector<int>>();
+    for (int t = 0; t < topo_.size(axis); ++t) {
+      c[axis] = t;
+      chips->push_back(topo_.chip_at(c));
+    }
+    lines_.emplace(key, chips);
+    return chips;
+  }
+
+  std::vector<Stream>& streams(int chip) { return plan_.chips[chip].streams; }
+
+  // Shard-shaped ops: logical block b holds `piece` elements of the shard of
+  // block_owner[b], starting `piece_offset` into that shard.
+  LayoutMap shard_layout(const std::vector<int>& block_owner, Region piece) const {
+    LayoutMap m;
+    if (!spec_.functional) return m;
+    auto table = std::make_shared<std::vector<std::uint64_t>>();
+    for (int chip : block_owner) table->push_back(plan_.rank[chip] * shard() + piece.offset);
+    m.block = piece.count;
+    m.blocks = table;
+    return m;
+  }
+
+  void plan_ring(bool both_ways) {
+    const ChipList ring = snake();
+    const int parts = both_ways ? 2 : 1;
+    for (int part = 0; part < parts; ++part) {
+      const int dir = part == 0 ? +1 : -1;
+      Region region;
+      LayoutMap layout;
+      if (shards()) {
+        const Region piece = Region{0, shard()}.chunk(part, parts);
+        if (piece.count == 0) continue;
+        region = {0, piece.count * n_};
+        layout = shard_layout(*ring, piece);
+      } else {
+        region = Region{0, plan_.elements}.chunk(part, parts);
+        if (region.count == 0) continue;
+      }
+      for (int p = 0; p < n_; ++p) {
+        Stream s;
+        s.layout = layout;
+        if (does_rs()) {
+          add_phase(s, std::make_shared<RingPass>(PassKind::reduce_scatter, ring, p, dir, region, kGroupRing));
+        }
+        if (does_ag()) add_phase(s, std::make_shared<RingPass>(PassKind::all_gather, ring, p, dir, region, kGroupRing));
+        streams((*ring)[p]).push_back(std::move(s));
+      }
+    }
+  }
+
+  static void add_phase(Stream& s, std::shared_ptr<const Pass> pass) {
+    Phase ph;
+    ph.passes.push_back(std::move(pass));
+    s.phases.push_back(std::move(ph));
+  }
+
+  // One phase along `axis`: a ring in direction dir where the axis wraps,
+  // else the line both ways.
+  Phase axis_phase(PassKind kind, int axis, int chip, int dir, Region region) {
+    Phase ph;
+    const ChipList l = line(axis, chip);
+    const int pos = topo_.coord(chip, axis);
+    if (topo_.wraps(axis)) {
+      ph.passes.push_back(std::make_shared<RingPass>(kind, l, pos, dir, region, axis));
+    } else {
+      for (int d : {+1, -1}) ph.passes.push_back(std::make_shared<LinePass>(kind, l, pos, d, region, axis));
+    }
+    return ph;
+  }
+
+  void plan_torus() {
+    const int k = static_cast<int>(axes_.size());
+    const int parts = 2 * k;
+    for (int j = 0; j < k; ++j) {
+      std::vector<int> order;  // axes in the order this stream reduce-scatters along them
+      for (int m = 0; m < k; ++m) order.push_back(axes_[(j + m) % k]);
+      for (int dir : {+1, -1}) {
+        const int part = 2 * j + (dir > 0 ? 0 : 1);
+        Region whole;
+        LayoutMap layout;
+        if (shards()) {
+          const Region piece = Region{0, shard()}.chunk(part, parts);
+          if (piece.count == 0) continue;
+          whole = {0, piece.count * n_};
+          layout = shard_layout(nested_order(order), piece);
+        } else {
+          whole = Region{0, plan_.elements}.chunk(part, parts);
+          if (whole.count == 0) continue;
+        }
+        for (int chip : *group_) {
+          Stream s;
+          s.layout = layout;
+          std::vector<Region> before;  // the region each reduce-scatter phase starts from
+          Region r = whole;
+          for (int axis : order) {
+            before.push_back(r);
+            r = r.chunk(topo_.coord(chip, axis), topo_.size(axis));
+          }
+          if (does_rs()) {
+            for (int m = 0; m < k; ++m) {
+              s.phases.push_back(axis_phase(PassKind::reduce_scatter, order[m], chip, dir, before[m]));
+            }
+          }
+          if (does_ag()) {
+            for (int m = k - 1; m >= 0; --m) {
+              s.phases.push_back(axis_phase(PassKind::all_gather, order[m], chip, dir, before[m]));
+            }
+          }
+          streams(chip).push_back(std::move(s));
+        }
+      }
+    }
+  }
+
+  // The group's chips by their nested index over `order` (first axis most
+  // significant): the logical block each owns after reduce-scattering in that
+  // order.
+  std::vector<int> nested_order(const std::vector<int>& order) const {
+    std::vector<int> owner(n_);
+    for (int chip : *group_) {
+      std::uint64_t b = 0;
+      for (int axis : order) b = b * topo_.size(axis) + topo_.coord(chip, axis);
+      owner[b] = chip;
+    }
+    return owner;
+  }
+
+  void plan_all_to_all() {
+    const std::uint64_t s = shard();
+    for (int chip : *group_) {
+      Step step;
+      for (int peer : *group_) {
+        if (peer == chip) continue;
+        // Sends the block meant for peer; receives peer's block for this chip
+        // into peer's slot. Both sit at the peer's rank.
+        const std::uint64_t at = plan_.rank[peer] * s;
+        step.sends.push_back({peer, 0, at, s});
+        step.recvs.push_back({peer, 0, at, s});
+      }
+      Stream st;
+      std::vector<Step> steps;
+      steps.push_back(std::move(step));
+      add_phase(st, std::make_shared<ListPass>(std::move(steps), "direct all-to-all among " + std::to_string(n_) +
+                                                                      " chips"));
+      streams(chip).push_back(std::move(st));
+    }
+  }
+
+  void plan_permute() {
+    std::vector<std::pair<int, int>> pairs = spec_.pairs;
+    if (pairs.empty()) {
+      for (int i = 0; i < n_; ++i) pairs.emplace_back(i, (i + 1) % n_);
+    }
+    std::vector<Step> step(n_);
+    for (const auto& [src, dst] : pairs) {
+      const int from = (*group_)[src], to = (*group_)[dst];
+      plan_.receives[to] = 1;
+      if (from == to) continue;  // stays in place: nothing crosses a link
+      step[src].sends.push_back({to, 0, 0, plan_.elements});
+      step[dst].recvs.push_back({from, 0, 0, plan_.elements});
+    }
+    for (int i = 0; i < n_; ++i) {
+      Stream st;
+      std::vector<Step> steps;
+      steps.push_back(std::move(step[i]));
+      add_phase(st, std::make_shared<ListPass>(std::move(steps), "direct permute"));
+      streams((*group_)[i]).push_back(std::move(st));
+    }
+  }
+
+  void plan_broadcast(bool both_ways) {
+    const ChipList ring = snake();
+    int root_pos = 0;
+    while ((*ring)[root_pos] != (*group_)[spec_.root]) ++root_pos;
+    const int parts = both_ways ? 2 : 1;
+    for (int part = 0; part < parts; ++part) {
+      const int dir = part == 0 ? +1 : -1;
+      const Region region = Region{0, plan_.elements}.chunk(part, parts);
+      if (region.count == 0) continue;
+      auto chain = std::make_shared<std::vector<int>>();
+      for (int i = 0; i < n_; ++i) chain->push_back((*ring)[((root_pos + dir * i) % n_ + n_) % n_]);
+      const int chunks = pipeline_chunks(region.count);
+      for (int i = 0; i < n_; ++i) {
+        Stream st;
+        add_phase(st, std::make_shared<ChainPass>(chain, i, region, chunks));
+        streams((*chain)[i]).push_back(std::move(st));
+      }
+    }
+  }
+
+  // A chip forwards piece k-1 while piece k arrives, so a chain of n chips
+  // moving B bytes in m pieces takes about (m + n - 2) B / (m W) + (n - 1) L:
+  // latency is paid once per hop, and smaller pieces only shorten the fill.
+  // Pieces stay at least a packet and at least a bandwidth-latency product
+  // (below that a piece is latency-bound), and at most 1024 of them.
+  int pipeline_chunks(std::uint64_t elements) const {
+    if (spec_.pipeline_chunks > 0) {
+      return static_cast<int>(std::min<std::uint64_t>(elements, static_cast<std::uint64_t>(spec_.pipeline_chunks)));
+    }
+    const double bytes = static_cast<double>(elements) * plan_.element_bytes;
+    const double smallest = std::max(static_cast<double>(link_.packet_bytes), link_.bandwidth * link_.latency);
+    const double m = std::min({1024.0, static_cast<double>(elements), std::floor(bytes / smallest)});
+    return static_cast<int>(std::max(1.0, m));
+  }
+
+  const Topology& topo_;
+  const LinkConfig& link_;
+  const CollectiveSpec& spec_;
+  CollectivePlan& plan_;
+  std::vector<int> axes_;  // axes of the collective with more than one chip
+  const std::vector<int>* group_ = nullptr;
+  int n_ = 0;
+  std::map<std::pair<int, int>, ChipList> lines_;
+};
+
+}  // namespace
+
+CollectivePlan plan_collective(const Topology& topology, const Mesh& mesh, const LinkConfig& link,
+                               const CollectiveSpec& spec) {
+  CollectivePlan plan;
+  plan.op = spec.op;
+  plan.algorithm = resolve_algorithm(spec.op, spec.algorithm);
+  plan.element_bytes = spec.element_bytes;
+  plan.functional = spec.functional;
+  plan.elements = spec.bytes / static_cast<std::uint64_t>(spec.element_bytes);
+  plan.axes = mesh.resolve(spec.axes, "workload.axes");
+  plan.groups = chip_groups(topology, plan.axes);
+  plan.group_of.assign(topology.chips(), 0);
+  plan.rank.assign(topology.chips(), 0);
+  plan.receives.assign(topology.chips(), 0);
+  plan.chips.resize(topology.chips());
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    for (std::size_t i = 0; i < plan.groups[g].size(); ++i) {
+      plan.group_of[plan.groups[g][i]] = static_cast<int>(g);
+      plan.rank[plan.groups[g][i]] = static_cast<int>(i);
+    }
+  }
+  Planner planner(topology, link, spec, plan);
+  for (const auto& group : plan.groups) planner.plan_group(group);
+  return plan;
+}
+
+}  // namespace interconnect

@@ -1,0 +1,304 @@
+#include "interconnect/collective.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace interconnect {
+
+namespace {
+// Cookie layout: chip 22 bits | stream 8 | pass 4 | kind 2 | index 28.
+// Tag layout: collective 16 bits | stream 8 | phase 8 | pass 4 | local 28.
+constexpr int kMaxStreams = 256, kMaxPhases = 256, kMaxPasses = 16;
+constexpr std::uint64_t kMaxLocal = std::uint64_t{1} << 28;
+}  // namespace
+
+Collective::Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id)
+    : net_(network), reduction_(reduction), plan_(std::move(plan)), functional_(functional), id_(id) {
+  if (id < 0 || id >= 65536) throw std::invalid_argument("Collective id must be in [0, 65536)");
+  if (functional_ && !plan_.functional) {
+    throw std::invalid_argument("a functional Collective needs a plan made from a spec with functional = true");
+  }
+  chips_.resize(plan_.chips.size());
+  int passes_total = 0;
+  for (std::size_t c = 0; c < plan_.chips.size(); ++c) {
+    const auto& streams = plan_.chips[c].streams;
+    if (streams.size() >= kMaxStreams) throw std::invalid_argument("too many streams for one chip");
+    chips_[c].first_stream = static_cast<int>(stream_runs_.size());
+    chips_[c].streams_left = static_cast<int>(streams.size());
+    for (const Stream& s : streams) {
+      if (s.phases.size() >= kMaxPhases) throw std::invalid_argument("too many phases in a stream");
+      std::size_t widest = 0;
+      for (const Phase& ph : s.phases) widest = std::max(widest, ph.passes.size());
+      if (widest >= kMaxPasses) throw std::invalid_argument("too many passes in a phase");
+      StreamRun run;
+      run.first_pass = passes_total;
+      passes_total += static_cast<int>(widest);
+      stream_runs_.push_back(run);
+    }
+  }
+  pass_runs_.resize(static_cast<std::size_t>(passes_total));
+  if (functional_) work_.assign(plan_.chips.size(), std::vector<double>(plan_.elements, 0.0));
+}
+
+std::uint64_t Collective::cookie(int chip, int stream, int pass, int kind, std::uint32_t index) {
+  return static_cast<std::uint64_t>(chip) | static_cast<std::uint64_t>(stream) << 22 |
+         static_cast<std::uint64_t>(pass) << 30 | static_cast<std::uint64_t>(kind) << 34 |
+         static_cast<std::uint64_t>(index) << 36;
+}
+
+Collective::Op Collective::decode(std::uint64_t c) {
+  return {static_cast<int>(c & 0x3fffff), static_cast<int>((c >> 22) & 0xff), static_cast<int>((c >> 30) & 0xf),
+          static_cast<int>((c >> 34) & 0x3), static_cast<std::uint32_t>(c >> 36)};
+}
+
+std::uint64_t Collective::tag(int stream, int phase, int pass, std::uint32_t local) const {
+  if (local >= kMaxLocal) throw std::logic_error("collective tag out of range");
+  return static_cast<std::uint64_t>(id_) << 48 | static_cast<std::uint64_t>(stream) << 40 |
+         static_cast<std::uint64_t>(phase) << 32 | static_cast<std::uint64_t>(pass) << 28 | local;
+}
+
+void Collective::join(int chip, std::function<void()> on_done) {
+  ChipRun& c = chips_.at(chip);
+  if (c.joined) throw std::logic_error(name() + ": chip " + std::to_string(chip) + " joined twice");
+  c.joined = true;
+  c.on_done = std::move(on_done);
+  if (c.streams_left == 0) {
+    finish_chip(chip);
+    return;
+  }
+  const int streams = static_cast<int>(plan_.chips[chip].streams.size());
+  for (int s = 0; s < streams; ++s) start_phase(chip, s);
+}
+
+void Collective::start_phase(int chip, int s) {
+  StreamRun& run = stream_run(chip, s);
+  const Stream& stream = plan_.chips[chip].streams[s];
+  if (run.phase >= static_cast<int>(stream.phases.size())) {
+    if (--chips_[chip].streams_left == 0) finish_chip(chip);
+    return;
+  }
+  const auto& passes_of_phase = stream.phases[run.phase].passes;
+  const int passes = static_cast<int>(passes_of_phase.size());
+  for (int p = 0; p < passes; ++p) {
+    PassRun& pr = pass_runs_[run.first_pass + p];
+    pr.pass = passes_of_phase[p].get();
+    pr.step = -1;
+    pr.outstanding = 0;
+  }
+  run.passes_left = passes;
+  if (passes == 0) {
+    ++run.phase;
+    start_phase(chip, s);
+    return;
+  }
+  // Only the last pass to finish starts the next phase, so the loop never
+  // sees a phase change under it.
+  for (int p = 0; p < passes; ++p) advance(chip, s, p);
+}
+
+void Collective::advance(int chip, int s, int p) {
+  for (;;) {
+    PassRun& run = pass_run(chip, s, p);
+    const Pass& pass = *run.pass;
+    if (++run.step >= pass.steps()) {
+      pass_finished(chip, s);
+      return;
+    }
+    run.current.clear();
+    pass.step(run.step, run.current);
+    const std::size_t sends = run.current.sends.size(), recvs = run.current.recvs.size();
+    run.outstanding = static_cast<int>(sends + recvs);
+    run.done_mask = 0;
+    if (sends + recvs > 64) run.done.assign(sends + recvs, 0);
+    run.posted = net_.now();
+    if (run.outstanding == 0) continue;
+    const int phase = stream_run(chip, s).phase;
+    const std::uint64_t element_bytes = static_cast<std::uint64_t>(plan_.element_bytes);
+    for (std::size_t i = 0; i < sends; ++i) {
+      const Transfer& t = run.current.sends[i];
+      Message m;
+      m.src = chip;
+      m.dst = t.peer;
+      m.tag = tag(s, phase, p, t.tag);
+      m.bytes = t.count * element_bytes;
+      if (functional_) {
+        m.payload.reserve(t.count);
+        const std::vector<double>& w = work_[chip];
+        plan_.chips[chip].streams[s].layout.for_each_run(t.offset, t.count, [&](std::uint64_t at, std::uint64_t len) {
+          m.payload.insert(m.payload.end(), w.begin() + static_cast<std::ptrdiff_t>(at),
+                           w.begin() + static_cast<std::ptrdiff_t>(at + len));
+        });
+      }
+      net_.send(std::move(m), this, cookie(chip, s, p, kSend, static_cast<std::uint32_t>(i)));
+    }
+    for (std::size_t j = 0; j < recvs; ++j) {
+      const Transfer& t = run.current.recvs[j];
+      net_.receive(chip, t.peer, tag(s, phase, p, t.tag), this,
+                   cookie(chip, s, p, kRecv, static_cast<std::uint32_t>(j)));
+    }
+    return;
+  }
+}
+
+void Collective::pass_finished(int chip, int s) {
+  StreamRun& run = stream_run(chip, s);
+  if (--run.passes_left > 0) return;
+  ++run.phase;
+  start_phase(chip, s);
+}
+
+void Collective::op_done(const Op& op) {
+  PassRun& run = pass_run(op.chip, op.stream, op.pass);
+  const std::size_t slot = op.kind == kSend ? op.index : run.current.sends.size() + op.index;
+  if (run.done.empty()) {
+    run.done_mask |= std::uint64_t{1} << slot;
+  } else {
+    run.done[slot] = 1;
+  }
+  if (--run.outstanding == 0) advance(op.chip, op.stream, op.pass);
+}
+
+bool Collective::is_done(const PassRun& run, std::size_t slot) const {
+  return run.done.empty() ? (run.done_mask >> slot) & 1 : run.done[slot] != 0;
+}
+
+void Collective::finish_chip(int chip) {
+  ChipRun& c = chips_[chip];
+  c.finished = true;
+  c.finish = net_.now();
+  if (c.on_done) {
+    auto done = std::move(c.on_done);
+    c.on_done = nullptr;
+    done();
+  }
+}
+
+void Collective::on_sent(std::uint64_t c) { op_done(decode(c)); }
+
+void Collective::on_received(std::uint64_t c, Arrival& arrival) {
+  const Op op = decode(c);
+  PassRun& run = pass_run(op.chip, op.stream, op.pass);
+  const Transfer& t = run.current.recvs[op.index];
+  const std::uint64_t bytes = t.count * static_cast<std::uint64_t>(plan_.element_bytes);
+  if (arrival.message.bytes != bytes) {
+    throw std::logic_error(name() + ": received " + std::to_string(arrival.message.bytes) + " bytes, expected " +
+                           std::to_string(bytes));
+  }
+  if (functional_) receive_payload(op, t, run.current.reduce, arrival.message.payload);
+  if (run.current.reduce) {
+    const Ps t_now = net_.now();
+    const Ps finish = reduction_.reduce(op.chip, bytes, std::max(arrival.first_byte, run.posted), t_now);
+    if (finish > t_now) {
+      net_.schedule(finish, this, cookie(op.chip, op.stream, op.pass, kReduced, op.index));
+      return;
+    }
+  }
+  op_done(op);
+}
+
+void Collective::on_timer(std::uint64_t c) {
+  Op op = decode(c);
+  op.kind = kRecv;
+  op_done(op);
+}
+
+void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload) {
+  std::vector<double>& w = work_[op.chip];
+  std::size_t i = 0;
+  plan_.chips[op.chip].streams[op.stream].layout.for_each_run(t.offset, t.count, [&](std::uint64_t at,
+                                                                                     std::uint64_t len) {
+    for (std::uint64_t e = 0; e < len; ++e, ++i) {
+      if (reduce) {
+        w[at + e] += payload[i];
+      } else {
+        w[at + e] = payload[i];
+      }
+    }
+  });
+}
+
+bool Collective::complete() const {
+  return std::all_of(chips_.begin(), chips_.end(), [](const ChipRun& c) { return c.finished; });
+}
+
+Ps Collective::end_time() const {
+  Ps end = 0;
+  for (const ChipRun& c : chips_) end = std::max(end, c.finish);
+  return end;
+}
+
+std::uint64_t Collective::input_elements() const {
+  return plan_.op == CollectiveOp::all_gather ? plan_.shard_elements() : plan_.elements;
+}
+
+std::uint64_t Collective::output_elements() const {
+  return plan_.op == CollectiveOp::reduce_scatter ? plan_.shard_elements() : plan_.elements;
+}
+
+void Collective::set_input(int chip, const std::vector<double>& values) {
+  if (!functional_) throw std::logic_error(name() + ": set_input on a timing-only collective");
+  if (values.size() != input_elements()) {
+    throw std::invalid_argument(name() + ": input of " + std::to_string(values.size()) + " elements, expected " +
+                                std::to_string(input_elements()));
+  }
+  std::vector<double>& w = work_[chip];
+  if (plan_.op == CollectiveOp::all_gather) {
+    std::fill(w.begin(), w.end(), 0.0);
+    std::copy(values.begin(), values.end(),
+              w.begin() + static_cast<std::ptrdiff_t>(plan_.rank[chip] * plan_.shard_elements()));
+  } else {
+    w = values;
+  }
+}
+
+std::vector<double> Collective::output(int chip) const {
+  if (!functional_) throw std::logic_error(name() + ": output of a timing-only collective");
+  const std::vector<double>& w = work_[chip];
+  if (plan_.op == CollectiveOp::reduce_scatter) {
+    const auto at = static_cast<std::ptrdiff_t>(plan_.rank[chip] * plan_.shard_elements());
+    return std::vector<double>(w.begin() + at, w.begin() + at + static_cast<std::ptrdiff_t>(plan_.shard_elements()));
+  }
+  if (plan_.op == CollectiveOp::permute && !plan_.receives[chip]) return std::vector<double>(w.size(), 0.0);
+  return w;
+}
+
+std::string Collective::name() const { return std::string(to_string(plan_.op)) + "#" + std::to_string(id_); }
+
+std::vector<std::string> Collective::pending() const {
+  const Topology& topo = net_.topology();
+  std::vector<std::string> out;
+  for (int chip = 0; chip < static_cast<int>(chips_.size()); ++chip) {
+    const ChipRun& c = chips_[chip];
+    if (c.finished) continue;
+    if (!c.joined) {
+      out.push_back(name() + ": " + topo.describe(chip) + " never joined");
+      continue;
+    }
+    const int streams = static_cast<int>(plan_.chips[chip].streams.size());
+    for (int s = 0; s < streams; ++s) {
+      const StreamRun& sr = stream_runs_[c.first_stream + s];
+      const Stream& stream = plan_.chips[chip].streams[s];
+      if (sr.phase >= static_cast<int>(stream.phases.size())) continue;
+      const int passes = static_cast<int>(stream.phases[sr.phase].passes.size());
+      for (int p = 0; p < passes; ++p) {
+        const PassRun& run = pass_runs_[sr.first_pass + p];
+        if (run.outstanding == 0) continue;
+        std::string line = name() + ": " + topo.describe(chip) + " in " + run.pass->describe() + ", step " +
+                           std::to_string(run.step + 1) + " of " + std::to_string(run.pass->steps()) + ":";
+        const std::size_t sends = run.current.sends.size();
+        const std::size_t ops = sends + run.current.recvs.size();
+        for (std::size_t i = 0; i < ops; ++i) {
+          if (is_done(run, i)) continue;
+          const bool is_send = i < sends;
+          const Transfer& t = is_send ? run.current.sends[i] : run.current.recvs[i - sends];
+          line += (is_send ? " send to " : " receive from ") + topo.describe(t.peer) + " pending;";
+        }
+        line.pop_back();
+        out.push_back(line);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace interconnect

@@ -1,0 +1,111 @@
+#pragma once
+// Runs a CollectivePlan on a Network: every chip works through its own
+// schedule, exchanging real messages; reductions are charged to the
+// ReductionModel of the chip that does them. A chip joins when its program
+// reaches the collective (join), from any SystemC process or callback, and
+// hears back through on_done when its part is complete. Plain C++ driven by
+// network callbacks: no SystemC process per chip.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "interconnect/algorithms.h"
+#include "interconnect/network.h"
+#include "interconnect/reduction.h"
+
+namespace interconnect {
+
+class Collective : public NetworkClient {
+ public:
+  // id distinguishes collectives in flight at once (message tags); < 65536.
+  // functional needs a plan made with spec.functional.
+  Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id = 0);
+
+  // Chip `chip` starts its part now. on_done runs (inside the network's
+  // process, or before join returns if the chip has nothing to do) when its
+  // part is complete.
+  void join(int chip, std::function<void()> on_done = {});
+
+  bool joined(int chip) const { return chips_[chip].joined; }
+  bool finished(int chip) const { return chips_[chip].finished; }
+  bool complete() const;  // every chip finished
+  Ps finish_time(int chip) const { return chips_[chip].finish; }
+  Ps end_time() const;    // the last chip's finish
+
+  // Functional runs: values in, values out. Input sizes: the shard for
+  // all_gather, the full buffer otherwise; outputs: the shard for
+  // reduce_scatter, the full buffer otherwise (zeros for a permute chip that
+  // has no source, as jax.lax.ppermute).
+  std::uint64_t input_elements() const;
+  std::uint64_t output_elements() const;
+  void set_input(int chip, const std::vector<double>& values);  // before join
+  std::vector<double> output(int chip) const;
+
+  // One line per chip that never joined or has unfinished operations.
+  std::vector<std::string> pending() const;
+  std::string name() const;  // "all_reduce#0"
+  const CollectivePlan& plan() const { return plan_; }
+
+  void on_sent(std::uint64_t cookie) override;
+  void on_received(std::uint64_t cookie, Arrival& arrival) override;
+  void on_timer(std::uint64_t cookie) override;
+
+ private:
+  // Run state lives in flat arrays (one slot per chip and stream, and per
+  // chip, stream and pass of the widest phase) so that a step touches few
+  // cache lines: 4096 chips x 6 streams do not fit in cache.
+  struct PassRun {
+    const Pass* pass = nullptr;
+    int step = -1;
+    int outstanding = 0;
+    Ps posted = 0;                // when the current step's receives were posted
+    std::uint64_t done_mask = 0;  // operations done, sends first (steps of <= 64 operations)
+    std::vector<char> done;       // the same for wider steps
+    Step current;
+  };
+  struct StreamRun {
+    int phase = 0;
+    int passes_left = 0;
+    int first_pass = 0;  // index of its passes in pass_runs_
+  };
+  struct ChipRun {
+    bool joined = false;
+    bool finished = false;
+    int streams_left = 0;
+    int first_stream = 0;  // index of its streams in stream_runs_
+    Ps finish = 0;
+    std::function<void()> on_done;
+  };
+  struct Op {  // decoded cookie
+    int chip, stream, pass, kind;
+    std::uint32_t index;
+  };
+  enum OpKind { kSend = 0, kRecv = 1, kReduced = 2 };
+
+  static std::uint64_t cookie(int chip, int stream, int pass, int kind, std::uint32_t index);
+  static Op decode(std::uint64_t cookie);
+  std::uint64_t tag(int stream, int phase, int pass, std::uint32_t local) const;
+
+  void start_phase(int chip, int stream);
+  void advance(int chip, int stream, int pass);  // next step(s) until one waits
+  void pass_finished(int chip, int stream);
+  void op_done(const Op& op);
+  void finish_chip(int chip);
+  void receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload);
+  StreamRun& stream_run(int chip, int s) { return stream_runs_[chips_[chip].first_stream + s]; }
+  PassRun& pass_run(int chip, int s, int p) { return pass_runs_[stream_run(chip, s).first_pass + p]; }
+  bool is_done(const PassRun& run, std::size_t slot) const;
+
+  Network& net_;
+  ReductionModel& reduction_;
+  CollectivePlan plan_;
+  bool functional_;
+  int id_;
+  std::vector<ChipRun> chips_;
+  std::vector<StreamRun> stream_runs_;
+  std::vector<PassRun> pass_runs_;
+  std::vector<std::vector<double>> work_;  // functional: each chip's buffer
+};
+
+}  // namespace interconnect

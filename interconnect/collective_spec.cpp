@@ -1,0 +1,146 @@
+#include "interconnect/collective_spec.h"
+
+#include <set>
+
+#include "interconnect/mesh.h"
+#include "sim/error.h"
+
+namespace interconnect {
+
+namespace {
+[[noreturn]] void bad(const std::string& key, const std::string& what) {
+  throw sim::ConfigError({}, key, what);
+}
+
+bool allowed(CollectiveOp op, Algorithm a) {
+  switch (op) {
+    case CollectiveOp::all_reduce:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather:
+      return a == Algorithm::ring || a == Algorithm::bidirectional_ring || a == Algorithm::torus;
+    case CollectiveOp::all_to_all:
+    case CollectiveOp::permute:
+      return a == Algorithm::direct;
+    case CollectiveOp::broadcast:
+      return a == Algorithm::ring || a == Algorithm::bidirectional_ring;
+  }
+  return false;
+}
+
+// Ceiling on functional buffers: every chip's values are held in memory.
+constexpr std::uint64_t kMaxFunctionalElements = std::uint64_t{1} << 27;
+}  // namespace
+
+CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path) {
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
+                          CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
+    if (name == to_string(op)) return op;
+  }
+  bad(key_path, "unknown collective '" + name +
+                    "' (expected all_reduce, reduce_scatter, all_gather, all_to_all, permute or broadcast)");
+}
+
+Algorithm parse_algorithm(const std::string& name, const std::string& key_path) {
+  for (Algorithm a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
+                      Algorithm::direct}) {
+    if (name == to_string(a)) return a;
+  }
+  bad(key_path, "unknown algorithm '" + name + "' (expected auto, ring, bidirectional_ring, torus or direct)");
+}
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all_reduce";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::all_to_all: return "all_to_all";
+    case CollectiveOp::permute: return "permute";
+    case CollectiveOp::broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::automatic: return "auto";
+    case Algorithm::ring: return "ring";
+    case Algorithm::bidirectional_ring: return "bidirectional_ring";
+    case Algorithm::torus: return "torus";
+    case Algorithm::direct: return "direct";
+  }
+  return "?";
+}
+
+Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested) {
+  if (requested != Algorithm::automatic) return requested;
+  switch (op) {
+    case CollectiveOp::all_to_all:
+    case CollectiveOp::permute: return Algorithm::direct;
+    case CollectiveOp::broadcast: return Algorithm::bidirectional_ring;
+    default: return Algorithm::torus;
+  }
+}
+
+double bus_bandwidth_factor(CollectiveOp op, int n) {
+  const double r = n;
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2.0 * (r - 1.0) / r;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather:
+    case CollectiveOp::all_to_all: return (r - 1.0) / r;
+    case CollectiveOp::permute:
+    case CollectiveOp::broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
+  const Algorithm algo = resolve_algorithm(op, algorithm);
+  if (!allowed(op, algo)) {
+    bad("workload.algorithm", std::string("algorithm ") + to_string(algo) + " does not implement " + to_string(op));
+  }
+  if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 && element_bytes != 8) {
+    bad("workload.element_bytes", "must be 1, 2, 4 or 8, got " + std::to_string(element_bytes));
+  }
+  if (bytes == 0) bad("workload.bytes", "must be > 0");
+  if (bytes % static_cast<std::uint64_t>(element_bytes) != 0) {
+    bad("workload.bytes", std::to_string(bytes) + " is not a whole number of " + std::to_string(element_bytes) +
+                              "-byte elements");
+  }
+  const Topology topology = pod.make_topology();
+  const Mesh mesh(topology, pod.mesh);
+  const std::vector<int> axes_used = mesh.resolve(axes, "workload.axes");
+  int n = 1;
+  for (int a : axes_used) n *= topology.size(a);
+  const std::uint64_t elements = bytes / static_cast<std::uint64_t>(element_bytes);
+  // Padding rule: none. Shard-shaped ops need the buffer to split into equal
+  // whole-element shards; all_reduce, permute and broadcast take any size.
+  if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
+      elements % static_cast<std::uint64_t>(n) != 0) {
+    bad("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
+                              std::to_string(element_bytes) + " bytes) do not divide among " + std::to_string(n) +
+                              " participants; use a multiple of " +
+                              std::to_string(static_cast<std::uint64_t>(n) * element_bytes) + " bytes");
+  }
+  if (op == CollectiveOp::broadcast && (root < 0 || root >= n)) {
+    bad("workload.root", "must be in [0, " + std::to_string(n) + "), got " + std::to_string(root));
+  }
+  if (pipeline_chunks < 0) bad("workload.pipeline_chunks", "must be >= 0");
+  if (op == CollectiveOp::permute) {
+    std::set<int> sources, destinations;
+    for (const auto& [s, d] : pairs) {
+      if (s < 0 || s >= n || d < 0 || d >= n) {
+        bad("workload.pairs", "pair (" + std::to_string(s) + ", " + std::to_string(d) + ") is outside the group of " +
+                                  std::to_string(n) + " chips");
+      }
+      if (!sources.insert(s).second) bad("workload.pairs", "source " + std::to_string(s) + " appears twice");
+      if (!destinations.insert(d).second) bad("workload.pairs", "destination " + std::to_string(d) + " appears twice");
+    }
+  }
+  if (functional && elements * static_cast<std::uint64_t>(topology.chips()) > kMaxFunctionalElements) {
+    bad("functional", "a functional run holds every chip's buffer; " + std::to_string(topology.chips()) + " x " +
+                          std::to_string(elements) + " elements exceeds " + std::to_string(kMaxFunctionalElements));
+  }
+}
+
+}  // namespace interconnect

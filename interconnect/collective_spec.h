@@ -1,0 +1,54 @@
+#pragma once
+// What collective to run: the fields of a `kind: collective` workload
+// (INTERFACE.md) as a plain struct. validate() throws sim::ConfigError naming
+// the field ("workload.bytes").
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interconnect/pod_config.h"
+
+namespace interconnect {
+
+enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast };
+
+// automatic picks the op's default: torus for all_reduce, reduce_scatter and
+// all_gather (on one axis it is the bidirectional ring, or the bidirectional
+// line on a mesh axis), direct for all_to_all and permute,
+// bidirectional_ring for broadcast.
+enum class Algorithm { automatic, ring, bidirectional_ring, torus, direct };
+
+CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path);
+Algorithm parse_algorithm(const std::string& name, const std::string& key_path);
+const char* to_string(CollectiveOp op);
+const char* to_string(Algorithm a);
+
+Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested);
+
+// NCCL-tests busbw = algbw x factor (nccl-tests doc/PERFORMANCE.md, quoted in
+// formulas.md section 1); n = ranks in one group.
+double bus_bandwidth_factor(CollectiveOp op, int n);
+
+struct CollectiveSpec {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  Algorithm algorithm = Algorithm::automatic;
+  // Each participant's full buffer, as NCCL-tests counts it: the array
+  // reduced (all_reduce), the input (reduce_scatter, all_to_all), the output
+  // (all_gather), what is sent (permute, broadcast).
+  std::uint64_t bytes = 0;
+  int element_bytes = 4;           // 1, 2, 4 or 8
+  std::vector<std::string> axes;   // mesh axes taking part; empty: all
+  int root = 0;                    // broadcast: source, as an index in its group
+  // permute: (source, destination) indices in the group, each source and
+  // each destination at most once; empty: every chip sends to the next one
+  // in group order (the last to the first).
+  std::vector<std::pair<int, int>> pairs;
+  int pipeline_chunks = 0;  // broadcast: pieces the data is pipelined in; 0: chosen from link latency
+  bool functional = false;  // move real values and check the result
+
+  // Checks the spec against a (valid) pod.
+  void validate(const PodNetworkConfig& pod) const;
+};
+
+}  // namespace interconnect

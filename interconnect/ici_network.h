@@ -1,0 +1,66 @@
+#pragma once
+// The fast ICI model. A message is a flow over its route; cut-through means
+// it occupies every link of the route while it is being serialized and then
+// needs hops x latency for its tail to land (plus, store-and-forward, one
+// packet's serialization per extra hop). Uncontended, that is
+//   delivery = start + bytes / bandwidth + hops x latency,
+// computed once. When flows share a link direction, every link serves its
+// flows round-robin, whose fluid limit is max-min fair sharing: rates are
+// recomputed (progressive filling) only for the flows connected to a change,
+// and only when a flow starts or ends, so a message costs a few events
+// whatever its size (ARCHITECTURE.md, "Events scale with decisions").
+#include <cstdint>
+#include <vector>
+
+#include "interconnect/network.h"
+
+namespace interconnect {
+
+class IciNetwork : public Network {
+ public:
+  IciNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link);
+  const char* model() const override { return "fluid"; }
+
+ protected:
+  void transmit(int id) override;
+  bool on_model_event(std::uint32_t kind, std::uint32_t id, std::uint64_t arg) override;
+  void end_of_instant() override;
+
+ private:
+  enum Kind : std::uint32_t { kTxEnd = kFirstModelKind, kDeliver, kSettle };
+  struct Flow {
+    double remaining = 0.0;  // bytes still to serialize (fluid flows)
+    double rate = 0.0;       // bytes per ps
+    Ps last = 0;             // when remaining was last brought up to date
+    Ps tx_end = 0;
+    std::uint32_t gen = 0;   // bumps invalidate the flow's queued kTxEnd
+    std::uint32_t mark = 0;
+    bool fluid = false;      // shares a link (else alone on its whole route)
+  };
+  struct Port {                // one link direction
+    double bytes_per_ps = 0.0;
+    Ps alone_until = 0;        // a lone flow owns the link until then
+    int alone_flow = -1;
+    std::vector<int> fluid;    // sharing flows crossing the link
+    std::uint32_t mark = 0;
+    double cap = 0.0;          // scratch for progressive filling
+    int unfrozen = 0;
+  };
+
+  // A lone flow starts sharing: from now on its rate is recomputed.
+  void make_fluid(int id);
+  void mark_dirty();
+  void recompute_rates();
+  void finish_serializing(int id);
+
+  std::vector<Flow> flows_;  // indexed by in-flight id
+  std::vector<Port> ports_;  // indexed by link id
+  Ps latency_ps_;
+  std::vector<int> seeds_;   // links whose set of sharing flows changed
+  bool dirty_ = false;
+  std::uint32_t epoch_ = 0;
+  std::vector<int> comp_links_, comp_flows_;
+  std::vector<double> new_rate_;
+};
+
+}  // namespace interconnect

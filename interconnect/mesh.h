@@ -1,0 +1,36 @@
+#pragma once
+// Named mesh axes over the physical axes of a topology, and the groups of
+// chips a collective over some of them runs in (one group per combination of
+// the other axes' coordinates, all groups at once, as jax.lax.psum does).
+#include <string>
+#include <vector>
+
+#include "interconnect/pod_config.h"
+#include "interconnect/topology.h"
+
+namespace interconnect {
+
+class Mesh {
+ public:
+  // Maps each mesh axis onto consecutive physical axes (x, y, z order) whose
+  // sizes multiply to its size; empty `axes` names the physical axes x, y, z.
+  // Throws sim::ConfigError at "mesh.<name>" when an axis does not map.
+  Mesh(const Topology& topology, const std::vector<MeshAxis>& axes);
+
+  const std::vector<MeshAxis>& axes() const { return axes_; }
+  const std::vector<int>& physical_axes(int mesh_axis) const { return physical_[mesh_axis]; }
+
+  // Physical axes (ascending) of the named mesh axes; empty names = all.
+  // Throws sim::ConfigError at key_path for unknown or repeated names.
+  std::vector<int> resolve(const std::vector<std::string>& names, const std::string& key_path) const;
+
+ private:
+  std::vector<MeshAxis> axes_;
+  std::vector<std::vector<int>> physical_;
+};
+
+// Chips grouped by their coordinates on the axes not in `axes`; each group
+// lists its chips in ascending id (x fastest), which is the order of shards.
+std::vector<std::vector<int>> chip_groups(const Topology& topology, const std::vector<int>& axes);
+
+}  // namespace interconnect

@@ -1,0 +1,185 @@
+#include "interconnect/network.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+namespace interconnect {
+
+namespace {
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+}  // namespace
+
+Network::Network(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
+    : sc_core::sc_module(name),
+      topology_(topology),
+      link_(link),
+      posted_(topology.chips()),
+      unclaimed_(topology.chips()),
+      link_bytes_(topology.link_slots(), 0),
+      link_busy_(topology.link_slots(), 0),
+      bytes_out_(topology.chips(), 0),
+      bytes_in_(topology.chips(), 0) {
+  SC_HAS_PROCESS(Network);
+  // Runs once at time 0 without a trigger, so work queued during
+  // elaboration starts; afterwards only when wake_ fires.
+  SC_METHOD(run_due);
+  sensitive << wake_;
+}
+
+Network::~Network() = default;
+
+Ps Network::now() const { return sc_core::sc_time_stamp().value(); }
+
+void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
+  const int chips = topology_.chips();
+  if (m.src < 0 || m.src >= chips || m.dst < 0 || m.dst >= chips) {
+    throw std::invalid_argument("Network::send: chip out of range (" + std::to_string(m.src) + " -> " +
+                                std::to_string(m.dst) + ")");
+  }
+  int id;
+  if (!free_slots_.empty()) {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    id = static_cast<int>(flight_.size());
+    flight_.emplace_back();
+  }
+  InFlight& f = flight_[id];
+  f.message = std::move(m);
+  f.client = client;
+  f.cookie = cookie;
+  f.start = now();
+  f.live = true;
+  f.arrived = false;
+  topology_.route(f.message.src, f.message.dst, f.path);
+  const std::uint64_t bytes = f.message.bytes;
+  bytes_out_[f.message.src] += bytes;
+  for (int l : f.path) link_bytes_[l] += bytes;
+  ++messages_;
+  transmit(id);
+}
+
+void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie) {
+  auto& waiting = unclaimed_.at(dst);
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    const Message& m = flight_[waiting[i]].message;
+    if (m.src == src && m.tag == tag) {
+      const int id = waiting[i];
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+      // Handed over as an event, never from inside the caller's own call.
+      enqueue(now(), {client, cookie, kMatched, static_cast<std::uint32_t>(id)});
+      return;
+    }
+  }
+  posted_[dst].push_back({src, tag, client, cookie});
+}
+
+void Network::schedule(Ps at, NetworkClient* client, std::uint64_t cookie) {
+  enqueue(std::max(at, now()), {client, cookie, kTimer, 0});
+}
+
+void Network::push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg) {
+  enqueue(std::max(at, now()), {nullptr, arg, kind, id});
+}
+
+void Network::enqueue(Ps at, const Entry& e) {
+  queue_.push(at, e);
+  wake_at(at);
+}
+
+void Network::wake_at(Ps at) {
+  if (!can_notify_ || at >= wake_pending_) return;
+  const Ps t = now();
+  wake_.notify(at > t ? sc_core::sc_time::from_value(at - t) : sc_core::SC_ZERO_TIME);
+  wake_pending_ = at;
+}
+
+void Network::run_due() {
+  can_notify_ = false;  // pushes made while draining need no notification
+  const Ps t = now();
+  for (;;) {
+    while (!queue_.empty() && queue_.top_time() <= t) dispatch(queue_.pop());
+    end_of_instant();
+    if (queue_.empty() || queue_.top_time() > t) break;
+  }
+  can_notify_ = true;
+  wake_pending_ = ~Ps{0};
+  if (!queue_.empty()) wake_at(queue_.top_time());
+}
+
+void Network::dispatch(const Entry& e) {
+  switch (e.kind) {
+    case kTimer:
+      ++events_;
+      e.client->on_timer(e.arg);
+      return;
+    case kMatched:
+      ++events_;
+      hand_over(static_cast<int>(e.id), e.client, e.arg);
+      return;
+    default:
+      if (on_model_event(e.kind, e.id, e.arg)) ++events_;
+  }
+}
+
+void Network::source_done(int id) {
+  InFlight& f = flight_[id];
+  if (f.client) f.client->on_sent(f.cookie);
+}
+
+void Network::delivered(int id, Ps first_byte) {
+  InFlight& f = flight_[id];
+  f.first_byte = first_byte;
+  f.last_byte = now();
+  f.arrived = true;
+  bytes_in_[f.message.dst] += f.message.bytes;
+  auto& posted = posted_[f.message.dst];
+  for (std::size_t i = 0; i < posted.size(); ++i) {
+    if (posted[i].src == f.message.src && posted[i].tag == f.message.tag) {
+      const PostedReceive r = posted[i];
+      posted.erase(posted.begin() + static_cast<std::ptrdiff_t>(i));
+      hand_over(id, r.client, r.cookie);
+      return;
+    }
+  }
+  unclaimed_[f.message.dst].push_back(id);
+}
+
+void Network::hand_over(int id, NetworkClient* client, std::uint64_t cookie) {
+  InFlight& f = flight_[id];
+  Arrival a{std::move(f.message), f.first_byte, f.last_byte};
+  f.live = false;
+  f.message = Message{};
+  free_slots_.push_back(id);
+  // The slot is free before the client runs: it may send again at once.
+  if (client) client->on_received(cookie, a);
+}
+
+std::vector<std::string> Network::pending() const {
+  std::vector<std::string> out;
+  for (int dst = 0; dst < topology_.chips(); ++dst) {
+    for (const PostedReceive& r : posted_[dst]) {
+      out.push_back(topology_.describe(dst) + " waits for a message from " + topology_.describe(r.src) +
+                    " (tag " + hex(r.tag) + ") that was never sent");
+    }
+    for (int id : unclaimed_[dst]) {
+      const Message& m = flight_[id].message;
+      out.push_back("message from " + topology_.describe(m.src) + " to " + topology_.describe(m.dst) +
+                    " (tag " + hex(m.tag) + ", " + std::to_string(m.bytes) + " bytes) was never received");
+    }
+  }
+  for (const InFlight& f : flight_) {
+    if (f.live && !f.arrived) {
+      out.push_back("message from " + topology_.describe(f.message.src) + " to " +
+                    topology_.describe(f.message.dst) + " (tag " + hex(f.message.tag) + ") is still in flight");
+    }
+  }
+  return out;
+}
+
+}  // namespace interconnect

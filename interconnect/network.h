@@ -1,0 +1,152 @@
+#pragma once
+// The narrow interface between chips and an ICI model: send, receive,
+// schedule. One SystemC module stands for the whole network; inside it an
+// event queue of plain C++ entries wakes one SC_METHOD only at instants where
+// something changes (SYSTEMC.md). Models (IciNetwork: fluid fair share;
+// PacketNetwork: packet by packet) implement transmit() and their own events;
+// message matching, statistics and the pending-work report live here, so any
+// model that moves bytes from chip to chip can replace another.
+#include <cstdint>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "interconnect/event_queue.h"
+#include "interconnect/pod_config.h"
+#include "interconnect/time.h"
+#include "interconnect/topology.h"
+
+namespace interconnect {
+
+struct Message {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t tag = 0;          // matched with the receive's (src, tag)
+  std::uint64_t bytes = 0;
+  std::vector<double> payload;    // functional runs only; empty otherwise
+};
+
+struct Arrival {
+  Message message;
+  Ps first_byte = 0;  // the head reached dst
+  Ps last_byte = 0;   // the tail reached dst
+};
+
+// Who hears back from the network. The cookie is the caller's own tag for
+// the operation; callbacks run inside the network's process at the time of
+// the event and may call send/receive/schedule.
+class NetworkClient {
+ public:
+  virtual ~NetworkClient() = default;
+  // The source has put the message's last byte on its first link.
+  virtual void on_sent(std::uint64_t /*cookie*/) {}
+  // The matched message has fully arrived (the payload may be moved out).
+  virtual void on_received(std::uint64_t /*cookie*/, Arrival& /*arrival*/) {}
+  virtual void on_timer(std::uint64_t /*cookie*/) {}
+};
+
+class Network : public sc_core::sc_module {
+ public:
+  Network(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link);
+  ~Network() override;
+
+  // Starts moving `m` from m.src to m.dst now, along the dimension-order route.
+  void send(Message m, NetworkClient* client, std::uint64_t cookie);
+  // Receives the message (src -> dst, tag): client->on_received when it has
+  // fully arrived, or at once (as an event now) if it already has.
+  void receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie);
+  // client->on_timer(cookie) at absolute time `at` (>= now).
+  void schedule(Ps at, NetworkClient* client, std::uint64_t cookie);
+
+  Ps now() const;
+  const Topology& topology() const { return topology_; }
+  const LinkConfig& link_config() const { return link_; }
+  virtual const char* model() const = 0;
+
+  // Statistics. Link busy time is the time the link direction spent
+  // serializing bytes, so utilization = busy / elapsed.
+  std::uint64_t link_bytes(int link) const { return link_bytes_[link]; }
+  Ps link_busy(int link) const { return link_busy_[link]; }
+  std::uint64_t chip_bytes_out(int chip) const { return bytes_out_[chip]; }
+  std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[chip]; }
+  std::uint64_t messages() const { return messages_; }
+  std::uint64_t events() const { return events_; }  // queue entries acted on
+
+  // Receives never matched, messages never received, transfers in flight:
+  // one line each, for deadlock reports. Empty when the network is quiet.
+  std::vector<std::string> pending() const;
+
+ protected:
+  // The model starts moving in-flight message `id` now; it calls
+  // source_done(id) when the last byte left the source and delivered(id, ..)
+  // when it reached the destination.
+  virtual void transmit(int id) = 0;
+  // An entry the model pushed with kind >= kFirstModelKind is due. Returns
+  // false for an entry that no longer applies (superseded), which is not
+  // counted as an event.
+  virtual bool on_model_event(std::uint32_t kind, std::uint32_t id, std::uint64_t arg) = 0;
+  // Every event of the current instant has run; the model may settle state
+  // (and push entries at now or later).
+  virtual void end_of_instant() {}
+
+  static constexpr std::uint32_t kFirstModelKind = 8;
+  void push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg);
+  const std::vector<int>& path(int id) const { return flight_[id].path; }
+  std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
+  Ps started(int id) const { return flight_[id].start; }
+  void source_done(int id);
+  void delivered(int id, Ps first_byte);
+  void add_busy(int link, Ps t) { link_busy_[link] += t; }
+
+ private:
+  enum Kind : std::uint32_t { kTimer = 0, kMatched = 1 };
+  struct Entry {
+    NetworkClient* client;
+    std::uint64_t arg;
+    std::uint32_t kind;
+    std::uint32_t id;
+  };
+  struct InFlight {
+    Message message;
+    NetworkClient* client = nullptr;
+    std::uint64_t cookie = 0;
+    std::vector<int> path;
+    Ps start = 0;
+    Ps first_byte = 0;
+    Ps last_byte = 0;
+    bool live = false;
+    bool arrived = false;
+  };
+  struct PostedReceive {
+    int src;
+    std::uint64_t tag;
+    NetworkClient* client;
+    std::uint64_t cookie;
+  };
+
+  void run_due();
+  void wake_at(Ps at);
+  void dispatch(const Entry& e);
+  void enqueue(Ps at, const Entry& e);
+  void hand_over(int id, NetworkClient* client, std::uint64_t cookie);
+
+  Topology topology_;
+  LinkConfig link_;
+  EventQueue<Entry> queue_;
+  Ps wake_pending_ = ~Ps{0};  // time of the notification of wake_ in force
+  bool can_notify_ = false;  // false during elaboration and while run_due drains the queue
+  sc_core::sc_event wake_;
+
+  std::vector<InFlight> flight_;
+  std::vector<int> free_slots_;
+  std::vector<std::vector<PostedReceive>> posted_;  // per destination chip
+  std::vector<std::vector<int>> unclaimed_;         // per destination chip: arrived, not yet received
+
+  std::vector<std::uint64_t> link_bytes_;
+  std::vector<Ps> link_busy_;
+  std::vector<std::uint64_t> bytes_out_, bytes_in_;
+  std::uint64_t messages_ = 0;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace interconnect

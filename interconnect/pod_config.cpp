@@ -1,0 +1,67 @@
+#include "interconnect/pod_config.h"
+
+#include <cmath>
+
+#include "interconnect/mesh.h"
+#include "sim/error.h"
+
+namespace interconnect {
+
+namespace {
+[[noreturn]] void bad(const std::string& key, const std::string& what) {
+  throw sim::ConfigError({}, key, what);
+}
+
+void require_positive(double v, const std::string& key, const std::string& unit) {
+  if (!(v > 0.0) || !std::isfinite(v)) {
+    bad(key, "must be a positive number of " + unit + ", got " + std::to_string(v));
+  }
+}
+}  // namespace
+
+Switching parse_switching(const std::string& name, const std::string& key_path) {
+  if (name == "cut_through") return Switching::cut_through;
+  if (name == "store_and_forward") return Switching::store_and_forward;
+  bad(key_path, "unknown switching '" + name + "' (expected cut_through or store_and_forward)");
+}
+
+NetworkModel parse_network_model(const std::string& name, const std::string& key_path) {
+  if (name == "fluid") return NetworkModel::fluid;
+  if (name == "packet") return NetworkModel::packet;
+  bad(key_path, "unknown network model '" + name + "' (expected fluid or packet)");
+}
+
+const char* to_string(Switching s) {
+  return s == Switching::cut_through ? "cut_through" : "store_and_forward";
+}
+
+const char* to_string(NetworkModel m) { return m == NetworkModel::fluid ? "fluid" : "packet"; }
+
+void PodNetworkConfig::validate() const {
+  validate_topology(topology, shape, wraparound, "pod");
+  long long product = 1;
+  for (int s : shape) product *= s;
+  if (chips != 0 && chips != product) {
+    std::string dims;
+    for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
+    bad("pod.shape", dims + " holds " + std::to_string(product) + " chips, but the pod has " +
+                         std::to_string(chips));
+  }
+  require_positive(link.bandwidth, "pod.link_bandwidth", "bytes/s");
+  if (!(link.latency >= 0.0) || !std::isfinite(link.latency)) {
+    bad("pod.link_latency", "must be >= 0 seconds, got " + std::to_string(link.latency));
+  }
+  if (link.packet_bytes == 0) bad("pod.packet_bytes", "must be >= 1 byte");
+  require_positive(reduction.vector_bytes_per_s, "reduction.vector_bytes_per_s", "bytes/s");
+  require_positive(reduction.hbm_bytes_per_s, "reduction.hbm_bytes_per_s", "bytes/s");
+  if (!(reduction.hbm_bytes_per_reduced_byte >= 0.0)) {
+    bad("reduction.hbm_bytes_per_reduced_byte", "must be >= 0");
+  }
+  Mesh(make_topology(), mesh);  // checks that the mesh axes map onto the shape
+}
+
+Topology PodNetworkConfig::make_topology() const {
+  return Topology(topology, shape, wraparound);
+}
+
+}  // namespace interconnect

@@ -1,0 +1,79 @@
+#pragma once
+// Plain configuration of a pod's interconnect, as the experiment loader fills
+// it from `pod:` (INTERFACE.md). validate() throws sim::ConfigError whose key
+// path names the offending field ("pod.shape"); the loader adds file:line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "interconnect/topology.h"
+
+namespace interconnect {
+
+// Cut-through: a packet's head moves on after the per-hop latency, so a
+// message pays the serialization once. Store-and-forward: every hop waits for
+// a whole packet before forwarding it.
+enum class Switching { cut_through, store_and_forward };
+
+// fluid: the fast model (one decision per message and per change in the set
+// of messages sharing a link). packet: every packet hop by hop, the reference
+// the fluid model is tested against; slow, for small runs.
+enum class NetworkModel { fluid, packet };
+
+Switching parse_switching(const std::string& name, const std::string& key_path);
+NetworkModel parse_network_model(const std::string& name, const std::string& key_path);
+const char* to_string(Switching s);
+const char* to_string(NetworkModel m);
+
+struct LinkConfig {
+  // Bytes/s per direction: tpu-specs.yaml generations.v4.ici.bw_per_link_one_way.
+  double bandwidth = 4.5e10;
+  // Seconds per hop: tpu-specs.yaml common.ici_hop_latency ("typically around 1us").
+  double latency = 1.0e-6;
+  // Assumption: the reference gives no ICI packet size. It sets the packet
+  // model's granularity, the store-and-forward delay and a reduction's tail.
+  std::uint64_t packet_bytes = 4096;
+  Switching switching = Switching::cut_through;
+};
+
+// The default cost of a reduction on the receiving chip (ReductionModel).
+struct ReductionConfig {
+  // Bytes of operand reduced per second by the vector unit. DERIVED: one
+  // (8,128) f32 vreg (4096 B) per cycle per TensorCore (tpu-specs.yaml
+  // common.vpu_shape) x 2 TensorCores (v4.tensorcores_per_chip) x 1.05e9 Hz
+  // (v4.clock_hz).
+  double vector_bytes_per_s = 8.6e12;
+  // tpu-specs.yaml generations.v4.hbm_bw (SB:tpus.md, 1.2e12 B/s).
+  double hbm_bytes_per_s = 1.2e12;
+  // HBM bytes per reduced byte: read the local operand, read the arrived
+  // operand, write the sum.
+  double hbm_bytes_per_reduced_byte = 3.0;
+  // true: the vector unit reduces packets as they land, so a reduction ends
+  // one packet after its data does when the unit keeps up. false: it starts
+  // once the whole message is in.
+  bool streaming = true;
+};
+
+// A named mesh axis over the pod. Mesh axes take the physical axes in order
+// (x, y, z), each mesh axis the consecutive physical axes whose sizes
+// multiply to its size.
+struct MeshAxis {
+  std::string name;
+  int size = 1;
+};
+
+struct PodNetworkConfig {
+  TopologyKind topology = TopologyKind::ring;
+  std::vector<int> shape;
+  std::vector<bool> wraparound;  // empty: every axis of 3 or more chips wraps
+  int chips = 0;                 // 0: the product of shape; else must equal it
+  LinkConfig link;
+  ReductionConfig reduction;
+  NetworkModel model = NetworkModel::fluid;
+  std::vector<MeshAxis> mesh;  // empty: one mesh axis per physical axis, named x, y, z
+
+  void validate() const;
+  Topology make_topology() const;  // validates first
+};
+
+}  // namespace interconnect

@@ -1,0 +1,182 @@
+#include "interconnect/topology.h"
+
+#include <cstdlib>
+
+#include "sim/error.h"
+
+namespace interconnect {
+
+namespace {
+[[noreturn]] void bad(const std::string& key, const std::string& what) {
+  throw sim::ConfigError({}, key, what);
+}
+
+std::string join_key(const std::string& prefix, const std::string& field) {
+  return prefix.empty() ? field : prefix + "." + field;
+}
+}  // namespace
+
+TopologyKind parse_topology_kind(const std::string& name, const std::string& key_path) {
+  if (name == "ring") return TopologyKind::ring;
+  if (name == "torus2d") return TopologyKind::torus2d;
+  if (name == "torus3d") return TopologyKind::torus3d;
+  bad(key_path, "unknown topology '" + name + "' (expected ring, torus2d or torus3d)");
+}
+
+const char* to_string(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::ring: return "ring";
+    case TopologyKind::torus2d: return "torus2d";
+    case TopologyKind::torus3d: return "torus3d";
+  }
+  return "?";
+}
+
+int axes_of(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::ring: return 1;
+    case TopologyKind::torus2d: return 2;
+    case TopologyKind::torus3d: return 3;
+  }
+  return 0;
+}
+
+const char* axis_name(int axis) {
+  static const char* const names[] = {"x", "y", "z"};
+  return axis >= 0 && axis < 3 ? names[axis] : "?";
+}
+
+void validate_topology(TopologyKind kind, const std::vector<int>& shape,
+                       const std::vector<bool>& wraparound, const std::string& key_prefix) {
+  const std::string shape_key = join_key(key_prefix, "shape");
+  const int axes = axes_of(kind);
+  if (static_cast<int>(shape.size()) != axes) {
+    bad(shape_key, std::string(to_string(kind)) + " needs " + std::to_string(axes) + " dimension" +
+                       (axes > 1 ? "s" : "") + ", got " + std::to_string(shape.size()));
+  }
+  long long chips = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 1) {
+      bad(shape_key, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) +
+                         "; every dimension must be >= 1");
+    }
+    chips *= shape[i];
+    if (chips > (1 << 22)) bad(shape_key, "more than 4194304 chips");
+  }
+  if (!wraparound.empty()) {
+    const std::string wrap_key = join_key(key_prefix, "wraparound");
+    if (wraparound.size() != shape.size()) {
+      bad(wrap_key, "has " + std::to_string(wraparound.size()) + " entries for " +
+                        std::to_string(shape.size()) + " dimensions");
+    }
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      // A wraparound link on an axis of 1 or 2 chips would join a chip to
+      // itself or duplicate the link that already joins the pair.
+      if (wraparound[i] && shape[i] < 3) {
+        bad(wrap_key, "axis " + std::string(axis_name(static_cast<int>(i))) + " has " +
+                          std::to_string(shape[i]) + " chip(s); wraparound needs at least 3");
+      }
+    }
+  }
+}
+
+Topology::Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound)
+    : kind_(kind), shape_(std::move(shape)), wrap_(std::move(wraparound)) {
+  if (wrap_.empty()) {
+    wrap_.assign(shape_.size(), true);
+    for (std::size_t i = 0; i < shape_.size(); ++i) wrap_[i] = shape_[i] >= 3;
+  }
+  validate_topology(kind_, shape_, wrap_, "pod");
+  chips_ = 1;
+  for (int s : shape_) {
+    stride_.push_back(chips_);
+    chips_ *= s;
+  }
+}
+
+std::vector<int> Topology::coords(int chip) const {
+  std::vector<int> c(shape_.size());
+  for (int a = 0; a < axes(); ++a) c[a] = coord(chip, a);
+  return c;
+}
+
+int Topology::chip_at(const std::vector<int>& c) const {
+  int id = 0;
+  for (int a = 0; a < axes(); ++a) id += c[a] * stride_[a];
+  return id;
+}
+
+std::string Topology::describe(int chip) const {
+  std::string s = "chip " + std::to_string(chip) + " (";
+  for (int a = 0; a < axes(); ++a) s += (a ? "," : "") + std::to_string(coord(chip, a));
+  return s + ")";
+}
+
+int Topology::neighbor(int chip, int axis, int dir) const {
+  const int c = coord(chip, axis);
+  int n = c + dir;
+  if (n < 0 || n >= shape_[axis]) {
+    if (!wrap_[axis]) return -1;
+    n = (n + shape_[axis]) % shape_[axis];
+  }
+  return chip + (n - c) * stride_[axis];
+}
+
+bool Topology::link_exists(int link) const {
+  const LinkEnds e = link_ends(link);
+  return e.to >= 0;
+}
+
+LinkEnds Topology::link_ends(int link) const {
+  LinkEnds e;
+  e.from = link / (2 * axes());
+  e.axis = (link / 2) % axes();
+  e.dir = (link % 2) ? -1 : +1;
+  e.to = neighbor(e.from, e.axis, e.dir);
+  return e;
+}
+
+int Topology::links() const {
+  int n = 0;
+  for (int l = 0; l < link_slots(); ++l) n += link_exists(l) ? 1 : 0;
+  return n;
+}
+
+int Topology::steps(int axis, int a, int b) const {
+  const int size = shape_[axis];
+  const int forward = ((b - a) % size + size) % size;
+  if (!wrap_[axis]) return b - a;
+  const int backward = size - forward;
+  if (forward == 0) return 0;
+  if (forward < backward) return forward;
+  if (backward < forward) return -backward;
+  return (a % 2 == 0) ? forward : -backward;
+}
+
+void Topology::route(int src, int dst, std::vector<int>& out) const {
+  out.clear();
+  int at = src;
+  for (int axis = 0; axis < axes(); ++axis) {
+    const int size = shape_[axis];
+    int c = coord(src, axis);
+    const int s = steps(axis, c, coord(dst, axis));
+    const int dir = s > 0 ? +1 : -1;
+    for (int i = 0, n = s > 0 ? s : -s; i < n; ++i) {
+      out.push_back(link_id(at, axis, dir));
+      // One step along the axis, wrapping at the ends.
+      int next = c + dir;
+      if (next == size) next = 0;
+      if (next < 0) next = size - 1;
+      at += (next - c) * stride_[axis];
+      c = next;
+    }
+  }
+}
+
+int Topology::hops(int src, int dst) const {
+  int h = 0;
+  for (int axis = 0; axis < axes(); ++axis) h += std::abs(steps(axis, coord(src, axis), coord(dst, axis)));
+  return h;
+}
+
+}  // namespace interconnect

@@ -1,0 +1,88 @@
+#pragma once
+// Chips on a ring or a 2D/3D torus: coordinates, neighbours, the link
+// directions between them and dimension-order routes.
+//
+// Chip ids are row-major with axis 0 (x) fastest: id = x + X*(y + Y*z).
+// An axis either wraps (torus) or not (mesh). Every neighbour pair is joined
+// by two link directions, each a server of its own (ARCHITECTURE.md, ICI).
+#include <array>
+#include <string>
+#include <vector>
+
+namespace interconnect {
+
+enum class TopologyKind { ring, torus2d, torus3d };
+
+// "ring" | "torus2d" | "torus3d"; throws sim::ConfigError at key_path otherwise.
+TopologyKind parse_topology_kind(const std::string& name, const std::string& key_path);
+const char* to_string(TopologyKind kind);
+int axes_of(TopologyKind kind);  // 1, 2, 3
+
+const char* axis_name(int axis);  // "x", "y", "z"
+
+// Checks a shape against its kind; key_prefix is prepended to field names in
+// messages ("pod" gives "pod.shape"). Throws sim::ConfigError.
+void validate_topology(TopologyKind kind, const std::vector<int>& shape,
+                       const std::vector<bool>& wraparound, const std::string& key_prefix);
+
+// The two ends of one link direction.
+struct LinkEnds {
+  int from = -1;
+  int to = -1;
+  int axis = 0;
+  int dir = +1;  // +1: towards higher coordinates
+};
+
+class Topology {
+ public:
+  // wraparound empty: every axis of 3 or more chips wraps. Validates
+  // (sim::ConfigError).
+  Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound);
+
+  TopologyKind kind() const { return kind_; }
+  int chips() const { return chips_; }
+  int axes() const { return static_cast<int>(shape_.size()); }
+  int size(int axis) const { return shape_[axis]; }
+  bool wraps(int axis) const { return wrap_[axis]; }
+  const std::vector<int>& shape() const { return shape_; }
+  const std::vector<bool>& wraparound() const { return wrap_; }
+
+  int coord(int chip, int axis) const { return (chip / stride_[axis]) % shape_[axis]; }
+  std::vector<int> coords(int chip) const;
+  int chip_at(const std::vector<int>& coords) const;
+  // "chip 5 (1,1,0)"
+  std::string describe(int chip) const;
+
+  // The chip one step along `axis` in direction `dir` (+1/-1), or -1 at a
+  // mesh edge.
+  int neighbor(int chip, int axis, int dir) const;
+
+  // Link directions are numbered (chip*axes + axis)*2 + (dir < 0). Ids whose
+  // neighbour is missing (mesh edges) exist in the numbering but carry no
+  // traffic; link_exists tells them apart.
+  int link_slots() const { return chips_ * axes() * 2; }
+  int link_id(int chip, int axis, int dir) const { return (chip * axes() + axis) * 2 + (dir < 0 ? 1 : 0); }
+  bool link_exists(int link) const;
+  LinkEnds link_ends(int link) const;
+  int links() const;  // existing link directions
+
+  // Dimension-order route, axis 0 first: on a wrapping axis the shorter way
+  // round; a tie (distance exactly half the ring) goes + from an even source
+  // coordinate and - from an odd one, so all-to-all traffic loads both
+  // directions equally. Fills `out` with link ids; src == dst gives none.
+  void route(int src, int dst, std::vector<int>& out) const;
+  int hops(int src, int dst) const;
+
+ private:
+  // Signed steps along one axis from coordinate a to b (its sign is the
+  // direction taken).
+  int steps(int axis, int a, int b) const;
+
+  TopologyKind kind_;
+  std::vector<int> shape_;
+  std::vector<bool> wrap_;
+  std::vector<int> stride_;
+  int chips_ = 0;
+};
+
+}  // namespace interconnect
