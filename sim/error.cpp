@@ -20,6 +20,6 @@ static std::string compose(const SourceLocation& where, const std::string& key_p
 
 ConfigError::ConfigError(const SourceLocation& where, const std::string& key_path,
                          const std::string& what)
-    : std::runtime_error(compose(where, key_path, what)), where_(where), key_path_(key_path) {}
+    : std::runtime_error(compose(where, key_path, what)), where_(where), key_path_(key_path), detail_(what) {}
 
 }  // namespace sim

@@ -21,10 +21,12 @@ class ConfigError : public std::runtime_error {
   ConfigError(const SourceLocation& where, const std::string& key_path, const std::string& what);
   const SourceLocation& where() const { return where_; }
   const std::string& key_path() const { return key_path_; }
+  const std::string& detail() const { return detail_; }  // the message without location and key path
 
  private:
   SourceLocation where_;
   std::string key_path_;
+  std::string detail_;
 };
 
 // The simulated system cannot do what was asked: does not fit in HBM,

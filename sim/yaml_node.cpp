@@ -186,6 +186,35 @@ void YamlNode::reject_unknown_keys(const std::vector<std::string>& known) const 
   }
 }
 
+ConfigError relocate(const YamlNode& root, const ConfigError& e) {
+  YamlNode at = root;
+  std::string path = e.key_path();
+  // Paths are from the document root; `root` may be a mapping inside it.
+  if (!root.path().empty() && path.rfind(root.path() + ".", 0) == 0) path = path.substr(root.path().size() + 1);
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t end = path.find_first_of(".[", start);
+    std::string key = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    YamlNode next = at[key];
+    if (!next.raw().IsDefined()) break;
+    at = next;
+    if (end == std::string::npos) break;
+    if (path[end] == '[') {
+      std::size_t close = path.find(']', end);
+      if (close == std::string::npos) break;
+      YamlNode item = at[static_cast<std::size_t>(std::stoul(path.substr(end + 1, close - end - 1)))];
+      if (!item.raw().IsDefined()) break;
+      at = item;
+      end = close + 1;
+      if (end < path.size() && path[end] == '.') ++end;
+      start = end;
+    } else {
+      start = end + 1;
+    }
+  }
+  return ConfigError(at.location(), e.key_path(), e.detail());
+}
+
 void YamlNode::apply_override(const std::string& assignment) {
   const SourceLocation here{"--set " + assignment, 0, 0};
   auto eq = assignment.find('=');

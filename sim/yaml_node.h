@@ -67,6 +67,23 @@ class YamlNode {
   std::shared_ptr<std::map<std::string, std::string>> overrides_;
 };
 
+// Runs `check` (a validation that knows key paths but not files) and
+// rethrows its ConfigError located at the node its key path names in `root`
+// (the deepest node of the path that exists).
+template <class F>
+void located(const YamlNode& root, F&& check);
+ConfigError relocate(const YamlNode& root, const ConfigError& e);
+
+template <class F>
+void located(const YamlNode& root, F&& check) {
+  try {
+    check();
+  } catch (const ConfigError& e) {
+    if (!e.where().file.empty()) throw;
+    throw relocate(root, e);
+  }
+}
+
 // "did you mean 'x'?" for a misspelt word, or "" when nothing is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 

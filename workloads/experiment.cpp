@@ -4,6 +4,9 @@
 #include <filesystem>
 
 #include "sim/error.h"
+#include "workloads/pod_runtime.h"
+
+#include <tuple>
 
 namespace workloads {
 
@@ -77,7 +80,25 @@ std::uint32_t positive_u32(const sim::YamlNode& n, std::uint32_t max) {
 
 PodSpec load_pod(const sim::YamlNode& node, hw::ChipConfig& chip) {
   PodSpec pod;
-  node.reject_unknown_keys({"topology", "shape", "wraparound", "link_bandwidth", "link_latency"});
+  node.reject_unknown_keys({"topology", "shape", "wraparound", "link_bandwidth", "link_latency", "packet_bytes",
+                            "switching", "network_model"});
+  if (node["packet_bytes"].present()) {
+    std::int64_t p = node["packet_bytes"].as_int();
+    if (p < 1 || p > (1 << 30)) node["packet_bytes"].fail("expected bytes between 1 and 2^30, got " + node["packet_bytes"].scalar());
+    pod.packet_bytes = static_cast<std::uint64_t>(p);
+  }
+  for (auto [key, field, choices] :
+       {std::tuple<const char*, std::string*, std::vector<std::string>>{"switching", &pod.switching,
+                                                                        {"cut_through", "store_and_forward"}},
+        {"network_model", &pod.network_model, {"fluid", "packet"}}}) {
+    if (!node[key].present()) continue;
+    *field = node[key].as_string();
+    if (std::find(choices.begin(), choices.end(), *field) == choices.end()) {
+      std::string hint = sim::did_you_mean(*field, choices);
+      node[key].fail("expected " + choices[0] + " or " + choices[1] + ", got '" + *field + "'" +
+                     (hint.empty() ? "" : " (" + hint + ")"));
+    }
+  }
   if (node["topology"].present()) {
     pod.topology = node["topology"].as_string();
     if (std::find(kTopologies.begin(), kTopologies.end(), pod.topology) == kTopologies.end()) {
@@ -174,6 +195,10 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
     static const char* names[] = {"x", "y", "z"};
     for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
   }
+
+  // The interconnect checks what it knows (topology, link values, that each
+  // mesh axis lands on whole physical axes); its messages name key paths.
+  sim::located(root, [&] { pod_network_config(exp).validate(); });
 
   if (root["fidelity"].present()) {
     exp.fidelity = root["fidelity"].as_string();

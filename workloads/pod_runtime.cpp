@@ -54,6 +54,63 @@ std::uint64_t overlap(const std::vector<Interval>& a, const std::vector<Interval
 
 double ps_to_s(std::uint64_t ps) { return double(ps) / sim::kPsPerSecond; }
 
+// Point-to-point messages (hw::SendOp, hw::RecvOp) between chips' engine
+// threads and the network: the calling thread sleeps until the network's
+// callback says its send left the chip or its message arrived. Tags live
+// above every collective's (those put the collective id, < kTagSpace, in
+// bits 48..63), so the two never match each other's messages.
+class PointToPoint : public interconnect::NetworkClient {
+ public:
+  static constexpr std::uint64_t kTagSpace = 0xFFFF;
+  explicit PointToPoint(interconnect::Network& net) : net_(net) {}
+
+  void send(int chip, const hw::SendOp& op) {
+    Waiter w;
+    interconnect::Message m;
+    m.src = chip;
+    m.dst = static_cast<int>(op.peer);
+    m.tag = tag(op.tag);
+    m.bytes = op.bytes;
+    net_.send(std::move(m), this, cookie(w));
+    w.wait();
+  }
+  void receive(int chip, const hw::RecvOp& op) {
+    Waiter w;
+    net_.receive(chip, static_cast<int>(op.peer), tag(op.tag), this, cookie(w));
+    w.wait();
+  }
+  void on_sent(std::uint64_t c) override { waiter(c).wake(); }
+  void on_received(std::uint64_t c, interconnect::Arrival&) override { waiter(c).wake(); }
+
+ private:
+  struct Waiter {
+    bool done = false;
+    sc_core::sc_event event;
+    void wake() {
+      done = true;
+      event.notify(sc_core::SC_ZERO_TIME);
+    }
+    void wait() {
+      if (!done) sc_core::wait(event);
+    }
+  };
+  static std::uint64_t tag(std::uint64_t t) {
+    if (t >> 48) throw std::logic_error("point-to-point tag above 2^48");
+    return kTagSpace << 48 | t;
+  }
+  // The waiter lives on the blocked thread's stack until its callback ran.
+  static std::uint64_t cookie(Waiter& w) { return reinterpret_cast<std::uintptr_t>(&w); }
+  static Waiter& waiter(std::uint64_t c) { return *reinterpret_cast<Waiter*>(static_cast<std::uintptr_t>(c)); }
+
+  interconnect::Network& net_;
+};
+
+// A receive occupies no link of its chip: its duration is waiting, so it
+// does not count as communication time.
+bool is_communication(const hw::Op& op) {
+  return op.engine.kind == hw::EngineKind::ici && !std::holds_alternative<hw::RecvOp>(op.payload);
+}
+
 }  // namespace
 
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
@@ -63,6 +120,9 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   cfg.wraparound = exp.pod.wraparound;
   cfg.link.bandwidth = exp.chip.ici.link_bandwidth;
   cfg.link.latency = exp.chip.ici.link_latency;
+  cfg.link.packet_bytes = exp.pod.packet_bytes;
+  cfg.link.switching = interconnect::parse_switching(exp.pod.switching, "pod.switching");
+  cfg.model = interconnect::parse_network_model(exp.pod.network_model, "pod.network_model");
   // A reduction stores one (8,128) f32 vreg (4096 B) per cycle per
   // TensorCore (tpu-specs.yaml v5p.vmem_load_store: 1 store per cycle;
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
@@ -80,6 +140,8 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   const int n = topology.chips();
   if (static_cast<int>(pp.chips.size()) != n) throw std::logic_error("one program per chip expected");
 
+  if (pp.collectives.size() >= PointToPoint::kTagSpace)
+    throw std::logic_error("too many collectives for the message tag space");
   std::vector<interconnect::CollectivePlan> plans;
   for (const auto& spec : pp.collectives) {
     spec.validate(cfg);
@@ -93,6 +155,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   for (std::size_t i = 0; i < plans.size(); ++i)
     colls.push_back(std::make_unique<interconnect::Collective>(*net, reduction, plans[i], false, static_cast<int>(i)));
   std::vector<std::uint64_t> first_join(colls.size(), UINT64_MAX);
+  PointToPoint p2p(*net);
 
   const hw::Fidelity fidelity = exp.fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
   std::vector<std::unique_ptr<hw::Chip>> chips;
@@ -100,7 +163,15 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   for (int c = 0; c < n; ++c) {
     chips.push_back(std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), exp.chip, fidelity));
     hw::Chip* chip = chips.back().get();
-    auto exec = [chip, c, &colls, &first_join](const hw::Op& op) {
+    auto exec = [chip, c, &colls, &first_join, &p2p](const hw::Op& op) {
+      if (const auto* send = std::get_if<hw::SendOp>(&op.payload)) {
+        p2p.send(c, *send);
+        return;
+      }
+      if (const auto* recv = std::get_if<hw::RecvOp>(&op.payload)) {
+        p2p.receive(c, *recv);
+        return;
+      }
       const auto* comm = std::get_if<hw::CommOp>(&op.payload);
       if (!comm) {
         chip->execute(op);
@@ -152,7 +223,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
     for (std::size_t i = 0; i < timings.size(); ++i) {
       const auto kind = pp.chips[c].ops[i].engine.kind;
       const Interval iv{timings[i].start_ps, timings[i].end_ps};
-      if (kind == hw::EngineKind::ici) comm.push_back(iv);
+      if (is_communication(pp.chips[c].ops[i])) comm.push_back(iv);
       if (kind == hw::EngineKind::mxu || kind == hw::EngineKind::vector) compute.push_back(iv);
     }
     compute = merge(compute);

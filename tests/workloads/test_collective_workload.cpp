@@ -1,0 +1,53 @@
+// `kind: collective` from YAML to report.json: the numbers the interconnect
+// computes reach the report under INTERFACE.md's names, and the ring
+// formula (formulas.md s.1) holds end to end.
+#include <catch2/catch.hpp>
+
+#include "workloads/experiment.h"
+
+namespace {
+nlohmann::json run(const std::string& file, std::vector<std::string> sets = {}) {
+  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/" + file, sets);
+  return exp.workload->run(exp, {}).report;
+}
+}  // namespace
+
+TEST_CASE("collective experiment: ring all-gather time, algbw and busbw", "[workloads][collective]") {
+  auto r = run("allgather-ring-v5e-16.yaml");
+  REQUIRE(r["collectives"].size() == 1);
+  const auto& c = r["collectives"][0];
+  const double n = 16, bytes = 67108864, w = 4.5e10, hop = 1e-6;  // tpu-v5e.yaml ICI link
+  // Unidirectional ring all-gather: (n-1) steps of bytes/n, one hop each.
+  const double expected = (n - 1) * (bytes / n / w + hop);
+  CHECK(c["time_s"].get<double>() == Approx(expected).epsilon(0.02));
+  CHECK(c["algbw_bytes_per_s"].get<double>() == Approx(bytes / c["time_s"].get<double>()));
+  CHECK(c["busbw_bytes_per_s"].get<double>() == Approx(c["algbw_bytes_per_s"].get<double>() * (n - 1) / n));
+  CHECK(r["result"]["step_time_s"] == c["time_s"]);
+  CHECK(r["per_chip"].size() == 16);
+  CHECK(r["links"].size() == 32);
+  // Each chip sends n-1 shards.
+  CHECK(r["per_chip"][3]["ici_bytes_out"].get<double>() == (n - 1) * bytes / n);
+}
+
+TEST_CASE("collective experiment: bidirectional ring halves the time", "[workloads][collective]") {
+  const double uni = run("allgather-ring-v5e-16.yaml")["result"]["step_time_s"];
+  const double bidi = run("allgather-ring-v5e-16.yaml", {"workload.algorithm=bidirectional_ring"})["result"]["step_time_s"];
+  CHECK(bidi / uni == Approx(0.5).epsilon(0.05));
+}
+
+TEST_CASE("collective experiment: functional mode checks every chip's buffer", "[workloads][collective]") {
+  auto r = run("allreduce-v4-4x4x4.yaml", {"functional=true", "workload.bytes=98304"});
+  CHECK(r["result"]["functional"]["matches_reference"] == true);
+}
+
+TEST_CASE("collective experiment: bad input is located", "[workloads][collective][bad-input]") {
+  CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.bytes=1000"}),
+                    Catch::StartsWith("--set workload.bytes=1000: workload.bytes:"));
+  CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.algorithm=tree"}),
+                    Catch::Contains("allgather-ring-v5e-16.yaml") || Catch::Contains("--set workload.algorithm=tree"));
+  CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.axes=[q]"}), Catch::Contains("unknown mesh axis 'q'"));
+  CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"pod.link_bandwidth=0"}),
+                    Catch::Contains("pod.link_bandwidth: must be > 0"));
+  CHECK_THROWS_WITH(run("allreduce-v4-4x4x4.yaml", {"mesh={data: 3}"}),
+                    Catch::Contains("mesh axes multiply to 3 chips but the pod has 64"));
+}
