@@ -7,6 +7,7 @@
 #include "hw/sequencer.h"
 #include "sim/error.h"
 #include "sim/host.h"
+#include "sim/log.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
 #include "workloads/program_trace.h"
@@ -134,6 +135,9 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     data = {a.data(), b.data(), y.data()};
   }
   MatmulPlan plan = plan_matmul(chip, spec.m, spec.k, spec.n, blocking, data);
+  spdlog::debug("matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
+                spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers,
+                blocking.accumulators, plan.program.ops.size(), plan.traffic.total());
   if (plan.hbm_footprint > chip.hbm.capacity_bytes)
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(double(plan.hbm_footprint), "B") + " of HBM but " +
                           chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));

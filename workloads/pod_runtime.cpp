@@ -12,6 +12,7 @@
 #include "interconnect/reduction.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
+#include "sim/log.h"
 #include "sim/trace.h"
 #include "workloads/program_trace.h"
 
@@ -191,7 +192,11 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
     seqs.push_back(std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), pp.chips[c], exec));
   }
 
+  std::size_t ops = 0;
+  for (const auto& p : pp.chips) ops += p.ops.size();
+  spdlog::debug("pod: {} chips, {} ops, {} collectives; simulating", n, ops, pp.collectives.size());
   sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
+  spdlog::debug("pod: simulation stopped at {} s of simulated time", sc_core::sc_time_stamp().to_seconds());
   for (const auto& s : seqs) s->rethrow_failure();
   std::vector<std::string> stuck;
   for (int c = 0; c < n && stuck.size() < 12; ++c) {
