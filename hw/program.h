@@ -19,7 +19,7 @@ const char* engine_kind_name(EngineKind k);
 
 struct EngineRef {
   EngineKind kind = EngineKind::mxu;
-  std::uint32_t index = 0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: 0
+  std::uint32_t index = 0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: queue (0 unless a program uses several)
   bool operator==(const EngineRef& o) const { return kind == o.kind && index == o.index; }
 };
 
@@ -59,7 +59,24 @@ struct CustomOp {
   std::function<void()> run;
 };
 
-using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, CustomOp>;
+// A point-to-point message over the pod's network (pipeline activations and
+// gradients), run on an ICI engine. The receiver matches it by (sender, tag);
+// tags are the program's own, below 2^48, and unique per sender and receiver
+// among messages in flight. A send is done when its last byte has left the
+// chip (the network holds a message until its receive is posted); a receive
+// when the whole message has arrived, so its duration is time spent waiting.
+struct SendOp {
+  std::uint32_t peer = 0;  // destination chip
+  std::uint64_t tag = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct RecvOp {
+  std::uint32_t peer = 0;  // source chip
+  std::uint64_t tag = 0;
+};
+
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, CustomOp, SendOp, RecvOp>;
 
 struct Op {
   std::string name;       // shown in traces

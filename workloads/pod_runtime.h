@@ -1,8 +1,8 @@
 #pragma once
 // A pod in one simulation: N chips, the ICI network between them, and one
 // sequencer per chip running that chip's program. Communication ops (CommOp)
-// join pod-wide collectives on the network; everything else runs on the
-// chip's engines. Overlap of communication and compute is whatever the
+// join pod-wide collectives on the network, SendOp/RecvOp move point-to-point
+// messages over it; everything else runs on the chip's engines. Overlap of communication and compute is whatever the
 // programs' dependencies allow, measured from the ops' timings.
 #include <memory>
 #include <string>
@@ -33,7 +33,7 @@ struct ChipTiming {
   std::vector<hw::OpTiming> ops;
   double end_s = 0;
   double mxu_busy_s = 0, vector_busy_s = 0, dma_busy_s = 0;  // mean per engine instance
-  double ici_busy_s = 0;      // union of this chip's communication ops
+  double ici_busy_s = 0;      // union of this chip's communication ops (collectives, sends; receives only wait)
   double compute_busy_s = 0;  // union of its MXU and vector ops
   double comm_hidden_s = 0;   // communication time under compute
   std::uint64_t hbm_bytes = 0, ici_bytes_out = 0, ici_bytes_in = 0;
