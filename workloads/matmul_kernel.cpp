@@ -157,12 +157,12 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
         mm.n = s.by_columns ? len : cols;
         const std::uint64_t row0 = r0 + (s.by_columns ? 0 : lo), col0 = c0 + (s.by_columns ? lo : 0);
         if (data.a) {
-          mm.a = data.a + row0 * k + k0;
-          mm.lda = k;
-          mm.b = data.b + k0 * n + col0;
-          mm.ldb = n;
-          mm.y = data.y + row0 * n + col0;
-          mm.ldy = n;
+          mm.lda = data.lda ? data.lda : k;
+          mm.ldb = data.ldb ? data.ldb : n;
+          mm.ldy = data.ldy ? data.ldy : n;
+          mm.a = data.a + row0 * mm.lda + k0;
+          mm.b = data.b + k0 * mm.ldb + col0;
+          mm.y = data.y + row0 * mm.ldy + col0;
         }
         hw::Op op{"matmul " + tag, {hw::EngineKind::mxu, core * chip.mxus_per_core + u}, mm, deps,
                   2.0 * double(mm.m) * double(mm.k) * double(mm.n)};

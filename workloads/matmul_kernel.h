@@ -38,6 +38,7 @@ struct MatmulData {
   const hw::bf16* a = nullptr;
   const hw::bf16* b = nullptr;
   float* y = nullptr;
+  std::uint64_t lda = 0, ldb = 0, ldy = 0;  // row strides; 0 = dense (k, n, n)
 };
 
 struct MatmulPlan {

@@ -144,7 +144,9 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   if (pp.collectives.size() >= PointToPoint::kTagSpace)
     throw std::logic_error("too many collectives for the message tag space");
   std::vector<interconnect::CollectivePlan> plans;
-  for (const auto& spec : pp.collectives) {
+  for (std::size_t i = 0; i < pp.collectives.size(); ++i) {
+    interconnect::CollectiveSpec spec = pp.collectives[i];
+    spec.functional = i < pp.collective_data.size();
     spec.validate(cfg);
     plans.push_back(interconnect::plan_collective(topology, mesh, cfg.link, spec));
   }
@@ -154,7 +156,8 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   interconnect::VectorUnitReduction reduction(n, cfg.reduction, cfg.link.packet_bytes);
   std::vector<std::unique_ptr<interconnect::Collective>> colls;
   for (std::size_t i = 0; i < plans.size(); ++i)
-    colls.push_back(std::make_unique<interconnect::Collective>(*net, reduction, plans[i], false, static_cast<int>(i)));
+    colls.push_back(std::make_unique<interconnect::Collective>(*net, reduction, plans[i],
+                                                               i < pp.collective_data.size(), static_cast<int>(i)));
   std::vector<std::uint64_t> first_join(colls.size(), UINT64_MAX);
   PointToPoint p2p(*net);
 
@@ -164,7 +167,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   for (int c = 0; c < n; ++c) {
     chips.push_back(std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), exp.chip, fidelity));
     hw::Chip* chip = chips.back().get();
-    auto exec = [chip, c, &colls, &first_join, &p2p](const hw::Op& op) {
+    auto exec = [chip, c, &colls, &first_join, &p2p, &pp](const hw::Op& op) {
       if (const auto* send = std::get_if<hw::SendOp>(&op.payload)) {
         p2p.send(c, *send);
         return;
@@ -181,6 +184,9 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
       auto& coll = *colls.at(comm->collective);
       first_join[comm->collective] =
           std::min<std::uint64_t>(first_join[comm->collective], sc_core::sc_time_stamp().value());
+      const CollectiveData* data =
+          comm->collective < pp.collective_data.size() ? &pp.collective_data[comm->collective] : nullptr;
+      if (data) coll.set_input(c, data->input(c));
       bool done = false;
       sc_core::sc_event finished;
       coll.join(c, [&done, &finished] {
@@ -188,6 +194,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
         finished.notify(sc_core::SC_ZERO_TIME);
       });
       if (!done) sc_core::wait(finished);
+      if (data) data->output(c, coll.output(c));
     };
     seqs.push_back(std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), pp.chips[c], exec));
   }

@@ -4,6 +4,7 @@
 // join pod-wide collectives on the network, SendOp/RecvOp move point-to-point
 // messages over it; everything else runs on the chip's engines. Overlap of communication and compute is whatever the
 // programs' dependencies allow, measured from the ops' timings.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,10 +16,19 @@
 
 namespace workloads {
 
+// Functional runs: where a collective's values come from on each chip
+// (read when the chip joins) and where its result goes (when it is done).
+struct CollectiveData {
+  std::function<std::vector<double>(int chip)> input;
+  std::function<void(int chip, const std::vector<double>& output)> output;
+};
+
 struct PodProgram {
   std::vector<hw::Program> chips;                         // one per chip
   std::vector<interconnect::CollectiveSpec> collectives;  // referenced by CommOp index
   std::vector<std::string> collective_names;              // for reports and traces
+  std::vector<CollectiveData> collective_data;            // functional runs: one per collective
+  std::shared_ptr<void> buffers;                          // what functional ops point into
 };
 
 struct CollectiveTiming {

@@ -1,12 +1,14 @@
 #include "workloads/sharded_matmul_workload.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/host.h"
 #include "sim/output.h"
 #include "workloads/matmul_kernel.h"
 #include "workloads/program_append.h"
 #include "workloads/report.h"
+#include "workloads/sharded_matmul_data.h"
 
 namespace workloads {
 
@@ -37,11 +39,12 @@ interconnect::CollectiveOp collective_op(const std::string& op) {
 // Adds a communication op that every chip joins; returns its op index.
 std::uint32_t add_comm(PodProgram& pp, hw::Program& prog, bool first_chip, std::uint32_t& next_collective,
                        interconnect::CollectiveSpec spec, const std::string& name,
-                       std::vector<std::uint32_t> deps) {
+                       std::vector<std::uint32_t> deps, const CollectiveData* data) {
   const std::uint32_t index = next_collective++;
   if (first_chip) {
     pp.collectives.push_back(std::move(spec));
     pp.collective_names.push_back(name);
+    if (data) pp.collective_data.push_back(*data);
   }
   hw::Op op{name, {hw::EngineKind::ici, 0}, hw::CommOp{index}, std::move(deps), 0};
   return prog.add(std::move(op));
@@ -62,22 +65,29 @@ std::string step_name(const ShardingStep& s) {
 
 }  // namespace
 
-PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec) {
+PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec,
+                                        ShardedMatmulData* data) {
   const ShardedMatmulPlan& plan = spec.plan;
   const hw::ChipConfig& chip = exp.chip;
   PodProgram pp;
   const bool split_gather = spec.collective_matmul && plan.before.size() == 1;
+  auto hook = [&](CollectiveData d) { return data ? std::optional<CollectiveData>(std::move(d)) : std::nullopt; };
   for (std::uint32_t c = 0; c < exp.pod.chips(); ++c) {
     hw::Program prog;
     std::uint32_t next_collective = 0;
     const bool first = c == 0;
+    const int chip_id = static_cast<int>(c);
     std::vector<std::uint32_t> stores;
     if (!split_gather) {
       std::vector<std::uint32_t> gathers;
-      for (const auto& step : plan.before)
-        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(step), step_name(step), {}));
+      for (std::size_t i = 0; i < plan.before.size(); ++i) {
+        auto d = data ? hook(data->before(i)) : std::nullopt;
+        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(plan.before[i]),
+                                   step_name(plan.before[i]), {}, d ? &*d : nullptr));
+      }
       auto mm = plan_matmul(chip, plan.local_m, plan.local_k, plan.local_n,
-                            choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n));
+                            choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n),
+                            data ? data->local(chip_id) : MatmulData{});
       stores = append_program(prog, mm.program, gathers, "");
     } else {
       // Collective matmul: the gathered operand arrives one shard per step
@@ -88,7 +98,7 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
       const bool a_side = g.tensor == "A";
       std::uint64_t& split = a_side ? (g.dim == 0 ? m : k) : (g.dim == 0 ? k : n);
       split /= parts;
-      auto mm = plan_matmul(chip, m, k, n, choose_blocking(chip, m, k, n));
+      const MatmulBlocking blocking = choose_blocking(chip, m, k, n);
       std::uint32_t prev_permute = UINT32_MAX;
       for (std::uint64_t j = 0; j < parts; ++j) {
         std::vector<std::uint32_t> after;
@@ -100,17 +110,21 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
           p.bytes = g.bytes / parts;
           p.element_bytes = 2;
           p.axes = g.axes;
+          auto d = data ? hook(data->permute(j)) : std::nullopt;
           prev_permute = add_comm(pp, prog, first, next_collective, p,
                                   "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes),
-                                  after);
+                                  after, d ? &*d : nullptr);
         }
+        auto mm = plan_matmul(chip, m, k, n, blocking, data ? data->split_step(chip_id, j) : MatmulData{});
         auto s = append_program(prog, mm.program, after, " s" + std::to_string(j));
         stores.insert(stores.end(), s.begin(), s.end());
       }
     }
     std::vector<std::uint32_t> last = stores;
-    for (const auto& step : plan.after) {
-      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(step), step_name(step), last);
+    for (std::size_t i = 0; i < plan.after.size(); ++i) {
+      auto d = data ? hook(data->after(i)) : std::nullopt;
+      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i]),
+                                  step_name(plan.after[i]), last, d ? &*d : nullptr);
       last = {op};
     }
     pp.chips.push_back(std::move(prog));
@@ -119,7 +133,7 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
 }
 
 std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
-  node.reject_unknown_keys({"kind", "m", "k", "n", "a_spec", "b_spec", "out_spec", "collective_matmul"});
+  node.reject_unknown_keys({"kind", "m", "k", "n", "a_spec", "b_spec", "out_spec", "collective_matmul", "seed"});
   ShardedMatmulSpec spec;
   auto dim = [&](const char* key) {
     sim::YamlNode v = node[key];
@@ -133,18 +147,26 @@ std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node
   spec.b = parse_partition_spec(node["b_spec"], 2, exp.mesh, "B");
   spec.out = parse_partition_spec(node["out_spec"], 2, exp.mesh, "C");
   if (node["collective_matmul"].present()) spec.collective_matmul = node["collective_matmul"].as_bool();
+  if (node["seed"].present()) spec.seed = node["seed"].as_uint();
   spec.plan = plan_sharded_matmul(spec.shape, spec.a, spec.b, spec.out, exp.mesh, node);
   if (spec.collective_matmul && spec.plan.before.size() != 1)
     node["collective_matmul"].fail("collective matmul splits exactly one all-gather; this sharding needs " +
                                    std::to_string(spec.plan.before.size()) + " (" + spec.plan.summary + ")");
-  if (exp.functional) node.fail("functional mode is not available for sharded_matmul yet");
+  if (exp.functional) {
+    if (double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n) > 2e9)
+      node.fail("functional mode checks every value against a host GEMM; keep m*k*n <= 2e9");
+    ShardedMatmulData probe(exp, spec, spec.seed, node);  // rejects plans it cannot follow, with a location
+  }
   return std::make_unique<ShardedMatmulWorkload>(std::move(spec));
 }
 
 RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spec, const RunOptions& opts) {
   sim::WallTimer wall;
   const hw::ChipConfig& chip = exp.chip;
-  PodProgram pp = build_sharded_matmul_program(exp, spec);
+  std::shared_ptr<ShardedMatmulData> data;
+  if (exp.functional) data = std::make_shared<ShardedMatmulData>(exp, spec, spec.seed, sim::YamlNode::load_string("{}", exp.config_path));
+  PodProgram pp = build_sharded_matmul_program(exp, spec, data.get());
+  pp.buffers = data;
   PodRunResult run = run_pod(exp, pp, opts.trace);
   const ShardedMatmulPlan& plan = spec.plan;
   const double chips = exp.pod.chips();
@@ -212,7 +234,12 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
                    {"grads_bytes", 0},
                    {"optimizer_bytes", 0},
                    {"activations_bytes", 0}};
-  res["functional"] = nullptr;
+  if (data) {
+    const auto check = data->check();
+    res["functional"] = {{"matches_reference", check.matches}, {"max_abs_error", check.max_abs_error}};
+  } else {
+    res["functional"] = nullptr;
+  }
   res["sharding"] = {{"a_spec", spec.a.str()},
                      {"b_spec", spec.b.str()},
                      {"out_spec", spec.out.str()},

@@ -17,13 +17,18 @@ struct ShardedMatmulSpec {
   ShardedMatmulShape shape;
   PartitionSpec a, b, out;
   bool collective_matmul = false;
+  std::uint64_t seed = 1;  // operands of functional runs
   ShardedMatmulPlan plan;
 };
+
+class ShardedMatmulData;
 
 std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp);
 
 // The per-chip programs (exposed for tests).
-PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec);
+// With `data`, ops carry real operands and collectives move real values.
+PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec,
+                                        ShardedMatmulData* data = nullptr);
 
 RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spec, const RunOptions& opts);
 

@@ -2,6 +2,9 @@
 // local matmul plus the ring formulas of the collectives (formulas.md s.1-2).
 #include <catch2/catch.hpp>
 
+#include <array>
+
+#include "sim/error.h"
 #include "workloads/experiment.h"
 
 namespace {
@@ -104,4 +107,40 @@ TEST_CASE("bad shardings exit with located messages", "[workloads][sharded][bad-
   CHECK_THROWS_WITH(load({"workload.a_spec=[data, null]"}), Catch::Contains("unknown mesh axis 'data'"));
   CHECK_THROWS_WITH(load({"workload.b_spec=[y, y]"}), Catch::Contains("used twice in the spec of B"));
   CHECK_THROWS_WITH(load({"mesh={x: 4, y: 3}"}), Catch::Contains("mesh axes multiply to 12 chips but the pod has 16"));
+}
+
+TEST_CASE("functional sharded matmul: every chip's C shard equals the host GEMM", "[workloads][sharded][functional]") {
+  // (a_spec, b_spec, out_spec): the four textbook cases, a reduce-scatter,
+  // an output gather and a two-axis dimension.
+  const std::vector<std::array<const char*, 3>> cases = {
+      {"[x, null]", "[null, y]", "[x, y]"},    {"[x, y]", "[null, null]", "[x, null]"},
+      {"[null, x]", "[x, null]", "[null, null]"}, {"[null, x]", "[x, null]", "[null, x]"},
+      {"[x, null]", "[null, x]", "[x, null]"},  {"[y, x]", "[x, null]", "[null, null]"},
+      {"[[x, y], null]", "[null, null]", "[null, null]"}};
+  for (const auto& c : cases)
+    for (const char* cm : {"false", "true"}) {
+      std::vector<std::string> sets = {"functional=true", "workload.m=64", "workload.k=128", "workload.n=64",
+                                       std::string("workload.a_spec=") + c[0], std::string("workload.b_spec=") + c[1],
+                                       std::string("workload.out_spec=") + c[2],
+                                       std::string("workload.collective_matmul=") + cm};
+      nlohmann::json r;
+      try {
+        r = run(sets);
+      } catch (const sim::ConfigError& e) {
+        // collective matmul needs exactly one gather; the rest must run
+        REQUIRE(std::string(cm) == "true");
+        CHECK(std::string(e.what()).find("collective matmul splits exactly one all-gather") != std::string::npos);
+        continue;
+      }
+      INFO(c[0] << " " << c[1] << " -> " << c[2] << " collective_matmul " << cm);
+      REQUIRE(r["result"]["functional"].is_object());
+      CHECK(r["result"]["functional"]["matches_reference"] == true);
+    }
+}
+
+TEST_CASE("functional sharded matmul with the PE engine on every MXU", "[workloads][sharded][functional]") {
+  auto r = run({"functional=true", "fidelity=pe", "workload.m=32", "workload.k=64", "workload.n=32",
+                "workload.a_spec=[x, y]", "workload.b_spec=[null, null]", "workload.out_spec=[x, null]",
+                "workload.collective_matmul=true"});
+  CHECK(r["result"]["functional"]["matches_reference"] == true);
 }
