@@ -7,6 +7,7 @@
 #include "sim/output.h"
 #include "workloads/matmul_kernel.h"
 #include "workloads/program_append.h"
+#include "workloads/pod_report.h"
 #include "workloads/report.h"
 #include "workloads/sharded_matmul_data.h"
 
@@ -170,62 +171,15 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   PodRunResult run = run_pod(exp, pp, opts.trace);
   const ShardedMatmulPlan& plan = spec.plan;
   const double chips = exp.pod.chips();
-  const double step = run.step_time_s;
   const double flops = 2.0 * double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n);
   const double peak = chip.peak_flops_per_s() * chips;
-
-  double hbm = 0, ici = 0, comm = 0, hidden = 0, compute = 0, mxu_frac = 0, hbm_frac = 0, ici_frac = 0;
-  nlohmann::json per_chip = nlohmann::json::array();
-  for (std::size_t c = 0; c < run.chips.size(); ++c) {
-    const ChipTiming& t = run.chips[c];
-    hbm += double(t.hbm_bytes);
-    ici += double(t.ici_bytes_out);
-    comm += t.ici_busy_s;
-    hidden += t.comm_hidden_s;
-    compute += t.compute_busy_s;
-    if (step > 0) {
-      mxu_frac = std::max(mxu_frac, t.mxu_busy_max_s / step);
-      hbm_frac = std::max(hbm_frac, double(t.hbm_bytes) / (chip.hbm.bandwidth_bytes_per_s * step));
-      ici_frac = std::max(ici_frac, (t.ici_busy_s - t.comm_hidden_s) / step);
-    }
-    std::vector<int> coords;
-    std::uint32_t rest = static_cast<std::uint32_t>(c);
-    for (auto s : exp.pod.shape) {
-      coords.push_back(static_cast<int>(rest % s));
-      rest /= s;
-    }
-    per_chip.push_back({{"chip", c},
-                        {"coords", coords},
-                        {"busy", {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s},
-                                  {"ici_s", t.ici_busy_s}}},
-                        {"compute_s", t.compute_busy_s},
-                        {"exposed_communication_s", t.ici_busy_s - t.comm_hidden_s},
-                        {"hbm_bytes", t.hbm_bytes},
-                        {"ici_bytes_out", t.ici_bytes_out},
-                        {"ici_bytes_in", t.ici_bytes_in},
-                        {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}});
-  }
-  comm /= chips;
-  hidden /= chips;
-  compute /= chips;
+  const PodSummary sum = summarize(exp, run);
+  const double step = sum.step_s, comm = sum.comm_s, hidden = sum.hidden_s, compute = sum.compute_s;
+  nlohmann::json per_chip = pod_per_chip(exp, run);
+  for (auto& pc : per_chip) pc["local_shapes"] = {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}};
 
   nlohmann::json r = report_header(exp);
-  nlohmann::json res;
-  res["step_time_s"] = step;
-  res["cycles"] = std::round(step * chip.clock);
-  res["clock_hz"] = chip.clock;
-  res["flops"] = flops;
-  res["hbm_bytes"] = hbm;
-  res["ici_bytes"] = ici;
-  res["arithmetic_intensity"] = hbm > 0 ? flops / hbm : 0;
-  res["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
-  res["mfu"] = step > 0 ? flops / step / peak : 0;
-  res["mxu_utilization"] = res["mfu"];
-  res["roofline"] = roofline_section(chip, flops / chips, hbm / chips, mxu_frac, hbm_frac, ici_frac);
-  res["communication"] = {{"collective_time_s", comm},
-                          {"exposed_time_s", comm - hidden},
-                          {"overlap_fraction", comm > 0 ? nlohmann::json(hidden / comm) : nlohmann::json(nullptr)},
-                          {"compute_time_s", compute}};
+  nlohmann::json res = pod_result(exp, sum, flops);
   res["pipeline"] = nullptr;
   res["memory"] = {{"per_chip_bytes", 2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] +
                                            plan.c_shard[0] * plan.c_shard[1])},
@@ -248,23 +202,7 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
                      {"local_matmul", {plan.local_m, plan.local_k, plan.local_n}},
                      {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}};
   r["result"] = res;
-  nlohmann::json colls = nlohmann::json::array();
-  for (const auto& c : run.collectives) {
-    const double t = c.time_s();
-    colls.push_back({{"name", c.name},
-                     {"op", c.op},
-                     {"algorithm", c.algorithm},
-                     {"participants", c.participants},
-                     {"bytes", c.bytes},
-                     {"start_s", c.start_s},
-                     {"time_s", t},
-                     {"algbw_bytes_per_s", t > 0 ? double(c.bytes) / t : 0.0},
-                     {"busbw_bytes_per_s",
-                      t > 0 ? double(c.bytes) / t *
-                                  interconnect::bus_bandwidth_factor(collective_op(c.op), c.participants)
-                            : 0.0}});
-  }
-  r["collectives"] = colls;
+  r["collectives"] = pod_collectives(run);
   r["per_chip"] = per_chip;
   r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
   r["simulator"]["network_events"] = run.network_events;

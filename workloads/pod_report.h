@@ -1,0 +1,40 @@
+#pragma once
+// report.json sections every pod workload shares, computed from a
+// PodRunResult: the step's totals and roofline, communication overlap,
+// the collectives, and per-chip busy times.
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "workloads/experiment.h"
+#include "workloads/pod_runtime.h"
+
+namespace workloads {
+
+// Means over chips (communication, compute) and busiest-chip fractions.
+struct PodSummary {
+  double step_s = 0;
+  double hbm_bytes = 0, ici_bytes = 0;    // all chips
+  double comm_s = 0, hidden_s = 0, compute_s = 0;  // per chip, mean
+  double mxu_fraction = 0, hbm_fraction = 0, ici_fraction = 0;  // busiest chip / step
+  double exposed_s() const { return comm_s - hidden_s; }
+  double overlap_fraction() const { return comm_s > 0 ? hidden_s / comm_s : 0.0; }
+};
+
+PodSummary summarize(const Experiment& exp, const PodRunResult& run);
+
+// result: step_time_s, cycles, clock_hz, flops, hbm_bytes, ici_bytes,
+// arithmetic_intensity, achieved_flops_per_s, mfu, mxu_utilization,
+// roofline, communication. `flops` counts the useful work of the whole pod.
+nlohmann::json pod_result(const Experiment& exp, const PodSummary& s, double flops);
+
+nlohmann::json pod_collectives(const PodRunResult& run);
+
+// per_chip: chip, coords, busy {mxu_s, vector_s, dma_s, ici_s}, compute_s,
+// exposed_communication_s, hbm_bytes, ici_bytes_out, ici_bytes_in.
+nlohmann::json pod_per_chip(const Experiment& exp, const PodRunResult& run);
+
+// Coordinates of a chip on the pod's axes (x fastest).
+std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip);
+
+}  // namespace workloads
