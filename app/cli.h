@@ -2,12 +2,14 @@
 // The `tpusim` subcommands. Each takes the arguments after its name and
 // returns the process exit status (INTERFACE.md: 0 ok, 1 internal error,
 // 2 bad input, 3 the simulated system fails).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace app {
 
 int cmd_run(const std::vector<std::string>& args);
+int cmd_sweep(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 

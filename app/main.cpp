@@ -20,9 +20,16 @@ const char* kUsage =
     "commands:\n"
     "  run EXPERIMENT.yaml [--out DIR] [--set KEY.PATH=VALUE]... [--trace] [--vcd]\n"
     "                          simulate an experiment; writes DIR/report.json\n"
+    "  sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--dry-run] [--no-plot]\n"
+    "                          run an experiment at many points (chips, batch, ...) as\n"
+    "                          parallel processes (or under mpirun); writes sweep.csv,\n"
+    "                          summary.json (speedup, Amdahl fit) and speedup.png\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe] [--json]\n"
     "                          one MXU op, cycle count and utilization\n"
+    "  explain mxu --walk [--play SECONDS | --no-pager] [--vcd FILE.vcd] --rows 4 --cols 4 ...\n"
+    "                          the systolic array cycle by cycle (pe fidelity, up to 16x16);\n"
+    "                          --vcd writes every PE's signals for GTKWave\n"
     "  explain chip            the keys of a chip file: units, defaults, ranges\n"
     "\n"
     "options:\n"
@@ -67,6 +74,7 @@ int dispatch(int argc, char** argv) {
   const std::string cmd = args[i];
   std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
   if (cmd == "run") return app::cmd_run(rest);
+  if (cmd == "sweep") return app::cmd_sweep(rest);
   if (cmd == "validate") return app::cmd_validate(rest);
   if (cmd == "explain") return app::cmd_explain(rest);
   throw app::UsageError("unknown command '" + cmd + "'");

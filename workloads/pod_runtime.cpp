@@ -11,6 +11,7 @@
 #include "interconnect/network_factory.h"
 #include "interconnect/reduction.h"
 #include "sim/error.h"
+#include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/log.h"
 #include "sim/trace.h"
@@ -151,6 +152,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
     plans.push_back(interconnect::plan_collective(topology, mesh, cfg.link, spec));
   }
 
+  sim::WallTimer elaboration;
   sim::reset_kernel();
   auto net = interconnect::make_network("ici", topology, cfg);
   interconnect::VectorUnitReduction reduction(n, cfg.reduction, cfg.link.packet_bytes);
@@ -201,9 +203,11 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
 
   std::size_t ops = 0;
   for (const auto& p : pp.chips) ops += p.ops.size();
-  spdlog::debug("pod: {} chips, {} ops, {} collectives; simulating", n, ops, pp.collectives.size());
+  spdlog::debug("pod: {} chips, {} ops, {} collectives; elaborated in {:.3f} s; simulating", n, ops,
+                pp.collectives.size(), elaboration.seconds());
+  sim::WallTimer simulation;
   sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
-  spdlog::debug("pod: simulation stopped at {} s of simulated time", sc_core::sc_time_stamp().to_seconds());
+  spdlog::debug("pod: simulated {} s in {:.3f} s", sc_core::sc_time_stamp().to_seconds(), simulation.seconds());
   for (const auto& s : seqs) s->rethrow_failure();
   std::vector<std::string> stuck;
   for (int c = 0; c < n && stuck.size() < 12; ++c) {

@@ -1,6 +1,8 @@
 #include "workloads/collective_workload.h"
 #include "workloads/matmul_workload.h"
 #include "workloads/sharded_matmul_workload.h"
+#include "workloads/train_workload.h"
+#include "workloads/synthetic_workload.h"
 #include "workloads/workload.h"
 
 namespace workloads {
@@ -10,6 +12,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
       {"matmul", "C = A x B in BF16 on one chip, blocked through VMEM", load_matmul_workload},
       {"collective", "one collective (all_reduce, all_gather, ...) timed on the ICI model", load_collective_workload},
       {"sharded_matmul", "C = A x B over a pod, operands split by PartitionSpecs", load_sharded_matmul_workload},
+      {"train", "one training step: data, tensor and pipeline parallelism", load_train_workload},
+      {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload},
   };
   return kinds;
 }

@@ -1,0 +1,285 @@
+// `tpusim sweep` end to end, as a user runs it. Each test compares against
+// something independent of the sweep machinery: the serial fraction the
+// synthetic workload is built with, an uninterrupted run's sweep.csv, the
+// single-process outputs for -j 2 and for MPI, and file identities (inodes)
+// for "no point simulated twice".
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+using testing_cli::run_tpusim;
+
+namespace {
+
+const std::string kBase = std::string(TPUSIM_SOURCE_DIR) + "/configs/sweeps/amdahl-synthetic.base.yaml";
+
+// This process's scratch folder (ctest runs each test case in its own
+// process), removed when the process ends.
+fs::path scratch() {
+  static const struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("tpusim-test-sweep-cli-" + std::to_string(::getpid()));
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } s;
+  fs::create_directories(s.dir);
+  return s.dir;
+}
+
+// A synthetic Amdahl sweep: `units` units, 10% serial, on a line of chips.
+std::string amdahl_sweep(const std::string& name, int units, const std::string& chips) {
+  const fs::path p = scratch() / (name + ".yaml");
+  std::ofstream(p) << "name: " << name << "\nexperiment: " << kBase << "\nscaling: strong\n"
+                   << "set: {workload.units: " << units << ", workload.serial_fraction: 0.1}\n"
+                   << "sweep:\n  pod.shape: " << chips << "\n";
+  return p.string();
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json summary_without_execution(const fs::path& dir) {
+  nlohmann::json s = nlohmann::json::parse(read(dir / "summary.json"));
+  s.erase("execution");
+  return s;
+}
+
+int finished_points(const fs::path& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "points", ec))
+    if (fs::exists(e.path() / "point.json")) ++n;
+  return n;
+}
+
+// Identity of a file (inode and modification time): a rewrite changes it.
+std::pair<ino_t, long> identity(const fs::path& p) {
+  struct stat st {};
+  ::stat(p.c_str(), &st);
+  return {st.st_ino, st.st_mtim.tv_nsec + 1000000000L * st.st_mtim.tv_sec};
+}
+
+std::map<std::string, std::pair<ino_t, long>> report_identities(const fs::path& dir) {
+  std::map<std::string, std::pair<ino_t, long>> ids;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "points", ec))
+    if (fs::exists(e.path() / "point.json")) ids[e.path().filename().string()] = identity(e.path() / "report.json");
+  return ids;
+}
+
+// Starts `tpusim sweep ARGS` in the background; returns its pid.
+pid_t start_sweep(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {TPUSIM_BINARY, "sweep"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> c;
+  for (auto& a : argv) c.push_back(a.data());
+  c.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(TPUSIM_SOURCE_DIR) != 0) ::_exit(126);
+    std::FILE* null = std::freopen("/dev/null", "w", stderr);
+    (void)null;
+    null = std::freopen("/dev/null", "w", stdout);
+    ::execv(TPUSIM_BINARY, c.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Polls (not a timing assertion) until `ready` holds or the process ends.
+template <class F>
+bool wait_until(pid_t pid, F ready) {
+  for (int i = 0; i < 6000; ++i) {
+    if (ready()) return true;
+    int st = 0;
+    if (::waitpid(pid, &st, WNOHANG) == pid) return ready();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// A child of `parent` with `word` among its arguments; 0 if none.
+pid_t child_running(pid_t parent, const std::string& word) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::istringstream stat(read(e.path() / "stat"));
+    std::string pid, comm, state;
+    long ppid = 0;
+    stat >> pid >> comm >> state >> ppid;
+    if (ppid != parent) continue;
+    std::string cmd = read(e.path() / "cmdline");
+    // Arguments are NUL-separated: match a whole one.
+    if (cmd.find(std::string(1, '\0') + word + std::string(1, '\0')) != std::string::npos)
+      return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("sweep recovers a known serial fraction: Amdahl fit, R^2, plot", "[app][sweep]") {
+  const fs::path out = scratch() / "amdahl";
+  auto r = run_tpusim("sweep " + amdahl_sweep("amdahl", 100, "[[1], [2], [3], [5], [9], [10], [15], [30]]") +
+                      " --out " + out.string() + " -j 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto s = nlohmann::json::parse(read(out / "summary.json"));
+  // Built with 10% serial work: p = 0.9 within 0.02, with R^2 reported.
+  CHECK(s["amdahl"]["p"].get<double>() == Approx(0.9).margin(0.02));
+  CHECK(s["amdahl"]["r2"].get<double>() > 0.99);
+  CHECK(s["amdahl"]["r2"].get<double>() <= 1.0);
+  CHECK(s["amdahl"]["max_speedup"].get<double>() == Approx(10).margin(0.5));
+  CHECK(s["points"]["ok"] == 8);
+  for (int i = 0; i < 8; ++i) CHECK(fs::exists(out / "points" / ("p00" + std::to_string(i)) / "report.json"));
+  CHECK(r.output.find("Amdahl fit p") != std::string::npos);
+  // speedup.png from scripts/plot_speedup (python3-matplotlib, installed by scripts/setup).
+  const std::string png = read(out / "speedup.png");
+  CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+TEST_CASE("sweep -j 2 writes what -j 1 writes", "[app][sweep]") {
+  const std::string sweep = amdahl_sweep("jobs", 40, "[[1], [2], [4], [5]]");
+  const fs::path one = scratch() / "j1", two = scratch() / "j2";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + one.string()).status == 0);
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 2 --out " + two.string()).status == 0);
+  CHECK(read(one / "sweep.csv") == read(two / "sweep.csv"));
+  CHECK(summary_without_execution(one) == summary_without_execution(two));
+}
+
+TEST_CASE("a killed sweep resumes to the uninterrupted result, simulating no point twice", "[app][sweep]") {
+  const std::string sweep = amdahl_sweep("resume", 300, "[[1], [2], [3], [5], [6], [10]]");
+  const fs::path full = scratch() / "full", cut = scratch() / "cut";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + full.string()).status == 0);
+
+  const pid_t pid = start_sweep({sweep, "--no-plot", "-j", "1", "--out", cut.string()});
+  REQUIRE(wait_until(pid, [&] { return finished_points(cut) >= 2; }));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const int before = finished_points(cut);
+  REQUIRE(before < 6);  // killed midway
+  const auto kept = report_identities(cut);
+
+  auto r = run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + cut.string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(read(cut / "sweep.csv") == read(full / "sweep.csv"));
+  CHECK(summary_without_execution(cut) == summary_without_execution(full));
+  // The points finished before the kill were not simulated again.
+  for (const auto& [id, ident] : kept) CHECK(identity(cut / "points" / id / "report.json") == ident);
+  const auto s = nlohmann::json::parse(read(cut / "summary.json"));
+  CHECK(s["execution"]["points_reused"] == before);
+  CHECK(s["execution"]["points_run"] == 6 - before);
+}
+
+TEST_CASE("a killed worker fails its point only, and --resume reruns just that one", "[app][sweep]") {
+  const std::string sweep = amdahl_sweep("worker", 300, "[[1], [2], [3], [5]]");
+  const fs::path full = scratch() / "wfull", dir = scratch() / "wkill";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + full.string()).status == 0);
+
+  const pid_t pid = start_sweep({sweep, "--no-plot", "-j", "1", "--out", dir.string()});
+  pid_t worker = 0;
+  REQUIRE(wait_until(pid, [&] { return finished_points(dir) >= 1 && (worker = child_running(pid, "run")) != 0; }));
+  ::kill(worker, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  CHECK(WEXITSTATUS(st) == 1);  // a point crashed
+  const auto s = nlohmann::json::parse(read(dir / "summary.json"));
+  CHECK(s["points"]["ok"] == 3);
+  REQUIRE(s["failures"].size() == 1);
+  CHECK(s["failures"][0]["signal"] == 9);
+  CHECK(s["failures"][0]["error"].get<std::string>().find("killed by signal 9") != std::string::npos);
+  CHECK(read(dir / "sweep.csv").find("killed by signal 9") != std::string::npos);
+
+  const auto kept = report_identities(dir);
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + dir.string()).status == 0);
+  CHECK(read(dir / "sweep.csv") == read(full / "sweep.csv"));
+  for (const auto& [id, ident] : kept)
+    if (id != s["failures"][0]["id"]) CHECK(identity(dir / "points" / id / "report.json") == ident);
+}
+
+TEST_CASE("a point that does not fit is recorded and speedups move to the smallest that fits", "[app][sweep]") {
+  // 48 GiB of state: more than one v4 chip's 32 GiB of HBM, fine on two.
+  const fs::path p = scratch() / "nofit.yaml";
+  std::ofstream(p) << "name: nofit\nexperiment: " << kBase << "\n"
+                   << "set: {workload.units: 20, workload.state_bytes: 51539607552}\n"
+                   << "sweep:\n  pod.shape: [[1], [2], [4]]\n";
+  const fs::path out = scratch() / "nofit";
+  auto r = run_tpusim("sweep " + p.string() + " --no-plot -j 2 --out " + out.string());
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const std::string csv = read(out / "sweep.csv");
+  CHECK(csv.find("p000,[1],1,failed,") != std::string::npos);
+  CHECK(csv.find(",3,simulation failed: does not fit") != std::string::npos);
+  const auto s = nlohmann::json::parse(read(out / "summary.json"));
+  CHECK(s["baseline"]["chips"] == 2);
+  CHECK(s["baseline"]["note"].get<std::string>().find("1 chip (p000) failed: exit 3") != std::string::npos);
+  CHECK(s["rows"][1]["speedup"] == 1.0);
+  CHECK(r.output.find("speedups are against 2 chips") != std::string::npos);
+}
+
+TEST_CASE("bad sweep input: exit 2, located, nothing written", "[app][sweep][bad-input]") {
+  const fs::path p = scratch() / "bad.yaml";
+  std::ofstream(p) << "experiment: " << kBase << "\ncombine: zip\nsweep:\n  pod.shape: [[1], [2]]\n"
+                   << "  workload.units: [10, 20, 30]\n";
+  const fs::path out = scratch() / "bad-out";
+  auto r = run_tpusim("sweep " + p.string() + " --out " + out.string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find(p.string() + ":5:3: sweep.workload.units: combine: zip needs lists of equal length") !=
+        std::string::npos);
+  CHECK(r.output.find("terminate") == std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+
+  CHECK(run_tpusim("sweep").status == 2);
+  CHECK(run_tpusim("sweep " + p.string() + " -j 0").status == 2);
+  CHECK(run_tpusim("sweep no/such/sweep.yaml").status == 2);
+}
+
+TEST_CASE("sweep --dry-run checks and lists every point", "[app][sweep]") {
+  auto r = run_tpusim("sweep configs/sweeps/dp-v4-strong.yaml --dry-run");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("13 points") != std::string::npos);
+  CHECK(r.output.find("p012  4096 chips") != std::string::npos);
+  CHECK(r.output.find("--set mesh.data=4096") != std::string::npos);
+}
+
+TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][sweep][mpi]") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    FAIL("mpirun not found: scripts/setup installs openmpi-bin");
+  const std::string sweep = amdahl_sweep("mpi", 40, "[[1], [2], [3], [4], [5]]");
+  const fs::path one = scratch() / "single", many = scratch() / "mpi";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + one.string()).status == 0);
+  const std::string cmd = std::string("cd ") + TPUSIM_SOURCE_DIR + " && mpirun --oversubscribe " +
+                          (::geteuid() == 0 ? "--allow-run-as-root " : "") + "-np 2 " + TPUSIM_BINARY + " sweep " +
+                          sweep + " --no-plot -j 1 --out " + many.string() + " < /dev/null > " + (scratch() / "mpi.log").string() +
+                          " 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO(read(scratch() / "mpi.log"));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  CHECK(read(many / "sweep.csv") == read(one / "sweep.csv"));
+  CHECK(summary_without_execution(many) == summary_without_execution(one));
+  const auto s = nlohmann::json::parse(read(many / "summary.json"));
+  CHECK(s["execution"]["mpi_ranks"] == 2);
+}

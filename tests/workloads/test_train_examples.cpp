@@ -1,0 +1,109 @@
+// Every shipped training experiment (configs/experiments/train-*.yaml) runs,
+// fits, and reports what its strategy should show: data parallelism hides
+// gradient all-reduces, tensor parallelism splits the matmul FLOPs over the
+// ranks, a pipeline idles at least its ideal bubble.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/cli_runner.h"
+#include "workloads/experiment.h"
+
+namespace {
+
+nlohmann::json run_example(const std::string& name) {
+  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".yaml");
+  return exp.workload->run(exp, {}).report;
+}
+
+// What every training report must hold, whatever the strategy.
+void check_common(const nlohmann::json& r) {
+  const auto& res = r["result"];
+  const double step = res["step_time_s"];
+  CHECK(step > 0);
+  CHECK(res["memory"]["fits"] == true);
+  CHECK(res["memory"]["per_chip_bytes"].get<double>() <= res["memory"]["capacity_bytes"].get<double>());
+  CHECK(res["tokens_per_s"].get<double>() == Approx(res["tokens"].get<double>() / step));
+  CHECK(res["mfu"].get<double>() > 0);
+  CHECK(res["mfu"].get<double>() <= 1);
+  CHECK(res["arithmetic_intensity"].get<double>() ==
+        Approx(res["flops"].get<double>() / res["hbm_bytes"].get<double>()));
+  const auto& p = res["parallelism"];
+  CHECK(p["data"]["degree"].get<int>() * p["tensor"]["degree"].get<int>() * p["pipeline"]["degree"].get<int>() ==
+        r["pod"]["chips"].get<int>());
+  CHECK(res["pipeline"].is_null() == (p["pipeline"]["degree"] == 1));
+  CHECK(r["per_chip"].size() == r["pod"]["chips"].get<std::size_t>());
+  for (const auto& c : r["per_chip"]) CHECK(c["end_s"].get<double>() <= step);
+}
+
+}  // namespace
+
+TEST_CASE("example: data parallel on v4 and v5e", "[workloads][train][examples]") {
+  for (const char* name : {"train-dp-v4", "train-dp-v5e"}) {
+    const auto r = run_example(name);
+    INFO(name << ": " << r["result"]["communication"]);
+    check_common(r);
+    CHECK(r["result"]["communication"]["overlap_fraction"].get<double>() > 0);
+    for (const auto& c : r["collectives"]) CHECK(c["purpose"] == "gradients");
+  }
+}
+
+TEST_CASE("example: tensor parallel on v4 and v5e", "[workloads][train][examples]") {
+  for (const char* name : {"train-tp-v4", "train-tp-v5e"}) {
+    const auto r = run_example(name);
+    INFO(name);
+    check_common(r);
+    const double tp = r["result"]["parallelism"]["tensor"]["degree"];
+    CHECK(tp > 1);
+    for (const auto& c : r["collectives"]) CHECK(c["purpose"] == "tensor_parallel");
+    for (const auto& c : r["per_chip"])
+      CHECK(c["mxu_flops"].get<double>() == Approx(r["result"]["model_flops"].get<double>() / tp));
+  }
+}
+
+TEST_CASE("example: pipeline parallel on v4 and v5e", "[workloads][train][examples]") {
+  for (const char* name : {"train-pp-v4", "train-pp-v5e"}) {
+    const auto r = run_example(name);
+    INFO(name << ": " << r["result"]["pipeline"]);
+    check_common(r);
+    const auto& p = r["result"]["pipeline"];
+    // Uneven stages (embedding and logits at the ends) and stage-to-stage
+    // messages only add idle time to the ideal.
+    CHECK(p["bubble_fraction"].get<double>() >= 0.95 * p["bubble_fraction_ideal"].get<double>());
+    CHECK(p["bubble_fraction"].get<double>() < 1);
+  }
+}
+
+TEST_CASE("example: data x tensor (x pipeline) on v4 and v5e", "[workloads][train][examples]") {
+  for (const char* name : {"train-hybrid-v4", "train-hybrid-v5e"}) {
+    const auto r = run_example(name);
+    INFO(name);
+    check_common(r);
+    bool gradients = false, tensor = false;
+    for (const auto& c : r["collectives"]) (c["purpose"] == "gradients" ? gradients : tensor) = true;
+    CHECK(gradients);
+    CHECK(tensor);
+  }
+}
+
+TEST_CASE("tpusim run --trace on a pipeline: a task track per chip shows the schedule", "[workloads][train]") {
+  const std::string out = std::string(TPUSIM_SOURCE_DIR) + "/build-test-out/train-pp-v5e";
+  std::filesystem::remove_all(out);
+  const auto r = testing_cli::run_tpusim("run configs/experiments/train-pp-v5e.yaml --trace --out " + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("bubble (measured / ideal)") != std::string::npos);
+  std::ifstream f(out + "/trace.json");
+  const auto trace = nlohmann::json::parse(f);
+  // 4 stages x 16 microbatches x (forward + backward) task slices, and
+  // each chip's optimizer.
+  int tasks = 0, optimizer = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "pipeline") continue;
+    const std::string n = e["name"];
+    (n == "optimizer" ? optimizer : tasks) += 1;
+  }
+  CHECK(tasks == 4 * 16 * 2);
+  CHECK(optimizer == 4);
+}

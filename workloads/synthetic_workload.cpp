@@ -1,0 +1,227 @@
+#include "workloads/synthetic_workload.h"
+
+#include <cmath>
+
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/output.h"
+#include "sim/params.h"
+#include "workloads/matmul_kernel.h"
+#include "workloads/program_append.h"
+#include "workloads/report.h"
+
+namespace workloads {
+
+namespace {
+
+class SyntheticWorkload : public Workload {
+ public:
+  explicit SyntheticWorkload(SyntheticSpec s) : spec_(s) {}
+  std::string kind() const override { return "synthetic"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
+    return run_synthetic(exp, spec_, opts);
+  }
+
+ private:
+  SyntheticSpec spec_;
+};
+
+const sim::ParamTable<SyntheticUnit>& unit_params() {
+  static const sim::ParamTable<SyntheticUnit> t = [] {
+    sim::ParamTable<SyntheticUnit> p("workload.synthetic.unit", "one unit of work: a BF16 matmul m x k x n");
+    const sim::Range dim = sim::between(1, 1 << 16);
+    p.integer<std::uint64_t>("m", &SyntheticUnit::m, "elements", 2048, dim, "rows of A")
+        .integer<std::uint64_t>("k", &SyntheticUnit::k, "elements", 2048, dim, "contraction dimension")
+        .integer<std::uint64_t>("n", &SyntheticUnit::n, "elements", 2048, dim, "columns of B");
+    return p;
+  }();
+  return t;
+}
+
+const sim::ParamTable<SyntheticSpec>& synthetic_params() {
+  static const sim::ParamTable<SyntheticSpec> t = [] {
+    sim::ParamTable<SyntheticSpec> p("workload.synthetic",
+                                     "equal matmul units: a serial share on chip 0, the rest split over the chips");
+    p.real("serial_fraction", &SyntheticSpec::serial_fraction, "", 0.1, sim::between(0, 1),
+           "share of the units that only chip 0 runs (Amdahl's 1 - p)")
+        .integer<std::uint64_t>("units", &SyntheticSpec::units, "", 1000, sim::between(1, 1000000),
+                                "units of work in the whole job")
+        .group("unit", &SyntheticSpec::unit, unit_params())
+        .integer<std::uint64_t>("broadcast_bytes", &SyntheticSpec::broadcast_bytes, "bytes", 4096,
+                                sim::between(0, 1ull << 40), "chip 0's broadcast between the parts (0: none)")
+        .integer<std::uint64_t>("state_bytes", &SyntheticSpec::state_bytes, "bytes", 0, sim::at_least(0),
+                                "resident job state, split evenly over the chips")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
+// Appends `count` copies of a unit's program, each waiting for the previous
+// one (so they run strictly one after another); returns the last sinks.
+std::vector<std::uint32_t> append_units(hw::Program& prog, const hw::Program& unit, std::uint64_t count,
+                                        std::vector<std::uint32_t> after, const std::string& label) {
+  for (std::uint64_t i = 0; i < count; ++i)
+    after = append_program(prog, unit, after, " (" + label + " " + std::to_string(i) + ")");
+  return after;
+}
+
+}  // namespace
+
+std::uint64_t SyntheticSpec::serial_units() const {
+  return static_cast<std::uint64_t>(std::llround(serial_fraction * double(units)));
+}
+
+std::uint64_t SyntheticSpec::parallel_units_on(std::uint32_t chip, std::uint32_t chips) const {
+  const std::uint64_t p = parallel_units();
+  return p / chips + (chip < p % chips ? 1 : 0);
+}
+
+std::unique_ptr<Workload> load_synthetic_workload(const sim::YamlNode& node, const Experiment& exp) {
+  SyntheticSpec spec;
+  synthetic_params().load(node, spec);
+  const double serial = spec.serial_fraction * double(spec.units);
+  if (std::fabs(serial - std::round(serial)) > 1e-9 * double(spec.units))
+    node["serial_fraction"].fail("serial_fraction x units = " + sim::fixed(serial, 3) +
+                                 " is not a whole number of units; choose units so that it is");
+  if (exp.functional) node.fail("functional mode is not available for synthetic");
+  return std::make_unique<SyntheticWorkload>(spec);
+}
+
+PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& spec) {
+  const hw::ChipConfig& chip = exp.chip;
+  const SyntheticUnit& u = spec.unit;
+  const hw::Program unit = plan_matmul(chip, u.m, u.k, u.n, choose_blocking(chip, u.m, u.k, u.n)).program;
+  const std::uint32_t chips = exp.pod.chips();
+  const bool broadcast = chips > 1 && spec.broadcast_bytes > 0;
+  PodProgram pp;
+  if (broadcast) {
+    interconnect::CollectiveSpec b;
+    b.op = interconnect::CollectiveOp::broadcast;
+    b.bytes = spec.broadcast_bytes;
+    b.element_bytes = 1;
+    b.root = 0;
+    pp.collectives.push_back(b);
+    pp.collective_names.push_back("broadcast from chip 0");
+  }
+  for (std::uint32_t c = 0; c < chips; ++c) {
+    hw::Program prog;
+    std::vector<std::uint32_t> after;
+    if (c == 0) after = append_units(prog, unit, spec.serial_units(), {}, "serial");
+    if (broadcast) after = {prog.add(hw::Op{"broadcast from chip 0", {hw::EngineKind::ici, 0}, hw::CommOp{0}, after, 0})};
+    append_units(prog, unit, spec.parallel_units_on(c, chips), after, "parallel");
+    pp.chips.push_back(std::move(prog));
+  }
+  return pp;
+}
+
+RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const hw::ChipConfig& chip = exp.chip;
+  const SyntheticUnit& u = spec.unit;
+  const std::uint32_t chips = exp.pod.chips();
+  const MatmulPlan unit_plan = plan_matmul(chip, u.m, u.k, u.n, choose_blocking(chip, u.m, u.k, u.n));
+  const std::uint64_t per_chip_bytes = unit_plan.hbm_footprint + (spec.state_bytes + chips - 1) / chips;
+  if (per_chip_bytes > chip.hbm.capacity_bytes)
+    throw sim::SimFailure("does not fit: each of the " + std::to_string(chips) + " chips needs " +
+                          sim::si(double(per_chip_bytes), "B") + " (its share of state_bytes plus one unit's operands) but " +
+                          chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM");
+
+  const PodProgram pp = build_synthetic_program(exp, spec);
+  const PodRunResult run = run_pod(exp, pp, opts.trace);
+  const double step = run.step_time_s;
+  const double flops = unit_plan.flops * double(spec.units);
+  const double peak = chip.peak_flops_per_s() * chips;
+
+  double hbm = 0, ici = 0, comm = 0, hidden = 0, mxu_frac = 0, hbm_frac = 0;
+  nlohmann::json per_chip = nlohmann::json::array();
+  for (std::uint32_t c = 0; c < chips; ++c) {
+    const ChipTiming& t = run.chips[c];
+    hbm += double(t.hbm_bytes);
+    ici += double(t.ici_bytes_out);
+    comm += t.ici_busy_s;
+    hidden += t.comm_hidden_s;
+    if (step > 0) {
+      mxu_frac = std::max(mxu_frac, t.mxu_busy_max_s / step);
+      hbm_frac = std::max(hbm_frac, double(t.hbm_bytes) / (chip.hbm.bandwidth_bytes_per_s * step));
+    }
+    std::vector<int> coords;
+    std::uint32_t rest = c;
+    for (auto s : exp.pod.shape) {
+      coords.push_back(static_cast<int>(rest % s));
+      rest /= s;
+    }
+    per_chip.push_back({{"chip", c},
+                        {"coords", coords},
+                        {"busy", {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s},
+                                  {"ici_s", t.ici_busy_s}}},
+                        {"end_s", t.end_s},
+                        {"units", (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips)}});
+  }
+  comm /= chips;
+  hidden /= chips;
+
+  nlohmann::json r = report_header(exp);
+  nlohmann::json res;
+  res["step_time_s"] = step;
+  res["cycles"] = std::round(step * chip.clock);
+  res["clock_hz"] = chip.clock;
+  res["flops"] = flops;
+  res["hbm_bytes"] = hbm;
+  res["ici_bytes"] = ici;
+  res["arithmetic_intensity"] = hbm > 0 ? flops / hbm : 0;
+  res["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
+  res["mfu"] = step > 0 ? flops / step / peak : 0;
+  res["mxu_utilization"] = res["mfu"];
+  res["roofline"] = roofline_section(chip, flops / chips, hbm / chips, mxu_frac, hbm_frac,
+                                     step > 0 ? (comm - hidden) / step : 0.0);
+  res["communication"] = {{"collective_time_s", comm},
+                          {"exposed_time_s", comm - hidden},
+                          {"overlap_fraction", comm > 0 ? nlohmann::json(hidden / comm) : nlohmann::json(nullptr)}};
+  res["pipeline"] = nullptr;
+  res["memory"] = {{"per_chip_bytes", per_chip_bytes},
+                   {"capacity_bytes", chip.hbm.capacity_bytes},
+                   {"params_bytes", 0},
+                   {"grads_bytes", 0},
+                   {"optimizer_bytes", (spec.state_bytes + chips - 1) / chips},
+                   {"activations_bytes", unit_plan.hbm_footprint}};
+  res["functional"] = nullptr;
+  res["synthetic"] = {{"serial_fraction", spec.serial_fraction},
+                      {"units", spec.units},
+                      {"serial_units", spec.serial_units()},
+                      {"parallel_units", spec.parallel_units()},
+                      {"parallel_units_max_per_chip", spec.parallel_units_on(0, chips)},
+                      {"unit", {u.m, u.k, u.n}},
+                      {"broadcast_bytes", chips > 1 ? spec.broadcast_bytes : 0}};
+  r["result"] = res;
+  nlohmann::json colls = nlohmann::json::array();
+  for (const auto& c : run.collectives)
+    colls.push_back({{"name", c.name},
+                     {"op", c.op},
+                     {"algorithm", c.algorithm},
+                     {"participants", c.participants},
+                     {"bytes", c.bytes},
+                     {"start_s", c.start_s},
+                     {"time_s", c.time_s()},
+                     {"algbw_bytes_per_s", c.time_s() > 0 ? double(c.bytes) / c.time_s() : 0.0},
+                     {"busbw_bytes_per_s", c.time_s() > 0 ? double(c.bytes) / c.time_s() : 0.0}});
+  r["collectives"] = colls;
+  r["per_chip"] = per_chip;
+  r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
+  r["simulator"]["network_events"] = run.network_events;
+  r["simulator"]["messages"] = run.messages;
+
+  sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +
+               std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " +
+               std::to_string(chips) + " x " + chip.name + ")");
+  t.row("serial units (chip 0)", std::to_string(spec.serial_units()), "serial_fraction " + sim::fixed(spec.serial_fraction, 4));
+  t.row("parallel units", std::to_string(spec.parallel_units()),
+        "at most " + std::to_string(spec.parallel_units_on(0, chips)) + " per chip");
+  t.row("step time", sim::si(step, "s"));
+  t.row("communication (per chip)", sim::si(comm, "s"));
+  t.row("MFU", sim::fixed(step > 0 ? 100.0 * flops / step / peak : 0.0, 1), "%");
+  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
+  return RunOutput{r, t.str(), run.trace_json};
+}
+
+}  // namespace workloads
