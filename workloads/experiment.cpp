@@ -5,6 +5,8 @@
 
 #include "sim/error.h"
 #include "workloads/pod_runtime.h"
+#include "workloads/sweep_points.h"
+#include "workloads/sweep_spec.h"
 
 #include <tuple>
 
@@ -252,7 +254,12 @@ std::string validate_file(const std::string& path) {
     hw::load_chip(root);
     return "chip";
   }
-  root.fail("cannot tell what this file is: an experiment has 'workload', a chip has 'clock', a pod has 'pod'");
+  if (root.is_map() && root["sweep"].present()) {
+    expand_sweep(load_sweep_spec(path));  // loads every point's experiment
+    return "sweep";
+  }
+  root.fail("cannot tell what this file is: an experiment has 'workload', a chip has 'clock', a pod has 'pod', "
+            "a sweep has 'sweep'");
 }
 
 }  // namespace workloads

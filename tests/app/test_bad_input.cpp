@@ -90,5 +90,9 @@ TEST_CASE("help, version and validate succeed", "[app]") {
   CHECK(ok.status == 0);
   CHECK(ok.output.find("matmul-v4.yaml: ok (experiment)") != std::string::npos);
   CHECK(ok.output.find("tpu-v5e.yaml: ok (chip)") != std::string::npos);
+  auto more = run_tpusim("validate configs/pods/v4-4x4x4.yaml configs/sweeps/amdahl-synthetic.yaml");
+  CHECK(more.status == 0);
+  CHECK(more.output.find("v4-4x4x4.yaml: ok (pod)") != std::string::npos);
+  CHECK(more.output.find("amdahl-synthetic.yaml: ok (sweep)") != std::string::npos);
   CHECK(run_tpusim("validate tests/data/bad/zero.yaml").status == 2);
 }
