@@ -9,24 +9,17 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "experiment_fixture.h"
 #include "workloads/experiment.h"
 
 namespace {
 
+using testing_workloads::write_yaml;
+using testing_workloads::run;
+
 namespace fs = std::filesystem;
 
-std::string write_yaml(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << text;
-  return p.string();
-}
 
-nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
-  auto exp = workloads::load_experiment(path, sets);
-  return exp.workload->run(exp, {}).report;
-}
 
 // 8 TPU v4 chips on a ring with wraparound, one mesh axis `data`; an MLP of
 // four 2048 x 2048 layers (tpu-v4.yaml: 275.3 TFLOP/s, links 4.5e10 B/s

@@ -10,24 +10,17 @@
 #include <unistd.h>
 
 #include "app/cli_runner.h"
+#include "experiment_fixture.h"
 #include "workloads/experiment.h"
 
 namespace {
 
+using testing_workloads::write_yaml;
+using testing_workloads::run;
+
 namespace fs = std::filesystem;
 
-std::string write_yaml(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << text;
-  return p.string();
-}
 
-nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
-  auto exp = workloads::load_experiment(path, sets);
-  return exp.workload->run(exp, {}).report;
-}
 
 // A small GPT-style model with F = 4D and N H = D, so the published
 // formulas apply as written: L 2, D 512, F 2048, N 8 x H 64, T 256, V 4096,

@@ -8,25 +8,18 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "experiment_fixture.h"
 #include "workloads/experiment.h"
 #include "workloads/pipeline_schedule.h"
 
 namespace {
 
+using testing_workloads::write_yaml;
+using testing_workloads::run;
+
 namespace fs = std::filesystem;
 
-std::string write_yaml(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << text;
-  return p.string();
-}
 
-nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
-  auto exp = workloads::load_experiment(path, sets);
-  return exp.workload->run(exp, {}).report;
-}
 
 // p = 4 uniform stages of 8 equal dense layers each on a v4 ring, links so
 // fast that communication is negligible (1 PB/s, no latency). The MLP's

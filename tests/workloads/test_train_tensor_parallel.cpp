@@ -8,19 +8,15 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "experiment_fixture.h"
 #include "workloads/experiment.h"
 
 namespace {
 
+using testing_workloads::write_yaml;
+
 namespace fs = std::filesystem;
 
-std::string write_yaml(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / (name + ".yaml");
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 // L 3, D 1024, F 4096, N 8 x H 128, T 512, V 8192 (divides by 4), untied;
 // 4 v4 chips on a wrapping ring, 2 microbatches of 2 sequences.

@@ -1,0 +1,29 @@
+#pragma once
+// Experiments written by a test and run in-process, the way `tpusim run`
+// would load and run them.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "workloads/experiment.h"
+
+namespace testing_workloads {
+
+// Writes `text` to <tmp>/tpusim-test-<pid>/<name>.yaml and returns the path.
+inline std::string write_yaml(const std::string& name, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path p = dir / (name + ".yaml");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+inline nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
+  auto exp = workloads::load_experiment(path, sets);
+  return exp.workload->run(exp, {}).report;
+}
+
+}  // namespace testing_workloads
