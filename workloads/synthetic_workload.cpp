@@ -8,6 +8,7 @@
 #include "sim/params.h"
 #include "workloads/matmul_kernel.h"
 #include "workloads/program_append.h"
+#include "workloads/pod_report.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -133,51 +134,16 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   const double flops = unit_plan.flops * double(spec.units);
   const double peak = chip.peak_flops_per_s() * chips;
 
-  double hbm = 0, ici = 0, comm = 0, hidden = 0, mxu_frac = 0, hbm_frac = 0;
-  nlohmann::json per_chip = nlohmann::json::array();
+  const PodSummary sum = summarize(exp, run);
+  const double comm = sum.comm_s;
+  nlohmann::json per_chip = pod_per_chip(exp, run);
   for (std::uint32_t c = 0; c < chips; ++c) {
-    const ChipTiming& t = run.chips[c];
-    hbm += double(t.hbm_bytes);
-    ici += double(t.ici_bytes_out);
-    comm += t.ici_busy_s;
-    hidden += t.comm_hidden_s;
-    if (step > 0) {
-      mxu_frac = std::max(mxu_frac, t.mxu_busy_max_s / step);
-      hbm_frac = std::max(hbm_frac, double(t.hbm_bytes) / (chip.hbm.bandwidth_bytes_per_s * step));
-    }
-    std::vector<int> coords;
-    std::uint32_t rest = c;
-    for (auto s : exp.pod.shape) {
-      coords.push_back(static_cast<int>(rest % s));
-      rest /= s;
-    }
-    per_chip.push_back({{"chip", c},
-                        {"coords", coords},
-                        {"busy", {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s},
-                                  {"ici_s", t.ici_busy_s}}},
-                        {"end_s", t.end_s},
-                        {"units", (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips)}});
+    per_chip[c]["end_s"] = run.chips[c].end_s;
+    per_chip[c]["units"] = (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips);
   }
-  comm /= chips;
-  hidden /= chips;
 
   nlohmann::json r = report_header(exp);
-  nlohmann::json res;
-  res["step_time_s"] = step;
-  res["cycles"] = std::round(step * chip.clock);
-  res["clock_hz"] = chip.clock;
-  res["flops"] = flops;
-  res["hbm_bytes"] = hbm;
-  res["ici_bytes"] = ici;
-  res["arithmetic_intensity"] = hbm > 0 ? flops / hbm : 0;
-  res["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
-  res["mfu"] = step > 0 ? flops / step / peak : 0;
-  res["mxu_utilization"] = res["mfu"];
-  res["roofline"] = roofline_section(chip, flops / chips, hbm / chips, mxu_frac, hbm_frac,
-                                     step > 0 ? (comm - hidden) / step : 0.0);
-  res["communication"] = {{"collective_time_s", comm},
-                          {"exposed_time_s", comm - hidden},
-                          {"overlap_fraction", comm > 0 ? nlohmann::json(hidden / comm) : nlohmann::json(nullptr)}};
+  nlohmann::json res = pod_result(exp, sum, flops);
   res["pipeline"] = nullptr;
   res["memory"] = {{"per_chip_bytes", per_chip_bytes},
                    {"capacity_bytes", chip.hbm.capacity_bytes},
@@ -194,18 +160,7 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
                       {"unit", {u.m, u.k, u.n}},
                       {"broadcast_bytes", chips > 1 ? spec.broadcast_bytes : 0}};
   r["result"] = res;
-  nlohmann::json colls = nlohmann::json::array();
-  for (const auto& c : run.collectives)
-    colls.push_back({{"name", c.name},
-                     {"op", c.op},
-                     {"algorithm", c.algorithm},
-                     {"participants", c.participants},
-                     {"bytes", c.bytes},
-                     {"start_s", c.start_s},
-                     {"time_s", c.time_s()},
-                     {"algbw_bytes_per_s", c.time_s() > 0 ? double(c.bytes) / c.time_s() : 0.0},
-                     {"busbw_bytes_per_s", c.time_s() > 0 ? double(c.bytes) / c.time_s() : 0.0}});
-  r["collectives"] = colls;
+  r["collectives"] = pod_collectives(run);
   r["per_chip"] = per_chip;
   r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
   r["simulator"]["network_events"] = run.network_events;

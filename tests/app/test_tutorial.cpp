@@ -1,0 +1,77 @@
+// The tutorial (docs/tutorial/) quotes numbers produced by the simulator;
+// scripts/tutorial-check reruns every chapter's commands with this build's
+// binary and compares each quoted number with what the simulator says now.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string output;
+};
+
+std::string python() {
+  // scripts/tutorial-check needs only the standard library of python3.
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+Result run_check(const std::string& extra) {
+  const std::string cmd = std::string("cd ") + TPUSIM_SOURCE_DIR + " && " + python() +
+                          " scripts/tutorial-check --binary " + TPUSIM_BINARY + " " + extra + " 2>&1";
+  Result r{-1, {}};
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int raw = pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("tutorial numbers match the simulator", "[app][tutorial]") {
+  const Result r = run_check("");
+  INFO(r.output);
+  CHECK(r.output.find(" 0 failed") != std::string::npos);
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("tutorial check catches a number that drifted", "[app][tutorial]") {
+  // Copy chapter 4, change one quoted number, and check it against the simulator.
+  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-tutorial-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path src = fs::path(TPUSIM_SOURCE_DIR) / "docs" / "tutorial" / "04-allreduce.md";
+  std::ifstream in(src);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string marker = "<!-- n: ch4-bidi-ms -->";
+  const auto at = text.find(marker);
+  REQUIRE(at != std::string::npos);
+  const auto start = at + marker.size();
+  const auto end = text.find("<!--", start);
+  text.replace(start, end - start, "9.99");
+  std::ofstream(dir / "04-allreduce.md") << text;
+
+  const Result r = run_check("--only ch4 --chapters-dir " + dir.string());
+  fs::remove_all(dir);
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("1 failed") != std::string::npos);
+  CHECK(r.output.find("ch4-bidi-ms: the text says 9.99") != std::string::npos);
+  CHECK(r.output.find("-<!-- n: ch4-bidi-ms -->9.99") != std::string::npos);  // the diff
+}
