@@ -1,11 +1,20 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include "app/cli.h"
 #include "hw/chip_config.h"
 #include "hw/mxu_explain.h"
+#include "hw/mxu_vcd_op.h"
+#include "hw/mxu_walkthrough.h"
 #include "sim/output.h"
 
 namespace po = boost::program_options;
@@ -14,11 +23,50 @@ namespace app {
 
 namespace {
 
+// The explain command runs one op at an MXU clock of 1 GHz, so in a VCD
+// cycle c of the op sits at c ns.
+constexpr double kExplainClockPeriodNs = 1.0;
+
+// How the walk-through shows its frames.
+enum class Pace {
+  all,   // print every frame, never wait (--no-pager, or stdin is not a terminal)
+  step,  // wait for Enter after each frame
+  play,  // wait --play seconds after each frame
+};
+
+// Shows the walk-through: the intro, one frame per cycle, then the result.
+void present_walkthrough(const hw::MxuWalkthrough& w, Pace pace, double play_seconds) {
+  // Redrawing in place animates the array, but only a terminal understands
+  // the escape sequence (a file or pipe gets the frames one after another).
+  const bool redraw = pace == Pace::play && isatty(STDOUT_FILENO);
+  std::cout << w.intro;
+  if (pace == Pace::step) std::cout << "\nAfter each frame: Enter = next cycle, a = run to the end, q = skip to the result.\n";
+  std::cout << "\n" << std::flush;
+  // Time to read the intro before the first frame (which may clear it).
+  if (pace == Pace::play) std::this_thread::sleep_for(std::chrono::duration<double>(4 * play_seconds));
+  for (std::size_t t = 0; t < w.frames.size(); ++t) {
+    if (redraw) std::cout << "\033[H\033[2J";
+    std::cout << w.frames[t] << "\n";
+    if (pace == Pace::play) {
+      std::cout << std::flush;
+      std::this_thread::sleep_for(std::chrono::duration<double>(play_seconds));
+    } else if (pace == Pace::step && t + 1 < w.frames.size()) {
+      std::cout << "-- cycle " << t << " of 0.." << w.frames.size() - 1
+                << ": Enter = next, a = run to the end, q = skip to the result -- " << std::flush;
+      std::string answer;
+      if (!std::getline(std::cin, answer) || answer == "a") pace = Pace::all;
+      if (answer == "q") break;
+    }
+  }
+  std::cout << w.summary;
+}
+
 int explain_mxu(const std::vector<std::string>& args) {
   po::options_description opts("tpusim explain mxu");
   std::uint32_t rows = 128, cols = 128;
   std::uint64_t m = 128, k = 128, n = 128, seed = 1;
-  std::string dataflow = "ws", fidelity = "tile";
+  std::string dataflow = "ws", fidelity = "tile", vcd_path;
+  double play_seconds = 0;
   opts.add_options()("help,h", "this text")("rows", po::value(&rows)->default_value(128), "array rows (2..256)")(
       "cols", po::value(&cols)->default_value(128), "array columns (2..256)")(
       "m", po::value(&m)->default_value(128), "rows of A (streamed activations)")(
@@ -28,7 +76,16 @@ int explain_mxu(const std::vector<std::string>& args) {
       "fidelity", po::value(&fidelity)->default_value("tile"), "tile (closed form) or pe (every PE, every cycle)")(
       "no-double-buffer", po::bool_switch(), "one weight bank: loads do not overlap streaming")(
       "seed", po::value(&seed)->default_value(1), "operands of a pe run")("json", po::bool_switch(),
-                                                                          "print a JSON object");
+                                                                          "print a JSON object")(
+      "walk", po::bool_switch(),
+      "cycle-by-cycle walk-through of the array (pe fidelity; arrays up to 16x16, m, k, n up to 32); "
+      "waits for Enter after each frame when stdin is a terminal")(
+      "play", po::value(&play_seconds)->value_name("SECONDS"),
+      "walk-through that plays by itself, SECONDS per cycle (implies --walk)")(
+      "no-pager", po::bool_switch(), "walk-through printed whole, no waiting (implies --walk)")(
+      "vcd", po::value(&vcd_path)->value_name("FILE.vcd"),
+      "write every PE's input, weights, psum and valid bit, every cycle, for GTKWave (pe fidelity; cycle c at "
+      "c ns; arrays up to 32x32, up to 2e6 PE-cycles)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -39,6 +96,21 @@ int explain_mxu(const std::vector<std::string>& args) {
   if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
   if (fidelity != "tile" && fidelity != "pe") throw UsageError("--fidelity: expected tile or pe, got '" + fidelity + "'");
 
+  const bool play = vm.count("play") > 0, no_pager = vm["no-pager"].as<bool>(), json = vm["json"].as<bool>();
+  const bool walk = vm["walk"].as<bool>() || play || no_pager;
+  const bool vcd = vm.count("vcd") > 0;
+  if (play && !(std::isfinite(play_seconds) && play_seconds >= 0 && play_seconds <= 60))
+    throw UsageError("--play: expected seconds per cycle between 0 and 60, got " + std::to_string(play_seconds));
+  if (play && no_pager) throw UsageError("--play and --no-pager: choose one (--no-pager never waits)");
+  if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
+  // Both show the PE engine's per-cycle state: pe fidelity is implied, but
+  // an explicit tile request is a contradiction worth naming.
+  if ((walk || vcd) && fidelity == "tile" && !vm["fidelity"].defaulted())
+    throw UsageError(std::string(walk ? "--walk" : "--vcd") +
+                     " shows every PE every cycle, which needs --fidelity pe (the tile engine computes cycles in "
+                     "closed form)");
+  if (walk || vcd) fidelity = "pe";
+
   hw::MxuExplainRequest req;
   req.config.rows = rows;
   req.config.cols = cols;
@@ -46,9 +118,36 @@ int explain_mxu(const std::vector<std::string>& args) {
   req.shape = {m, k, n};
   req.fidelity = fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
   req.seed = seed;
+
+  // The walk-through checks its limits before anything is written.
+  std::optional<hw::MxuWalkthrough> w;
+  if (walk) w = hw::mxu_walkthrough(req.config, req.shape, seed);
+
+  // The VCD gets the walk-through's operands, so the two can be compared.
+  std::string vcd_note;
+  bool vcd_matches = false;
+  if (vcd) {
+    std::vector<hw::bf16> a, b;
+    hw::mxu_teaching_operands(req.shape, seed, a, b);
+    const hw::MxuVcdOpResult run = hw::run_mxu_op_to_vcd(vcd_path, req.config, req.shape, a, b,
+                                                         sc_core::sc_time(kExplainClockPeriodNs, sc_core::SC_NS));
+    const std::vector<double> want = hw::host_gemm(req.shape, a, b);
+    vcd_matches = std::equal(want.begin(), want.end(), run.y.begin(),
+                             [](double host, float array) { return host == double(array); });
+    vcd_note = std::to_string(run.signals) + " signals, " + std::to_string(run.cycles) + " cycles at 1 ns each; values " +
+               (vcd_matches ? "match the host reference" : "MISMATCH with the host reference");
+  }
+
+  if (w) {
+    const Pace pace = play ? Pace::play : (no_pager || !isatty(STDIN_FILENO)) ? Pace::all : Pace::step;
+    present_walkthrough(*w, pace, play_seconds);
+    if (vcd) std::cout << "VCD: " << vcd_path << " (" << vcd_note << ")\n";
+    return w->matches_reference && (!vcd || vcd_matches) ? 0 : 1;
+  }
+
   hw::MxuExplainResult r = hw::mxu_explain(req);
 
-  if (vm["json"].as<bool>()) {
+  if (json) {
     nlohmann::json j{{"cycles", r.cycles},     {"rows", rows},
                      {"cols", cols},           {"m", m},
                      {"k", k},                 {"n", n},
@@ -57,6 +156,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      {"macs", r.macs},         {"utilization", r.utilization},
                      {"wall_time_s", r.wall_time_s}};
     if (r.checked) j["matches_reference"] = r.matches_reference;
+    if (vcd) j["vcd"] = {{"path", vcd_path}, {"period_s", kExplainClockPeriodNs * 1e-9}, {"matches_reference", vcd_matches}};
     std::cout << j.dump(2) << "\n";
   } else {
     sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
@@ -67,10 +167,12 @@ int explain_mxu(const std::vector<std::string>& args) {
     t.row("MACs", std::to_string(r.macs));
     t.row("utilization", sim::fixed(100.0 * r.utilization, 2), "% of rows*cols*cycles");
     if (r.checked) t.row("values", r.matches_reference ? "match host reference" : "MISMATCH with host reference");
+    if (vcd) t.row("VCD", vcd_path, vcd_note);
     t.row("wall time", sim::fixed(r.wall_time_s, 4), "s");
     std::cout << t.str();
   }
-  return r.checked && !r.matches_reference ? 1 : 0;
+  const bool ok = (!r.checked || r.matches_reference) && (!vcd || vcd_matches);
+  return ok ? 0 : 1;
 }
 
 // Prints a parameter table (name, type, unit, default, range, meaning) from
@@ -96,6 +198,7 @@ void print_params(const nlohmann::json& table, const std::string& prefix) {
 int cmd_explain(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     std::cout << "tpusim explain mxu [options]: one MXU op explained (tpusim explain mxu --help)\n"
+                 "tpusim explain mxu --walk --rows 4 --cols 4 --m 6 --k 4 --n 4: the array, cycle by cycle\n"
                  "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n";
     return args.empty() ? 2 : 0;
   }

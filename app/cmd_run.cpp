@@ -38,6 +38,9 @@ int cmd_run(const std::vector<std::string>& args) {
   ro.vcd = vm["vcd"].as<bool>();
   ro.out_dir = out_dir.empty() ? (std::filesystem::path("runs") / exp.name).string() : out_dir;
 
+  if (ro.vcd && exp.workload->kind() != "matmul")
+    throw UsageError("--vcd records the PE array of MXU 0 on chip 0 in kind: matmul runs (fidelity: pe); this is a " +
+                     exp.workload->kind() + " experiment");
   workloads::RunOutput out = exp.workload->run(exp, ro);
   const std::string report_path = (std::filesystem::path(ro.out_dir) / "report.json").string();
   sim::write_file_atomic(report_path, out.report.dump(2) + "\n");

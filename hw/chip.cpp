@@ -1,3 +1,4 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the rare blocking op
 #include "hw/chip.h"
 
 #include <stdexcept>
@@ -18,6 +19,9 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
   for (std::uint32_t c = 0; c < config_.tensorcores; ++c)
     vpus_.push_back(std::make_unique<VectorUnit>(("vpu" + std::to_string(c)).c_str(),
                                                  VectorUnitConfig{config_.vector_flops_per_cycle}, period_));
+  SC_METHOD(on_timer);
+  sensitive << timer_;
+  dont_initialize();
 }
 
 void Chip::run_matmul(Mxu& mxu, const MatmulOp& op) {
@@ -40,6 +44,101 @@ void Chip::run_matmul(Mxu& mxu, const MatmulOp& op) {
       float& acc = op.y[i * op.ldy + j];
       acc = mxu_add(acc, y[i * op.n + j]);
     }
+}
+
+std::uint64_t Chip::begin_matmul(Mxu& mxu, const MatmulOp& op, std::function<void()>& done) {
+  // As run_matmul, with Mxu::begin in place of the blocking execute. The
+  // product is added into the VMEM accumulators at completion, as the
+  // blocking path does, so that ops sharing accumulators add in the same
+  // order (FP32 addition does not associate).
+  const MxuShape shape{op.m, op.k, op.n};
+  if (!op.y) return mxu.begin(shape);
+  std::vector<bf16> a(op.m * op.k), b(op.k * op.n);
+  for (std::uint64_t i = 0; i < op.m; ++i)
+    std::copy(op.a + i * op.lda, op.a + i * op.lda + op.k, a.begin() + i * op.k);
+  for (std::uint64_t i = 0; i < op.k; ++i)
+    std::copy(op.b + i * op.ldb, op.b + i * op.ldb + op.n, b.begin() + i * op.n);
+  std::vector<float> y(op.m * op.n);
+  const std::uint64_t cycles = mxu.begin(shape, a.data(), b.data(), y.data());
+  done = [&op, y = std::move(y), next = std::move(done)] {
+    for (std::uint64_t i = 0; i < op.m; ++i)
+      for (std::uint64_t j = 0; j < op.n; ++j) {
+        float& acc = op.y[i * op.ldy + j];
+        acc = mxu_add(acc, y[i * op.n + j]);
+      }
+    next();
+  };
+  return cycles;
+}
+
+void Chip::after_cycles(std::uint64_t cycles, std::function<void()> done) {
+  // Mxu::begin has checked that cycles * period fits; vector ops are far
+  // below that.
+  const std::uint64_t span = cycles * static_cast<std::uint64_t>(period_.value());
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  if (timed_.empty() || now + span < timed_.top().due) timer_.notify(sc_core::sc_time::from_value(span));
+  timed_.push(Timed{now + span, timed_seq_++, std::move(done)});
+}
+
+void Chip::on_timer() {
+  const std::uint64_t now = sc_core::sc_time_stamp().value();
+  while (!timed_.empty() && timed_.top().due <= now) {
+    // Move out before popping: `done` may start new ops, which push here.
+    std::function<void()> done = std::move(const_cast<Timed&>(timed_.top()).done);
+    timed_.pop();
+    done();
+  }
+  if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(timed_.top().due - now));
+}
+
+void Chip::run_in_thread(std::function<void()> body, std::function<void()> done) {
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(64 * 1024);
+  sc_core::sc_spawn(
+      [this, body = std::move(body), done = std::move(done)] {
+        try {
+          body();
+        } catch (...) {
+          // Exceptions must not unwind into the kernel; as the sequencer does.
+          if (!failure_) failure_ = std::current_exception();
+          sc_core::sc_stop();
+          return;
+        }
+        done();
+      },
+      sc_core::sc_gen_unique_name("blocking_op"), &opts);
+}
+
+void Chip::start(const Op& op, std::function<void()> done) {
+  switch (op.engine.kind) {
+    case EngineKind::mxu: {
+      Mxu& mxu = *mxus_.at(op.engine.index);
+      const auto& m = std::get<MatmulOp>(op.payload);
+      if (mxu.needs_thread()) {
+        run_in_thread([this, &mxu, &m] { run_matmul(mxu, m); }, std::move(done));
+        return;
+      }
+      const std::uint64_t cycles = begin_matmul(mxu, m, done);
+      after_cycles(cycles, std::move(done));
+      return;
+    }
+    case EngineKind::vector: {
+      const auto& v = std::get<VectorOp>(op.payload);
+      after_cycles(vpus_.at(op.engine.index)->begin(v.elements, v.flops_per_element), std::move(done));
+      return;
+    }
+    case EngineKind::dma: {
+      const auto& d = std::get<DmaOp>(op.payload);
+      dmas_.at(op.engine.index)->start(d.hbm_addr, d.bytes, d.write, std::move(done));
+      return;
+    }
+    case EngineKind::ici:
+      if (const auto* custom = std::get_if<CustomOp>(&op.payload)) {
+        run_in_thread(custom->run, std::move(done));
+        return;
+      }
+      throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through a PodRuntime");
+  }
 }
 
 void Chip::execute(const Op& op) {

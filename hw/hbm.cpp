@@ -43,10 +43,15 @@ struct Hbm::Channel {
   void refresh() { next = server.pending() ? server.next_completion() : kNever; }
 };
 
-// Lives on the stack of the initiator's thread for the length of b_transport.
+// Blocking: lives on the stack of the initiator's thread for the length of
+// b_transport, which waits on `done`. Non-blocking: owned by the Hbm (heap)
+// from BEGIN_REQ until BEGIN_RESP; `trans` and `initiator` say where the
+// response goes.
 struct Hbm::Transfer {
   std::uint32_t parts_left = 0;
   sc_core::sc_event done;
+  tlm::tlm_generic_payload* trans = nullptr;  // set for non-blocking transfers only
+  int initiator = -1;
 };
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
@@ -57,15 +62,25 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
   validate(config_);
   latency_ = sc_core::sc_time(config_.latency_s, sc_core::SC_SEC);
   socket.register_b_transport(this, &Hbm::b_transport);
+  socket.register_nb_transport_fw(this, &Hbm::nb_transport_fw);
   const double channel_bytes_per_s = config_.bandwidth_bytes_per_s / config_.channels;
   for (std::uint32_t c = 0; c < config_.channels; ++c)
     channels_.push_back(std::make_unique<Channel>(channel_bytes_per_s * tick_.to_seconds()));
   SC_METHOD(on_wake);
   sensitive << wake_;
   dont_initialize();
+  SC_METHOD(on_respond);
+  sensitive << respond_;
+  dont_initialize();
 }
 
-Hbm::~Hbm() = default;
+Hbm::~Hbm() {
+  // A simulation stopped early (sc_stop on a failure) leaves non-blocking
+  // transfers behind; the blocking ones live on thread stacks.
+  for (auto& [id, t] : in_flight_)
+    if (t->trans) delete t;
+  for (auto& r : responding_) delete r.second;
+}
 
 std::uint64_t Hbm::now_ticks() const { return sc_core::sc_time_stamp().value(); }
 
@@ -93,7 +108,10 @@ void Hbm::on_wake() {
       Transfer* t = it->second;
       if (--t->parts_left == 0) {
         in_flight_.erase(it);
-        t->done.notify();
+        if (t->trans)
+          respond_after_latency(t);
+        else
+          t->done.notify();
       }
     }
     ch->refresh();
@@ -101,37 +119,33 @@ void Hbm::on_wake() {
   schedule_wake();
 }
 
-void Hbm::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  if (delay != sc_core::SC_ZERO_TIME) {
-    wait(delay);
-    delay = sc_core::SC_ZERO_TIME;
-  }
+std::uint32_t Hbm::accept(tlm::tlm_generic_payload& trans, std::uint64_t id) {
   const tlm::tlm_command cmd = trans.get_command();
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();
   if (cmd == tlm::TLM_IGNORE_COMMAND) {
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
-    return;
+    return 0;
   }
   if (address >= config_.capacity_bytes || length > config_.capacity_bytes - address) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
+    return 0;
   }
   // Timing-only target: it moves whole ranges and cannot honour byte masks.
   if (trans.get_byte_enable_ptr() != nullptr) {
     trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return;
+    return 0;
   }
   if (trans.get_streaming_width() < length) {
     trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
+    return 0;
   }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
 
   ++transfers_;
   (cmd == tlm::TLM_WRITE_COMMAND ? bytes_written_ : bytes_read_) += length;
 
-  Transfer transfer;
-  const std::uint64_t id = next_id_++;
+  std::uint32_t parts_count = 0;
   const std::uint64_t now = now_ticks();
   const std::vector<std::uint64_t> parts = bytes_per_channel(config_, address, length);
   for (std::uint32_t c = 0; c < config_.channels; ++c) {
@@ -140,15 +154,78 @@ void Hbm::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_cor
     ch.server.add(now, static_cast<double>(parts[c]), id);
     ch.refresh();
     ch.bytes += parts[c];
-    ++transfer.parts_left;
+    ++parts_count;
   }
+  if (parts_count > 0) schedule_wake();
+  return parts_count;
+}
+
+void Hbm::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  if (delay != sc_core::SC_ZERO_TIME) {
+    wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
+  Transfer transfer;
+  const std::uint64_t id = next_id_++;
+  transfer.parts_left = accept(trans, id);
+  if (!trans.is_response_ok() || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return;
   if (transfer.parts_left > 0) {
-    schedule_wake();
     in_flight_.emplace(id, &transfer);
     wait(transfer.done);
   }
   if (latency_ != sc_core::SC_ZERO_TIME) wait(latency_);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+tlm::tlm_sync_enum Hbm::nb_transport_fw(int initiator, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                        sc_core::sc_time& delay) {
+  // END_RESP never arrives (the initiator completes BEGIN_RESP) and there is
+  // nothing else to receive.
+  if (phase != tlm::BEGIN_REQ) return tlm::TLM_COMPLETED;
+  // The fair-share servers take flows at the current time only; a request
+  // annotated into the future would need a queue nobody uses (the DMA never
+  // annotates), so it is refused rather than silently moved.
+  if (delay != sc_core::SC_ZERO_TIME) {
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  const std::uint64_t id = next_id_++;
+  const std::uint32_t parts = accept(trans, id);
+  if (!trans.is_response_ok() || trans.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    phase = tlm::BEGIN_RESP;
+    return tlm::TLM_COMPLETED;
+  }
+  auto t = std::make_unique<Transfer>();
+  t->parts_left = parts;
+  t->trans = &trans;
+  t->initiator = initiator;
+  if (parts > 0)
+    in_flight_.emplace(id, t.release());
+  else
+    respond_after_latency(t.release());
+  return tlm::TLM_ACCEPTED;
+}
+
+void Hbm::respond_after_latency(Transfer* t) {
+  // Same time as the blocking path's wait(latency_) after the channels.
+  const std::uint64_t due = now_ticks() + latency_.value();
+  if (responding_.empty()) respond_.notify(latency_);
+  responding_.emplace_back(due, t);
+}
+
+void Hbm::on_respond() {
+  const std::uint64_t now = now_ticks();
+  while (!responding_.empty() && responding_.front().first <= now) {
+    std::unique_ptr<Transfer> t(responding_.front().second);
+    responding_.pop_front();
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    // The initiator may start its next transfer from inside this call, which
+    // can push onto responding_ (only behind the entries due now).
+    socket[t->initiator]->nb_transport_bw(*t->trans, phase, delay);
+  }
+  if (!responding_.empty())
+    respond_.notify(sc_core::sc_time::from_value(responding_.front().first - now));
 }
 
 }  // namespace hw

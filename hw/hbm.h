@@ -4,6 +4,7 @@
 // transfers share bandwidth and the kernel only sees an event when the set of
 // transfers on some channel changes. Timing only: no data is stored.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <systemc>
 #include <tlm>
@@ -24,7 +25,13 @@ class Hbm : public sc_core::sc_module {
  public:
   // Any number of initiators (DMA engines) bind here. b_transport waits,
   // inside the caller's thread, for the incoming delay, then until every
-  // channel has served its part, then one access latency.
+  // channel has served its part, then one access latency. nb_transport_fw
+  // (TLM-2.0 AT, base protocol) serves the same request without a thread:
+  // BEGIN_REQ is accepted at once (TLM_ACCEPTED; END_REQ is implicit in
+  // the response) or rejected with TLM_COMPLETED and an error status, and
+  // BEGIN_RESP comes back through nb_transport_bw at the same time the
+  // blocking call would return. The initiator answers BEGIN_RESP with
+  // TLM_COMPLETED and keeps the payload alive until then.
   tlm_utils::multi_passthrough_target_socket<Hbm> socket;
 
   SC_HAS_PROCESS(Hbm);
@@ -46,6 +53,16 @@ class Hbm : public sc_core::sc_module {
   struct Transfer;
 
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(int initiator, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  // Checks a request and, when it is valid, counts it and hands its bytes to
+  // the channels; returns the number of channel parts (0: nothing to serve,
+  // or rejected with the error in trans' response status).
+  std::uint32_t accept(tlm::tlm_generic_payload& trans, std::uint64_t id);
+  // Sends BEGIN_RESP for the non-blocking transfers whose latency has run.
+  void on_respond();
+  // A served non-blocking transfer: BEGIN_RESP goes out after the latency.
+  void respond_after_latency(Transfer* t);
   // Collects the channels' completions due now and wakes their transfers.
   void on_wake();
   // Sets wake_ to the earliest channel completion.
@@ -60,6 +77,11 @@ class Hbm : public sc_core::sc_module {
   // their completions coincide and one activation serves them all.
   sc_core::sc_event wake_;
   std::unordered_map<std::uint64_t, Transfer*> in_flight_;  // by transfer id
+  // Non-blocking transfers served, waiting out the access latency. The
+  // latency is the same for all, so the queue is in response-time order
+  // and one event (for its head) serves it.
+  std::deque<std::pair<std::uint64_t, Transfer*>> responding_;  // (due tick, transfer)
+  sc_core::sc_event respond_;
   std::uint64_t next_id_ = 0;
   std::uint64_t transfers_ = 0;
   std::uint64_t bytes_read_ = 0;

@@ -1,6 +1,8 @@
 #include "hw/mxu.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "hw/mxu_functional.h"
@@ -32,6 +34,27 @@ void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y)
       __builtin_mul_overflow(macs, shape.n, &macs)) {
     throw sim::ConfigError({}, "mxu", "op too large: m * k * n does not fit in 64 bits");
   }
+  if (fidelity_ == Fidelity::pe && cycle_hook_) {
+    // The PE engine runs while the MXU is held, pausing one period after
+    // each cycle, so the hook sees cycle c at op start + c * period.
+    busy_.lock();
+    std::uint64_t cycles = 0;
+    try {
+      cycles = run_pe(shape, a, b, y, [this](const ArrayStateView& view) {
+        cycle_hook_->on_cycle(view);
+        wait(period_);
+      });
+      cycle_hook_->on_idle();
+    } catch (...) {
+      busy_.unlock();
+      throw;
+    }
+    ++stats_.ops;
+    stats_.macs += macs;
+    stats_.busy_cycles += cycles;
+    busy_.unlock();
+    return;
+  }
   std::uint64_t cycles = 0;
   if (fidelity_ == Fidelity::pe) {
     cycles = run_pe(shape, a, b, y);
@@ -55,12 +78,42 @@ void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y)
   busy_.unlock();
 }
 
-std::uint64_t Mxu::run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
+std::uint64_t Mxu::begin(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
+  if (needs_thread()) throw std::logic_error(std::string(name()) + ": begin() with a cycle hook; use execute()");
+  // The same checks, values and stats as execute(), in the same order.
+  validate(shape);
+  std::uint64_t macs = 0;
+  if (__builtin_mul_overflow(shape.m, shape.k, &macs) ||
+      __builtin_mul_overflow(macs, shape.n, &macs)) {
+    throw sim::ConfigError({}, "mxu", "op too large: m * k * n does not fit in 64 bits");
+  }
+  std::uint64_t cycles = 0;
+  if (fidelity_ == Fidelity::pe) {
+    cycles = run_pe(shape, a, b, y);
+  } else {
+    cycles = mxu_tile_cycles(config_, shape);
+    if (a != nullptr && b != nullptr && y != nullptr) {
+      const std::vector<float> values = mxu_functional_matmul(config_, shape, a, b);
+      std::copy(values.begin(), values.end(), y);
+    }
+  }
+  sc_core::sc_time::value_type span = 0;
+  if (__builtin_mul_overflow(period_.value(), cycles, &span)) {
+    throw sim::ConfigError({}, "mxu", "op too long: its duration overflows simulated time");
+  }
+  ++stats_.ops;
+  stats_.macs += macs;
+  stats_.busy_cycles += cycles;
+  return cycles;
+}
+
+std::uint64_t Mxu::run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,
+                          const MxuObserver& observer) {
   validate(shape);
   std::vector<bf16> zeros;
   if (a == nullptr || b == nullptr) zeros.resize(std::max(shape.m * shape.k, shape.k * shape.n));
   MxuPeResult result =
-      array_.run(config_, shape, a != nullptr ? a : zeros.data(), b != nullptr ? b : zeros.data());
+      array_.run(config_, shape, a != nullptr ? a : zeros.data(), b != nullptr ? b : zeros.data(), observer);
   if (y != nullptr) std::copy(result.y.begin(), result.y.end(), y);
   return result.cycles;
 }

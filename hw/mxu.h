@@ -18,6 +18,17 @@ struct MxuStats {
   std::uint64_t busy_cycles = 0;  // sum of the ops' cycles
 };
 
+// Sees every cycle of an MXU's pe-fidelity ops at the simulated time of
+// that cycle, so that signal dumps line up with the rest of the simulation.
+class MxuCycleHook {
+ public:
+  virtual ~MxuCycleHook() = default;
+  // Cycle view.cycle of the current op, at op start + view.cycle * period.
+  virtual void on_cycle(const ArrayStateView& view) = 0;
+  // At op start + cycles * period: the op has drained, the array is idle.
+  virtual void on_idle() = 0;
+};
+
 class Mxu : public sc_core::sc_module {
  public:
   // period: one cycle of the MXU clock. Throws sim::ConfigError on a bad
@@ -34,13 +45,33 @@ class Mxu : public sc_core::sc_module {
   void execute(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr,
                float* y = nullptr);
 
+  // Non-blocking entry for the event-driven sequencer: does what execute()
+  // does (checks, values, stats) for an op starting now, without waiting,
+  // and returns its cycles; the caller completes the op after
+  // cycles * period and runs one op per MXU at a time. Not available while
+  // a cycle hook needs the op to advance cycle by cycle (needs_thread()):
+  // throws std::logic_error then.
+  std::uint64_t begin(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr,
+                      float* y = nullptr);
+  // True when ops must go through the blocking execute() (a cycle hook on a
+  // pe-fidelity MXU pauses after every cycle).
+  bool needs_thread() const { return fidelity_ == Fidelity::pe && cycle_hook_ != nullptr; }
+
   const MxuConfig& config() const { return config_; }
   Fidelity fidelity() const { return fidelity_; }
   sc_core::sc_time period() const { return period_; }
   const MxuStats& stats() const { return stats_; }
 
+  // Optional per-cycle hook for pe-fidelity ops (the VCD writer); the
+  // caller keeps it alive while the MXU runs. nullptr (the default)
+  // detaches. Ignored with tile fidelity, which has no cycles to show. With
+  // a hook an op costs one wait per cycle instead of one per op: for small
+  // arrays only.
+  void set_cycle_hook(MxuCycleHook* hook) { cycle_hook_ = hook; }
+
  private:
-  std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y);
+  std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,
+                       const MxuObserver& observer = {});
 
   const MxuConfig config_;
   const sc_core::sc_time period_;
@@ -48,6 +79,7 @@ class Mxu : public sc_core::sc_module {
   MxuStats stats_;
   sc_core::sc_mutex busy_;
   SystolicArray array_;
+  MxuCycleHook* cycle_hook_ = nullptr;
 };
 
 }  // namespace hw

@@ -33,4 +33,12 @@ void VectorUnit::execute(std::uint64_t elements, double flops_per_element) {
   unit_.unlock();
 }
 
+std::uint64_t VectorUnit::begin(std::uint64_t elements, double flops_per_element) {
+  const std::uint64_t cycles = cycles_for(elements, flops_per_element);
+  ++operations_;
+  busy_cycles_ += cycles;
+  flops_ += static_cast<double>(elements) * flops_per_element;
+  return cycles;
+}
+
 }  // namespace hw

@@ -23,12 +23,18 @@ class VectorUnit : public sc_core::sc_module {
   // operation at a time: a second caller waits until the unit is free.
   void execute(std::uint64_t elements, double flops_per_element);
 
+  // Non-blocking: accounts one operation starting now and returns its
+  // cycles; the caller (the sequencer, which runs one op per engine at a
+  // time) completes it after cycles * period. Same arithmetic as execute().
+  std::uint64_t begin(std::uint64_t elements, double flops_per_element);
+
   // Cycles an operation of this size occupies the unit.
   std::uint64_t cycles_for(std::uint64_t elements, double flops_per_element) const;
 
   std::uint64_t operations() const { return operations_; }
   std::uint64_t busy_cycles() const { return busy_cycles_; }
   double flops() const { return flops_; }
+  sc_core::sc_time period() const { return period_; }
   sc_core::sc_time busy() const { return static_cast<double>(busy_cycles_) * period_; }
 
  private:

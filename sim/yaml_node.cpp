@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace sim {
@@ -31,9 +32,71 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// What yaml-cpp accepts but a config must not: a key given twice (yaml-cpp
+// keeps one and drops the other without a word), an alias inside the node
+// it names (a cycle, which would recurse forever), and aliases that expand
+// a small file into millions of values ("billion laughs"). One walk, each
+// node once (an alias is the node it names, so it shares its mark).
+class DocumentCheck {
+ public:
+  static constexpr double kMaxValues = 1e6;
+  explicit DocumentCheck(std::string origin) : origin_(std::move(origin)) {}
+
+  double walk(const YAML::Node& n, const std::string& path) {
+    if (!n.IsDefined() || n.IsNull() || n.IsScalar()) return 1;
+    const YAML::Mark m = n.Mark();
+    const bool marked = !m.is_null();
+    if (marked) {
+      if (on_path_.count(m.pos)) fail(m, path, "an alias refers to a node that contains it");
+      auto it = expanded_.find(m.pos);
+      if (it != expanded_.end()) return it->second;
+      on_path_.insert(m.pos);
+    }
+    double total = 1;
+    if (n.IsSequence()) {
+      std::size_t i = 0;
+      for (const auto& item : n) total += walk(item, path + "[" + std::to_string(i++) + "]");
+    } else if (n.IsMap()) {
+      std::map<std::string, YAML::Mark> keys;
+      for (const auto& kv : n) {
+        total += 1;
+        std::string child = path;
+        if (kv.first.IsScalar()) {
+          const std::string& key = kv.first.Scalar();
+          child = join_path(path, key);
+          auto [first, fresh] = keys.emplace(key, kv.first.Mark());
+          if (!fresh)
+            fail(kv.first.Mark(), child,
+                 "duplicate key '" + key + "' (first given at line " + std::to_string(first->second.line + 1) +
+                     "); YAML would keep only one of them");
+        }
+        total += walk(kv.second, child);
+      }
+    }
+    if (marked) {
+      on_path_.erase(m.pos);
+      expanded_[m.pos] = total;
+    }
+    if (total > kMaxValues)
+      fail(m, path, "aliases expand this document to more than 1000000 values");
+    return total;
+  }
+
+ private:
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& path, const std::string& what) const {
+    SourceLocation loc{origin_, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1};
+    throw ConfigError(loc, path, what);
+  }
+  std::string origin_;
+  std::set<int> on_path_;
+  std::map<int, double> expanded_;
+};
+
 YamlNode parse(const std::string& text, const std::string& origin) {
   try {
-    return YamlNode(YAML::Load(text), origin, "");
+    YAML::Node doc = YAML::Load(text);
+    DocumentCheck(origin).walk(doc, "");
+    return YamlNode(doc, origin, "");
   } catch (const YAML::Exception& e) {
     SourceLocation loc{origin, e.mark.is_null() ? 0 : e.mark.line + 1,
                        e.mark.is_null() ? 0 : e.mark.column + 1};
@@ -88,9 +151,12 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& origi
 YamlNode YamlNode::operator[](const std::string& key) const {
   std::string child_path = join_path(path_, key);
   if (!node_.IsMap()) return YamlNode(YAML::Node(YAML::NodeType::Undefined), file_, child_path, location());
-  // const access: never inserts into the tree.
+  // const access: never inserts into the tree. A missing key gives a
+  // yaml-cpp "zombie" node whose IsMap(), Mark(), size() ... throw
+  // YAML::InvalidNode; an Undefined node answers them.
   const YAML::Node& cn = node_;
-  YamlNode child(cn[key], file_, child_path, location());
+  YAML::Node found = cn[key];
+  YamlNode child(found.IsDefined() ? found : YAML::Node(YAML::NodeType::Undefined), file_, child_path, location());
   child.overrides_ = overrides_;
   return child;
 }
@@ -120,7 +186,8 @@ SourceLocation YamlNode::location() const {
     const YAML::Mark m = node_.Mark();
     if (!m.is_null()) return SourceLocation{file_, m.line + 1, m.column + 1};
   }
-  if (parent_loc_.file.empty()) return SourceLocation{file_, 0, 0};
+  // The document itself without a mark (empty, or only comments): its start.
+  if (parent_loc_.file.empty()) return SourceLocation{file_, 1, 1};
   return parent_loc_;
 }
 
@@ -227,6 +294,11 @@ void YamlNode::apply_override(const std::string& assignment) {
     value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(here, key_path, "value is not valid YAML: " + e.msg);
+  }
+  try {
+    DocumentCheck(here.file).walk(value, key_path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(here, e.key_path(), e.detail());
   }
   std::vector<std::string> parts;
   for (std::size_t start = 0;;) {

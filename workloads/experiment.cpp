@@ -1,14 +1,17 @@
 #include "workloads/experiment.h"
 
+#include <systemc>
+
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "sim/error.h"
+#include "sim/kernel.h"
+#include "sim/output.h"
 #include "workloads/pod_runtime.h"
 #include "workloads/sweep_points.h"
 #include "workloads/sweep_spec.h"
-
-#include <tuple>
 
 namespace workloads {
 
@@ -47,20 +50,29 @@ std::vector<std::string> search_dirs(const std::string& experiment_path, const s
   return dirs;
 }
 
+// A readable file; false (never an exception) for names the OS rejects
+// (too long, ...), directories and devices.
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
 // Finds "<name>.yaml" (or a path) among the search dirs; fails at `ref`.
 std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path,
                                const std::string& sub, const std::string& what) {
   std::string name = ref.as_string();
+  if (name.empty() || name.find('\0') != std::string::npos)
+    ref.fail("expected the name of a " + what + " file, got '" + name.substr(0, name.find('\0')) + "'");
   if (name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".yaml")) {
     fs::path p = fs::path(name);
     if (p.is_relative()) p = fs::path(experiment_path).parent_path() / p;
-    if (fs::exists(p)) return p.string();
+    if (is_file(p)) return p.string();
     ref.fail("no " + what + " file '" + p.string() + "'");
   }
   auto dirs = search_dirs(experiment_path, sub);
   for (const auto& d : dirs) {
     fs::path p = fs::path(d) / (name + ".yaml");
-    if (fs::exists(p)) return p.string();
+    if (is_file(p)) return p.string();
   }
   std::string msg = "unknown " + what + " '" + name + "'";
   auto known = yaml_files_in(dirs);
@@ -148,8 +160,10 @@ std::vector<std::string> chip_search_dirs(const std::string& experiment_path) {
   return search_dirs(experiment_path, "chips");
 }
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  sim::YamlNode root = sim::YamlNode::load_file(path);
+namespace {
+
+Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
+                                const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) root.apply_override(o);
   if (!root.is_map()) root.fail("an experiment file must be a mapping with at least 'chip' and 'workload'");
   root.reject_unknown_keys(kTopLevelKeys);
@@ -211,10 +225,21 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 
   sim::YamlNode limits = root["limits"];
   if (limits.present()) {
-    limits.reject_unknown_keys({"max_sim_time"});
+    if (!limits.is_map())
+      limits.fail("expected a mapping, e.g. {max_sim_time: 10, max_events: 1e8}, got " +
+                  sim::describe_yaml(limits.raw()));
+    limits.reject_unknown_keys({"max_sim_time", "max_events"});
     if (limits["max_sim_time"].present()) {
+      // SystemC time is 64-bit picoseconds: at most ~1.8e7 s.
       exp.limits.max_sim_time_s = limits["max_sim_time"].as_double();
-      if (!(exp.limits.max_sim_time_s > 0)) limits["max_sim_time"].fail("must be > 0 seconds");
+      if (!(exp.limits.max_sim_time_s >= 1e-12 && exp.limits.max_sim_time_s <= 1e6))
+        limits["max_sim_time"].fail("expected simulated seconds between 1e-12 and 1e6, got " +
+                                    limits["max_sim_time"].scalar());
+    }
+    if (limits["max_events"].present()) {
+      exp.limits.max_events = limits["max_events"].as_uint();
+      if (exp.limits.max_events < 1)
+        limits["max_events"].fail("expected at least 1 event, got " + limits["max_events"].scalar());
     }
   }
 
@@ -239,10 +264,11 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   kind.fail(msg);
 }
 
-std::string validate_file(const std::string& path) {
-  sim::YamlNode root = sim::YamlNode::load_file(path);
+// Validates a chip, pod or experiment document; returns its kind, or
+// "sweep" for a sweep (which the caller checks from its file).
+std::string validate_node(const sim::YamlNode& root, const std::string& path) {
   if (root.is_map() && root["workload"].present()) {
-    load_experiment(path);
+    load_experiment_node(root, path, {});
     return "experiment";
   }
   if (root.is_map() && root["pod"].present() && !root["workload"].present()) {
@@ -254,12 +280,92 @@ std::string validate_file(const std::string& path) {
     hw::load_chip(root);
     return "chip";
   }
-  if (root.is_map() && root["sweep"].present()) {
-    expand_sweep(load_sweep_spec(path));  // loads every point's experiment
-    return "sweep";
-  }
+  if (root.is_map() && (root["sweep"].present() || root["experiment"].present())) return "sweep";
   root.fail("cannot tell what this file is: an experiment has 'workload', a chip has 'clock', a pod has 'pod', "
             "a sweep has 'sweep'");
+}
+
+}  // namespace
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_experiment_node(sim::YamlNode::load_file(path), path, overrides);
+}
+
+Experiment load_experiment_text(const std::string& text, const std::string& path,
+                                const std::vector<std::string>& overrides) {
+  return load_experiment_node(sim::YamlNode::load_string(text, path), path, overrides);
+}
+
+std::string validate_file(const std::string& path) {
+  const std::string kind = validate_node(sim::YamlNode::load_file(path), path);
+  if (kind == "sweep") expand_sweep(load_sweep_spec(path));  // loads every point's experiment
+  return kind;
+}
+
+std::string validate_text(const std::string& text, const std::string& path) {
+  const sim::YamlNode root = sim::YamlNode::load_string(text, path);
+  const std::string kind = validate_node(root, path);
+  if (kind == "sweep")
+    root.fail("a sweep is checked from its file (its experiment path is relative to it): use validate_file");
+  return kind;
+}
+
+std::string SimulationEnd::describe(const Limits& limits) const {
+  switch (reason) {
+    case Reason::time_limit:
+      return "runaway: simulated time reached limits.max_sim_time (" + sim::si(limits.max_sim_time_s, "s") + ")";
+    case Reason::event_limit:
+      return "runaway: " + std::to_string(events) + " events exceeded limits.max_events (" +
+             std::to_string(limits.max_events) + ") at " + sim::si(sim_time_s, "s") + " of simulated time";
+    case Reason::stopped:
+      return "the simulation was stopped";
+    case Reason::idle:
+      break;
+  }
+  return "the simulation ran out of events";
+}
+
+SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events) {
+  using sc_core::sc_time;
+  const sc_time end(limits.max_sim_time_s, sc_core::SC_SEC);
+  auto events = [&extra_events] { return sim::kernel_events() + (extra_events ? extra_events() : 0); };
+  // Slices start short and double while they use little of the event budget
+  // (a few dozen sc_start calls for a whole run), and shrink as it runs out.
+  sc_time slice(1, sc_core::SC_US);
+  const sc_time min_slice = sc_core::sc_get_time_resolution();
+  SimulationEnd r;
+  for (;;) {
+    const sc_time now = sc_core::sc_time_stamp();
+    if (now >= end) {
+      r.reason = sc_core::sc_pending_activity() ? SimulationEnd::Reason::time_limit : SimulationEnd::Reason::idle;
+      break;
+    }
+    const std::uint64_t before = events();
+    sc_core::sc_start(end - now < slice ? end - now : slice, sc_core::SC_RUN_TO_TIME);
+    const std::uint64_t after = events();
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED || sc_core::sc_end_of_simulation_invoked()) {
+      r.reason = SimulationEnd::Reason::stopped;
+      break;
+    }
+    if (!sc_core::sc_pending_activity()) {
+      r.reason = SimulationEnd::Reason::idle;
+      break;
+    }
+    if (after > limits.max_events) {
+      r.reason = SimulationEnd::Reason::event_limit;
+      break;
+    }
+    const std::uint64_t used = after - before, left = limits.max_events - after;
+    if (used <= left / 8) {
+      if (slice < end) slice = slice * 2.0;
+    } else if (used > left / 2 && slice > min_slice) {
+      slice = slice / 2.0;
+      if (slice < min_slice) slice = min_slice;
+    }
+  }
+  r.events = events();
+  r.sim_time_s = sc_core::sc_time_stamp().to_seconds();
+  return r;
 }
 
 }  // namespace workloads

@@ -1,9 +1,12 @@
 #include "workloads/matmul_workload.h"
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "hw/chip.h"
+#include "hw/mxu_timing.h"
+#include "hw/mxu_vcd.h"
 #include "hw/sequencer.h"
 #include "sim/error.h"
 #include "sim/host.h"
@@ -81,6 +84,29 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
   return c;
 }
 
+// --vcd: MXU 0 of chip 0 dumps every cycle of its ops into OUT/mxu.vcd.
+// Checked before the run: it needs pe fidelity and a small enough array and
+// op list (the closed form gives each op's cycles without running it).
+std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Program& program, hw::Chip& chip,
+                                           const std::string& out_dir) {
+  if (exp.fidelity != "pe")
+    throw sim::ConfigError({"command line"}, "--vcd",
+                           "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe (add --set fidelity=pe)");
+  std::uint64_t cycles = 0, ops = 0;
+  for (const hw::Op& op : program.ops) {
+    if (op.engine.kind != hw::EngineKind::mxu || op.engine.index != 0) continue;
+    const auto& mm = std::get<hw::MatmulOp>(op.payload);
+    cycles += hw::mxu_tile_cycles(exp.chip.mxu, {mm.m, mm.k, mm.n});
+    ++ops;
+  }
+  hw::check_mxu_vcd_size(exp.chip.mxu, cycles, "MXU 0's " + std::to_string(ops) + " ops");
+  std::error_code ignored;  // an unusable directory is reported by MxuVcd, naming the file
+  std::filesystem::create_directories(out_dir, ignored);
+  auto vcd = std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
+  chip.mxus().at(0)->set_cycle_hook(vcd.get());
+  return vcd;
+}
+
 }  // namespace
 
 std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
@@ -120,6 +146,13 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                           std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +
                           " bytes of VMEM per core");
+  // Checked again before planning: the plan of a matmul far too large for
+  // HBM would take minutes and gigabytes to build (plan_matmul's footprint).
+  const double footprint = 2.0 * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) +
+                                  double(spec.m) * double(spec.n));
+  if (footprint > double(chip.hbm.capacity_bytes))
+    throw sim::SimFailure("does not fit: A, B and C need " + sim::si(footprint, "B") + " of HBM but " + chip.name +
+                          " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
 
   std::vector<hw::bf16> a, b;
   std::vector<float> y;
@@ -147,14 +180,14 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, fidelity);
   hw::Chip& c = *chip_mod;
   auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
-  sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
+  std::unique_ptr<hw::MxuVcd> vcd = opts.vcd ? attach_mxu_vcd(exp, plan.program, c, opts.out_dir) : nullptr;
+  const SimulationEnd sim_end = simulate_within(exp.limits);
+  vcd.reset();  // closes mxu.vcd
   seq->rethrow_failure();
   if (!seq->finished()) {
     auto pending = seq->pending_ops();
     std::string first = plan.program.ops[pending.front()].name;
-    bool runaway = sc_core::sc_pending_activity();
-    throw sim::SimFailure(std::string(runaway ? "runaway: simulated time limit limits.max_sim_time reached"
-                                              : "deadlock") +
+    throw sim::SimFailure(std::string(sim_end.runaway() ? sim_end.describe(exp.limits) : "deadlock") +
                           " with " + std::to_string(pending.size()) + " ops pending on chip 0, first: '" +
                           first + "'");
   }
@@ -254,6 +287,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   if (exp.functional)
     t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference"
                                                                                     : "MISMATCH");
+  if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
   t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
   return RunOutput{r, t.str(), trace_json};
 }

@@ -206,7 +206,7 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
   spdlog::debug("pod: {} chips, {} ops, {} collectives; elaborated in {:.3f} s; simulating", n, ops,
                 pp.collectives.size(), elaboration.seconds());
   sim::WallTimer simulation;
-  sc_core::sc_start(sc_core::sc_time(exp.limits.max_sim_time_s, sc_core::SC_SEC));
+  const SimulationEnd sim_end = simulate_within(exp.limits, [&net] { return net->events(); });
   spdlog::debug("pod: simulated {} s in {:.3f} s", sc_core::sc_time_stamp().to_seconds(), simulation.seconds());
   for (const auto& s : seqs) s->rethrow_failure();
   std::vector<std::string> stuck;
@@ -219,9 +219,8 @@ PodRunResult run_pod(const Experiment& exp, const PodProgram& pp, bool trace) {
     }
   }
   if (!stuck.empty()) {
-    const bool runaway = sc_core::sc_pending_activity();
-    std::string msg = runaway ? "runaway: simulated time reached limits.max_sim_time with work left"
-                              : "deadlock: the simulation ran out of events with work left";
+    std::string msg = sim_end.runaway() ? sim_end.describe(exp.limits) + " with work left"
+                                        : "deadlock: the simulation ran out of events with work left";
     for (const auto& s : stuck) msg += "\n  " + s;
     for (const auto& c : colls)
       for (const auto& line : c->pending()) msg += "\n  " + line;

@@ -228,7 +228,7 @@ class ChipProgramBuilder {
     }
     if (!ctx_.spec.overlap) {  // everything after the backward pass, one thing at a time
       Deps after = prev;
-      if (par.data.degree > 1)
+      if (par.data.degree > 1 && par.sync_gradients)
         for (std::size_t l = stage_.end; l-- > stage_.begin;) after = gradient_all_reduce(prog, l, after);
       for (auto& g : grads_done_) g = after;
     }
@@ -269,7 +269,8 @@ class ChipProgramBuilder {
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
       const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), x).build();
       if (final_task) {
-        const bool reduce_now = ctx_.spec.parallelism.data.degree > 1 && ctx_.spec.overlap;
+        const TrainParallelism& par = ctx_.spec.parallelism;
+        const bool reduce_now = par.data.degree > 1 && par.sync_gradients && ctx_.spec.overlap;
         grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, r.all()) : r.all();
       }
       x = r.data.empty() ? r.all() : r.data;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "sim/kernel.h"
 #include "sim/output.h"
@@ -101,6 +102,7 @@ nlohmann::json train_report(const TrainRun& r) {
                         {"schedule", to_string(par.schedule)},
                         {"optimizer", r.spec.optimizer.name},
                         {"overlap", r.spec.overlap},
+                        {"sync_gradients", par.sync_gradients},
                         {"elementwise", r.spec.fuse_elementwise ? "fused" : "unfused"}};
   res["phases"] = {{"forward_s", mean(m.forward_s)},
                    {"backward_s", mean(m.backward_s)},
@@ -188,6 +190,25 @@ std::string train_table(const TrainRun& r, const nlohmann::json& report) {
                                            sim::fixed(p["bubble_fraction_ideal"].get<double>(), 3));
   }
   t.row("bound (measured)", res["roofline"]["bound"].get<std::string>());
+  if (!res["functional"].is_null()) {  // functional mini-training (train_functional.h)
+    const auto& f = res["functional"];
+    auto sci = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g", v);
+      return std::string(buf);
+    };
+    t.row("functional: loss", sim::fixed(f["loss_per_step"][0].get<double>(), 4) + " -> " +
+                                  sim::fixed(f["final_loss"].get<double>(), 4) + " after " +
+                                  std::to_string(f["steps"].get<int>()) + " SGD steps (lr " +
+                                  sci(f["learning_rate"].get<double>()) + ", gradients " +
+                                  (par.sync_gradients ? "all-reduced" : "not synchronized") + ")");
+    t.row("functional: replicas' max weight diff", sci(f["replicas_max_weight_diff"].get<double>()));
+    if (!f["reference_step1"].is_null())
+      t.row("functional: step 1 vs double reference",
+            sci(f["reference_step1"]["max_abs_diff"].get<double>()) + " <= " +
+                sci(f["reference_step1"]["bound"].get<double>()) + ": " +
+                (f["matches_reference"].get<bool>() ? "matches" : "DOES NOT MATCH"));
+  }
   t.row("ops, wall time", std::to_string(report["per_chip"][0]["ops"].get<std::size_t>()) + " ops on chip 0, " +
                               sim::fixed(report["simulator"]["wall_time_s"].get<double>(), 3) + " s");
   const ChipMemory& mem = r.memory[res["memory"]["chip"].get<std::size_t>()];

@@ -6,6 +6,7 @@
 
 #include "workloads/experiment.h"
 #include "workloads/sharding.h"
+#include "workloads/train_functional.h"
 #include "workloads/train_layout.h"
 
 namespace workloads {
@@ -13,8 +14,10 @@ namespace workloads {
 namespace {
 
 const std::vector<std::string> kKeys = {"kind",      "model",   "global_batch",   "parallelism",
-                                        "optimizer", "overlap", "elementwise", "simulate_anyway"};
-const std::vector<std::string> kParallelismKeys = {"data", "tensor", "pipeline", "microbatches", "schedule"};
+                                        "optimizer", "overlap", "elementwise", "simulate_anyway",
+                                        "steps",     "learning_rate", "seed"};
+const std::vector<std::string> kParallelismKeys = {"data", "tensor", "pipeline", "microbatches", "schedule",
+                                                   "sync_gradients"};
 
 // The three parallelisms, in the order they are reported.
 struct ParallelismKey {
@@ -155,7 +158,6 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
 
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   node.reject_unknown_keys(kKeys);
-  if (exp.functional) node.fail("functional mode is not available for train");
   TrainSpec spec;
   spec.model = models::load_model(node["model"]);
 
@@ -179,6 +181,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     p.microbatches = static_cast<std::uint32_t>(m);
   }
   if (par.present() && par["schedule"].present()) p.schedule = pick_schedule(par["schedule"]);
+  if (par.present() && par["sync_gradients"].present()) p.sync_gradients = par["sync_gradients"].as_bool();
   if (node["optimizer"].present()) {
     spec.optimizer = pick(node["optimizer"], optimizer_costs(), &OptimizerCost::name);
   } else {
@@ -217,6 +220,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     par["pipeline"].fail(std::to_string(p.pipeline.degree) + " pipeline stages do not divide the " +
                          std::to_string(repeated) + " " + what + "; stages must hold equal numbers of layers");
   }
+  load_functional_training(node, exp, spec);
   return spec;
 }
 

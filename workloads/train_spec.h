@@ -10,6 +10,7 @@
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
 //     simulate_anyway: false               # run even if it does not fit in HBM
+//     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
 // that names one mesh axis of that size; every mesh axis of more than one
 // chip is used by exactly one of them, so the degrees multiply to the chips.
@@ -35,6 +36,18 @@ struct TrainParallelism {
   ParallelAxes data, tensor, pipeline;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // false: no gradient all-reduce at all; every data-parallel replica
+  // updates its weights from its own shard's gradients (they diverge).
+  bool sync_gradients = true;
+};
+
+// `functional: true` (experiment level) on an MLP under pure data
+// parallelism: real BF16 training steps (workloads/train_functional.h).
+struct FunctionalTraining {
+  bool enabled = false;
+  std::uint32_t steps = 10;
+  double learning_rate = 0.1;
+  std::uint64_t seed = 1;
 };
 
 struct TrainSpec {
@@ -49,6 +62,7 @@ struct TrainSpec {
   // writes its result back (ElementwiseSpec::bytes), the pessimistic bound.
   bool fuse_elementwise = true;
   bool simulate_anyway = false;
+  FunctionalTraining functional;
 
   std::uint64_t replica_batch() const { return global_batch / parallelism.data.degree; }
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }

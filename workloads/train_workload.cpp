@@ -1,6 +1,9 @@
 #include "workloads/train_workload.h"
 
+#include <optional>
+
 #include "sim/host.h"
+#include "workloads/train_functional.h"
 #include "workloads/train_layout.h"
 #include "workloads/train_measure.h"
 #include "workloads/train_memory.h"
@@ -33,13 +36,21 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   const TrainLayout layout = make_train_layout(exp, spec.parallelism, micro);
   const std::vector<ChipMemory> memory = train_memory(spec, layout, micro);
   if (!spec.simulate_anyway) check_memory_fits(memory, layout, exp.chip.hbm.capacity_bytes);
-  const TrainProgram program = build_train_program(exp, spec, layout, micro);
-  const PodRunResult run = run_pod(exp, program.pod, false);
+  TrainProgram program = build_train_program(exp, spec, layout, micro);
+  std::optional<FunctionalTrainResult> functional;  // functional: one pod run per step
+  PodRunResult run;
+  if (spec.functional.enabled) {
+    functional = run_train_functional(exp, spec, layout, program);
+    run = std::move(functional->last_run);
+  } else {
+    run = run_pod(exp, program.pod, false);
+  }
   const TrainMeasurement measured = measure_train(program, run, layout);
   TrainRun r{exp, spec, layout, micro, memory, program, run, measured, 0.0};
   r.wall_time_s = wall.seconds();
   RunOutput out;
   out.report = train_report(r);
+  if (functional) out.report["result"]["functional"] = functional_train_json(*functional, spec);
   out.table = train_table(r, out.report);
   if (opts.trace) out.trace_json = train_trace(r);
   return out;

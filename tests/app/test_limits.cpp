@@ -1,0 +1,98 @@
+// Runaway protection: `limits: {max_sim_time: SECONDS, max_events: N}`. A
+// run that reaches either limit with work left fails with exit 3 and names
+// the limit and what was still pending; a limit the run stays inside
+// changes nothing in its results; the stopping point is deterministic.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+using testing_cli::run_tpusim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kOut = "build-test-out/limits/";
+
+nlohmann::json report(const std::string& dir) {
+  std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / dir / "report.json");
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+bool written(const std::string& dir) { return fs::exists(fs::path(TPUSIM_SOURCE_DIR) / dir / "report.json"); }
+
+// `tpusim ARGS --out DIR` into an emptied DIR.
+testing_cli::CliResult run_into(const std::string& args, const std::string& dir) {
+  fs::remove_all(fs::path(TPUSIM_SOURCE_DIR) / dir);
+  return run_tpusim(args + " --out " + dir);
+}
+
+}  // namespace
+
+TEST_CASE("limits: max_sim_time stops a one-chip run, exit 3, naming the pending ops", "[app][limits]") {
+  const auto r = run_into("run configs/experiments/matmul-v4.yaml --set 'limits={max_sim_time: 1.0e-4}'", kOut + "time");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  CHECK(r.output.find("simulation failed: runaway: simulated time reached limits.max_sim_time (100 us)") !=
+        std::string::npos);
+  CHECK(r.output.find("ops pending on chip 0, first: '") != std::string::npos);
+  CHECK_FALSE(written(kOut + "time"));
+}
+
+TEST_CASE("limits: max_events stops a one-chip run, exit 3", "[app][limits]") {
+  const auto r = run_into("run configs/experiments/matmul-v4.yaml --set 'limits={max_events: 100}'", kOut + "events");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  CHECK(r.output.find("exceeded limits.max_events (100) at ") != std::string::npos);
+  CHECK(r.output.find("ops pending on chip 0, first: '") != std::string::npos);
+  CHECK_FALSE(written(kOut + "events"));
+  // Deterministic: the same run stops at the same event with the same message.
+  CHECK(run_tpusim("run configs/experiments/matmul-v4.yaml --set 'limits={max_events: 100}' --out " + kOut + "events")
+            .output == r.output);
+}
+
+TEST_CASE("limits: a pod run that reaches a limit names every waiting chip", "[app][limits]") {
+  for (const char* limit : {"max_events: 300", "max_sim_time: 2.0e-4"}) {
+    DYNAMIC_SECTION(limit) {
+      const auto r = run_into("run configs/experiments/train-pp-v5e.yaml --set 'limits={" + std::string(limit) + "}'",
+                              kOut + "pod");
+      INFO(r.output);
+      CHECK(r.status == 3);
+      CHECK(r.output.find("simulation failed: runaway: ") != std::string::npos);
+      CHECK(r.output.find(std::string("limits.") + std::string(limit).substr(0, std::string(limit).find(':'))) !=
+            std::string::npos);
+      CHECK(r.output.find("with work left") != std::string::npos);
+      CHECK(r.output.find("\n  chip 0 waits in '") != std::string::npos);
+      CHECK(r.output.find("\n  chip 1 waits in '") != std::string::npos);
+      CHECK_FALSE(written(kOut + "pod"));
+    }
+  }
+}
+
+TEST_CASE("limits: a run inside its limits gives the results it gives without them", "[app][limits]") {
+  for (const char* exp : {"configs/experiments/matmul-v4.yaml", "configs/experiments/train-pp-v5e.yaml"}) {
+    DYNAMIC_SECTION(exp) {
+      REQUIRE(run_into(std::string("run ") + exp, kOut + "free").status == 0);
+      const nlohmann::json free = report(kOut + "free");
+      const double step = free["result"]["step_time_s"].get<double>();
+      const auto events = free["simulator"]["events"].get<std::uint64_t>();
+      // Just enough events and simulated time: the run still finishes.
+      std::ostringstream limits;
+      limits << "limits={max_events: " << events + free["simulator"].value("network_events", std::uint64_t{0}) + 100
+             << ", max_sim_time: " << step * 1.01 << "}";
+      const auto r = run_into(std::string("run ") + exp + " --set '" + limits.str() + "'", kOut + "bounded");
+      INFO(limits.str() << "\n" << r.output);
+      REQUIRE(r.status == 0);
+      const nlohmann::json bounded = report(kOut + "bounded");
+      CHECK(bounded["result"] == free["result"]);
+      CHECK(bounded["per_chip"] == free["per_chip"]);
+    }
+  }
+}
