@@ -35,6 +35,36 @@ Network::~Network() = default;
 
 Ps Network::now() const { return sc_core::sc_time_stamp().value(); }
 
+bool Network::quiet() const {
+  // Model entries left in the queue with nothing in flight are superseded.
+  if (live_ != 0 || client_entries_ != 0) return false;
+  for (const auto& p : posted_)
+    if (!p.empty()) return false;
+  for (const auto& u : unclaimed_)
+    if (!u.empty()) return false;
+  return true;
+}
+
+Traffic Network::traffic() const { return {link_bytes_, link_busy_, bytes_out_, bytes_in_, messages_}; }
+
+Traffic Traffic::minus(const Traffic& e) const {
+  Traffic d = *this;
+  for (std::size_t i = 0; i < d.link_bytes.size(); ++i) d.link_bytes[i] -= e.link_bytes[i];
+  for (std::size_t i = 0; i < d.link_busy.size(); ++i) d.link_busy[i] -= e.link_busy[i];
+  for (std::size_t i = 0; i < d.bytes_out.size(); ++i) d.bytes_out[i] -= e.bytes_out[i];
+  for (std::size_t i = 0; i < d.bytes_in.size(); ++i) d.bytes_in[i] -= e.bytes_in[i];
+  d.messages -= e.messages;
+  return d;
+}
+
+void Network::add_traffic(const Traffic& t) {
+  for (std::size_t i = 0; i < t.link_bytes.size(); ++i) link_bytes_[i] += t.link_bytes[i];
+  for (std::size_t i = 0; i < t.link_busy.size(); ++i) link_busy_[i] += t.link_busy[i];
+  for (std::size_t i = 0; i < t.bytes_out.size(); ++i) bytes_out_[i] += t.bytes_out[i];
+  for (std::size_t i = 0; i < t.bytes_in.size(); ++i) bytes_in_[i] += t.bytes_in[i];
+  messages_ += t.messages;
+}
+
 void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   const int chips = topology_.chips();
   if (m.src < 0 || m.src >= chips || m.dst < 0 || m.dst >= chips) {
@@ -55,6 +85,7 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   f.cookie = cookie;
   f.start = now();
   f.live = true;
+  ++live_;
   f.arrived = false;
   topology_.route(f.message.src, f.message.dst, f.path);
   const std::uint64_t bytes = f.message.bytes;
@@ -72,6 +103,7 @@ void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client
       const int id = waiting[i];
       waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
       // Handed over as an event, never from inside the caller's own call.
+      ++client_entries_;
       enqueue(now(), {client, cookie, kMatched, static_cast<std::uint32_t>(id)});
       return;
     }
@@ -80,6 +112,7 @@ void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client
 }
 
 void Network::schedule(Ps at, NetworkClient* client, std::uint64_t cookie) {
+  ++client_entries_;
   enqueue(std::max(at, now()), {client, cookie, kTimer, 0});
 }
 
@@ -115,10 +148,12 @@ void Network::run_due() {
 void Network::dispatch(const Entry& e) {
   switch (e.kind) {
     case kTimer:
+      --client_entries_;
       ++events_;
       e.client->on_timer(e.arg);
       return;
     case kMatched:
+      --client_entries_;
       ++events_;
       hand_over(static_cast<int>(e.id), e.client, e.arg);
       return;
@@ -154,6 +189,7 @@ void Network::hand_over(int id, NetworkClient* client, std::uint64_t cookie) {
   InFlight& f = flight_[id];
   Arrival a{std::move(f.message), f.first_byte, f.last_byte};
   f.live = false;
+  --live_;
   f.message = Message{};
   free_slots_.push_back(id);
   // The slot is free before the client runs: it may send again at once.

@@ -45,6 +45,15 @@ class NetworkClient {
   virtual void on_timer(std::uint64_t /*cookie*/) {}
 };
 
+// What the network has carried so far: the statistics a run reports.
+struct Traffic {
+  std::vector<std::uint64_t> link_bytes;
+  std::vector<Ps> link_busy;
+  std::vector<std::uint64_t> bytes_out, bytes_in;  // per chip
+  std::uint64_t messages = 0;
+  Traffic minus(const Traffic& earlier) const;
+};
+
 class Network : public sc_core::sc_module {
  public:
   Network(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link);
@@ -71,6 +80,14 @@ class Network : public sc_core::sc_module {
   std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[chip]; }
   std::uint64_t messages() const { return messages_; }
   std::uint64_t events() const { return events_; }  // queue entries acted on
+
+  // No message in flight or waiting to be received, no receive posted,
+  // nothing scheduled: what happens next depends only on what is sent next.
+  bool quiet() const;
+  Traffic traffic() const;
+  // Books traffic that a replayed collective would have carried (the
+  // caller has shown it equals a run it simulated before).
+  void add_traffic(const Traffic& t);
 
   // Receives never matched, messages never received, transfers in flight:
   // one line each, for deadlock reports. Empty when the network is quiet.
@@ -139,6 +156,8 @@ class Network : public sc_core::sc_module {
 
   std::vector<InFlight> flight_;
   std::vector<int> free_slots_;
+  std::size_t live_ = 0;            // messages in flight
+  std::size_t client_entries_ = 0;  // timers and matched receives queued
   std::vector<std::vector<PostedReceive>> posted_;  // per destination chip
   std::vector<std::vector<int>> unclaimed_;         // per destination chip: arrived, not yet received
 

@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kTopLevelKeys = {"name",       "chip",     "pod",    "mesh", "fidelity",
-                                                "functional", "workload", "limits"};
+const std::vector<std::string> kTopLevelKeys = {"name",       "chip",     "pod",    "mesh",     "fidelity",
+                                                "functional", "replicas", "workload", "limits"};
 const std::vector<std::string> kTopologies = {"ring", "torus2d", "torus3d"};
 
 std::size_t topology_rank(const std::string& t) { return t == "ring" ? 1 : t == "torus2d" ? 2 : 3; }
@@ -222,6 +222,12 @@ Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
       root["fidelity"].fail("expected tile or pe, got '" + exp.fidelity + "'");
   }
   if (root["functional"].present()) exp.functional = root["functional"].as_bool();
+  if (root["replicas"].present()) {
+    exp.replicas = root["replicas"].as_string();
+    if (exp.replicas != "auto" && exp.replicas != "all")
+      root["replicas"].fail("expected auto (one chip per group of identical replicas, when exact) or all, got '" +
+                            exp.replicas + "'");
+  }
 
   sim::YamlNode limits = root["limits"];
   if (limits.present()) {

@@ -62,6 +62,9 @@ struct Experiment {
   std::vector<std::pair<std::string, std::uint32_t>> mesh;  // axis name -> size, in file order
   std::string fidelity = "tile";
   bool functional = false;
+  // auto: simulate one chip per group of identical replicas when that is
+  // exact (pod_runtime.h); all: every chip, always.
+  std::string replicas = "auto";
   Limits limits;
   std::unique_ptr<Workload> workload;
 };

@@ -70,6 +70,17 @@ nlohmann::json pod_collectives(const PodRunResult& run) {
   return colls;
 }
 
+nlohmann::json pod_simulator_section(const Experiment& exp, double wall_time_s, const PodRunResult& run) {
+  nlohmann::json s = simulator_section(exp, wall_time_s, run.kernel_events);
+  s["network_events"] = run.network_events;
+  s["messages"] = run.messages;
+  s["chips_simulated"] = run.chips_simulated;
+  s["replicas"] = run.replicas;
+  s["replica_spread_s"] = run.replica_spread_s;
+  s["collectives_replayed"] = run.collectives_replayed;
+  return s;
+}
+
 std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip) {
   std::vector<int> coords;
   for (auto s : exp.pod.shape) {

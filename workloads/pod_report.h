@@ -29,6 +29,9 @@ PodSummary summarize(const Experiment& exp, const PodRunResult& run);
 nlohmann::json pod_result(const Experiment& exp, const PodSummary& s, double flops);
 
 nlohmann::json pod_collectives(const PodRunResult& run);
+// The report's simulator section for a pod run: kernel and network events,
+// messages, and how many chips the kernel simulated (run_pod's replicas).
+nlohmann::json pod_simulator_section(const Experiment& exp, double wall_time_s, const PodRunResult& run);
 
 // per_chip: chip, coords, busy {mxu_s, vector_s, dma_s, ici_s}, compute_s,
 // exposed_communication_s, hbm_bytes, ici_bytes_out, ici_bytes_in.

@@ -23,12 +23,22 @@ struct CollectiveData {
   std::function<void(int chip, const std::vector<double>& output)> output;
 };
 
+// Chips whose programs are identical share one: data-parallel replicas
+// run the same program, and a 4096-chip pod then holds one copy, not 4096.
 struct PodProgram {
-  std::vector<hw::Program> chips;                         // one per chip
+  std::vector<hw::Program> programs;                      // the distinct programs
+  std::vector<std::uint32_t> program_of;                  // per chip: its index in `programs`
   std::vector<interconnect::CollectiveSpec> collectives;  // referenced by CommOp index
   std::vector<std::string> collective_names;              // for reports and traces
   std::vector<CollectiveData> collective_data;            // functional runs: one per collective
   std::shared_ptr<void> buffers;                          // what functional ops point into
+
+  std::uint32_t chip_count() const { return static_cast<std::uint32_t>(program_of.size()); }
+  const hw::Program& chip(std::uint32_t c) const { return programs[program_of[c]]; }
+  // A chip of its own, running `program`.
+  void add_chip(hw::Program program);
+  // `count` chips sharing one program.
+  void add_replicas(hw::Program program, std::uint32_t count);
 };
 
 struct CollectiveTiming {
@@ -40,7 +50,8 @@ struct CollectiveTiming {
 };
 
 struct ChipTiming {
-  std::vector<hw::OpTiming> ops;
+  // Replicas simulated once share their representative's timings.
+  std::shared_ptr<const std::vector<hw::OpTiming>> ops;
   double end_s = 0;
   double mxu_busy_s = 0, vector_busy_s = 0, dma_busy_s = 0;  // mean per engine instance
   double ici_busy_s = 0;      // union of this chip's communication ops (collectives, sends; receives only wait)
@@ -52,6 +63,14 @@ struct ChipTiming {
 
 struct PodRunResult {
   double step_time_s = 0;
+  // Chips whose programs the kernel ran: every chip, or one per group of
+  // identical replicas when that is exact (see run_pod).
+  int chips_simulated = 0;
+  std::string replicas;  // "one per group" | "all (why)"
+  // With one per group: the largest difference between replicas' end times
+  // of each collective, summed over collectives (0 when they all agree).
+  double replica_spread_s = 0;
+  int collectives_replayed = 0;  // collective_replay.h
   std::vector<ChipTiming> chips;
   std::vector<CollectiveTiming> collectives;
   std::uint64_t kernel_events = 0, network_events = 0, messages = 0;
@@ -63,6 +82,19 @@ struct PodRunResult {
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp);
 
 // Runs the programs; throws sim::SimFailure on deadlock or runaway.
+//
+// Replicas: chips that share a program and exchange no point-to-point
+// messages behave identically as long as every collective they take part in
+// ends at the same time on all of them (on a torus with wraparound it does,
+// by symmetry). Unless exp.replicas is "all", run_pod then simulates one
+// representative per group: the others join each collective on the network
+// at the instant their representative does, so the network carries every
+// chip's traffic, and after the run it checks that each collective ended
+// at the same time on every member. Where a buffer does not divide evenly
+// into ring chunks, end times differ by a few bytes' worth of link time;
+// up to a summed 1e-6 of the step that is accepted and reported
+// (replica_spread_s). Beyond it, or if replicas did not take part in the
+// same collectives, it runs again with every chip.
 PodRunResult run_pod(const Experiment& exp, const PodProgram& program, bool trace);
 
 }  // namespace workloads

@@ -128,7 +128,7 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
                                   step_name(plan.after[i]), last, d ? &*d : nullptr);
       last = {op};
     }
-    pp.chips.push_back(std::move(prog));
+    pp.add_chip(std::move(prog));
   }
   return pp;
 }
@@ -204,9 +204,7 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   r["result"] = res;
   r["collectives"] = pod_collectives(run);
   r["per_chip"] = per_chip;
-  r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
-  r["simulator"]["network_events"] = run.network_events;
-  r["simulator"]["messages"] = run.messages;
+  r["simulator"] = pod_simulator_section(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +
                std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " +

@@ -111,7 +111,7 @@ PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& s
     if (c == 0) after = append_units(prog, unit, spec.serial_units(), {}, "serial");
     if (broadcast) after = {prog.add(hw::Op{"broadcast from chip 0", {hw::EngineKind::ici, 0}, hw::CommOp{0}, after, 0})};
     append_units(prog, unit, spec.parallel_units_on(c, chips), after, "parallel");
-    pp.chips.push_back(std::move(prog));
+    pp.add_chip(std::move(prog));
   }
   return pp;
 }
@@ -162,9 +162,7 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   r["result"] = res;
   r["collectives"] = pod_collectives(run);
   r["per_chip"] = per_chip;
-  r["simulator"] = simulator_section(exp, wall.seconds(), run.kernel_events);
-  r["simulator"]["network_events"] = run.network_events;
-  r["simulator"]["messages"] = run.messages;
+  r["simulator"] = pod_simulator_section(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +
                std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " +

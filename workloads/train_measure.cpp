@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "sim/kernel.h"
 
@@ -43,29 +44,50 @@ TrainMeasurement measure_train(const TrainProgram& program, const PodRunResult& 
   m.backward_s.assign(chips, 0);
   m.optimizer_s.assign(chips, 0);
   Span pipeline;
-  for (std::uint32_t c = 0; c < chips; ++c) {
-    const hw::Program& prog = program.pod.chips[c];
-    const auto& timing = run.chips[c].ops;
-    const ChipProgramMap& map = program.chips[c];
-    std::vector<std::pair<std::uint64_t, int>> events;  // (time, +1 forward starts / -1 backward ends)
-    for (const auto& t : map.tasks) {
-      const Span s = task_span(prog, timing, t.begin, t.end, true);
-      if (s.empty()) continue;
-      busy[c] += s.length();
-      (t.task.backward ? m.backward_s : m.forward_s)[c] += ps_to_s(s.length());
-      pipeline.start = std::min(pipeline.start, s.start);
-      pipeline.end = std::max(pipeline.end, s.end);
-      events.push_back(t.task.backward ? std::make_pair(s.end, -1) : std::make_pair(s.start, +1));
-    }
-    std::sort(events.begin(), events.end());  // at equal times, a release before an allocation
-    int live = 0;
+  // Replicas simulated once share their program and timings: measure each
+  // such pair once.
+  struct ChipMeasure {
+    std::uint64_t busy = 0;
+    double forward_s = 0, backward_s = 0, optimizer_s = 0;
     std::uint32_t peak = 0;
-    for (const auto& e : events) peak = std::max<std::uint32_t>(peak, static_cast<std::uint32_t>(live += e.second));
+    Span span;
+  };
+  std::map<std::pair<std::uint32_t, const void*>, ChipMeasure> measured;
+  for (std::uint32_t c = 0; c < chips; ++c) {
+    const auto key = std::make_pair(program.pod.program_of[c], static_cast<const void*>(run.chips[c].ops.get()));
+    auto it = measured.find(key);
+    if (it == measured.end()) {
+      const hw::Program& prog = program.pod.chip(c);
+      const auto& timing = *run.chips[c].ops;
+      const ChipProgramMap& map = program.map(c);
+      ChipMeasure cm;
+      std::vector<std::pair<std::uint64_t, int>> events;  // (time, +1 forward starts / -1 backward ends)
+      for (const auto& t : map.tasks) {
+        const Span s = task_span(prog, timing, t.begin, t.end, true);
+        if (s.empty()) continue;
+        cm.busy += s.length();
+        (t.task.backward ? cm.backward_s : cm.forward_s) += ps_to_s(s.length());
+        cm.span.start = std::min(cm.span.start, s.start);
+        cm.span.end = std::max(cm.span.end, s.end);
+        events.push_back(t.task.backward ? std::make_pair(s.end, -1) : std::make_pair(s.start, +1));
+      }
+      std::sort(events.begin(), events.end());  // at equal times, a release before an allocation
+      int live = 0;
+      for (const auto& e : events) cm.peak = std::max<std::uint32_t>(cm.peak, static_cast<std::uint32_t>(live += e.second));
+      cm.optimizer_s = ps_to_s(task_span(prog, timing, map.optimizer_begin, map.optimizer_end, false).length());
+      it = measured.emplace(key, cm).first;
+    }
+    const ChipMeasure& cm = it->second;
+    busy[c] = cm.busy;
+    m.forward_s[c] = cm.forward_s;
+    m.backward_s[c] = cm.backward_s;
+    m.optimizer_s[c] = cm.optimizer_s;
+    pipeline.start = std::min(pipeline.start, cm.span.start);
+    pipeline.end = std::max(pipeline.end, cm.span.end);
     const std::uint32_t stage = layout.roles[c].stage;
-    m.peak_in_flight[stage] = std::max(m.peak_in_flight[stage], peak);
+    m.peak_in_flight[stage] = std::max(m.peak_in_flight[stage], cm.peak);
     m.stage_busy_s[stage] += ps_to_s(busy[c]);
     ++chips_in_stage[stage];
-    m.optimizer_s[c] = ps_to_s(task_span(prog, timing, map.optimizer_begin, map.optimizer_end, false).length());
   }
   for (std::size_t s = 0; s < stages; ++s)
     if (chips_in_stage[s]) m.stage_busy_s[s] /= chips_in_stage[s];

@@ -350,10 +350,20 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   MatmulPrograms matmuls(exp.chip);
   CollectiveRegistry collectives(out);
   const Context ctx{exp, spec, micro, matmuls, collectives};
-  out.pod.chips.resize(layout.chips());
-  out.chips.resize(layout.chips());
-  for (std::uint32_t c = 0; c < layout.chips(); ++c)
-    ChipProgramBuilder(ctx, layout, c).build(out.pod.chips[c], out.chips[c]);
+  // Without a pipeline a chip's program depends on nothing but the model
+  // (collectives are named by stage and layer, never by chip), so the
+  // data- and tensor-parallel ranks share one.
+  const bool shared = ctx.spec.parallelism.pipeline.degree == 1;
+  for (std::uint32_t c = 0; c < layout.chips(); ++c) {
+    hw::Program prog;
+    out.maps.emplace_back();
+    ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
+    if (shared) {
+      out.pod.add_replicas(std::move(prog), layout.chips());
+      break;
+    }
+    out.pod.add_chip(std::move(prog));
+  }
   return out;
 }
 

@@ -49,7 +49,8 @@ struct ChipProgramMap {
 
 struct TrainProgram {
   PodProgram pod;
-  std::vector<ChipProgramMap> chips;
+  std::vector<ChipProgramMap> maps;  // one per program of pod.programs
+  const ChipProgramMap& map(std::uint32_t chip) const { return maps[pod.program_of[chip]]; }
   std::vector<char> gradient_collective;  // per collective: a data-parallel gradient all-reduce
 };
 

@@ -22,15 +22,30 @@ struct Work {
   double mxu_flops = 0;    // what the MXUs executed (padding included)
 };
 
+struct ProgramFlops {
+  double mxu = 0, vector = 0;
+};
+
+// FLOPs of each of the pod's programs.
+std::vector<ProgramFlops> program_flops(const PodProgram& pod) {
+  std::vector<ProgramFlops> out(pod.programs.size());
+  for (std::size_t i = 0; i < pod.programs.size(); ++i)
+    for (const auto& op : pod.programs[i].ops) {
+      if (op.engine.kind == hw::EngineKind::mxu) out[i].mxu += op.flops;
+      if (op.engine.kind == hw::EngineKind::vector) out[i].vector += op.flops;
+    }
+  return out;
+}
+
 Work work(const TrainRun& r) {
   Work w;
   const double replicas_x_micro = double(r.spec.parallelism.data.degree) * r.spec.parallelism.microbatches;
   w.flops = r.micro.flops_per_step() * replicas_x_micro;
   w.model_flops = r.micro.matmul_flops_per_step() * replicas_x_micro;
   w.tokens = double(r.micro.tokens()) * replicas_x_micro;
-  for (const auto& prog : r.program.pod.chips)
-    for (const auto& op : prog.ops)
-      if (op.engine.kind == hw::EngineKind::mxu) w.mxu_flops += op.flops;
+  const PodProgram& pod = r.program.pod;
+  const std::vector<ProgramFlops> flops = program_flops(pod);
+  for (std::uint32_t c = 0; c < pod.chip_count(); ++c) w.mxu_flops += flops[pod.program_of[c]].mxu;
   return w;
 }
 
@@ -119,23 +134,20 @@ nlohmann::json train_report(const TrainRun& r) {
   rep["collectives"] = colls;
 
   nlohmann::json per_chip = pod_per_chip(r.exp, r.run);
+  const std::vector<ProgramFlops> flops = program_flops(r.program.pod);
   for (std::uint32_t c = 0; c < r.layout.chips(); ++c) {
     const ChipRole& role = r.layout.roles[c];
     const ChipMemory& cm = r.memory[c];
-    double mxu_flops = 0, vector_flops = 0;
-    for (const auto& op : r.program.pod.chips[c].ops) {
-      if (op.engine.kind == hw::EngineKind::mxu) mxu_flops += op.flops;
-      if (op.engine.kind == hw::EngineKind::vector) vector_flops += op.flops;
-    }
+    const ProgramFlops& f = flops[r.program.pod.program_of[c]];
     nlohmann::json& pc = per_chip[c];
     pc["ranks"] = {{"data", role.data}, {"tensor", role.tensor}, {"stage", role.stage}};
     pc["forward_s"] = m.forward_s[c];
     pc["backward_s"] = m.backward_s[c];
     pc["optimizer_s"] = m.optimizer_s[c];
     pc["end_s"] = r.run.chips[c].end_s;
-    pc["ops"] = r.program.pod.chips[c].ops.size();
-    pc["mxu_flops"] = mxu_flops;
-    pc["vector_flops"] = vector_flops;
+    pc["ops"] = r.program.pod.chip(c).ops.size();
+    pc["mxu_flops"] = f.mxu;
+    pc["vector_flops"] = f.vector;
     pc["memory"] = {{"total_bytes", cm.total()},
                     {"params_bytes", cm.params},
                     {"grads_bytes", cm.grads},
@@ -145,9 +157,7 @@ nlohmann::json train_report(const TrainRun& r) {
                     {"microbatches_in_flight", cm.microbatches_in_flight}};
   }
   rep["per_chip"] = per_chip;
-  rep["simulator"] = simulator_section(r.exp, r.wall_time_s, r.run.kernel_events);
-  rep["simulator"]["network_events"] = r.run.network_events;
-  rep["simulator"]["messages"] = r.run.messages;
+  rep["simulator"] = pod_simulator_section(r.exp, r.wall_time_s, r.run);
   return rep;
 }
 
@@ -230,8 +240,8 @@ std::string train_trace(const TrainRun& r) {
     tw.name_process(c, "chip" + std::to_string(c) + " (stage " + std::to_string(role.stage) + ", data " +
                            std::to_string(role.data) + ", tensor " + std::to_string(role.tensor) + ")");
     tw.name_track(c, kPipelineTrack, "pipeline tasks");
-    const hw::Program& prog = r.program.pod.chips[c];
-    const auto& timing = r.run.chips[c].ops;
+    const hw::Program& prog = r.program.pod.chip(c);
+    const auto& timing = *r.run.chips[c].ops;
     std::vector<char> named(4 * 1000 + 8, 0);
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
       const hw::Op& op = prog.ops[i];
@@ -244,7 +254,7 @@ std::string train_trace(const TrainRun& r) {
       }
       tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind));
     }
-    const ChipProgramMap& map = r.program.chips[c];
+    const ChipProgramMap& map = r.program.map(c);
     auto slice = [&](const std::string& name, std::uint32_t begin, std::uint32_t end, bool own_work_only) {
       std::uint64_t lo = UINT64_MAX, hi = 0;
       for (std::uint32_t i = begin; i < end; ++i) {

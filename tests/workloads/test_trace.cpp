@@ -65,11 +65,11 @@ TEST_CASE("pod trace: schema, and every op of every chip with its start and dura
                      {e["ts"].get<double>(), e["dur"].get<double>()}});
 
   std::size_t ops = 0;
-  for (std::size_t c = 0; c < program.chips.size(); ++c) {
-    const auto& prog = program.chips[c];
+  for (std::uint32_t c = 0; c < program.chip_count(); ++c) {
+    const auto& prog = program.chip(c);
     for (std::size_t i = 0; i < prog.ops.size(); ++i, ++ops) {
       const auto& op = prog.ops[i];
-      const auto& t = run.chips[c].ops[i];
+      const auto& t = (*run.chips[c].ops)[i];
       const std::string engine = std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index);
       auto range = events.equal_range({static_cast<int>(c), op.name, engine});
       bool found = false;

@@ -20,7 +20,7 @@ struct Ran {
 
 Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog) {
   workloads::PodProgram pp;
-  pp.chips.push_back(prog);
+  pp.add_chip(prog);
   const workloads::PodRunResult r = workloads::run_pod(exp, pp, false);
   Ran out{r.step_time_s, 0, r.chips[0].hbm_bytes, prog.ops.size()};
   for (const auto& op : prog.ops) out.flops += op.flops;
