@@ -24,19 +24,51 @@ Mxu::Mxu(sc_core::sc_module_name name, const MxuConfig& config, sc_core::sc_time
   }
 }
 
-void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
-  // Everything that can throw runs before the MXU is taken. The values do
-  // not depend on when the op runs, and no other process can interleave
-  // with this plain C++ (SystemC processes switch only in wait).
+std::uint64_t Mxu::checked_macs(const MxuShape& shape) const {
   validate(shape);
   std::uint64_t macs = 0;
   if (__builtin_mul_overflow(shape.m, shape.k, &macs) ||
       __builtin_mul_overflow(macs, shape.n, &macs)) {
     throw sim::ConfigError({}, "mxu", "op too large: m * k * n does not fit in 64 bits");
   }
+  return macs;
+}
+
+Mxu::Prepared Mxu::prepare(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
+  Prepared op;
+  op.macs = checked_macs(shape);
+  if (fidelity_ == Fidelity::pe) {
+    op.cycles = run_pe(shape, a, b, y);
+  } else {
+    op.cycles = mxu_tile_cycles(config_, shape);
+    if (a != nullptr && b != nullptr && y != nullptr) {
+      const std::vector<float> values = mxu_functional_matmul(config_, shape, a, b);
+      std::copy(values.begin(), values.end(), y);
+    }
+  }
+  sc_core::sc_time::value_type span = 0;
+  if (__builtin_mul_overflow(period_.value(), op.cycles, &span)) {
+    throw sim::ConfigError({}, "mxu", "op too long: its duration overflows simulated time");
+  }
+  op.span = sc_core::sc_time::from_value(span);
+  return op;
+}
+
+void Mxu::count(std::uint64_t macs, std::uint64_t cycles) {
+  ++stats_.ops;
+  stats_.macs += macs;
+  stats_.busy_cycles += cycles;
+}
+
+void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
+  // Everything that can throw runs before the MXU is taken. The values do
+  // not depend on when the op runs, and no other process can interleave
+  // with this plain C++ (SystemC processes switch only in wait). The stats
+  // count the op when it ends (begin() counts it when it starts).
   if (fidelity_ == Fidelity::pe && cycle_hook_) {
     // The PE engine runs while the MXU is held, pausing one period after
     // each cycle, so the hook sees cycle c at op start + c * period.
+    const std::uint64_t macs = checked_macs(shape);
     busy_.lock();
     std::uint64_t cycles = 0;
     try {
@@ -49,62 +81,23 @@ void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y)
       busy_.unlock();
       throw;
     }
-    ++stats_.ops;
-    stats_.macs += macs;
-    stats_.busy_cycles += cycles;
+    count(macs, cycles);
     busy_.unlock();
     return;
   }
-  std::uint64_t cycles = 0;
-  if (fidelity_ == Fidelity::pe) {
-    cycles = run_pe(shape, a, b, y);
-  } else {
-    cycles = mxu_tile_cycles(config_, shape);
-    if (a != nullptr && b != nullptr && y != nullptr) {
-      const std::vector<float> values = mxu_functional_matmul(config_, shape, a, b);
-      std::copy(values.begin(), values.end(), y);
-    }
-  }
-  sc_core::sc_time::value_type span = 0;
-  if (__builtin_mul_overflow(period_.value(), cycles, &span)) {
-    throw sim::ConfigError({}, "mxu", "op too long: its duration overflows simulated time");
-  }
-
+  const Prepared op = prepare(shape, a, b, y);
   busy_.lock();
-  wait(sc_core::sc_time::from_value(span));
-  ++stats_.ops;
-  stats_.macs += macs;
-  stats_.busy_cycles += cycles;
+  wait(op.span);
+  count(op.macs, op.cycles);
   busy_.unlock();
 }
 
 std::uint64_t Mxu::begin(const MxuShape& shape, const bf16* a, const bf16* b, float* y) {
   if (needs_thread()) throw std::logic_error(std::string(name()) + ": begin() with a cycle hook; use execute()");
   // The same checks, values and stats as execute(), in the same order.
-  validate(shape);
-  std::uint64_t macs = 0;
-  if (__builtin_mul_overflow(shape.m, shape.k, &macs) ||
-      __builtin_mul_overflow(macs, shape.n, &macs)) {
-    throw sim::ConfigError({}, "mxu", "op too large: m * k * n does not fit in 64 bits");
-  }
-  std::uint64_t cycles = 0;
-  if (fidelity_ == Fidelity::pe) {
-    cycles = run_pe(shape, a, b, y);
-  } else {
-    cycles = mxu_tile_cycles(config_, shape);
-    if (a != nullptr && b != nullptr && y != nullptr) {
-      const std::vector<float> values = mxu_functional_matmul(config_, shape, a, b);
-      std::copy(values.begin(), values.end(), y);
-    }
-  }
-  sc_core::sc_time::value_type span = 0;
-  if (__builtin_mul_overflow(period_.value(), cycles, &span)) {
-    throw sim::ConfigError({}, "mxu", "op too long: its duration overflows simulated time");
-  }
-  ++stats_.ops;
-  stats_.macs += macs;
-  stats_.busy_cycles += cycles;
-  return cycles;
+  const Prepared op = prepare(shape, a, b, y);
+  count(op.macs, op.cycles);
+  return op.cycles;
 }
 
 std::uint64_t Mxu::run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,

@@ -70,6 +70,17 @@ class Mxu : public sc_core::sc_module {
   void set_cycle_hook(MxuCycleHook* hook) { cycle_hook_ = hook; }
 
  private:
+  // What execute() and begin() share, none of which changes the MXU's
+  // state: an op's checks (they throw sim::ConfigError), values, cycles and
+  // duration.
+  struct Prepared {
+    std::uint64_t macs = 0;
+    std::uint64_t cycles = 0;
+    sc_core::sc_time span;
+  };
+  std::uint64_t checked_macs(const MxuShape& shape) const;
+  Prepared prepare(const MxuShape& shape, const bf16* a, const bf16* b, float* y);
+  void count(std::uint64_t macs, std::uint64_t cycles);
   std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,
                        const MxuObserver& observer = {});
 
