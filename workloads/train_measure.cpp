@@ -30,6 +30,20 @@ Span task_span(const hw::Program& prog, const std::vector<hw::OpTiming>& t, std:
   return s;
 }
 
+// Time covered by at least one span: consecutive tasks on a stage may
+// overlap a little (the next starts while the last ops of the previous
+// drain), and that time is busy once.
+std::uint64_t union_length(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::uint64_t total = 0, covered_to = 0;
+  for (const Span& s : spans) {
+    const std::uint64_t from = std::max(s.start, covered_to);
+    if (s.end > from) total += s.end - from;
+    covered_to = std::max(covered_to, s.end);
+  }
+  return total;
+}
+
 }  // namespace
 
 TrainMeasurement measure_train(const TrainProgram& program, const PodRunResult& run, const TrainLayout& layout) {
@@ -62,15 +76,17 @@ TrainMeasurement measure_train(const TrainProgram& program, const PodRunResult& 
       const ChipProgramMap& map = program.map(c);
       ChipMeasure cm;
       std::vector<std::pair<std::uint64_t, int>> events;  // (time, +1 forward starts / -1 backward ends)
+      std::vector<Span> spans;
       for (const auto& t : map.tasks) {
         const Span s = task_span(prog, timing, t.begin, t.end, true);
         if (s.empty()) continue;
-        cm.busy += s.length();
+        spans.push_back(s);
         (t.task.backward ? cm.backward_s : cm.forward_s) += ps_to_s(s.length());
         cm.span.start = std::min(cm.span.start, s.start);
         cm.span.end = std::max(cm.span.end, s.end);
         events.push_back(t.task.backward ? std::make_pair(s.end, -1) : std::make_pair(s.start, +1));
       }
+      cm.busy = union_length(spans);
       std::sort(events.begin(), events.end());  // at equal times, a release before an allocation
       int live = 0;
       for (const auto& e : events) cm.peak = std::max<std::uint32_t>(cm.peak, static_cast<std::uint32_t>(live += e.second));

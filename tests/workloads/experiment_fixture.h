@@ -11,10 +11,19 @@
 
 namespace testing_workloads {
 
-// Writes `text` to <tmp>/tpusim-test-<pid>/<name>.yaml and returns the path.
+// Writes `text` to <tmp>/tpusim-test-train-<pid>/<name>.yaml and returns the path.
 inline std::string write_yaml(const std::string& name, const std::string& text) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
+  // Removed when the test program exits.
+  struct Folder {
+    fs::path path;
+    ~Folder() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const Folder dir_of_run{fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()))};
+  const fs::path& dir = dir_of_run.path;
   fs::create_directories(dir);
   const fs::path p = dir / (name + ".yaml");
   std::ofstream(p) << text;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/cli_runner.h"
+#include "experiment_fixture.h"
 
 namespace {
 
@@ -73,11 +74,9 @@ std::string location_of(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("bad train experiments: located message, exit 2, no report", "[workloads][train]") {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-train-" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = fs::path(testing_workloads::write_yaml("valid", kValid)).parent_path();
   {
     const fs::path valid = dir / "valid.yaml";
-    std::ofstream(valid) << kValid;
     const auto r = testing_cli::run_tpusim("validate " + valid.string());
     INFO(r.output);
     REQUIRE(r.status == 0);
