@@ -56,7 +56,7 @@ struct ChipTiming {
   double mxu_busy_s = 0, vector_busy_s = 0, dma_busy_s = 0;  // mean per engine instance
   double ici_busy_s = 0;      // union of this chip's communication ops (collectives, sends; receives only wait)
   double compute_busy_s = 0;  // union of its MXU and vector ops
-  double comm_hidden_s = 0;   // communication time under compute
+  double comm_hidden_s = 0;   // communication time under the chip's own work (MXU, vector or DMA ops)
   std::uint64_t hbm_bytes = 0, ici_bytes_out = 0, ici_bytes_in = 0;
   double mxu_busy_max_s = 0;
 };
