@@ -42,7 +42,10 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxSweepPoints = 32;
 
-enum class Outcome { ok, config_error, sim_failure, violation };
+// known_open: a violation already reported and waiting for its fix (see
+// known_open_issue); the fuzz target lets it pass so that CI keeps fuzzing
+// everything else, and test_bad_input_fuzz.cpp fails once it is fixed.
+enum class Outcome { ok, config_error, sim_failure, violation, known_open };
 
 inline const char* to_string(Outcome o) {
   switch (o) {
@@ -50,6 +53,7 @@ inline const char* to_string(Outcome o) {
     case Outcome::config_error: return "config error";
     case Outcome::sim_failure: return "simulation failure";
     case Outcome::violation: return "VIOLATION";
+    case Outcome::known_open: return "known open issue";
   }
   return "?";
 }
@@ -172,6 +176,14 @@ inline void load_as(const std::string& kind, const std::string& text, const Pars
   }
 }
 
+// Violations found and reported but not yet fixed, each with its
+// regression input in tests/data/bad/fuzz-open/: return the input's name
+// for the exception it throws (match it narrowly: kind, exception type,
+// error code, path), "" for everything else. Keep this list short and
+// precise; empty it as the fixes land. Empty now: the last one
+// (fuzz/sweep-long-experiment-path.yaml) is fixed.
+inline std::string known_open_issue(const std::string& /*kind*/, const std::exception& /*e*/) { return ""; }
+
 inline Result check_input(const std::string& text, const Scratch& scratch) {
   const ParsedInput in = parse_input(text);
   Result r;
@@ -187,8 +199,10 @@ inline Result check_input(const std::string& text, const Scratch& scratch) {
     r.message = e.what();
     r.outcome = r.message.empty() ? Outcome::violation : Outcome::sim_failure;
   } catch (const std::exception& e) {
-    r.outcome = Outcome::violation;
+    const std::string open = known_open_issue(in.kind, e);
+    r.outcome = open.empty() ? Outcome::violation : Outcome::known_open;
     r.message = std::string("uncaught exception (exit 1, 'internal error'): ") + e.what();
+    if (!open.empty()) r.message = "known open issue " + open + ": " + r.message;
   } catch (...) {
     r.outcome = Outcome::violation;
     r.message = "uncaught exception of unknown type";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include "sim/yaml_node.h"
 #include "workloads/experiment.h"
@@ -29,11 +30,18 @@ std::string number_text(double x) {
 // A pod named by file (`pod: v4-4x4x4`), found where the experiment loader
 // looks for pods: beside the experiment, ../pods, $TPUSIM_CONFIG_DIR/pods,
 // the source tree's configs/pods, ./configs/pods.
+// Only regular files count, asked without exceptions (a name the OS rejects,
+// a directory or a device is "not found"); "" when there is none.
 std::string find_pod_file(const std::string& name, const std::string& experiment_path) {
   const fs::path dir = fs::path(experiment_path).parent_path();
+  auto is_file = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+  };
   if (name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".yaml")) {
     fs::path p(name);
-    return (p.is_relative() ? dir / p : p).string();
+    if (p.is_relative()) p = dir / p;
+    return is_file(p) ? p.string() : "";
   }
   std::vector<fs::path> dirs = {dir, dir / ".." / "pods"};
   if (const char* env = std::getenv("TPUSIM_CONFIG_DIR")) dirs.push_back(fs::path(env) / "pods");
@@ -42,7 +50,7 @@ std::string find_pod_file(const std::string& name, const std::string& experiment
 #endif
   dirs.push_back(fs::path("configs") / "pods");
   for (const auto& d : dirs)
-    if (fs::exists(d / (name + ".yaml"))) return (d / (name + ".yaml")).string();
+    if (is_file(d / (name + ".yaml"))) return (d / (name + ".yaml")).string();
   return "";
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 #include "sim/output.h"
 #include "sim/yaml_node.h"
@@ -105,7 +106,10 @@ SweepSpec load_sweep_spec(const std::string& path) {
   fs::path e = exp.as_string();
   if (e.is_relative()) e = fs::path(path).parent_path() / e;
   spec.experiment_path = e.lexically_normal().string();
-  if (!fs::is_regular_file(spec.experiment_path))
+  // The std::error_code overload: a name the OS rejects (too long, ...)
+  // is "no experiment file", never a filesystem_error.
+  std::error_code ec;
+  if (!fs::is_regular_file(spec.experiment_path, ec))
     exp.fail("no experiment file '" + spec.experiment_path + "' (relative paths start at the sweep file's folder)");
 
   if (root["scaling"].present()) spec.scaling = parse_scaling(root["scaling"]);
