@@ -44,6 +44,8 @@ const BadCase kCases[] = {
     // Wrong types and values.
     {"a word where a boolean goes", "run tests/data/bad/wrong_bool.yaml", 2, "tests/data/bad/wrong_bool.yaml:3:13:",
      "functional:", "expected true or false, got 'yes please'"},
+    {"a word that is not one of the choices", "run tests/data/bad/replicas_value.yaml", 2,
+     "tests/data/bad/replicas_value.yaml:3:11:", "replicas:", "expected auto (one chip per group of identical replicas"},
     {"a limit out of range", "run tests/data/bad/limits_time.yaml", 2, "tests/data/bad/limits_time.yaml:3:24:",
      "limits.max_sim_time:", "expected simulated seconds between 1e-12 and 1e6"},
     {"an event limit of zero", "run tests/data/bad/limits_events.yaml", 2, "tests/data/bad/limits_events.yaml:4:15:",
