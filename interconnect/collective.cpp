@@ -262,7 +262,9 @@ std::vector<double> Collective::output(int chip) const {
   return w;
 }
 
-std::string Collective::name() const { return std::string(to_string(plan_.op)) + "#" + std::to_string(id_); }
+std::string Collective::name_of(CollectiveOp op, int id) { return std::string(to_string(op)) + "#" + std::to_string(id); }
+
+std::string Collective::name() const { return name_of(plan_.op, id_); }
 
 std::vector<std::string> Collective::pending() const {
   const Topology& topo = net_.topology();

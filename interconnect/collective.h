@@ -45,6 +45,7 @@ class Collective : public NetworkClient {
   // One line per chip that never joined or has unfinished operations.
   std::vector<std::string> pending() const;
   std::string name() const;  // "all_reduce#0"
+  static std::string name_of(CollectiveOp op, int id);
   const CollectivePlan& plan() const { return plan_; }
 
   void on_sent(std::uint64_t cookie) override;

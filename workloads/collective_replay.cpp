@@ -20,12 +20,11 @@ std::string collective_key(const interconnect::CollectiveSpec& s) {
 
 PodCollectives::PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
                                std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
-                               const std::vector<interconnect::CollectiveSpec>& specs, std::vector<char> functional,
-                               bool replays)
+                               const std::vector<interconnect::CollectiveSpec>& specs, bool replays)
     : net_(net),
       reduction_(reduction),
       plans_(std::move(plans)),
-      functional_(std::move(functional)),
+      specs_(specs),
       enabled_(replays),
       colls_(plans_.size()),
       recording_(plans_.size()),
@@ -38,7 +37,7 @@ PodCollectives::~PodCollectives() = default;
 
 interconnect::Collective& PodCollectives::simulated(std::size_t i) {
   if (!colls_[i])
-    colls_[i] = std::make_unique<interconnect::Collective>(net_, reduction_, *plans_[i], functional_[i] != 0,
+    colls_[i] = std::make_unique<interconnect::Collective>(net_, reduction_, *plans_[i], specs_[i].functional,
                                                            static_cast<int>(i));
   return *colls_[i];
 }
@@ -65,7 +64,7 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
   const Ps now = net_.now();
   if (now < busy_until_) conflict_ = true;  // it would have shared the network with a replayed one
   joins_ += members.size();
-  const bool alone = enabled_ && !functional_[i] && net_.quiet() && all_participants_in(i, members);
+  const bool alone = enabled_ && !specs_[i].functional && net_.quiet() && all_participants_in(i, members);
   if (alone) {
     auto it = records_.find(keys_[i]);
     if (it != records_.end()) {
@@ -81,7 +80,6 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
       return;
     }
     auto rec = std::make_unique<Recording>();
-    rec->key = keys_[i];
     rec->start = now;
     rec->joins_at_start = joins_;
     rec->traffic_at_start = net_.traffic();
@@ -102,13 +100,11 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
 void PodCollectives::recorded(std::size_t i) {
   std::unique_ptr<Recording> rec = std::move(recording_[i]);
   const interconnect::Collective& coll = *colls_[i];
-  const std::size_t members = coll.plan().group_of.size();
-  std::size_t took_part = 0;
-  for (const auto& g : coll.plan().groups) took_part += g.size();
-  if (joins_ != rec->joins_at_start || took_part == 0) return;
+  if (joins_ != rec->joins_at_start) return;
+  const std::size_t chips = coll.plan().group_of.size();
   Record r;
-  r.offset.assign(members, 0);
-  r.took_part.assign(members, 0);
+  r.offset.assign(chips, 0);
+  r.took_part.assign(chips, 0);
   for (const auto& g : coll.plan().groups)
     for (int c : g) {
       r.took_part[c] = 1;
@@ -116,7 +112,7 @@ void PodCollectives::recorded(std::size_t i) {
       r.span = std::max(r.span, r.offset[c]);
     }
   r.traffic = net_.traffic().minus(rec->traffic_at_start);
-  records_.emplace(rec->key, std::move(r));
+  records_.emplace(keys_[i], std::move(r));
 }
 
 void PodCollectives::on_timer(std::uint64_t cookie) {

@@ -35,12 +35,11 @@ std::string collective_key(const interconnect::CollectiveSpec& spec);
 // when it is first needed, or replayed.
 class PodCollectives : public interconnect::NetworkClient {
  public:
-  // plans[i] is pod collective i's plan (equal plans may be one object);
-  // functional[i]: it moves real values. With `replays` false every
-  // collective is simulated.
+  // plans[i] is pod collective i's plan, made from specs[i] (equal plans
+  // may be one object). With `replays` false every collective is simulated.
   PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
                  std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
-                 const std::vector<interconnect::CollectiveSpec>& specs, std::vector<char> functional, bool replays);
+                 const std::vector<interconnect::CollectiveSpec>& specs, bool replays);
   ~PodCollectives() override;
 
   std::size_t size() const { return plans_.size(); }
@@ -78,7 +77,6 @@ class PodCollectives : public interconnect::NetworkClient {
     std::function<void()> on_done;
   };
   struct Recording {  // a collective being simulated that may become a record
-    std::string key;
     interconnect::Ps start = 0;
     std::uint64_t joins_at_start = 0;
     interconnect::Traffic traffic_at_start;
@@ -94,8 +92,8 @@ class PodCollectives : public interconnect::NetworkClient {
   interconnect::Network& net_;
   interconnect::ReductionModel& reduction_;
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans_;
+  std::vector<interconnect::CollectiveSpec> specs_;
   std::vector<std::string> keys_;
-  std::vector<char> functional_;
   bool enabled_;
   std::vector<std::unique_ptr<interconnect::Collective>> colls_;  // null until simulated
   std::map<std::string, Record> records_;

@@ -168,7 +168,6 @@ struct Shortcuts {
 // `replay_conflict` that a replay was not faithful.
 PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trace, Shortcuts use,
                           std::string& inexact, bool& replay_conflict) {
-  const bool reduce = use.replicas;
   const interconnect::PodNetworkConfig cfg = pod_network_config(exp);
   cfg.validate();
   const interconnect::Topology topology = cfg.make_topology();
@@ -182,7 +181,6 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
   // gradient all-reduce per layer, mostly of the same size.
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
-  std::vector<char> functional;
   std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
   for (std::size_t i = 0; i < pp.collectives.size(); ++i) {
     interconnect::CollectiveSpec spec = pp.collectives[i];
@@ -195,7 +193,6 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
     }
     plans.push_back(plan);
     specs.push_back(spec);
-    functional.push_back(spec.functional);
   }
 
   // Each chip's representative (itself unless reduced) and each
@@ -206,7 +203,7 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
     std::vector<int> first(pp.programs.size(), -1);
     for (int c = 0; c < n; ++c) {
       int& f = first[pp.program_of[c]];
-      if (!reduce || f < 0) f = c;
+      if (!use.replicas || f < 0) f = c;
       rep_of[c] = f;
       group_of[f].push_back(c);
     }
@@ -216,7 +213,7 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
   sim::reset_kernel();
   auto net = interconnect::make_network("ici", topology, cfg);
   interconnect::VectorUnitReduction reduction(n, cfg.reduction, cfg.link.packet_bytes);
-  auto colls = std::make_unique<PodCollectives>(*net, reduction, plans, specs, functional, use.replays);
+  auto colls = std::make_unique<PodCollectives>(*net, reduction, plans, specs, use.replays);
   PodCollectives& collectives = *colls;
   std::vector<std::uint64_t> first_join(plans.size(), UINT64_MAX);
   PointToPoint p2p(*net);
@@ -291,19 +288,21 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
   }
 
   // Replicas stand in for each other only if every collective ended at the
-  // same time on all members of a group as on their representative. Ring
-  // and torus chunks differ by an element where the buffer does not divide
-  // evenly, so end times may differ by a few bytes' worth of link time:
+  // same time on all members of a group as on their representative. Where
+  // a buffer does not divide evenly into ring chunks, and where events of
+  // one instant are taken in a different order on different chips, end
+  // times differ (from picoseconds up to microseconds on uneven tori):
   // spread_ps sums the largest such difference of every collective.
   inexact.clear();
   std::uint64_t spread_ps = 0;
   replay_conflict = collectives.conflict();
   for (std::size_t i = 0; i < collectives.size() && inexact.empty(); ++i) {
     std::uint64_t spread = 0;
-    for (int c = 0; c < n && inexact.empty(); ++c) {
+    for (int c = 0; c < n; ++c) {
       const int r = rep_of[c];
       if (r == c) continue;
-      if (collectives.joined(i, c) != collectives.joined(i, r) || collectives.finished(i, c) != collectives.finished(i, r)) {
+      if (collectives.joined(i, c) != collectives.joined(i, r) ||
+          collectives.finished(i, c) != collectives.finished(i, r)) {
         inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
                   " as chip " + std::to_string(r) + " did";
         break;
@@ -359,7 +358,8 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
   r.collectives_replayed = static_cast<int>(collectives.replayed());
   for (std::size_t i = 0; i < collectives.size(); ++i) {
     CollectiveTiming t;
-    t.name = i < pp.collective_names.size() ? pp.collective_names[i] : std::string(interconnect::to_string(pp.collectives[i].op)) + "#" + std::to_string(i);
+    t.name = i < pp.collective_names.size() ? pp.collective_names[i]
+                                            : interconnect::Collective::name_of(pp.collectives[i].op, static_cast<int>(i));
     t.op = interconnect::to_string(pp.collectives[i].op);
     t.algorithm = interconnect::to_string(collectives.plan(i).algorithm);
     t.participants = collectives.plan(i).group_size();

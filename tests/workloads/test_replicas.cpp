@@ -59,6 +59,29 @@ workloads::PodProgram replicated(const workloads::Experiment& exp, const std::ve
   return pp;
 }
 
+// `pp` on an 8-chip ring with the shortcuts (fast) and with every chip and
+// collective simulated (full).
+struct Runs {
+  workloads::PodRunResult fast, full;
+};
+
+Runs run_both(const workloads::PodProgram& pp) {
+  const workloads::Experiment exp = ring_experiment(8);
+  workloads::Experiment all = ring_experiment(8);
+  all.replicas = "all";
+  return {workloads::run_pod(exp, pp, false), workloads::run_pod(all, pp, false)};
+}
+
+// The same step, and every collective started and ended at the same time.
+void check_same_times(const Runs& r) {
+  CHECK(r.fast.step_time_s == r.full.step_time_s);
+  REQUIRE(r.fast.collectives.size() == r.full.collectives.size());
+  for (std::size_t i = 0; i < r.fast.collectives.size(); ++i) {
+    CHECK(r.fast.collectives[i].start_s == r.full.collectives[i].start_s);
+    CHECK(r.fast.collectives[i].end_s == r.full.collectives[i].end_s);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("replicas: one chip per group gives the step every chip gives, within the reported spread",
@@ -110,20 +133,12 @@ TEST_CASE("collective replays: the same times as simulating every collective aga
   // finishes together, so the reduced run must match to the picosecond.
   const workloads::Experiment exp = ring_experiment(8);
   SECTION("one after another on one queue: all but the first replayed") {
-    const workloads::PodProgram pp = replicated(exp, {1, 1, 1, 1}, 8 * 4096 * 2);
-    workloads::Experiment all = ring_experiment(8);
-    all.replicas = "all";
-    const workloads::PodRunResult fast = workloads::run_pod(exp, pp, false);
-    const workloads::PodRunResult full = workloads::run_pod(all, pp, false);
+    const Runs r = run_both(replicated(exp, {1, 1, 1, 1}, 8 * 4096 * 2));
+    const workloads::PodRunResult &fast = r.fast, &full = r.full;
     CHECK(fast.collectives_replayed == 3);
     CHECK(full.collectives_replayed == 0);
     CHECK(fast.replica_spread_s == 0);
-    CHECK(fast.step_time_s == full.step_time_s);
-    REQUIRE(fast.collectives.size() == full.collectives.size());
-    for (std::size_t i = 0; i < fast.collectives.size(); ++i) {
-      CHECK(fast.collectives[i].start_s == full.collectives[i].start_s);
-      CHECK(fast.collectives[i].end_s == full.collectives[i].end_s);
-    }
+    check_same_times(r);
     CHECK(fast.messages == full.messages);
     CHECK(fast.link_utilization_max == full.link_utilization_max);
     for (std::size_t c = 0; c < full.chips.size(); ++c) {
@@ -132,15 +147,9 @@ TEST_CASE("collective replays: the same times as simulating every collective aga
     }
   }
   SECTION("two at once on two queues share the links: simulated, not replayed, same times") {
-    const workloads::PodProgram pp = replicated(exp, {0, 1, 0, 1}, 8 * 4096 * 2);
-    workloads::Experiment all = ring_experiment(8);
-    all.replicas = "all";
-    const workloads::PodRunResult fast = workloads::run_pod(exp, pp, false);
-    const workloads::PodRunResult full = workloads::run_pod(all, pp, false);
-    CHECK(fast.chips_simulated == 1);
-    CHECK(fast.step_time_s == full.step_time_s);
-    for (std::size_t i = 0; i < fast.collectives.size(); ++i)
-      CHECK(fast.collectives[i].end_s == full.collectives[i].end_s);
+    const Runs r = run_both(replicated(exp, {0, 1, 0, 1}, 8 * 4096 * 2));
+    CHECK(r.fast.chips_simulated == 1);
+    check_same_times(r);
   }
   SECTION("one that starts while a replayed one would still run: simulated again without replays") {
     // all-reduce 0 (recorded), then all-reduce 1 (replayable) on queue 1;
@@ -162,15 +171,10 @@ TEST_CASE("collective replays: the same times as simulating every collective aga
     const std::uint32_t m = prog.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {ar0}, 0});
     prog.add({"ar2", {hw::EngineKind::ici, 0}, hw::CommOp{2}, {m}, 0});
     pp.add_replicas(std::move(prog), exp.pod.chips());
-    workloads::Experiment all = ring_experiment(8);
-    all.replicas = "all";
-    const workloads::PodRunResult fast = workloads::run_pod(exp, pp, false);
-    const workloads::PodRunResult full = workloads::run_pod(all, pp, false);
-    CHECK(fast.chips_simulated == 1);
-    CHECK(fast.collectives_replayed == 0);
-    CHECK(fast.collectives[2].start_s < fast.collectives[1].end_s);
-    CHECK(fast.step_time_s == full.step_time_s);
-    for (std::size_t i = 0; i < fast.collectives.size(); ++i)
-      CHECK(fast.collectives[i].end_s == full.collectives[i].end_s);
+    const Runs r = run_both(pp);
+    CHECK(r.fast.chips_simulated == 1);
+    CHECK(r.fast.collectives_replayed == 0);
+    CHECK(r.fast.collectives[2].start_s < r.fast.collectives[1].end_s);
+    check_same_times(r);
   }
 }
