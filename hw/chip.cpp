@@ -1,8 +1,10 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the rare blocking op
 #include "hw/chip.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hw {
 
@@ -24,26 +26,44 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
   dont_initialize();
 }
 
+namespace {
+
+// A functional matmul's operands are sub-blocks of row-major tensors:
+// packed as VMEM would hold them, with room for the product.
+struct PackedMatmul {
+  std::vector<bf16> a, b;
+  std::vector<float> y;
+};
+
+PackedMatmul pack(const MatmulOp& op) {
+  PackedMatmul p{std::vector<bf16>(op.m * op.k), std::vector<bf16>(op.k * op.n), std::vector<float>(op.m * op.n)};
+  for (std::uint64_t i = 0; i < op.m; ++i)
+    std::copy(op.a + i * op.lda, op.a + i * op.lda + op.k, p.a.begin() + i * op.k);
+  for (std::uint64_t i = 0; i < op.k; ++i)
+    std::copy(op.b + i * op.ldb, op.b + i * op.ldb + op.n, p.b.begin() + i * op.n);
+  return p;
+}
+
+// The FP32 accumulators in VMEM add the op's product (MXU arithmetic rule).
+void accumulate(const MatmulOp& op, const std::vector<float>& y) {
+  for (std::uint64_t i = 0; i < op.m; ++i)
+    for (std::uint64_t j = 0; j < op.n; ++j) {
+      float& acc = op.y[i * op.ldy + j];
+      acc = mxu_add(acc, y[i * op.n + j]);
+    }
+}
+
+}  // namespace
+
 void Chip::run_matmul(Mxu& mxu, const MatmulOp& op) {
   const MxuShape shape{op.m, op.k, op.n};
   if (!op.y) {
     mxu.execute(shape);
     return;
   }
-  // Operands are sub-blocks of row-major tensors: pack them as VMEM would hold them.
-  std::vector<bf16> a(op.m * op.k), b(op.k * op.n);
-  for (std::uint64_t i = 0; i < op.m; ++i)
-    std::copy(op.a + i * op.lda, op.a + i * op.lda + op.k, a.begin() + i * op.k);
-  for (std::uint64_t i = 0; i < op.k; ++i)
-    std::copy(op.b + i * op.ldb, op.b + i * op.ldb + op.n, b.begin() + i * op.n);
-  std::vector<float> y(op.m * op.n);
-  mxu.execute(shape, a.data(), b.data(), y.data());
-  // The FP32 accumulators in VMEM add this op's result (MXU arithmetic rule).
-  for (std::uint64_t i = 0; i < op.m; ++i)
-    for (std::uint64_t j = 0; j < op.n; ++j) {
-      float& acc = op.y[i * op.ldy + j];
-      acc = mxu_add(acc, y[i * op.n + j]);
-    }
+  PackedMatmul p = pack(op);
+  mxu.execute(shape, p.a.data(), p.b.data(), p.y.data());
+  accumulate(op, p.y);
 }
 
 std::uint64_t Chip::begin_matmul(Mxu& mxu, const MatmulOp& op, std::function<void()>& done) {
@@ -53,19 +73,10 @@ std::uint64_t Chip::begin_matmul(Mxu& mxu, const MatmulOp& op, std::function<voi
   // order (FP32 addition does not associate).
   const MxuShape shape{op.m, op.k, op.n};
   if (!op.y) return mxu.begin(shape);
-  std::vector<bf16> a(op.m * op.k), b(op.k * op.n);
-  for (std::uint64_t i = 0; i < op.m; ++i)
-    std::copy(op.a + i * op.lda, op.a + i * op.lda + op.k, a.begin() + i * op.k);
-  for (std::uint64_t i = 0; i < op.k; ++i)
-    std::copy(op.b + i * op.ldb, op.b + i * op.ldb + op.n, b.begin() + i * op.n);
-  std::vector<float> y(op.m * op.n);
-  const std::uint64_t cycles = mxu.begin(shape, a.data(), b.data(), y.data());
-  done = [&op, y = std::move(y), next = std::move(done)] {
-    for (std::uint64_t i = 0; i < op.m; ++i)
-      for (std::uint64_t j = 0; j < op.n; ++j) {
-        float& acc = op.y[i * op.ldy + j];
-        acc = mxu_add(acc, y[i * op.n + j]);
-      }
+  PackedMatmul p = pack(op);
+  const std::uint64_t cycles = mxu.begin(shape, p.a.data(), p.b.data(), p.y.data());
+  done = [&op, y = std::move(p.y), next = std::move(done)] {
+    accumulate(op, y);
     next();
   };
   return cycles;
