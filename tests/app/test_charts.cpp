@@ -20,33 +20,12 @@
 
 using testing_cli::CliResult;
 using testing_cli::run_tpusim;
+using testing_cli::TempDir;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("tpusim-test-" + name + "-" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string operator/(const std::string& file) const { return (path / file).string(); }
-};
-
 // Runs a script from the source tree, stdout and stderr together.
-CliResult run_script(const std::string& args) {
-  const std::string cmd = std::string("cd ") + TPUSIM_SOURCE_DIR + " && " + args + " 2>&1";
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int raw = pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
+CliResult run_script(const std::string& args) { return testing_cli::run_in_source_tree(args); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

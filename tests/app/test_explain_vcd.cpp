@@ -16,19 +16,9 @@
 #include "cli_runner.h"
 
 using testing_cli::run_tpusim;
+using testing_cli::TempDir;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("tpusim-test-" + name + "-" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string operator/(const std::string& file) const { return (path / file).string(); }
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

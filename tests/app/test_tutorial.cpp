@@ -17,34 +17,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;
-};
-
 std::string python() {
   // scripts/tutorial-check needs only the standard library of python3.
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
-Result run_check(const std::string& extra) {
-  const std::string cmd = std::string("cd ") + TPUSIM_SOURCE_DIR + " && " + python() +
-                          " scripts/tutorial-check --binary " + TPUSIM_BINARY + " " + extra + " 2>&1";
-  Result r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  int raw = pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+testing_cli::CliResult run_check(const std::string& extra) {
+  return testing_cli::run_in_source_tree(python() + " scripts/tutorial-check --binary " + TPUSIM_BINARY + " " + extra);
 }
 
 }  // namespace
 
 TEST_CASE("tutorial numbers match the simulator", "[app][tutorial]") {
-  const Result r = run_check("");
+  const testing_cli::CliResult r = run_check("");
   INFO(r.output);
   CHECK(r.output.find(" 0 failed") != std::string::npos);
   CHECK(r.status == 0);
@@ -67,7 +52,7 @@ TEST_CASE("tutorial check catches a number that drifted", "[app][tutorial]") {
   text.replace(start, end - start, "9.99");
   std::ofstream(dir / "04-allreduce.md") << text;
 
-  const Result r = run_check("--only ch4 --chapters-dir " + dir.string());
+  const testing_cli::CliResult r = run_check("--only ch4 --chapters-dir " + dir.string());
   fs::remove_all(dir);
   INFO(r.output);
   CHECK(r.status == 1);

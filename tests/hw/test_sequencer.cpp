@@ -18,6 +18,7 @@
 #include "hw/program.h"
 #include "hw/sequencer.h"
 #include "sim/kernel.h"
+#include "broadcast_sequencer.h"
 
 namespace {
 
@@ -84,42 +85,10 @@ Result run_sequencer(const TimedProgram& tp) {
 // event that every completion notifies, and re-checks its head op.
 Result run_broadcast(const TimedProgram& tp) {
   sim::reset_kernel();
-  const hw::Program& p = tp.program;
   Recorder rec(tp);
-  Result r;
-  r.timings.resize(p.ops.size());
-  std::vector<char> done(p.ops.size(), 0);
-  sc_core::sc_event progress;
-  std::vector<std::pair<EngineRef, std::vector<std::uint32_t>>> queues;
-  for (std::uint32_t i = 0; i < p.ops.size(); ++i) {
-    auto it = std::find_if(queues.begin(), queues.end(), [&](const auto& q) { return q.first == p.ops[i].engine; });
-    if (it == queues.end()) {
-      queues.push_back({p.ops[i].engine, {}});
-      it = queues.end() - 1;
-    }
-    it->second.push_back(i);
-  }
-  for (auto& q : queues)
-    sc_core::sc_spawn([&, queue = q.second] {
-      for (auto i : queue) {
-        auto ready = [&] {
-          for (auto d : p.ops[i].deps)
-            if (!done[d]) return false;
-          return true;
-        };
-        while (!ready()) sc_core::wait(progress);
-        r.timings[i].start_ps = now_ps();
-        rec.run(p.ops[i]);
-        r.timings[i].end_ps = now_ps();
-        done[i] = 1;
-        r.end_ps = std::max(r.end_ps, r.timings[i].end_ps);
-        progress.notify(sc_core::SC_ZERO_TIME);
-      }
-    });
-  sc_core::sc_start();
-  r.seen = rec.seen;
-  r.finished = std::all_of(done.begin(), done.end(), [](char d) { return d != 0; });
-  return r;
+  const testing_hw::BroadcastRun b =
+      testing_hw::run_broadcast_sequencer(tp.program, [&rec](const hw::Op& op) { rec.run(op); });
+  return {b.timings, rec.seen, b.end_ps, b.finished};
 }
 
 // Six engines; durations in ns. Worked by hand:

@@ -13,6 +13,7 @@
 #include "hw/program.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
+#include "broadcast_sequencer.h"
 
 namespace {
 
@@ -81,36 +82,7 @@ hw::Program mixed_program() {
 // The sequencer before it was event-driven: one thread per engine instance
 // running its ops in program order through the blocking Chip::execute.
 std::vector<hw::OpTiming> run_with_threads(const hw::Program& p, hw::Chip& chip) {
-  std::vector<hw::OpTiming> t(p.ops.size());
-  std::vector<char> done(p.ops.size(), 0);
-  sc_core::sc_event progress;
-  std::vector<std::pair<hw::EngineRef, std::vector<std::uint32_t>>> queues;
-  for (std::uint32_t i = 0; i < p.ops.size(); ++i) {
-    auto it = std::find_if(queues.begin(), queues.end(), [&](const auto& q) { return q.first == p.ops[i].engine; });
-    if (it == queues.end()) {
-      queues.push_back({p.ops[i].engine, {}});
-      it = queues.end() - 1;
-    }
-    it->second.push_back(i);
-  }
-  for (auto& q : queues)
-    sc_core::sc_spawn([&, queue = q.second] {
-      for (auto i : queue) {
-        auto ready = [&] {
-          for (auto d : p.ops[i].deps)
-            if (!done[d]) return false;
-          return true;
-        };
-        while (!ready()) sc_core::wait(progress);
-        t[i].start_ps = sc_core::sc_time_stamp().value();
-        chip.execute(p.ops[i]);
-        t[i].end_ps = sc_core::sc_time_stamp().value();
-        done[i] = 1;
-        progress.notify(sc_core::SC_ZERO_TIME);
-      }
-    });
-  sc_core::sc_start();
-  return t;
+  return testing_hw::run_broadcast_sequencer(p, [&chip](const hw::Op& op) { chip.execute(op); }).timings;
 }
 
 // An event-driven runner over Chip::start: an op starts when it heads its
@@ -121,20 +93,13 @@ struct AsyncRunner {
   hw::Chip& chip;
   std::vector<hw::OpTiming> t;
   std::vector<char> done;
-  std::vector<std::pair<hw::EngineRef, std::vector<std::uint32_t>>> queues;
+  testing_hw::EngineQueues queues;
   std::vector<std::size_t> head;
   std::vector<char> busy;
   std::size_t completed = 0;
 
-  AsyncRunner(const hw::Program& prog, hw::Chip& c) : p(prog), chip(c), t(prog.ops.size()), done(prog.ops.size(), 0) {
-    for (std::uint32_t i = 0; i < p.ops.size(); ++i) {
-      auto it = std::find_if(queues.begin(), queues.end(), [&](const auto& q) { return q.first == p.ops[i].engine; });
-      if (it == queues.end()) {
-        queues.push_back({p.ops[i].engine, {}});
-        it = queues.end() - 1;
-      }
-      it->second.push_back(i);
-    }
+  AsyncRunner(const hw::Program& prog, hw::Chip& c)
+      : p(prog), chip(c), t(prog.ops.size()), done(prog.ops.size(), 0), queues(testing_hw::engine_queues(prog)) {
     head.assign(queues.size(), 0);
     busy.assign(queues.size(), 0);
   }
