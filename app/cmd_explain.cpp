@@ -40,7 +40,8 @@ void present_walkthrough(const hw::MxuWalkthrough& w, Pace pace, double play_sec
   // the escape sequence (a file or pipe gets the frames one after another).
   const bool redraw = pace == Pace::play && isatty(STDOUT_FILENO);
   std::cout << w.intro;
-  if (pace == Pace::step) std::cout << "\nAfter each frame: Enter = next cycle, a = run to the end, q = skip to the result.\n";
+  if (pace == Pace::step)
+    std::cout << "\nAfter each frame: Enter = next cycle, a = run to the end, q = skip to the result.\n";
   std::cout << "\n" << std::flush;
   // Time to read the intro before the first frame (which may clear it).
   if (pace == Pace::play) std::this_thread::sleep_for(std::chrono::duration<double>(4 * play_seconds));
@@ -68,10 +69,10 @@ int explain_mxu(const std::vector<std::string>& args) {
   std::string dataflow = "ws", fidelity = "tile", vcd_path;
   double play_seconds = 0;
   opts.add_options()("help,h", "this text")("rows", po::value(&rows)->default_value(128), "array rows (2..256)")(
-      "cols", po::value(&cols)->default_value(128), "array columns (2..256)")(
-      "m", po::value(&m)->default_value(128), "rows of A (streamed activations)")(
-      "k", po::value(&k)->default_value(128), "contraction dimension")(
-      "n", po::value(&n)->default_value(128), "columns of B (stationary weights)")(
+      "cols", po::value(&cols)->default_value(128), "array columns (2..256)")("m", po::value(&m)->default_value(128),
+                                                                              "rows of A (streamed activations)")(
+      "k", po::value(&k)->default_value(128), "contraction dimension")("n", po::value(&n)->default_value(128),
+                                                                       "columns of B (stationary weights)")(
       "dataflow", po::value(&dataflow)->default_value("ws"), "ws (weight-stationary)")(
       "fidelity", po::value(&fidelity)->default_value("tile"), "tile (closed form) or pe (every PE, every cycle)")(
       "no-double-buffer", po::bool_switch(), "one weight bank: loads do not overlap streaming")(
@@ -94,7 +95,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     return 0;
   }
   if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
-  if (fidelity != "tile" && fidelity != "pe") throw UsageError("--fidelity: expected tile or pe, got '" + fidelity + "'");
+  if (fidelity != "tile" && fidelity != "pe")
+    throw UsageError("--fidelity: expected tile or pe, got '" + fidelity + "'");
 
   const bool play = vm.count("play") > 0, no_pager = vm["no-pager"].as<bool>(), json = vm["json"].as<bool>();
   const bool walk = vm["walk"].as<bool>() || play || no_pager;
@@ -134,7 +136,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     const std::vector<double> want = hw::host_gemm(req.shape, a, b);
     vcd_matches = std::equal(want.begin(), want.end(), run.y.begin(),
                              [](double host, float array) { return host == double(array); });
-    vcd_note = std::to_string(run.signals) + " signals, " + std::to_string(run.cycles) + " cycles at 1 ns each; values " +
+    vcd_note = std::to_string(run.signals) + " signals, " + std::to_string(run.cycles) +
+               " cycles at 1 ns each; values " +
                (vcd_matches ? "match the host reference" : "MISMATCH with the host reference");
   }
 
@@ -148,21 +151,27 @@ int explain_mxu(const std::vector<std::string>& args) {
   hw::MxuExplainResult r = hw::mxu_explain(req);
 
   if (json) {
-    nlohmann::json j{{"cycles", r.cycles},     {"rows", rows},
-                     {"cols", cols},           {"m", m},
-                     {"k", k},                 {"n", n},
-                     {"dataflow", dataflow},   {"fidelity", fidelity},
+    nlohmann::json j{{"cycles", r.cycles},
+                     {"rows", rows},
+                     {"cols", cols},
+                     {"m", m},
+                     {"k", k},
+                     {"n", n},
+                     {"dataflow", dataflow},
+                     {"fidelity", fidelity},
                      {"double_buffer", req.config.double_buffer},
-                     {"macs", r.macs},         {"utilization", r.utilization},
+                     {"macs", r.macs},
+                     {"utilization", r.utilization},
                      {"wall_time_s", r.wall_time_s}};
     if (r.checked) j["matches_reference"] = r.matches_reference;
-    if (vcd) j["vcd"] = {{"path", vcd_path}, {"period_s", kExplainClockPeriodNs * 1e-9}, {"matches_reference", vcd_matches}};
+    if (vcd)
+      j["vcd"] = {{"path", vcd_path}, {"period_s", kExplainClockPeriodNs * 1e-9}, {"matches_reference", vcd_matches}};
     std::cout << j.dump(2) << "\n";
   } else {
     sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
                  (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " + fidelity +
-                 " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) + " x B " + std::to_string(k) +
-                 "x" + std::to_string(n));
+                 " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) + " x B " + std::to_string(k) + "x" +
+                 std::to_string(n));
     t.row("cycles", std::to_string(r.cycles), "(first weight-load cycle .. last result out)");
     t.row("MACs", std::to_string(r.macs));
     t.row("utilization", sim::fixed(100.0 * r.utilization, 2), "% of rows*cols*cycles");
@@ -188,7 +197,8 @@ void print_params(const nlohmann::json& table, const std::string& prefix) {
     std::cout << "  " << name << " (" << p["type"].get<std::string>();
     if (!p["unit"].get<std::string>().empty()) std::cout << ", " << p["unit"].get<std::string>();
     std::cout << ", default " << p["default"].get<std::string>();
-    if (p.contains("range") && !p["range"].get<std::string>().empty()) std::cout << ", " << p["range"].get<std::string>();
+    if (p.contains("range") && !p["range"].get<std::string>().empty())
+      std::cout << ", " << p["range"].get<std::string>();
     std::cout << "): " << p["description"].get<std::string>() << "\n";
   }
 }

@@ -15,8 +15,8 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("tpusim run EXPERIMENT.yaml");
   std::vector<std::string> sets;
   std::string out_dir;
-  opts.add_options()("help,h", "this text")(
-      "out", po::value(&out_dir), "output directory (default runs/<experiment-name>/)")(
+  opts.add_options()("help,h", "this text")("out", po::value(&out_dir),
+                                            "output directory (default runs/<experiment-name>/)")(
       "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
       "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
       "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),

@@ -39,7 +39,7 @@ SweepOptions parse_options(const std::vector<std::string>& args, bool& help) {
   po::options_description opts("tpusim sweep SWEEP.yaml");
   SweepOptions o;
   opts.add_options()("help,h", "this text")("out", po::value(&o.out_dir),
-                                             "output directory (default runs/<sweep-name>/)")(
+                                            "output directory (default runs/<sweep-name>/)")(
       "jobs,j", po::value(&o.jobs), "points run at once (default: every core; under mpirun, per rank)")(
       "resume", po::bool_switch(&o.resume), "keep the points an earlier run of this sweep finished")(
       "dry-run", po::bool_switch(&o.dry_run), "check every point and list them; run nothing")(
@@ -93,10 +93,14 @@ int exit_status(const std::map<std::string, PointRecord>& finished, bool stopped
   if (stopped) return 130;
   int ok = 0, simulated_failure = 0, bad_input = 0, crashed = 0;
   for (const auto& [id, r] : finished) {
-    if (r.ok) ++ok;
-    else if (r.exit_code == 3) ++simulated_failure;
-    else if (r.exit_code == 2) ++bad_input;
-    else ++crashed;
+    if (r.ok)
+      ++ok;
+    else if (r.exit_code == 3)
+      ++simulated_failure;
+    else if (r.exit_code == 2)
+      ++bad_input;
+    else
+      ++crashed;
   }
   if (crashed) return 1;
   if (ok) return 0;
@@ -123,8 +127,8 @@ void print_summary(const nlohmann::json& s, const std::string& out_dir, const Pl
             std::to_string(n["not_run"].get<int>()) + " not run)");
   for (const auto& f : s["failures"]) {
     const std::string e = f["error"].get<std::string>();
-    t.section(f["id"].get<std::string>() + " (" + std::to_string(f["chips"].get<int>()) + " chips) failed: " +
-              e.substr(0, e.find('\n')));
+    t.section(f["id"].get<std::string>() + " (" + std::to_string(f["chips"].get<int>()) +
+              " chips) failed: " + e.substr(0, e.find('\n')));
   }
   if (!has_curve(s))  // no speedups (scaling: none, or one chip count): the step times
     for (const auto& r : s["rows"])
@@ -198,8 +202,10 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::map<std::string, PointRecord> finished;
   std::vector<char> to_run(points.size(), 1);
   if (root) {
-    if (o.resume) finished = reusable_points(points, out_dir, digest);
-    else forget_points(points, out_dir);
+    if (o.resume)
+      finished = reusable_points(points, out_dir, digest);
+    else
+      forget_points(points, out_dir);
     for (std::size_t i = 0; i < points.size(); ++i) to_run[i] = finished.count(points[i].id) ? 0 : 1;
   }
   if (mpi) to_run = mpi->broadcast(to_run);
@@ -215,8 +221,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   const int jobs = o.jobs > 0 ? o.jobs : std::max(1, cores / (mpi ? mpi->ranks_on_this_node() : 1));
   auto execution = [&](bool stopped) {
-    return nlohmann::json{{"wall_time_s", wall.seconds()}, {"jobs", jobs},          {"mpi_ranks", ranks},
-                          {"points_run", finished.size() - reused}, {"points_reused", reused},
+    return nlohmann::json{{"wall_time_s", wall.seconds()},
+                          {"jobs", jobs},
+                          {"mpi_ranks", ranks},
+                          {"points_run", finished.size() - reused},
+                          {"points_reused", reused},
                           {"interrupted", stopped}};
   };
 
@@ -266,10 +275,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
   write_sweep_outputs(out_dir, outputs, execution(stopped));
   PlotResult plot;
   plot.note = "not drawn";
-  if (stopped) plot.note = "not drawn: the sweep was interrupted (rerun with --resume)";
-  else if (!o.plot || !spec.plot) plot.note = "not drawn (--no-plot or plot: false)";
-  else if (!has_curve(outputs.summary)) plot.note = "none: no speedup curve (scaling: none, or one chip count ran)";
-  else plot = plot_speedup(out_dir);
+  if (stopped)
+    plot.note = "not drawn: the sweep was interrupted (rerun with --resume)";
+  else if (!o.plot || !spec.plot)
+    plot.note = "not drawn (--no-plot or plot: false)";
+  else if (!has_curve(outputs.summary))
+    plot.note = "none: no speedup curve (scaling: none, or one chip count ran)";
+  else
+    plot = plot_speedup(out_dir);
   print_summary(outputs.summary, out_dir, plot);
   if (stopped) std::cerr << "sweep interrupted: finished points are kept; rerun with --resume to run the rest\n";
   return exit_status(finished, stopped);

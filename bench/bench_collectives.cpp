@@ -152,8 +152,7 @@ void print_formulas() {
         2.0 * (n - 1) / n * S / W + 2.0 * (n - 1) * L);
     row("all_gather" + tag, run_collective(p, spec(CollectiveOp::all_gather, Algorithm::ring, 64 * MiB)).time_s,
         (n - 1.0) / n * S / W + (n - 1) * L);
-    row("reduce_scatter" + tag,
-        run_collective(p, spec(CollectiveOp::reduce_scatter, Algorithm::ring, 64 * MiB)).time_s,
+    row("reduce_scatter" + tag, run_collective(p, spec(CollectiveOp::reduce_scatter, Algorithm::ring, 64 * MiB)).time_s,
         (n - 1.0) / n * S / W + (n - 1) * L);
   }
   {
@@ -175,7 +174,8 @@ void print_formulas() {
         run_collective(p, spec(CollectiveOp::all_gather, Algorithm::torus, 64 * MiB)).time_s,
         (n - 1.0) / n * S / (2 * W) + (n - 1) * L);
     row("all_gather torus(line) n=16 no wrap 64MiB",
-        run_collective(pod(TopologyKind::ring, {n}, {false}), spec(CollectiveOp::all_gather, Algorithm::torus, 64 * MiB))
+        run_collective(pod(TopologyKind::ring, {n}, {false}),
+                       spec(CollectiveOp::all_gather, Algorithm::torus, 64 * MiB))
             .time_s,
         (n - 1.0) * (S / n) / W + (n - 1) * L);
   }
@@ -187,8 +187,8 @@ void print_formulas() {
       left /= 4;
     }
     const auto p = pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true});
-    row("all_reduce torus 4x4x4 96MiB", run_collective(p, spec(CollectiveOp::all_reduce, Algorithm::torus, 96 * MiB)).time_s,
-        2 * bw + 2 * 9 * L);
+    row("all_reduce torus 4x4x4 96MiB",
+        run_collective(p, spec(CollectiveOp::all_reduce, Algorithm::torus, 96 * MiB)).time_s, 2 * bw + 2 * 9 * L);
     row("all_reduce ring 4x4x4 96MiB (2(n-1)/n V/W)",
         run_collective(p, spec(CollectiveOp::all_reduce, Algorithm::ring, 96 * MiB)).time_s,
         2.0 * 63 / 64 * V / W + 2.0 * 63 * L);
@@ -255,8 +255,8 @@ int main(int argc, char** argv) {
   }
   if (which == "all" || which == "ring" || which == "scaling") cases.push_back(ring_case(1024));
   if (which == "all" || which == "torus") cases.push_back(torus_case(16));
-  std::printf("%-12s %6s %-10s %6s %10s %10s %9s %12s %10s %9s %9s\n", "case", "chips", "algorithm", "MiB",
-              "sim_ms", "messages", "wall_s", "events", "Mevents/s", "ns/msg", "rss_MiB");
+  std::printf("%-12s %6s %-10s %6s %10s %10s %9s %12s %10s %9s %9s\n", "case", "chips", "algorithm", "MiB", "sim_ms",
+              "messages", "wall_s", "events", "Mevents/s", "ns/msg", "rss_MiB");
   for (const Case& c : cases) run_in_child(c);
   return 0;
 }

@@ -47,8 +47,8 @@ void pe_row(const char* label, std::uint32_t rows, std::uint32_t cols, std::uint
   const double wall = t.seconds();
   const double pe_cycles = double(rows) * cols * double(res.cycles);
   const double base = baseline_pe_cycles_per_s(rows, cols, std::min<std::uint64_t>(res.cycles, 20000));
-  std::printf("%-34s %10.3f %14llu %14.3e %10.2f\n", label, wall, (unsigned long long)res.cycles,
-              pe_cycles / wall, (pe_cycles / wall) / base);
+  std::printf("%-34s %10.3f %14llu %14.3e %10.2f\n", label, wall, (unsigned long long)res.cycles, pe_cycles / wall,
+              (pe_cycles / wall) / base);
 }
 
 }  // namespace
@@ -64,8 +64,8 @@ int main() {
   const int reps = 100000;
   for (int i = 0; i < reps; ++i) sum += hw::mxu_tile_cycles(cfg, {8192 + std::uint64_t(i % 7), 8192, 8192});
   const double per_call = t.seconds() / reps;
-  std::printf("\n%-34s %10.3e s per call (8192^3 on 128x128: %llu cycles)\n", "tile engine (closed form)",
-              per_call, (unsigned long long)(sum / reps));
+  std::printf("\n%-34s %10.3e s per call (8192^3 on 128x128: %llu cycles)\n", "tile engine (closed form)", per_call,
+              (unsigned long long)(sum / reps));
   std::printf("peak RSS %.1f MiB\n", double(sim::peak_rss_bytes()) / (1 << 20));
   return 0;
 }

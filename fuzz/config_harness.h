@@ -165,8 +165,9 @@ inline void load_as(const std::string& kind, const std::string& text, const Pars
     hw::load_chip(sim::YamlNode::load_string(text, s.path("chips", "fuzz.yaml")));
   } else if (kind == "pod") {
     const TempInput pod(s.path("pods", "fuzz.yaml"), text);
-    workloads::load_experiment_text("chip: tpu-v4\npod: fuzz\nworkload: {kind: collective, op: all_reduce, bytes: 4096}\n",
-                                    s.path("experiments", "fuzz-pod.yaml"));
+    workloads::load_experiment_text(
+        "chip: tpu-v4\npod: fuzz\nworkload: {kind: collective, op: all_reduce, bytes: 4096}\n",
+        s.path("experiments", "fuzz-pod.yaml"));
   } else if (kind == "sweep") {
     const TempInput sweep(s.path("sweeps", "fuzz.yaml"), text);
     const workloads::SweepSpec spec = workloads::load_sweep_spec(sweep.path());

@@ -21,9 +21,7 @@ float float_of(std::uint32_t u) {
 }
 
 // Nonzero magnitudes below FLT_MIN become zero of the same sign.
-float flush_subnormal(float x) {
-  return (x != 0.0f && std::fabs(x) < FLT_MIN) ? std::copysign(0.0f, x) : x;
-}
+float flush_subnormal(float x) { return (x != 0.0f && std::fabs(x) < FLT_MIN) ? std::copysign(0.0f, x) : x; }
 
 }  // namespace
 
@@ -44,9 +42,7 @@ bf16 bf16::from_float(float f) {
 
 float bf16::to_float() const { return float_of(static_cast<std::uint32_t>(bits) << 16); }
 
-float mxu_mul(bf16 a, bf16 b) {
-  return flush_subnormal(flush_subnormal(a.to_float()) * flush_subnormal(b.to_float()));
-}
+float mxu_mul(bf16 a, bf16 b) { return flush_subnormal(flush_subnormal(a.to_float()) * flush_subnormal(b.to_float())); }
 
 float mxu_add(float x, float y) {
   // A sum of two FP32 values below FLT_MIN is a multiple of 2^-149 and so is

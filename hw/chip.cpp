@@ -9,8 +9,7 @@
 namespace hw {
 
 Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity)
-    : sc_core::sc_module(name), config_(config),
-      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
+    : sc_core::sc_module(name), config_(config), period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
   hbm_ = std::make_unique<Hbm>("hbm", config_.hbm);
   for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
     dmas_.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str()));
@@ -154,9 +153,7 @@ void Chip::start(const Op& op, std::function<void()> done) {
 
 void Chip::execute(const Op& op) {
   switch (op.engine.kind) {
-    case EngineKind::mxu:
-      run_matmul(*mxus_.at(op.engine.index), std::get<MatmulOp>(op.payload));
-      return;
+    case EngineKind::mxu: run_matmul(*mxus_.at(op.engine.index), std::get<MatmulOp>(op.payload)); return;
     case EngineKind::vector: {
       const auto& v = std::get<VectorOp>(op.payload);
       vpus_.at(op.engine.index)->execute(v.elements, v.flops_per_element);
@@ -203,10 +200,12 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
     mg.scalar("macs", double(st.macs), "MAC", "useful multiply-accumulates");
     mg.scalar("busy_cycles", double(st.busy_cycles), "cycles", "cycles with an op in the array");
     const double clock = config_.clock;
-    mg.formula("busy_fraction", [=] { return elapsed_s > 0 ? double(st.busy_cycles) / clock / elapsed_s : 0; },
-               "1", "busy_cycles / elapsed cycles");
-    mg.formula("utilization", [=] { return elapsed_s > 0 ? double(st.macs) / (cells * clock * elapsed_s) : 0; },
-               "1", "macs / (rows * cols * elapsed cycles)");
+    mg.formula(
+        "busy_fraction", [=] { return elapsed_s > 0 ? double(st.busy_cycles) / clock / elapsed_s : 0; }, "1",
+        "busy_cycles / elapsed cycles");
+    mg.formula(
+        "utilization", [=] { return elapsed_s > 0 ? double(st.macs) / (cells * clock * elapsed_s) : 0; }, "1",
+        "macs / (rows * cols * elapsed cycles)");
   }
   for (std::size_t i = 0; i < vpus_.size(); ++i) {
     auto& vg = g.group("vpu" + std::to_string(i));
@@ -220,7 +219,8 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
     dg.scalar("transfers", double(dmas_[i]->transfers()), "transfers", "DMA transfers");
     dg.scalar("bytes", bytes, "B", "bytes moved");
     dg.scalar("busy_time", busy, "s", "time with a transfer in flight");
-    dg.formula("bandwidth", [=] { return busy > 0 ? bytes / busy : 0; }, "B/s", "bytes / busy_time");
+    dg.formula(
+        "bandwidth", [=] { return busy > 0 ? bytes / busy : 0; }, "B/s", "bytes / busy_time");
   }
   auto& hg = g.group("hbm");
   const double rd = double(hbm_->bytes_read()), wr = double(hbm_->bytes_written());
@@ -228,10 +228,12 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   hg.scalar("bytes_read", rd, "B", "bytes read");
   hg.scalar("bytes_written", wr, "B", "bytes written");
   hg.scalar("transfers", double(hbm_->transfers()), "transfers", "transactions served");
-  hg.formula("bandwidth", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s : 0; }, "B/s",
-             "(bytes_read + bytes_written) / elapsed");
-  hg.formula("bandwidth_utilization", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s / peak : 0; }, "1",
-             "bandwidth / peak bandwidth");
+  hg.formula(
+      "bandwidth", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s : 0; }, "B/s",
+      "(bytes_read + bytes_written) / elapsed");
+  hg.formula(
+      "bandwidth_utilization", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s / peak : 0; }, "1",
+      "bandwidth / peak bandwidth");
   for (std::uint32_t c = 0; c < config_.hbm.channels; ++c) {
     auto& cg = hg.group("channel" + std::to_string(c));
     cg.scalar("bytes", double(hbm_->channel_bytes(c)), "B", "bytes served");

@@ -17,16 +17,15 @@ sim::ParamTable<MxuConfig> mxu_params() {
 
 sim::ParamTable<HbmConfig> hbm_params() {
   sim::ParamTable<HbmConfig> t("hbm", "high-bandwidth memory");
-  t.integer<std::uint64_t>("capacity", &HbmConfig::capacity_bytes, "B", std::nullopt, sim::at_least(1),
-                           "capacity")
+  t.integer<std::uint64_t>("capacity", &HbmConfig::capacity_bytes, "B", std::nullopt, sim::at_least(1), "capacity")
       .real("bandwidth", &HbmConfig::bandwidth_bytes_per_s, "B/s", std::nullopt, sim::positive(),
             "peak bandwidth of the whole device")
       .integer<std::uint32_t>("channels", &HbmConfig::channels, "channels", 32, sim::between(1, 1024),
                               "independent channels sharing the bandwidth equally")
       .real("latency", &HbmConfig::latency_s, "s", 250e-9, sim::between(0, 1e-3),
             "access latency added once per DMA transfer")
-      .integer<std::uint64_t>("interleave", &HbmConfig::interleave_bytes, "B", 256,
-                              sim::between(32, 1 << 20), "address interleave granularity across channels");
+      .integer<std::uint64_t>("interleave", &HbmConfig::interleave_bytes, "B", 256, sim::between(32, 1 << 20),
+                              "address interleave granularity across channels");
   return t;
 }
 
@@ -34,10 +33,9 @@ sim::ParamTable<IciParams> ici_params() {
   sim::ParamTable<IciParams> t("ici", "inter-chip interconnect links of this chip");
   t.real("link_bandwidth", &IciParams::link_bandwidth, "B/s", std::nullopt, sim::positive(),
          "bandwidth of one link in one direction")
-      .real("link_latency", &IciParams::link_latency, "s", 1e-6, sim::between(0, 1e-2),
-            "latency per hop")
-      .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4,
-                              sim::between(1, 6), "ICI ports per chip");
+      .real("link_latency", &IciParams::link_latency, "s", 1e-6, sim::between(0, 1e-2), "latency per hop")
+      .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4, sim::between(1, 6),
+                              "ICI ports per chip");
   return t;
 }
 
@@ -48,18 +46,18 @@ const sim::ParamTable<ChipConfig>& chip_params() {
     sim::ParamTable<ChipConfig> t("chip", "one TPU chip");
     t.text("name", &ChipConfig::name, "", "chip name, e.g. tpu-v4")
         .real("clock", &ChipConfig::clock, "Hz", std::nullopt, sim::positive(), "core clock")
-        .integer<std::uint32_t>("tensorcores", &ChipConfig::tensorcores, "cores", 1,
-                                sim::between(1, 16), "TensorCores per chip")
-        .integer<std::uint32_t>("mxus_per_core", &ChipConfig::mxus_per_core, "MXUs", 1,
-                                sim::between(1, 16), "MXUs per TensorCore")
+        .integer<std::uint32_t>("tensorcores", &ChipConfig::tensorcores, "cores", 1, sim::between(1, 16),
+                                "TensorCores per chip")
+        .integer<std::uint32_t>("mxus_per_core", &ChipConfig::mxus_per_core, "MXUs", 1, sim::between(1, 16),
+                                "MXUs per TensorCore")
         .group("mxu", &ChipConfig::mxu, mxu_params())
-        .real("vector_flops_per_cycle", &ChipConfig::vector_flops_per_cycle, "FLOP/cycle",
-              std::nullopt, sim::positive(), "vector unit throughput per TensorCore")
+        .real("vector_flops_per_cycle", &ChipConfig::vector_flops_per_cycle, "FLOP/cycle", std::nullopt,
+              sim::positive(), "vector unit throughput per TensorCore")
         .integer<std::uint64_t>("vmem", &ChipConfig::vmem, "B", std::nullopt, sim::at_least(4096),
                                 "vector memory (VMEM) per TensorCore")
         .group("hbm", &ChipConfig::hbm, hbm_params())
-        .integer<std::uint32_t>("dma_engines", &ChipConfig::dma_engines, "engines", 4,
-                                sim::between(1, 64), "DMA engines per chip (concurrent HBM streams)")
+        .integer<std::uint32_t>("dma_engines", &ChipConfig::dma_engines, "engines", 4, sim::between(1, 64),
+                                "DMA engines per chip (concurrent HBM streams)")
         .group("ici", &ChipConfig::ici, ici_params());
     return t;
   }();

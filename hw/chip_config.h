@@ -26,14 +26,12 @@ struct ChipConfig {
   double vector_flops_per_cycle = 0;  // per TensorCore
   std::uint64_t vmem = 0;             // bytes per TensorCore
   HbmConfig hbm;
-  std::uint32_t dma_engines = 1;      // per chip
+  std::uint32_t dma_engines = 1;  // per chip
   IciParams ici;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.
-  double peak_flops_per_s() const {
-    return 2.0 * mxus() * double(mxu.rows) * double(mxu.cols) * clock;
-  }
+  double peak_flops_per_s() const { return 2.0 * mxus() * double(mxu.rows) * double(mxu.cols) * clock; }
   double ridge_intensity() const { return peak_flops_per_s() / hbm.bandwidth_bytes_per_s; }
 };
 

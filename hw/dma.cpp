@@ -19,8 +19,7 @@ namespace {
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 30;
 }  // namespace
 
-DmaEngine::DmaEngine(sc_core::sc_module_name name)
-    : sc_core::sc_module(name), socket("socket"), engine_("engine") {
+DmaEngine::DmaEngine(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket"), engine_("engine") {
   socket.register_nb_transport_bw(this, &DmaEngine::nb_transport_bw);
 }
 
@@ -77,7 +76,7 @@ void DmaEngine::start(std::uint64_t hbm_addr, std::uint64_t bytes, bool write, s
 
 tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& /*trans*/, tlm::tlm_phase& phase,
                                               sc_core::sc_time& /*delay*/) {
-  if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;  // END_REQ: nothing to do
+  if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;           // END_REQ: nothing to do
   if (!pending_ || pending_->left == 0) return tlm::TLM_COMPLETED;  // chunk of an abandoned transfer
   if (--pending_->left > 0) return tlm::TLM_COMPLETED;
   std::unique_ptr<Pending> p = std::move(pending_);

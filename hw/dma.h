@@ -2,13 +2,13 @@
 // A DMA engine: moves byte ranges between HBM and on-chip memory through a
 // TLM-2.0 socket bound to the chip's Hbm. It adds no time of its own; the
 // bandwidth, sharing between engines and latency all come from the target.
+#include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <systemc>
-#include <vector>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
 
 namespace hw {
 
@@ -43,8 +43,7 @@ class DmaEngine : public sc_core::sc_module {
   // Issues one payload and waits for it; returns the target's response.
   tlm::tlm_response_status issue(std::uint64_t addr, std::uint64_t bytes, bool write);
 
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   [[noreturn]] void reject(std::uint64_t hbm_addr, std::uint64_t bytes, bool write) const;
 
   sc_core::sc_mutex engine_;

@@ -7,8 +7,7 @@
 
 namespace hw {
 
-std::vector<std::uint64_t> bytes_per_channel(const HbmConfig& config, std::uint64_t address,
-                                             std::uint64_t length) {
+std::vector<std::uint64_t> bytes_per_channel(const HbmConfig& config, std::uint64_t address, std::uint64_t length) {
   const std::uint64_t g = config.interleave_bytes;
   const std::uint64_t n = config.channels;
   std::vector<std::uint64_t> out(n, 0);
@@ -55,10 +54,7 @@ struct Hbm::Transfer {
 };
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
-    : sc_core::sc_module(name),
-      socket("socket"),
-      config_(config),
-      tick_(sc_core::sc_get_time_resolution()) {
+    : sc_core::sc_module(name), socket("socket"), config_(config), tick_(sc_core::sc_get_time_resolution()) {
   validate(config_);
   latency_ = sc_core::sc_time(config_.latency_s, sc_core::SC_SEC);
   socket.register_b_transport(this, &Hbm::b_transport);
@@ -84,9 +80,7 @@ Hbm::~Hbm() {
 
 std::uint64_t Hbm::now_ticks() const { return sc_core::sc_time_stamp().value(); }
 
-std::uint64_t Hbm::channel_bytes(std::uint32_t channel) const {
-  return channels_.at(channel)->bytes;
-}
+std::uint64_t Hbm::channel_bytes(std::uint32_t channel) const { return channels_.at(channel)->bytes; }
 
 sc_core::sc_time Hbm::channel_busy(std::uint32_t channel) const {
   return channels_.at(channel)->server.busy_ticks() * tick_;
@@ -224,8 +218,7 @@ void Hbm::on_respond() {
     // can push onto responding_ (only behind the entries due now).
     socket[t->initiator]->nb_transport_bw(*t->trans, phase, delay);
   }
-  if (!responding_.empty())
-    respond_.notify(sc_core::sc_time::from_value(responding_.front().first - now));
+  if (!responding_.empty()) respond_.notify(sc_core::sc_time::from_value(responding_.front().first - now));
 }
 
 }  // namespace hw

@@ -3,12 +3,12 @@
 // over channels; each channel is a fluid fair-share server, so concurrent
 // transfers share bandwidth and the kernel only sees an event when the set of
 // transfers on some channel changes. Timing only: no data is stored.
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <unordered_map>
 #include <vector>
 
@@ -18,8 +18,7 @@ namespace hw {
 
 // Bytes of [address, address + length) on each channel: interleave block b
 // lives on channel b % channels. O(channels), whatever the length.
-std::vector<std::uint64_t> bytes_per_channel(const HbmConfig& config, std::uint64_t address,
-                                             std::uint64_t length);
+std::vector<std::uint64_t> bytes_per_channel(const HbmConfig& config, std::uint64_t address, std::uint64_t length);
 
 class Hbm : public sc_core::sc_module {
  public:

@@ -20,15 +20,12 @@ struct HbmConfig {
 
 // Throws sim::ConfigError naming the first bad field.
 inline void validate(const HbmConfig& c) {
-  auto fail = [](const char* key, const char* what) {
-    throw sim::ConfigError({}, std::string("hbm.") + key, what);
-  };
+  auto fail = [](const char* key, const char* what) { throw sim::ConfigError({}, std::string("hbm.") + key, what); };
   if (c.capacity_bytes == 0) fail("capacity_bytes", "must be > 0");
   if (c.channels == 0) fail("channels", "must be > 0");
   if (!(c.bandwidth_bytes_per_s > 0.0) || !std::isfinite(c.bandwidth_bytes_per_s))
     fail("bandwidth_bytes_per_s", "must be a positive finite number");
-  if (!(c.latency_s >= 0.0) || !std::isfinite(c.latency_s))
-    fail("latency_s", "must be a finite number >= 0");
+  if (!(c.latency_s >= 0.0) || !std::isfinite(c.latency_s)) fail("latency_s", "must be a finite number >= 0");
   if (c.interleave_bytes == 0) fail("interleave_bytes", "must be > 0");
 }
 

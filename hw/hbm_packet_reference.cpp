@@ -86,9 +86,8 @@ std::vector<double> hbm_packet_completions(const HbmConfig& config, std::uint64_
 
   std::vector<std::size_t> order(requests.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return requests[a].start_s < requests[b].start_s;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return requests[a].start_s < requests[b].start_s; });
 
   std::size_t next_arrival = 0;
   for (;;) {

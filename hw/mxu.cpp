@@ -11,13 +11,8 @@
 
 namespace hw {
 
-Mxu::Mxu(sc_core::sc_module_name name, const MxuConfig& config, sc_core::sc_time period,
-         Fidelity fidelity)
-    : sc_core::sc_module(name),
-      config_(config),
-      period_(period),
-      fidelity_(fidelity),
-      busy_("busy") {
+Mxu::Mxu(sc_core::sc_module_name name, const MxuConfig& config, sc_core::sc_time period, Fidelity fidelity)
+    : sc_core::sc_module(name), config_(config), period_(period), fidelity_(fidelity), busy_("busy") {
   validate(config_);
   if (period_ <= sc_core::SC_ZERO_TIME) {
     throw sim::ConfigError({}, "mxu.period", "clock period must be positive");
@@ -27,8 +22,7 @@ Mxu::Mxu(sc_core::sc_module_name name, const MxuConfig& config, sc_core::sc_time
 std::uint64_t Mxu::checked_macs(const MxuShape& shape) const {
   validate(shape);
   std::uint64_t macs = 0;
-  if (__builtin_mul_overflow(shape.m, shape.k, &macs) ||
-      __builtin_mul_overflow(macs, shape.n, &macs)) {
+  if (__builtin_mul_overflow(shape.m, shape.k, &macs) || __builtin_mul_overflow(macs, shape.n, &macs)) {
     throw sim::ConfigError({}, "mxu", "op too large: m * k * n does not fit in 64 bits");
   }
   return macs;
@@ -100,8 +94,7 @@ std::uint64_t Mxu::begin(const MxuShape& shape, const bf16* a, const bf16* b, fl
   return op.cycles;
 }
 
-std::uint64_t Mxu::run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,
-                          const MxuObserver& observer) {
+std::uint64_t Mxu::run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y, const MxuObserver& observer) {
   validate(shape);
   std::vector<bf16> zeros;
   if (a == nullptr || b == nullptr) zeros.resize(std::max(shape.m * shape.k, shape.k * shape.n));

@@ -42,8 +42,7 @@ class Mxu : public sc_core::sc_module {
   // engine computes Y (missing operands read as zeros); with tile fidelity
   // Y is computed by mxu_functional_matmul when a, b and y are all given.
   // y, if given, receives m * n floats.
-  void execute(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr,
-               float* y = nullptr);
+  void execute(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr, float* y = nullptr);
 
   // Non-blocking entry for the event-driven sequencer: does what execute()
   // does (checks, values, stats) for an op starting now, without waiting,
@@ -51,8 +50,7 @@ class Mxu : public sc_core::sc_module {
   // cycles * period and runs one op per MXU at a time. Not available while
   // a cycle hook needs the op to advance cycle by cycle (needs_thread()):
   // throws std::logic_error then.
-  std::uint64_t begin(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr,
-                      float* y = nullptr);
+  std::uint64_t begin(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr, float* y = nullptr);
   // True when ops must go through the blocking execute() (a cycle hook on a
   // pe-fidelity MXU pauses after every cycle).
   bool needs_thread() const { return fidelity_ == Fidelity::pe && cycle_hook_ != nullptr; }
@@ -81,8 +79,7 @@ class Mxu : public sc_core::sc_module {
   std::uint64_t checked_macs(const MxuShape& shape) const;
   Prepared prepare(const MxuShape& shape, const bf16* a, const bf16* b, float* y);
   void count(std::uint64_t macs, std::uint64_t cycles);
-  std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y,
-                       const MxuObserver& observer = {});
+  std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y, const MxuObserver& observer = {});
 
   const MxuConfig config_;
   const sc_core::sc_time period_;

@@ -15,8 +15,7 @@ constexpr std::uint32_t kMaxDim = 256;
 
 void check_dim(const char* key, std::uint32_t v) {
   if (v < kMinDim || v > kMaxDim) {
-    throw sim::ConfigError({}, key,
-                           "must be in [2, 256], got " + std::to_string(v));
+    throw sim::ConfigError({}, key, "must be in [2, 256], got " + std::to_string(v));
   }
 }
 

@@ -28,8 +28,7 @@ float add(float x, float y) {
 
 }  // namespace
 
-std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape,
-                                         const bf16* a, const bf16* b) {
+std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b) {
   const MxuTiling tiling = mxu_tiling(config, shape);
   const std::size_t R = config.rows, C = config.cols;
   const std::size_t m = shape.m, k = shape.k, n = shape.n;

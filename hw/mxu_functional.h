@@ -14,7 +14,6 @@ namespace hw {
 // For each weight tile, column c's psum runs down the array from +0.0 over
 // the tile's R rows (padding rows add +0.0); Y accumulates tile psums in kt
 // order from +0.0.
-std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape,
-                                         const bf16* a, const bf16* b);
+std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b);
 
 }  // namespace hw

@@ -17,7 +17,7 @@ namespace hw {
 // holds elements of the same vector (the skew), so slots are kept by
 // "age" = r + c, the cycles since the feeder injected that vector.
 struct MxuVectorSlot {
-  std::int64_t tile = -1;   // -1: a bubble (no valid activation)
+  std::int64_t tile = -1;    // -1: a bubble (no valid activation)
   std::uint64_t vector = 0;  // row i of A within the tile's stream
 };
 
@@ -35,7 +35,7 @@ struct ArrayStateView {
 
   const float* activations = nullptr;  // PE(r,c): activations[r * activation_stride + c]
   std::size_t activation_stride = 0;
-  const float* psums = nullptr;       // PE(r,c): psums[r * cols + c]
+  const float* psums = nullptr;                  // PE(r,c): psums[r * cols + c]
   const float* weights[2] = {nullptr, nullptr};  // bank b, PE(r,c): weights[b][r * cols + c]
   const MxuVectorSlot* slots_by_age = nullptr;   // rows + cols - 1 entries
 
@@ -50,13 +50,9 @@ struct ArrayStateView {
   unsigned bank(std::uint32_t r, std::uint32_t c) const {
     return double_buffer && valid(r, c) ? static_cast<unsigned>(slot(r, c).tile % 2) : 0u;
   }
-  float activation(std::uint32_t r, std::uint32_t c) const {
-    return activations[r * activation_stride + c];
-  }
+  float activation(std::uint32_t r, std::uint32_t c) const { return activations[r * activation_stride + c]; }
   float psum(std::uint32_t r, std::uint32_t c) const { return psums[r * cols + c]; }
-  float weight(unsigned b, std::uint32_t r, std::uint32_t c) const {
-    return weights[b][r * cols + c];
-  }
+  float weight(unsigned b, std::uint32_t r, std::uint32_t c) const { return weights[b][r * cols + c]; }
   float active_weight(std::uint32_t r, std::uint32_t c) const { return weight(bank(r, c), r, c); }
 };
 

@@ -25,8 +25,7 @@ std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
 }
 
 // E_j + 1 for a tile whose feeder starts at s_j = R + j * period.
-std::uint64_t end_of_tile(std::uint64_t j, std::uint64_t period, std::uint64_t R,
-                          std::uint64_t m, std::uint64_t n_j) {
+std::uint64_t end_of_tile(std::uint64_t j, std::uint64_t period, std::uint64_t R, std::uint64_t m, std::uint64_t n_j) {
   // s_j + (m-1) + (R-1) + (n_j-1) + 1 = j*period + 2R + m + n_j - 2
   return add(mul(j, period), add(m, 2 * R + n_j - 2));
 }

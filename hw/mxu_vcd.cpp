@@ -22,19 +22,18 @@ void check_mxu_vcd_size(const MxuConfig& config, std::uint64_t cycles, const std
   if (config.rows > kMxuVcdMaxSide || config.cols > kMxuVcdMaxSide) {
     throw sim::ConfigError({"command line"}, "--vcd",
                            "VCD is for small arrays: the MXU is " + std::to_string(config.rows) + "x" +
-                               std::to_string(config.cols) + ", the limit is " + std::to_string(kMxuVcdMaxSide) +
-                               "x" + std::to_string(kMxuVcdMaxSide) +
+                               std::to_string(config.cols) + ", the limit is " + std::to_string(kMxuVcdMaxSide) + "x" +
+                               std::to_string(kMxuVcdMaxSide) +
                                " (use a small chip such as configs/chips/teach-8x8.yaml or "
                                "`explain mxu --rows 8 --cols 8`)");
   }
   const double pe_cycles = double(config.rows) * config.cols * double(cycles);
   if (pe_cycles > double(kMxuVcdMaxPeCycles)) {
     throw sim::ConfigError({"command line"}, "--vcd",
-                           "VCD is for small ops: " + what + " would trace " + std::to_string(cycles) +
-                               " cycles x " + std::to_string(config.rows * config.cols) + " PEs = " +
+                           "VCD is for small ops: " + what + " would trace " + std::to_string(cycles) + " cycles x " +
+                               std::to_string(config.rows * config.cols) + " PEs = " +
                                std::to_string(static_cast<std::uint64_t>(pe_cycles)) + " PE-cycles, the limit is " +
-                               std::to_string(kMxuVcdMaxPeCycles) +
-                               " (about 100 MB of VCD); use smaller m, k, n");
+                               std::to_string(kMxuVcdMaxPeCycles) + " (about 100 MB of VCD); use smaller m, k, n");
   }
 }
 

@@ -15,8 +15,7 @@ namespace {
 // Issues the one op from a thread, as the TensorCore sequencer would.
 struct OneOpDriver : sc_core::sc_module {
   SC_HAS_PROCESS(OneOpDriver);
-  OneOpDriver(sc_core::sc_module_name name, Mxu& mxu, const MxuShape& shape, const bf16* a, const bf16* b,
-              float* y)
+  OneOpDriver(sc_core::sc_module_name name, Mxu& mxu, const MxuShape& shape, const bf16* a, const bf16* b, float* y)
       : sc_core::sc_module(name), mxu_(mxu), shape_(shape), a_(a), b_(b), y_(y) {
     SC_THREAD(drive);
   }
@@ -37,8 +36,7 @@ struct OneOpDriver : sc_core::sc_module {
 }  // namespace
 
 MxuVcdOpResult run_mxu_op_to_vcd(const std::string& path, const MxuConfig& config, const MxuShape& shape,
-                                 const std::vector<bf16>& a, const std::vector<bf16>& b,
-                                 sc_core::sc_time period) {
+                                 const std::vector<bf16>& a, const std::vector<bf16>& b, sc_core::sc_time period) {
   validate(config);
   validate(shape);
   if (a.size() != shape.m * shape.k || b.size() != shape.k * shape.n) {

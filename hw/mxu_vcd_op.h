@@ -24,7 +24,6 @@ struct MxuVcdOpResult {
 // config or shape, an op too large for a VCD (check_mxu_vcd_size) or a file
 // that cannot be written.
 MxuVcdOpResult run_mxu_op_to_vcd(const std::string& path, const MxuConfig& config, const MxuShape& shape,
-                                 const std::vector<bf16>& a, const std::vector<bf16>& b,
-                                 sc_core::sc_time period);
+                                 const std::vector<bf16>& a, const std::vector<bf16>& b, sc_core::sc_time period);
 
 }  // namespace hw

@@ -101,8 +101,7 @@ std::string loader_line(const ArrayStateView& v) {
     const std::uint64_t first = since >= v.rows ? since - v.rows + 1 : 0;
     const std::uint64_t last = std::min<std::uint64_t>(since, v.cols - 1);
     s += (i ? "; tile " : " tile ") + u64(load.tile) + " -> bank " + u64(load.bank) +
-         (first == last ? ", column " + u64(first) : ", columns " + u64(first) + "-" + u64(last)) +
-         " shifting";
+         (first == last ? ", column " + u64(first) : ", columns " + u64(first) + "-" + u64(last)) + " shifting";
   }
   return s;
 }
@@ -130,10 +129,9 @@ std::string frame_grids(const ArrayStateView& v) {
                    const MxuVectorSlot& s = v.slot(r, c);
                    return number(v.activation(r, c)) + " @" + std::to_string(s.tile) + ":" + u64(s.vector);
                  });
-  out += pe_grid("psums produced (p_in + a * w)", v.rows, v.cols,
-                 [&v](std::uint32_t r, std::uint32_t c) -> std::string {
-                   return v.valid(r, c) ? number(v.psum(r, c)) : ".";
-                 });
+  out += pe_grid(
+      "psums produced (p_in + a * w)", v.rows, v.cols,
+      [&v](std::uint32_t r, std::uint32_t c) -> std::string { return v.valid(r, c) ? number(v.psum(r, c)) : "."; });
   return out;
 }
 
@@ -177,7 +175,7 @@ class FrameRenderer {
     f += render_matrix("Y so far (. = nothing has arrived yet)", w_.shape.m, w_.shape.n,
                        [this](std::size_t i, std::size_t j) {
                          return arrived_[i * w_.shape.n + j] ? double(w_.collected[i * w_.shape.n + j])
-                                                              : std::numeric_limits<double>::quiet_NaN();
+                                                             : std::numeric_limits<double>::quiet_NaN();
                        });
     w_.frames.push_back(std::move(f));
   }
@@ -224,8 +222,8 @@ class FrameRenderer {
       const std::size_t at = i * w_.shape.n + j;
       w_.collected[at] = mxu_add(w_.collected[at], v.psum(r, c));
       arrived_[at] = true;
-      line += " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " +
-              std::to_string(slot.tile) + ")";
+      line +=
+          " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " + std::to_string(slot.tile) + ")";
     }
     return line + (any ? "\n" : " nothing leaves this cycle\n");
   }
@@ -241,11 +239,11 @@ std::string intro_text(const MxuWalkthrough& w) {
   const MxuTiling tiling = mxu_tiling(c, s);
   const std::string R = u64(c.rows), C = u64(c.cols);
   std::string out = "Weight-stationary " + R + "x" + C + " systolic array (" +
-                    (c.double_buffer ? "double-buffered" : "single-buffered") + " weights): Y (" + u64(s.m) +
-                    "x" + u64(s.n) + ") = A (" + u64(s.m) + "x" + u64(s.k) + ") x B (" + u64(s.k) + "x" + u64(s.n) +
+                    (c.double_buffer ? "double-buffered" : "single-buffered") + " weights): Y (" + u64(s.m) + "x" +
+                    u64(s.n) + ") = A (" + u64(s.m) + "x" + u64(s.k) + ") x B (" + u64(s.k) + "x" + u64(s.n) +
                     ").\nBF16 operands (small integers here, so every FP32 sum is exact), FP32 partial sums.\n\n";
-  out += "B is cut into " + u64(tiling.count()) + " weight tile" + (tiling.count() == 1 ? "" : "s") + " of " + R +
-         "x" + C + " (" + u64(tiling.k_tiles) + " along k, " + u64(tiling.n_tiles) +
+  out += "B is cut into " + u64(tiling.count()) + " weight tile" + (tiling.count() == 1 ? "" : "s") + " of " + R + "x" +
+         C + " (" + u64(tiling.k_tiles) + " along k, " + u64(tiling.n_tiles) +
          " along n; ragged edges padded with zeros).\nEach tile stays in the array while all " + u64(s.m) +
          " rows of A stream past it:\n";
   const std::vector<std::string> head = {"tile", "k rows", "n cols", "bank", "load L", "feed s", "last out E"};
@@ -264,7 +262,8 @@ std::string intro_text(const MxuWalkthrough& w) {
          "  left edge    row i of A enters skewed: A[i][k0+r] enters row r at cycle s + i + r,\n"
          "               then moves one PE to the right per cycle.\n"
          "  weights      PE(r,c) of a tile holds B[k0+r][n0+c] in the tile's bank; column c shifts\n"
-         "               down from the top edge during cycles L+c .. L+c+" + u64(c.rows - 1) +
+         "               down from the top edge during cycles L+c .. L+c+" +
+         u64(c.rows - 1) +
          " and latches.\n"
          "  activations  the value each PE multiplies in this cycle (@tile:vector, vector = row of A).\n"
          "  psums        p_out = p_in from the PE above + a * w, passed down; the bottom row's\n"
@@ -275,9 +274,8 @@ std::string intro_text(const MxuWalkthrough& w) {
 void check_limits(const MxuConfig& config, const MxuShape& shape) {
   if (config.rows > kWalkthroughMaxSide || config.cols > kWalkthroughMaxSide) {
     throw sim::ConfigError({"command line"}, "--walk",
-                           "the walk-through prints every PE every cycle: arrays up to " +
-                               u64(kWalkthroughMaxSide) + "x" + u64(kWalkthroughMaxSide) + ", got " +
-                               u64(config.rows) + "x" + u64(config.cols) +
+                           "the walk-through prints every PE every cycle: arrays up to " + u64(kWalkthroughMaxSide) +
+                               "x" + u64(kWalkthroughMaxSide) + ", got " + u64(config.rows) + "x" + u64(config.cols) +
                                " (without --walk, explain mxu gives cycles and utilization for any size)");
   }
   for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"m", shape.m}, {"k", shape.k}, {"n", shape.n}}) {
@@ -312,8 +310,8 @@ std::vector<double> host_gemm(const MxuShape& shape, const std::vector<bf16>& a,
 }
 
 std::string render_matrix(const std::string& title, std::size_t rows, std::size_t cols,
-                          const std::function<double(std::size_t, std::size_t)>& value,
-                          const std::string& row_label, const std::string& col_label) {
+                          const std::function<double(std::size_t, std::size_t)>& value, const std::string& row_label,
+                          const std::string& col_label) {
   return grid(title, labels(row_label, rows), labels(col_label, cols), [&value](std::size_t r, std::size_t c) {
     const double x = value(r, c);
     return std::isnan(x) ? std::string(".") : number(x);
@@ -360,12 +358,12 @@ MxuWalkthrough mxu_walkthrough(const MxuConfig& config, const MxuShape& shape, s
   w.matches_reference = bad == 0;
 
   const std::size_t m = shape.m, k = shape.k, n = shape.n;
-  w.summary = render_matrix("A (" + u64(m) + "x" + u64(k) + ", activations, streamed)", m, k,
-                            [&w, k](std::size_t i, std::size_t p) { return double(w.a[i * k + p].to_float()); },
-                            "i", "k");
-  w.summary += render_matrix("B (" + u64(k) + "x" + u64(n) + ", weights, stationary)", k, n,
-                             [&w, n](std::size_t p, std::size_t j) { return double(w.b[p * n + j].to_float()); },
-                             "k", "j");
+  w.summary = render_matrix(
+      "A (" + u64(m) + "x" + u64(k) + ", activations, streamed)", m, k,
+      [&w, k](std::size_t i, std::size_t p) { return double(w.a[i * k + p].to_float()); }, "i", "k");
+  w.summary += render_matrix(
+      "B (" + u64(k) + "x" + u64(n) + ", weights, stationary)", k, n,
+      [&w, n](std::size_t p, std::size_t j) { return double(w.b[p * n + j].to_float()); }, "k", "j");
   w.summary += render_matrix("Y = A x B, as it left the array (FP32)", m, n,
                              [&w, n](std::size_t i, std::size_t j) { return double(w.y[i * n + j]); });
   w.summary += "cycles: " + u64(w.cycles) + "\n";
@@ -373,8 +371,8 @@ MxuWalkthrough mxu_walkthrough(const MxuConfig& config, const MxuShape& shape, s
     w.summary += "check: Y equals the host reference (a double-precision GEMM of the same A and B) in all " +
                  u64(m * n) + " entries\n";
   } else {
-    w.summary += "check: MISMATCH with the host reference in " + u64(bad) + " of " + u64(m * n) + " entries:\n" +
-                 mismatches;
+    w.summary +=
+        "check: MISMATCH with the host reference in " + u64(bad) + " of " + u64(m * n) + " entries:\n" + mismatches;
   }
   return w;
 }

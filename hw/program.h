@@ -19,7 +19,8 @@ const char* engine_kind_name(EngineKind k);
 
 struct EngineRef {
   EngineKind kind = EngineKind::mxu;
-  std::uint32_t index = 0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: queue (0 unless a program uses several)
+  std::uint32_t index =
+      0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: queue (0 unless a program uses several)
   bool operator==(const EngineRef& o) const { return kind == o.kind && index == o.index; }
 };
 
@@ -79,11 +80,11 @@ struct RecvOp {
 using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, CustomOp, SendOp, RecvOp>;
 
 struct Op {
-  std::string name;       // shown in traces
+  std::string name;  // shown in traces
   EngineRef engine;
   OpPayload payload;
   std::vector<std::uint32_t> deps;  // indices of earlier ops in the same program
-  double flops = 0;       // useful FLOPs, for reports
+  double flops = 0;                 // useful FLOPs, for reports
 };
 
 struct Program {

@@ -9,9 +9,7 @@
 namespace hw {
 
 namespace {
-std::uint64_t now_ps() {
-  return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
-}
+std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()); }
 }  // namespace
 
 Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, Executor execute)

@@ -58,7 +58,7 @@ class Sequencer : public sc_core::sc_module {
   // queue_ops_[queue_begin_[q] .. queue_begin_[q + 1]) in that order.
   std::vector<std::uint32_t> queue_ops_;
   std::vector<std::uint32_t> queue_begin_;
-  std::vector<std::uint32_t> waiting_for_;    // per queue: the op its thread sleeps on, or kNoOp
+  std::vector<std::uint32_t> waiting_for_;     // per queue: the op its thread sleeps on, or kNoOp
   std::unique_ptr<sc_core::sc_event[]> wake_;  // per queue
   std::vector<OpTiming> timings_;
   std::size_t completed_ = 0;

@@ -81,8 +81,8 @@ constexpr std::uint64_t kStallSlack = 2;
 
 class Engine {
  public:
-  Engine(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b,
-         std::vector<float>& psums, std::vector<float>& weights, std::vector<float>& activations)
+  Engine(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b, std::vector<float>& psums,
+         std::vector<float>& weights, std::vector<float>& activations)
       : R_(config.rows),
         C_(config.cols),
         m_(shape.m),
@@ -143,9 +143,7 @@ class Engine {
     return p;
   }
 
-  unsigned bank_of(std::uint64_t tile) const {
-    return double_buffer_ ? static_cast<unsigned>(tile % 2) : 0u;
-  }
+  unsigned bank_of(std::uint64_t tile) const { return double_buffer_ ? static_cast<unsigned>(tile % 2) : 0u; }
 
   // Feeder: continues the current tile, or starts the next one once its
   // weights are latched in column 0.
@@ -316,11 +314,11 @@ class Engine {
   std::uint64_t feed_tile_ = 0, fed_ = 0;  // feeder: tile being injected, vectors done
   std::int64_t injected_tile_ = -1;
   std::uint64_t injected_vector_ = 0;
-  std::uint64_t col0_latched_ = 0;         // tiles whose column-0 weights are latched
+  std::uint64_t col0_latched_ = 0;  // tiles whose column-0 weights are latched
   std::uint64_t next_load_ = 0, last_load_start_ = 0;
-  std::deque<MxuWeightLoad> loads_;        // loads whose chains are still shifting
-  std::deque<InjectionRun> runs_;          // injections still inside the array
-  std::vector<Segment> segments_;          // this cycle's runs, newest first
+  std::deque<MxuWeightLoad> loads_;  // loads whose chains are still shifting
+  std::deque<InjectionRun> runs_;    // injections still inside the array
+  std::vector<Segment> segments_;    // this cycle's runs, newest first
 
   std::vector<float> y_;
   std::uint64_t collected_ = 0, last_progress_ = 0;
@@ -331,8 +329,8 @@ class Engine {
 
 }  // namespace
 
-MxuPeResult SystolicArray::run(const MxuConfig& config, const MxuShape& shape, const bf16* a,
-                               const bf16* b, const MxuObserver& observer) {
+MxuPeResult SystolicArray::run(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b,
+                               const MxuObserver& observer) {
   if (a == nullptr || b == nullptr) {
     throw std::invalid_argument("SystolicArray::run: operands A and B are required");
   }

@@ -15,8 +15,7 @@ struct VectorUnitConfig {
 
 class VectorUnit : public sc_core::sc_module {
  public:
-  VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config,
-             const sc_core::sc_time& clock_period);
+  VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, const sc_core::sc_time& clock_period);
 
   // Blocking; call from an SC_THREAD. Takes
   // ceil(elements * flops_per_element / flops_per_cycle) whole cycles. One

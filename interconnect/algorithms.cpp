@@ -222,8 +222,8 @@ class Planner {
       Stream st;
       std::vector<Step> steps;
       steps.push_back(std::move(step));
-      add_phase(st, std::make_shared<ListPass>(std::move(steps), "direct all-to-all among " + std::to_string(n_) +
-                                                                      " chips"));
+      add_phase(
+          st, std::make_shared<ListPass>(std::move(steps), "direct all-to-all among " + std::to_string(n_) + " chips"));
       streams(chip).push_back(std::move(st));
     }
   }

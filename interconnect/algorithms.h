@@ -32,7 +32,7 @@ struct CollectivePlan {
   Algorithm algorithm = Algorithm::ring;
   std::uint64_t elements = 0;  // each participant's full buffer
   int element_bytes = 4;
-  bool functional = false;     // the layouts real values need were planned
+  bool functional = false;               // the layouts real values need were planned
   std::vector<int> axes;                 // physical axes taking part
   std::vector<std::vector<int>> groups;  // chips of each group, ascending
   std::vector<int> group_of;             // per chip

@@ -205,16 +205,16 @@ void Collective::on_timer(std::uint64_t c) {
 void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload) {
   std::vector<double>& w = work_[op.chip];
   std::size_t i = 0;
-  plan_.chips[op.chip].streams[op.stream].layout.for_each_run(t.offset, t.count, [&](std::uint64_t at,
-                                                                                     std::uint64_t len) {
-    for (std::uint64_t e = 0; e < len; ++e, ++i) {
-      if (reduce) {
-        w[at + e] += payload[i];
-      } else {
-        w[at + e] = payload[i];
-      }
-    }
-  });
+  plan_.chips[op.chip].streams[op.stream].layout.for_each_run(t.offset, t.count,
+                                                              [&](std::uint64_t at, std::uint64_t len) {
+                                                                for (std::uint64_t e = 0; e < len; ++e, ++i) {
+                                                                  if (reduce) {
+                                                                    w[at + e] += payload[i];
+                                                                  } else {
+                                                                    w[at + e] = payload[i];
+                                                                  }
+                                                                }
+                                                              });
 }
 
 bool Collective::complete() const {
@@ -262,7 +262,9 @@ std::vector<double> Collective::output(int chip) const {
   return w;
 }
 
-std::string Collective::name_of(CollectiveOp op, int id) { return std::string(to_string(op)) + "#" + std::to_string(id); }
+std::string Collective::name_of(CollectiveOp op, int id) {
+  return std::string(to_string(op)) + "#" + std::to_string(id);
+}
 
 std::string Collective::name() const { return name_of(plan_.op, id_); }
 

@@ -31,7 +31,7 @@ class Collective : public NetworkClient {
   bool finished(int chip) const { return chips_[chip].finished; }
   bool complete() const;  // every chip finished
   Ps finish_time(int chip) const { return chips_[chip].finish; }
-  Ps end_time() const;    // the last chip's finish
+  Ps end_time() const;  // the last chip's finish
 
   // Functional runs: values in, values out. Input sizes: the shard for
   // all_gather, the full buffer otherwise; outputs: the shard for

@@ -8,9 +8,7 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw sim::ConfigError({}, key, what);
-}
+[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
 
 bool allowed(CollectiveOp op, Algorithm a) {
   switch (op) {
@@ -19,10 +17,8 @@ bool allowed(CollectiveOp op, Algorithm a) {
     case CollectiveOp::all_gather:
       return a == Algorithm::ring || a == Algorithm::bidirectional_ring || a == Algorithm::torus;
     case CollectiveOp::all_to_all:
-    case CollectiveOp::permute:
-      return a == Algorithm::direct;
-    case CollectiveOp::broadcast:
-      return a == Algorithm::ring || a == Algorithm::bidirectional_ring;
+    case CollectiveOp::permute: return a == Algorithm::direct;
+    case CollectiveOp::broadcast: return a == Algorithm::ring || a == Algorithm::bidirectional_ring;
   }
   return false;
 }
@@ -41,8 +37,8 @@ CollectiveOp parse_collective_op(const std::string& name, const std::string& key
 }
 
 Algorithm parse_algorithm(const std::string& name, const std::string& key_path) {
-  for (Algorithm a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
-                      Algorithm::direct}) {
+  for (Algorithm a :
+       {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus, Algorithm::direct}) {
     if (name == to_string(a)) return a;
   }
   bad(key_path, "unknown algorithm '" + name + "' (expected auto, ring, bidirectional_ring, torus or direct)");
@@ -104,8 +100,8 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   }
   if (bytes == 0) bad("workload.bytes", "must be > 0");
   if (bytes % static_cast<std::uint64_t>(element_bytes) != 0) {
-    bad("workload.bytes", std::to_string(bytes) + " is not a whole number of " + std::to_string(element_bytes) +
-                              "-byte elements");
+    bad("workload.bytes",
+        std::to_string(bytes) + " is not a whole number of " + std::to_string(element_bytes) + "-byte elements");
   }
   const Topology topology = pod.make_topology();
   const Mesh mesh(topology, pod.mesh);

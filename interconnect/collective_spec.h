@@ -37,9 +37,9 @@ struct CollectiveSpec {
   // reduced (all_reduce), the input (reduce_scatter, all_to_all), the output
   // (all_gather), what is sent (permute, broadcast).
   std::uint64_t bytes = 0;
-  int element_bytes = 4;           // 1, 2, 4 or 8
-  std::vector<std::string> axes;   // mesh axes taking part; empty: all
-  int root = 0;                    // broadcast: source, as an index in its group
+  int element_bytes = 4;          // 1, 2, 4 or 8
+  std::vector<std::string> axes;  // mesh axes taking part; empty: all
+  int root = 0;                   // broadcast: source, as an index in its group
   // permute: (source, destination) indices in the group, each source and
   // each destination at most once; empty: every chip sends to the next one
   // in group order (the last to the first).

@@ -50,9 +50,7 @@ std::vector<double> expected_output(const CollectivePlan& plan, const Collective
       }
       break;
     }
-    case CollectiveOp::broadcast:
-      out = inputs[group[spec.root]];
-      break;
+    case CollectiveOp::broadcast: out = inputs[group[spec.root]]; break;
   }
   return out;
 }

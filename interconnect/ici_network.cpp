@@ -88,13 +88,9 @@ bool IciNetwork::on_model_event(std::uint32_t kind, std::uint32_t id, std::uint6
       if (flows_[id].gen != arg) return false;
       finish_serializing(static_cast<int>(id));
       return true;
-    case kDeliver:
-      delivered(static_cast<int>(id), arg);
-      return true;
-    case kSettle:
-      return false;
-    default:
-      return false;
+    case kDeliver: delivered(static_cast<int>(id), arg); return true;
+    case kSettle: return false;
+    default: return false;
   }
 }
 

@@ -33,17 +33,17 @@ class IciNetwork : public Network {
     double rate = 0.0;       // bytes per ps
     Ps last = 0;             // when remaining was last brought up to date
     Ps tx_end = 0;
-    std::uint32_t gen = 0;   // bumps invalidate the flow's queued kTxEnd
+    std::uint32_t gen = 0;  // bumps invalidate the flow's queued kTxEnd
     std::uint32_t mark = 0;
-    bool fluid = false;      // shares a link (else alone on its whole route)
+    bool fluid = false;  // shares a link (else alone on its whole route)
   };
-  struct Port {                // one link direction
+  struct Port {  // one link direction
     double bytes_per_ps = 0.0;
-    Ps alone_until = 0;        // a lone flow owns the link until then
+    Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;
-    std::vector<int> fluid;    // sharing flows crossing the link
+    std::vector<int> fluid;  // sharing flows crossing the link
     std::uint32_t mark = 0;
-    double cap = 0.0;          // scratch for progressive filling
+    double cap = 0.0;  // scratch for progressive filling
     int unfrozen = 0;
   };
 
@@ -56,7 +56,7 @@ class IciNetwork : public Network {
   std::vector<Flow> flows_;  // indexed by in-flight id
   std::vector<Port> ports_;  // indexed by link id
   Ps latency_ps_;
-  std::vector<int> seeds_;   // links whose set of sharing flows changed
+  std::vector<int> seeds_;  // links whose set of sharing flows changed
   bool dirty_ = false;
   std::uint32_t epoch_ = 0;
   std::vector<int> comp_links_, comp_flows_;

@@ -29,18 +29,16 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
       std::string dims;
       for (int a = 0; a < topology.axes(); ++a) dims += (a ? "x" : "") + std::to_string(topology.size(a));
       throw sim::ConfigError({}, key,
-                             "size " + std::to_string(m.size) +
-                                 " does not map onto whole physical axes of the " + dims +
-                                 " topology (mesh axes take consecutive axes x, y, z)");
+                             "size " + std::to_string(m.size) + " does not map onto whole physical axes of the " +
+                                 dims + " topology (mesh axes take consecutive axes x, y, z)");
     }
     physical_.push_back(taken);
   }
   for (; next < topology.axes(); ++next) {
     if (topology.size(next) != 1) {
       throw sim::ConfigError({}, "mesh",
-                             "mesh axes cover fewer chips than the pod: physical axis " +
-                                 std::string(axis_name(next)) + " (" +
-                                 std::to_string(topology.size(next)) + " chips) is left over");
+                             "mesh axes cover fewer chips than the pod: physical axis " + std::string(axis_name(next)) +
+                                 " (" + std::to_string(topology.size(next)) + " chips) is left over");
     }
   }
 }

@@ -200,19 +200,19 @@ std::vector<std::string> Network::pending() const {
   std::vector<std::string> out;
   for (int dst = 0; dst < topology_.chips(); ++dst) {
     for (const PostedReceive& r : posted_[dst]) {
-      out.push_back(topology_.describe(dst) + " waits for a message from " + topology_.describe(r.src) +
-                    " (tag " + hex(r.tag) + ") that was never sent");
+      out.push_back(topology_.describe(dst) + " waits for a message from " + topology_.describe(r.src) + " (tag " +
+                    hex(r.tag) + ") that was never sent");
     }
     for (int id : unclaimed_[dst]) {
       const Message& m = flight_[id].message;
-      out.push_back("message from " + topology_.describe(m.src) + " to " + topology_.describe(m.dst) +
-                    " (tag " + hex(m.tag) + ", " + std::to_string(m.bytes) + " bytes) was never received");
+      out.push_back("message from " + topology_.describe(m.src) + " to " + topology_.describe(m.dst) + " (tag " +
+                    hex(m.tag) + ", " + std::to_string(m.bytes) + " bytes) was never received");
     }
   }
   for (const InFlight& f : flight_) {
     if (f.live && !f.arrived) {
-      out.push_back("message from " + topology_.describe(f.message.src) + " to " +
-                    topology_.describe(f.message.dst) + " (tag " + hex(f.message.tag) + ") is still in flight");
+      out.push_back("message from " + topology_.describe(f.message.src) + " to " + topology_.describe(f.message.dst) +
+                    " (tag " + hex(f.message.tag) + ") is still in flight");
     }
   }
   return out;

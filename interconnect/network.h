@@ -21,9 +21,9 @@ namespace interconnect {
 struct Message {
   int src = 0;
   int dst = 0;
-  std::uint64_t tag = 0;          // matched with the receive's (src, tag)
+  std::uint64_t tag = 0;  // matched with the receive's (src, tag)
   std::uint64_t bytes = 0;
-  std::vector<double> payload;    // functional runs only; empty otherwise
+  std::vector<double> payload;  // functional runs only; empty otherwise
 };
 
 struct Arrival {
@@ -151,13 +151,13 @@ class Network : public sc_core::sc_module {
   LinkConfig link_;
   EventQueue<Entry> queue_;
   Ps wake_pending_ = ~Ps{0};  // time of the notification of wake_ in force
-  bool can_notify_ = false;  // false during elaboration and while run_due drains the queue
+  bool can_notify_ = false;   // false during elaboration and while run_due drains the queue
   sc_core::sc_event wake_;
 
   std::vector<InFlight> flight_;
   std::vector<int> free_slots_;
-  std::size_t live_ = 0;            // messages in flight
-  std::size_t client_entries_ = 0;  // timers and matched receives queued
+  std::size_t live_ = 0;                            // messages in flight
+  std::size_t client_entries_ = 0;                  // timers and matched receives queued
   std::vector<std::vector<PostedReceive>> posted_;  // per destination chip
   std::vector<std::vector<int>> unclaimed_;         // per destination chip: arrived, not yet received
 

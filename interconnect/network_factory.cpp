@@ -5,8 +5,7 @@
 
 namespace interconnect {
 
-std::unique_ptr<Network> make_network(const std::string& name, const Topology& topology,
-                                      const PodNetworkConfig& pod) {
+std::unique_ptr<Network> make_network(const std::string& name, const Topology& topology, const PodNetworkConfig& pod) {
   if (pod.model == NetworkModel::packet) {
     return std::make_unique<PacketNetwork>(name.c_str(), topology, pod.link);
   }

@@ -8,7 +8,6 @@
 
 namespace interconnect {
 
-std::unique_ptr<Network> make_network(const std::string& name, const Topology& topology,
-                                      const PodNetworkConfig& pod);
+std::unique_ptr<Network> make_network(const std::string& name, const Topology& topology, const PodNetworkConfig& pod);
 
 }  // namespace interconnect

@@ -4,8 +4,7 @@
 
 namespace interconnect {
 
-PacketNetwork::PacketNetwork(const sc_core::sc_module_name& name, const Topology& topology,
-                             const LinkConfig& link)
+PacketNetwork::PacketNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
     : Network(name, topology, link), ports_(topology.link_slots()), latency_ps_(ceil_ps(link.latency)) {
   for (Port& p : ports_) p.bytes_per_s = link.bandwidth;
   const Ps packet_ps = std::max<Ps>(1, ceil_ps(static_cast<double>(link.packet_bytes) / link.bandwidth));
@@ -115,15 +114,12 @@ bool PacketNetwork::on_model_event(std::uint32_t kind, std::uint32_t id, std::ui
       if (p.landed == p.packets) delivered(static_cast<int>(id), p.first_byte);
       return true;
     }
-    case kSourceDone:
-      source_done(static_cast<int>(id));
-      return true;
+    case kSourceDone: source_done(static_cast<int>(id)); return true;
     case kLocal:
       source_done(static_cast<int>(id));
       delivered(static_cast<int>(id), now());
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

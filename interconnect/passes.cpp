@@ -59,9 +59,7 @@ void RingPass::step(int k, Step& out) const {
   }
 }
 
-std::string RingPass::describe() const {
-  return "ring " + what(kind_) + where(axis_, n_, dir_);
-}
+std::string RingPass::describe() const { return "ring " + what(kind_) + where(axis_, n_, dir_); }
 
 LinePass::LinePass(PassKind kind, ChipList line, int position, int dir, Region region, int axis)
     : kind_(kind),
@@ -100,7 +98,11 @@ void LinePass::step(int k, Step& out) const {
 std::string LinePass::describe() const { return "line " + what(kind_) + where(axis_, n_, dir_); }
 
 ChainPass::ChainPass(ChipList chain, int position, Region region, int chunks)
-    : chain_(std::move(chain)), n_(static_cast<int>(chain_->size())), pos_(position), region_(region), chunks_(chunks) {}
+    : chain_(std::move(chain)),
+      n_(static_cast<int>(chain_->size())),
+      pos_(position),
+      region_(region),
+      chunks_(chunks) {}
 
 int ChainPass::steps() const {
   if (n_ <= 1) return 0;
@@ -125,7 +127,6 @@ std::string ChainPass::describe() const {
          std::to_string(chunks_) + " pieces";
 }
 
-ListPass::ListPass(std::vector<Step> steps, std::string label)
-    : steps_(std::move(steps)), label_(std::move(label)) {}
+ListPass::ListPass(std::vector<Step> steps, std::string label) : steps_(std::move(steps)), label_(std::move(label)) {}
 
 }  // namespace interconnect

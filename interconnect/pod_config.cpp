@@ -8,9 +8,7 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw sim::ConfigError({}, key, what);
-}
+[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
 
 void require_positive(double v, const std::string& key, const std::string& unit) {
   if (!(v > 0.0) || !std::isfinite(v)) {
@@ -31,9 +29,7 @@ NetworkModel parse_network_model(const std::string& name, const std::string& key
   bad(key_path, "unknown network model '" + name + "' (expected fluid or packet)");
 }
 
-const char* to_string(Switching s) {
-  return s == Switching::cut_through ? "cut_through" : "store_and_forward";
-}
+const char* to_string(Switching s) { return s == Switching::cut_through ? "cut_through" : "store_and_forward"; }
 
 const char* to_string(NetworkModel m) { return m == NetworkModel::fluid ? "fluid" : "packet"; }
 
@@ -44,8 +40,7 @@ void PodNetworkConfig::validate() const {
   if (chips != 0 && chips != product) {
     std::string dims;
     for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
-    bad("pod.shape", dims + " holds " + std::to_string(product) + " chips, but the pod has " +
-                         std::to_string(chips));
+    bad("pod.shape", dims + " holds " + std::to_string(product) + " chips, but the pod has " + std::to_string(chips));
   }
   require_positive(link.bandwidth, "pod.link_bandwidth", "bytes/s");
   if (!(link.latency >= 0.0) || !std::isfinite(link.latency)) {
@@ -60,8 +55,6 @@ void PodNetworkConfig::validate() const {
   Mesh(make_topology(), mesh);  // checks that the mesh axes map onto the shape
 }
 
-Topology PodNetworkConfig::make_topology() const {
-  return Topology(topology, shape, wraparound);
-}
+Topology PodNetworkConfig::make_topology() const { return Topology(topology, shape, wraparound); }
 
 }  // namespace interconnect

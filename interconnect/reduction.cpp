@@ -7,9 +7,9 @@ namespace interconnect {
 VectorUnitReduction::VectorUnitReduction(int chips, const ReductionConfig& config, std::uint64_t packet_bytes)
     : config_(config),
       packet_bytes_(packet_bytes),
-      ps_per_byte_(std::max(1.0 / config.vector_bytes_per_s,
-                            config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
-                   kPsPerSecond),
+      ps_per_byte_(
+          std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
+          kPsPerSecond),
       booked_until_(chips, 0),
       vector_busy_s_(chips, 0.0),
       hbm_bytes_(chips, 0.0),

@@ -25,9 +25,9 @@ struct LinkReport {
 struct ChipReport {
   int chip = 0;
   std::vector<int> coords;
-  std::uint64_t bytes_out = 0;  // ICI bytes this chip injected
-  std::uint64_t bytes_in = 0;   // ICI bytes delivered to this chip
-  double reduce_vector_s = 0.0; // vector-unit time spent reducing
+  std::uint64_t bytes_out = 0;   // ICI bytes this chip injected
+  std::uint64_t bytes_in = 0;    // ICI bytes delivered to this chip
+  double reduce_vector_s = 0.0;  // vector-unit time spent reducing
   double reduce_hbm_bytes = 0.0;
   double finish_s = 0.0;
 };

@@ -19,8 +19,8 @@
 namespace interconnect {
 
 struct Transfer {
-  int peer = 0;            // chip at the other end
-  std::uint32_t tag = 0;   // equal on both ends; unique per peer pair within a pass
+  int peer = 0;           // chip at the other end
+  std::uint32_t tag = 0;  // equal on both ends; unique per peer pair within a pass
   std::uint64_t offset = 0;
   std::uint64_t count = 0;
 };

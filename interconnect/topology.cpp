@@ -7,9 +7,7 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw sim::ConfigError({}, key, what);
-}
+[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
 
 std::string join_key(const std::string& prefix, const std::string& field) {
   return prefix.empty() ? field : prefix + "." + field;
@@ -46,8 +44,8 @@ const char* axis_name(int axis) {
   return axis >= 0 && axis < 3 ? names[axis] : "?";
 }
 
-void validate_topology(TopologyKind kind, const std::vector<int>& shape,
-                       const std::vector<bool>& wraparound, const std::string& key_prefix) {
+void validate_topology(TopologyKind kind, const std::vector<int>& shape, const std::vector<bool>& wraparound,
+                       const std::string& key_prefix) {
   const std::string shape_key = join_key(key_prefix, "shape");
   const int axes = axes_of(kind);
   if (static_cast<int>(shape.size()) != axes) {
@@ -57,8 +55,8 @@ void validate_topology(TopologyKind kind, const std::vector<int>& shape,
   long long chips = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 1) {
-      bad(shape_key, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) +
-                         "; every dimension must be >= 1");
+      bad(shape_key,
+          "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + "; every dimension must be >= 1");
     }
     chips *= shape[i];
     if (chips > (1 << 22)) bad(shape_key, "more than 4194304 chips");
@@ -66,15 +64,15 @@ void validate_topology(TopologyKind kind, const std::vector<int>& shape,
   if (!wraparound.empty()) {
     const std::string wrap_key = join_key(key_prefix, "wraparound");
     if (wraparound.size() != shape.size()) {
-      bad(wrap_key, "has " + std::to_string(wraparound.size()) + " entries for " +
-                        std::to_string(shape.size()) + " dimensions");
+      bad(wrap_key,
+          "has " + std::to_string(wraparound.size()) + " entries for " + std::to_string(shape.size()) + " dimensions");
     }
     for (std::size_t i = 0; i < shape.size(); ++i) {
       // A wraparound link on an axis of 1 or 2 chips would join a chip to
       // itself or duplicate the link that already joins the pair.
       if (wraparound[i] && shape[i] < 3) {
-        bad(wrap_key, "axis " + std::string(axis_name(static_cast<int>(i))) + " has " +
-                          std::to_string(shape[i]) + " chip(s); wraparound needs at least 3");
+        bad(wrap_key, "axis " + std::string(axis_name(static_cast<int>(i))) + " has " + std::to_string(shape[i]) +
+                          " chip(s); wraparound needs at least 3");
       }
     }
   }

@@ -22,8 +22,8 @@ const char* axis_name(int axis);  // "x", "y", "z"
 
 // Checks a shape against its kind; key_prefix is prepended to field names in
 // messages ("pod" gives "pod.shape"). Throws sim::ConfigError.
-void validate_topology(TopologyKind kind, const std::vector<int>& shape,
-                       const std::vector<bool>& wraparound, const std::string& key_prefix);
+void validate_topology(TopologyKind kind, const std::vector<int>& shape, const std::vector<bool>& wraparound,
+                       const std::string& key_prefix);
 
 // The two ends of one link direction.
 struct LinkEnds {

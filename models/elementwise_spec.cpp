@@ -67,8 +67,8 @@ ElementwiseCost elementwise_cost(ElementwiseOp op, Pass pass) {
   throw std::logic_error("elementwise_cost: unknown op");
 }
 
-ElementwiseSpec make_elementwise(std::string name, ElementwiseOp op, Pass pass, std::uint64_t elements,
-                                 bool tp_sharded, std::string output, std::vector<std::string> after) {
+ElementwiseSpec make_elementwise(std::string name, ElementwiseOp op, Pass pass, std::uint64_t elements, bool tp_sharded,
+                                 std::string output, std::vector<std::string> after) {
   const ElementwiseCost c = elementwise_cost(op, pass);
   ElementwiseSpec e;
   e.name = std::move(name);

@@ -12,9 +12,9 @@
 namespace models {
 
 enum class ElementwiseOp {
-  layernorm,         // (x - mean) / sqrt(var + eps) * gamma + beta, over d_model
-  residual_add,      // x + f(x); backward: the two gradient paths are summed
-  bias_add,          // x + b; backward: db = sum of dY over the batch
+  layernorm,     // (x - mean) / sqrt(var + eps) * gamma + beta, over d_model
+  residual_add,  // x + f(x); backward: the two gradient paths are summed
+  bias_add,      // x + b; backward: db = sum of dY over the batch
   relu,
   gelu,              // tanh approximation (Hendrycks & Gimpel 2016)
   swiglu,            // silu(gate) * up (Shazeer 2020, arXiv:2002.05202)
@@ -37,22 +37,22 @@ struct ElementwiseSpec {
   std::string name;  // unique in the model, e.g. "block3.mlp.gelu.bwd"
   ElementwiseOp op = ElementwiseOp::residual_add;
   Pass pass = Pass::forward;
-  std::uint64_t elements = 0;     // elements of the op's output (its largest tensor)
+  std::uint64_t elements = 0;  // elements of the op's output (its largest tensor)
   double flops_per_element = 0;
-  std::uint64_t bytes = 0;        // BF16 bytes read + written when run unfused
+  std::uint64_t bytes = 0;  // BF16 bytes read + written when run unfused
   // True when the op works on a tensor that tensor parallelism splits (GELU
   // on d_ff, softmax on heads), so each rank does elements / tp. False when
   // Megatron runs it redundantly on every rank (layer norms, residual adds).
   bool tp_sharded = false;
-  std::string output;               // tensor written
-  std::vector<std::string> after;   // as MatmulSpec::after
+  std::string output;              // tensor written
+  std::vector<std::string> after;  // as MatmulSpec::after
 
   double flops() const { return double(elements) * flops_per_element; }
 };
 
 // An ElementwiseSpec with its cost filled in from elementwise_cost().
-ElementwiseSpec make_elementwise(std::string name, ElementwiseOp op, Pass pass, std::uint64_t elements,
-                                 bool tp_sharded, std::string output, std::vector<std::string> after);
+ElementwiseSpec make_elementwise(std::string name, ElementwiseOp op, Pass pass, std::uint64_t elements, bool tp_sharded,
+                                 std::string output, std::vector<std::string> after);
 
 const char* to_string(ElementwiseOp op);
 

@@ -27,10 +27,10 @@ struct ParamSpec {
 
 // An activation kept from the forward pass until the layer's backward pass.
 struct StashSpec {
-  std::string name;            // the tensor, e.g. "block3.attn.softmax.out"
+  std::string name;  // the tensor, e.g. "block3.attn.softmax.out"
   std::uint64_t elements = 0;
   std::uint64_t bytes_per_element = 2;  // BF16, or 4 for int32 token ids
-  std::string why;             // which backward op reads it
+  std::string why;                      // which backward op reads it
   std::uint64_t bytes() const { return elements * bytes_per_element; }
 };
 
@@ -52,7 +52,7 @@ struct LayerSpec {
   std::uint64_t input_grad_bytes = 0;
 
   std::uint64_t param_count() const;
-  std::uint64_t param_bytes() const;  // BF16: the size of this layer's gradient all-reduce
+  std::uint64_t param_bytes() const;       // BF16: the size of this layer's gradient all-reduce
   std::uint64_t activation_bytes() const;  // sum of the stash
   double forward_matmul_flops() const;
   double backward_matmul_flops() const;

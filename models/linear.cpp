@@ -21,9 +21,8 @@ Splits splits_for(TpRole tp) {
   throw std::logic_error("add_linear: a linear layer is column, row or replicated, not heads");
 }
 
-MatmulSpec matmul(std::string name, Pass pass, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                  const Linear& lin, Operand weight_operand, Dim split, std::string output,
-                  std::vector<std::string> after) {
+MatmulSpec matmul(std::string name, Pass pass, std::uint64_t m, std::uint64_t k, std::uint64_t n, const Linear& lin,
+                  Operand weight_operand, Dim split, std::string output, std::vector<std::string> after) {
   MatmulSpec s;
   s.name = std::move(name);
   s.kind = MatmulKind::linear;

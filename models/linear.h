@@ -19,10 +19,10 @@ namespace models {
 struct Linear {
   std::string name;  // op name, e.g. "block3.mlp.up"; backward ops add ".dX", ".dW"
   std::uint64_t m = 0, k = 0, n = 0;
-  std::string weight;      // ParamSpec name of W
-  TpRole tp = TpRole::replicated;  // column, row or replicated
-  std::string output;      // tensor Y
-  std::string input_grad;  // tensor dX; empty: no dX matmul (the input is data)
+  std::string weight;                       // ParamSpec name of W
+  TpRole tp = TpRole::replicated;           // column, row or replicated
+  std::string output;                       // tensor Y
+  std::string input_grad;                   // tensor dX; empty: no dX matmul (the input is data)
   std::vector<std::string> after_forward;   // ops producing X (same layer)
   std::vector<std::string> after_backward;  // ops producing dY (same layer)
 };

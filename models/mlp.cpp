@@ -30,17 +30,26 @@ LayerSpec dense_layer(std::size_t i, std::uint64_t batch, std::uint64_t in, std:
               // A row-parallel layer adds its bias once, after the all-reduce.
               {p + ".b", 1, out, col ? ParamSplit::cols : ParamSplit::replicated}};
 
-  add_linear(l, Linear{p + ".matmul", batch, in, out, p + ".w", tp, p + ".xw", i == 0 ? "" : p + ".in.grad", {},
+  add_linear(l, Linear{p + ".matmul",
+                       batch,
+                       in,
+                       out,
+                       p + ".w",
+                       tp,
+                       p + ".xw",
+                       i == 0 ? "" : p + ".in.grad",
+                       {},
                        last ? std::vector<std::string>{} : std::vector<std::string>{act_name + ".bwd"}});
   l.elementwise_fwd.push_back(
       make_elementwise(p + ".bias", ElementwiseOp::bias_add, Pass::forward, y, col, p + ".z", {p + ".matmul"}));
   if (!last) {
     l.elementwise_fwd.push_back(make_elementwise(act_name, act, Pass::forward, y, col, p + ".out", {p + ".bias"}));
-    l.elementwise_bwd.push_back(make_elementwise(act_name + ".bwd", act, Pass::backward_data, y, col, p + ".z.grad", {}));
+    l.elementwise_bwd.push_back(
+        make_elementwise(act_name + ".bwd", act, Pass::backward_data, y, col, p + ".z.grad", {}));
   }
-  l.elementwise_bwd.push_back(make_elementwise(p + ".bias.bwd", ElementwiseOp::bias_add, Pass::backward_weight, y, col,
-                                               p + ".b.grad",
-                                               last ? std::vector<std::string>{} : std::vector<std::string>{act_name + ".bwd"}));
+  l.elementwise_bwd.push_back(
+      make_elementwise(p + ".bias.bwd", ElementwiseOp::bias_add, Pass::backward_weight, y, col, p + ".b.grad",
+                       last ? std::vector<std::string>{} : std::vector<std::string>{act_name + ".bwd"}));
 
   l.stash.push_back({p + ".in", checked_mul(batch, in, "mlp stash"), kBf16Bytes, "dW = X^T dY"});
   // GELU's derivative needs its input. ReLU's needs only the sign of its
@@ -57,8 +66,8 @@ LayerSpec loss_layer(std::uint64_t batch, std::uint64_t classes, bool sharded) {
   LayerSpec l;
   l.name = "loss";
   l.kind = LayerKind::loss;
-  l.elementwise_fwd.push_back(
-      make_elementwise("loss.cross_entropy", ElementwiseOp::cross_entropy, Pass::forward, logits, sharded, "loss.probs", {}));
+  l.elementwise_fwd.push_back(make_elementwise("loss.cross_entropy", ElementwiseOp::cross_entropy, Pass::forward,
+                                               logits, sharded, "loss.probs", {}));
   l.elementwise_bwd.push_back(make_elementwise("loss.cross_entropy.bwd", ElementwiseOp::cross_entropy,
                                                Pass::backward_data, logits, sharded, "loss.logits.grad", {}));
   l.stash.push_back({"loss.probs", logits, kBf16Bytes, "dlogits = probs - onehot(labels)"});

@@ -11,7 +11,8 @@ constexpr double kMaxWidth = 1 << 24;  // keeps every product of sizes well insi
 void load_widths(const sim::YamlNode& node, MlpConfig& out) {
   const sim::YamlNode w = node["widths"];
   if (!w.present()) w.fail("missing required key (layer widths: input, hidden..., output)");
-  if (!w.is_sequence()) w.fail("expected a list of layer widths, e.g. [784, 1024, 10], got " + sim::describe_yaml(w.raw()));
+  if (!w.is_sequence())
+    w.fail("expected a list of layer widths, e.g. [784, 1024, 10], got " + sim::describe_yaml(w.raw()));
   if (w.size() < 2) w.fail("need at least 2 widths (input and output), got " + std::to_string(w.size()));
   out.widths.clear();
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -45,16 +46,14 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                              "Transformer blocks (attention + MLP)")
         .integer<std::uint64_t>("d_model", &TransformerConfig::d_model, "elements", std::nullopt, dim,
                                 "residual stream width D")
-        .integer<std::uint64_t>("d_ff", &TransformerConfig::d_ff, "elements", std::nullopt, dim,
-                                "MLP hidden width F")
-        .integer<std::uint64_t>("heads", &TransformerConfig::heads, "heads", std::nullopt, dim,
-                                "attention heads N")
+        .integer<std::uint64_t>("d_ff", &TransformerConfig::d_ff, "elements", std::nullopt, dim, "MLP hidden width F")
+        .integer<std::uint64_t>("heads", &TransformerConfig::heads, "heads", std::nullopt, dim, "attention heads N")
         .integer<std::uint64_t>("head_dim", &TransformerConfig::head_dim, "elements", std::nullopt, dim,
                                 "width of one head H (heads x head_dim need not equal d_model)")
         .integer<std::uint64_t>("seq_len", &TransformerConfig::seq_len, "tokens", std::nullopt,
                                 sim::between(1, kMaxWidth), "tokens per sequence T")
-        .integer<std::uint64_t>("vocab", &TransformerConfig::vocab, "tokens", std::nullopt,
-                                sim::between(1, kMaxWidth), "vocabulary size V")
+        .integer<std::uint64_t>("vocab", &TransformerConfig::vocab, "tokens", std::nullopt, sim::between(1, kMaxWidth),
+                                "vocabulary size V")
         .flag("tied_embeddings", &TransformerConfig::tied_embeddings, false,
               "the output layer reuses the embedding table (V x D parameters once, not twice)")
         .choice("mlp", &TransformerConfig::mlp, {"gelu", "swiglu"}, std::string("gelu"),

@@ -11,9 +11,9 @@
 namespace models {
 
 struct ModelSpec {
-  std::string type;            // "mlp" or "transformer"
-  std::uint64_t batch = 0;     // samples (MLP) or sequences (Transformer) in this batch
-  std::uint64_t seq_len = 1;   // tokens per sequence; 1 for the MLP
+  std::string type;           // "mlp" or "transformer"
+  std::uint64_t batch = 0;    // samples (MLP) or sequences (Transformer) in this batch
+  std::uint64_t seq_len = 1;  // tokens per sequence; 1 for the MLP
   std::vector<LayerSpec> layers;
 
   std::uint64_t tokens() const { return batch * seq_len; }  // per step (this batch)
@@ -23,7 +23,7 @@ struct ModelSpec {
   double forward_flops() const;            // matmuls + elementwise
   double backward_flops() const;
   double flops_per_step() const { return forward_flops() + backward_flops(); }
-  double matmul_flops_per_step() const;    // forward + backward matmuls only
+  double matmul_flops_per_step() const;  // forward + backward matmuls only
   // Matmul FLOPs (forward + backward) per token: the "model FLOPs" of MFU
   // (PaLM, Chowdhery et al. 2022, appendix B: 6N + 12 L H Q T per token,
   // where H Q = heads x head_dim; elementwise work and rematerialisation are

@@ -18,7 +18,13 @@ struct Dims {
   std::uint64_t BT, NH, BN, probs;  // tokens, attention width, batch x heads, attention probabilities
 
   Dims(const TransformerConfig& c, std::uint64_t batch)
-      : B(batch), T(c.seq_len), D(c.d_model), F(c.d_ff), N(c.heads), H(c.head_dim), V(c.vocab),
+      : B(batch),
+        T(c.seq_len),
+        D(c.d_model),
+        F(c.d_ff),
+        N(c.heads),
+        H(c.head_dim),
+        V(c.vocab),
         BT(checked_mul(batch, c.seq_len, "tokens")),
         NH(checked_mul(c.heads, c.head_dim, "heads x head_dim")),
         BN(checked_mul(batch, c.heads, "batch x heads")),
@@ -70,14 +76,10 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
   LayerSpec l;
   l.name = p;
   l.kind = LayerKind::transformer_block;
-  l.params = {norm_param(p + ".ln1.scale", d.D),
-              norm_param(p + ".ln1.bias", d.D),
-              {a + ".w_q", d.D, d.NH, ParamSplit::cols},
-              {a + ".w_k", d.D, d.NH, ParamSplit::cols},
-              {a + ".w_v", d.D, d.NH, ParamSplit::cols},
-              {a + ".w_o", d.NH, d.D, ParamSplit::rows},
-              norm_param(p + ".ln2.scale", d.D),
-              norm_param(p + ".ln2.bias", d.D),
+  l.params = {norm_param(p + ".ln1.scale", d.D),         norm_param(p + ".ln1.bias", d.D),
+              {a + ".w_q", d.D, d.NH, ParamSplit::cols}, {a + ".w_k", d.D, d.NH, ParamSplit::cols},
+              {a + ".w_v", d.D, d.NH, ParamSplit::cols}, {a + ".w_o", d.NH, d.D, ParamSplit::rows},
+              norm_param(p + ".ln2.scale", d.D),         norm_param(p + ".ln2.bias", d.D),
               {f + ".w_up", d.D, d.F, ParamSplit::cols}};
   if (swiglu) l.params.push_back({f + ".w_gate", d.D, d.F, ParamSplit::cols});
   l.params.push_back({f + ".w_down", d.F, d.D, ParamSplit::rows});
@@ -91,37 +93,87 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
 
   // --- attention: x + W_o softmax(Q K^T) V, Q/K/V = LN1(x) W_q/W_k/W_v ---
   ef.push_back(make_elementwise(p + ".ln1", ElementwiseOp::layernorm, fwd, x, false, p + ".ln1.out", {}));
-  add_linear(l, {a + ".q", d.BT, d.D, d.NH, a + ".w_q", TpRole::column, a + ".q", p + ".ln1.out.grad", {p + ".ln1"},
+  add_linear(l, {a + ".q",
+                 d.BT,
+                 d.D,
+                 d.NH,
+                 a + ".w_q",
+                 TpRole::column,
+                 a + ".q",
+                 p + ".ln1.out.grad",
+                 {p + ".ln1"},
                  {a + ".score.dQ"}});
-  add_linear(l, {a + ".k", d.BT, d.D, d.NH, a + ".w_k", TpRole::column, a + ".k", p + ".ln1.out.grad", {p + ".ln1"},
+  add_linear(l, {a + ".k",
+                 d.BT,
+                 d.D,
+                 d.NH,
+                 a + ".w_k",
+                 TpRole::column,
+                 a + ".k",
+                 p + ".ln1.out.grad",
+                 {p + ".ln1"},
                  {a + ".score.dK"}});
-  add_linear(l, {a + ".v", d.BT, d.D, d.NH, a + ".w_v", TpRole::column, a + ".v", p + ".ln1.out.grad", {p + ".ln1"},
+  add_linear(l, {a + ".v",
+                 d.BT,
+                 d.D,
+                 d.NH,
+                 a + ".w_v",
+                 TpRole::column,
+                 a + ".v",
+                 p + ".ln1.out.grad",
+                 {p + ".ln1"},
                  {a + ".context.dV"}});
   // scores[b,h] = Q[b,h] (T x H) K[b,h]^T (H x T)
-  l.forward.push_back(attention_matmul(a + ".score", score, fwd, d, d.T, d.H, d.T, a + ".scores", {a + ".q", a + ".k"}));
-  ef.push_back(make_elementwise(a + ".softmax", ElementwiseOp::softmax, fwd, d.probs, true, a + ".probs", {a + ".score"}));
+  l.forward.push_back(
+      attention_matmul(a + ".score", score, fwd, d, d.T, d.H, d.T, a + ".scores", {a + ".q", a + ".k"}));
+  ef.push_back(
+      make_elementwise(a + ".softmax", ElementwiseOp::softmax, fwd, d.probs, true, a + ".probs", {a + ".score"}));
   // context[b,h] = P[b,h] (T x T) V[b,h] (T x H)
   l.forward.push_back(
       attention_matmul(a + ".context", context, fwd, d, d.T, d.T, d.H, a + ".context", {a + ".softmax", a + ".v"}));
-  add_linear(l, {a + ".o", d.BT, d.NH, d.D, a + ".w_o", TpRole::row, a + ".out", a + ".context.grad",
-                 {a + ".context"}, {f + ".residual.bwd"}});
-  ef.push_back(make_elementwise(a + ".residual", ElementwiseOp::residual_add, fwd, x, false, a + ".residual.out",
-                                {a + ".o"}));
+  add_linear(l, {a + ".o",
+                 d.BT,
+                 d.NH,
+                 d.D,
+                 a + ".w_o",
+                 TpRole::row,
+                 a + ".out",
+                 a + ".context.grad",
+                 {a + ".context"},
+                 {f + ".residual.bwd"}});
+  ef.push_back(
+      make_elementwise(a + ".residual", ElementwiseOp::residual_add, fwd, x, false, a + ".residual.out", {a + ".o"}));
 
   // --- MLP: h + W_down act(LN2(h) W_up [, LN2(h) W_gate]) ---
   const std::string act = f + (swiglu ? ".swiglu" : ".gelu");
   const ElementwiseOp act_op = swiglu ? ElementwiseOp::swiglu : ElementwiseOp::gelu;
-  ef.push_back(make_elementwise(p + ".ln2", ElementwiseOp::layernorm, fwd, x, false, p + ".ln2.out",
-                                {a + ".residual"}));
-  add_linear(l, {f + ".up", d.BT, d.D, d.F, f + ".w_up", TpRole::column, f + ".up.out", p + ".ln2.out.grad",
-                 {p + ".ln2"}, {act + ".bwd"}});
+  ef.push_back(
+      make_elementwise(p + ".ln2", ElementwiseOp::layernorm, fwd, x, false, p + ".ln2.out", {a + ".residual"}));
+  add_linear(l, {f + ".up",
+                 d.BT,
+                 d.D,
+                 d.F,
+                 f + ".w_up",
+                 TpRole::column,
+                 f + ".up.out",
+                 p + ".ln2.out.grad",
+                 {p + ".ln2"},
+                 {act + ".bwd"}});
   if (swiglu)
-    add_linear(l, {f + ".gate", d.BT, d.D, d.F, f + ".w_gate", TpRole::column, f + ".gate.out", p + ".ln2.out.grad",
-                   {p + ".ln2"}, {act + ".bwd"}});
+    add_linear(l, {f + ".gate",
+                   d.BT,
+                   d.D,
+                   d.F,
+                   f + ".w_gate",
+                   TpRole::column,
+                   f + ".gate.out",
+                   p + ".ln2.out.grad",
+                   {p + ".ln2"},
+                   {act + ".bwd"}});
   ef.push_back(make_elementwise(act, act_op, fwd, h, true, f + ".act.out",
                                 swiglu ? Names{f + ".up", f + ".gate"} : Names{f + ".up"}));
-  add_linear(l, {f + ".down", d.BT, d.F, d.D, f + ".w_down", TpRole::row, f + ".down.out", f + ".act.out.grad",
-                 {act}, {}});
+  add_linear(
+      l, {f + ".down", d.BT, d.F, d.D, f + ".w_down", TpRole::row, f + ".down.out", f + ".act.out.grad", {act}, {}});
   ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out",
                                 {f + ".down", a + ".residual"}));
 
@@ -183,8 +235,16 @@ LayerSpec output_layer(const Dims& d, bool tied) {
   // Logits = LN(x) W_U, vocabulary-parallel (column-parallel over the vocab).
   // Tied: W_U = E^T, so the weight is the embedding table and dW (D x V)
   // accumulates, transposed, into its gradient.
-  add_linear(l, {"output.logits", d.BT, d.D, d.V, tied ? "embedding.table" : "output.unembedding", TpRole::column,
-                 "output.logits", "output.norm.out.grad", {"output.norm"}, {}});
+  add_linear(l, {"output.logits",
+                 d.BT,
+                 d.D,
+                 d.V,
+                 tied ? "embedding.table" : "output.unembedding",
+                 TpRole::column,
+                 "output.logits",
+                 "output.norm.out.grad",
+                 {"output.norm"},
+                 {}});
   l.elementwise_bwd.push_back(make_elementwise("output.norm.bwd", ElementwiseOp::layernorm, Pass::backward_data, x,
                                                false, "output.in.grad", {"output.logits.dX"}));
   l.stash = {{"output.in", x, kBf16Bytes, "final LN backward"},
@@ -215,7 +275,7 @@ LayerSpec loss_layer(const Dims& d) {
 
 ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
   const std::pair<const char*, std::uint64_t> sizes[] = {
-      {"layers", cfg.layers}, {"d_model", cfg.d_model}, {"d_ff", cfg.d_ff},       {"heads", cfg.heads},
+      {"layers", cfg.layers},     {"d_model", cfg.d_model}, {"d_ff", cfg.d_ff},   {"heads", cfg.heads},
       {"head_dim", cfg.head_dim}, {"seq_len", cfg.seq_len}, {"vocab", cfg.vocab}, {"batch", batch}};
   for (const auto& [name, v] : sizes)
     if (v == 0) throw std::invalid_argument(std::string("build_transformer: ") + name + " must be >= 1");

@@ -11,15 +11,13 @@ std::string SourceLocation::str() const {
   return s;
 }
 
-static std::string compose(const SourceLocation& where, const std::string& key_path,
-                           const std::string& what) {
+static std::string compose(const SourceLocation& where, const std::string& key_path, const std::string& what) {
   std::string s = where.str() + ": ";
   if (!key_path.empty()) s += key_path + ": ";
   return s + what;
 }
 
-ConfigError::ConfigError(const SourceLocation& where, const std::string& key_path,
-                         const std::string& what)
+ConfigError::ConfigError(const SourceLocation& where, const std::string& key_path, const std::string& what)
     : std::runtime_error(compose(where, key_path, what)), where_(where), key_path_(key_path), detail_(what) {}
 
 }  // namespace sim

@@ -17,8 +17,6 @@ void reset_kernel() {
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
 }
 
-std::uint64_t kernel_events() {
-  return sc_core::sc_delta_count();
-}
+std::uint64_t kernel_events() { return sc_core::sc_delta_count(); }
 
 }  // namespace sim

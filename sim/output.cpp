@@ -52,8 +52,7 @@ std::string Table::str() const {
       s << "  " << r[0] << "\n";
       continue;
     }
-    s << "    " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << std::string(w1 - r[1].size(), ' ')
-      << r[1];
+    s << "    " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << std::string(w1 - r[1].size(), ' ') << r[1];
     if (!r[2].empty()) s << " " << r[2];
     s << "\n";
   }

@@ -36,14 +36,14 @@ class ParamTable {
       : component_(std::move(component)), description_(std::move(description)) {}
 
   // A real number; no default (nullopt) means required.
-  ParamTable& real(const char* name, double T::*field, const char* unit, std::optional<double> def,
-                   Range range, const char* desc) {
+  ParamTable& real(const char* name, double T::*field, const char* unit, std::optional<double> def, Range range,
+                   const char* desc) {
     return numeric<double>(name, field, unit, def, range, desc, "number");
   }
   // A whole number (counts, sizes in bytes, cycles).
   template <class I>
-  ParamTable& integer(const char* name, I T::*field, const char* unit, std::optional<I> def,
-                      Range range, const char* desc) {
+  ParamTable& integer(const char* name, I T::*field, const char* unit, std::optional<I> def, Range range,
+                      const char* desc) {
     static_assert(std::is_integral<I>::value, "integer() takes an integral field");
     return numeric<I>(name, field, unit, def, range, desc, "integer");
   }
@@ -146,8 +146,8 @@ class ParamTable {
   nlohmann::json describe() const {
     nlohmann::json params = nlohmann::json::array();
     for (const auto& e : entries_) {
-      nlohmann::json p{{"name", e.name}, {"type", e.type}, {"unit", e.unit},
-                       {"default", e.def}, {"description", e.description}};
+      nlohmann::json p{
+          {"name", e.name}, {"type", e.type}, {"unit", e.unit}, {"default", e.def}, {"description", e.description}};
       if (!e.range.empty()) p["range"] = e.range;
       if (e.describe_sub) p["params"] = e.describe_sub()["params"];
       params.push_back(p);
@@ -165,8 +165,7 @@ class ParamTable {
     bool is_group = false;
   };
 
-  static Entry make_entry(std::string name, std::string type, std::string unit, std::string def,
-                          std::string desc) {
+  static Entry make_entry(std::string name, std::string type, std::string unit, std::string def, std::string desc) {
     Entry e;
     e.name = std::move(name);
     e.type = std::move(type);
@@ -177,10 +176,13 @@ class ParamTable {
   }
 
   template <class V>
-  ParamTable& numeric(const char* name, V T::*field, const char* unit, std::optional<V> def,
-                      Range range, const char* desc, const char* type) {
+  ParamTable& numeric(const char* name, V T::*field, const char* unit, std::optional<V> def, Range range,
+                      const char* desc, const char* type) {
     std::ostringstream d;
-    if (def) d << *def; else d << "(required)";
+    if (def)
+      d << *def;
+    else
+      d << "(required)";
     Entry e = make_entry(name, type, unit, d.str(), desc);
     e.range = range.str();
     e.required = !def.has_value();

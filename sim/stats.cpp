@@ -11,8 +11,7 @@ StatGroup& StatGroup::group(const std::string& name) {
   return *children_.back();
 }
 
-void StatGroup::scalar(const std::string& name, double value, const std::string& unit,
-                       const std::string& desc) {
+void StatGroup::scalar(const std::string& name, double value, const std::string& unit, const std::string& desc) {
   stats_.push_back(Stat{name, unit, desc, [value] { return value; }});
 }
 

@@ -20,8 +20,7 @@ class StatGroup {
 
   StatGroup& group(const std::string& name);  // created on first use, kept in insertion order
   void scalar(const std::string& name, double value, const std::string& unit, const std::string& desc);
-  void formula(const std::string& name, std::function<double()> f, const std::string& unit,
-               const std::string& desc);
+  void formula(const std::string& name, std::function<double()> f, const std::string& unit, const std::string& desc);
 
   const std::string& name() const { return name_; }
   // {"stat": {"value": v, "unit": u, "desc": d}, "child": {...}}

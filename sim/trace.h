@@ -13,8 +13,8 @@ class TraceWriter {
   // Names a track once; `pid` groups tracks (a chip), `tid` is the track.
   void name_process(std::uint32_t pid, const std::string& name);
   void name_track(std::uint32_t pid, std::uint32_t tid, const std::string& name);
-  void op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
-          std::uint64_t end_ps, const std::string& category = "op");
+  void op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps, std::uint64_t end_ps,
+          const std::string& category = "op");
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
   std::size_t ops() const { return events_.size(); }
 

@@ -77,8 +77,7 @@ class DocumentCheck {
       on_path_.erase(m.pos);
       expanded_[m.pos] = total;
     }
-    if (total > kMaxValues)
-      fail(m, path, "aliases expand this document to more than 1000000 values");
+    if (total > kMaxValues) fail(m, path, "aliases expand this document to more than 1000000 values");
     return total;
   }
 
@@ -98,8 +97,7 @@ YamlNode parse(const std::string& text, const std::string& origin) {
     DocumentCheck(origin).walk(doc, "");
     return YamlNode(doc, origin, "");
   } catch (const YAML::Exception& e) {
-    SourceLocation loc{origin, e.mark.is_null() ? 0 : e.mark.line + 1,
-                       e.mark.is_null() ? 0 : e.mark.column + 1};
+    SourceLocation loc{origin, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
     throw ConfigError(loc, "", "YAML syntax error: " + e.msg);
   }
 }
@@ -125,14 +123,16 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
     }
   }
   // Close enough to be a typo: at most a third of the word wrong, or a prefix.
-  bool close = best_d != std::string::npos &&
-               ((best_d * 3 <= std::max<std::size_t>(word.size(), 3) && best_d < word.size()) ||
-                (!word.empty() && best.rfind(word, 0) == 0));
+  bool close =
+      best_d != std::string::npos && ((best_d * 3 <= std::max<std::size_t>(word.size(), 3) && best_d < word.size()) ||
+                                      (!word.empty() && best.rfind(word, 0) == 0));
   return close ? "did you mean '" + best + "'?" : "";
 }
 
 YamlNode::YamlNode(YAML::Node node, std::string file, std::string path, SourceLocation parent_loc)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)),
+    : node_(std::move(node)),
+      file_(std::move(file)),
+      path_(std::move(path)),
       parent_loc_(std::move(parent_loc)),
       overrides_(std::make_shared<std::map<std::string, std::string>>()) {}
 
@@ -144,9 +144,7 @@ YamlNode YamlNode::load_file(const std::string& path) {
   return parse(ss.str(), path);
 }
 
-YamlNode YamlNode::load_string(const std::string& text, const std::string& origin) {
-  return parse(text, origin);
-}
+YamlNode YamlNode::load_string(const std::string& text, const std::string& origin) { return parse(text, origin); }
 
 YamlNode YamlNode::operator[](const std::string& key) const {
   std::string child_path = join_path(path_, key);
@@ -208,8 +206,7 @@ double YamlNode::as_double() const {
 
 std::int64_t YamlNode::as_int() const {
   double v = as_double();
-  if (v != std::floor(v) || std::fabs(v) > 9.0e15)
-    fail("expected an integer, got " + describe_yaml(node_));
+  if (v != std::floor(v) || std::fabs(v) > 9.0e15) fail("expected an integer, got " + describe_yaml(node_));
   return static_cast<std::int64_t>(v);
 }
 
@@ -285,8 +282,7 @@ ConfigError relocate(const YamlNode& root, const ConfigError& e) {
 void YamlNode::apply_override(const std::string& assignment) {
   const SourceLocation here{"--set " + assignment, 0, 0};
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError(here, "", "expected KEY.PATH=VALUE, e.g. workload.m=4096");
+  if (eq == std::string::npos || eq == 0) throw ConfigError(here, "", "expected KEY.PATH=VALUE, e.g. workload.m=4096");
   const std::string key_path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   YAML::Node value;
@@ -313,8 +309,9 @@ void YamlNode::apply_override(const std::string& assignment) {
     const std::string& key = parts[i];
     if (key.empty()) throw ConfigError(here, key_path, "empty component in key path");
     if (!cur.IsMap())
-      throw ConfigError(here, key_path, "'" + (walked.empty() ? std::string("<root>") : walked) +
-                                            "' is not a mapping, so it has no key '" + key + "'");
+      throw ConfigError(here, key_path,
+                        "'" + (walked.empty() ? std::string("<root>") : walked) +
+                            "' is not a mapping, so it has no key '" + key + "'");
     std::vector<std::string> existing;
     for (const auto& kv : cur) existing.push_back(kv.first.Scalar());
     const bool last = i + 1 == parts.size();

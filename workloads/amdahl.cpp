@@ -42,7 +42,8 @@ std::optional<ScalingFit> fit(const std::vector<ScalingSample>& samples, const M
   }
   const double lo = double(std::max(best - 1, 0)) / steps, hi = double(std::min(best + 1, steps)) / steps;
   auto objective = [&](double f) { return sum_squared_residuals(samples, model, f); };
-  const auto [f, sse] = boost::math::tools::brent_find_minima(objective, lo, hi, std::numeric_limits<double>::digits / 2);
+  const auto [f, sse] =
+      boost::math::tools::brent_find_minima(objective, lo, hi, std::numeric_limits<double>::digits / 2);
   ScalingFit out;
   out.fraction = f;
   out.samples = static_cast<int>(samples.size());

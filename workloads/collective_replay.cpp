@@ -10,8 +10,8 @@ using interconnect::Ps;
 // Collectives with equal specs have equal plans (planning is deterministic).
 std::string collective_key(const interconnect::CollectiveSpec& s) {
   std::string k = std::string(interconnect::to_string(s.op)) + "|" + interconnect::to_string(s.algorithm) + "|" +
-                  std::to_string(s.bytes) + "|" + std::to_string(s.element_bytes) + "|" + std::to_string(s.root) +
-                  "|" + std::to_string(s.pipeline_chunks) + "|";
+                  std::to_string(s.bytes) + "|" + std::to_string(s.element_bytes) + "|" + std::to_string(s.root) + "|" +
+                  std::to_string(s.pipeline_chunks) + "|";
   for (const auto& a : s.axes) k += a + ",";
   k += "|";
   for (const auto& [from, to] : s.pairs) k += std::to_string(from) + ">" + std::to_string(to) + ",";

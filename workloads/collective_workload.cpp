@@ -42,11 +42,13 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
   res["communication"] = {{"collective_time_s", c.time_s}, {"exposed_time_s", c.time_s}, {"overlap_fraction", 0.0}};
   res["pipeline"] = nullptr;
   res["memory"] = nullptr;
-  res["functional"] = c.functional.checked ? nlohmann::json{{"matches_reference", c.functional.matches},
-                                                            {"mismatches", c.functional.mismatches},
-                                                            {"first_mismatch", c.functional.first_mismatch},
-                                                            {"max_abs_error", c.functional.matches ? nlohmann::json(0.0) : nlohmann::json(nullptr)}}
-                                           : nlohmann::json(nullptr);
+  res["functional"] =
+      c.functional.checked
+          ? nlohmann::json{{"matches_reference", c.functional.matches},
+                           {"mismatches", c.functional.mismatches},
+                           {"first_mismatch", c.functional.first_mismatch},
+                           {"max_abs_error", c.functional.matches ? nlohmann::json(0.0) : nlohmann::json(nullptr)}}
+          : nlohmann::json(nullptr);
   res["links"] = {{"utilization_max", c.link_utilization_max}, {"utilization_mean", c.link_utilization_mean}};
   r["result"] = res;
   r["collectives"] = nlohmann::json::array({{{"op", c.op},
@@ -61,17 +63,24 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
                                              {"network_model", c.network_model}}});
   nlohmann::json per_chip = nlohmann::json::array();
   for (const auto& pc : c.per_chip)
-    per_chip.push_back({{"chip", pc.chip},
-                        {"coords", pc.coords},
-                        {"busy", {{"mxu_s", 0.0}, {"vector_s", pc.reduce_vector_s}, {"dma_s", 0.0}, {"ici_s", pc.finish_s}}},
-                        {"ici_bytes_out", pc.bytes_out},
-                        {"ici_bytes_in", pc.bytes_in},
-                        {"reduce_hbm_bytes", pc.reduce_hbm_bytes}});
+    per_chip.push_back(
+        {{"chip", pc.chip},
+         {"coords", pc.coords},
+         {"busy", {{"mxu_s", 0.0}, {"vector_s", pc.reduce_vector_s}, {"dma_s", 0.0}, {"ici_s", pc.finish_s}}},
+         {"ici_bytes_out", pc.bytes_out},
+         {"ici_bytes_in", pc.bytes_in},
+         {"reduce_hbm_bytes", pc.reduce_hbm_bytes}});
   r["per_chip"] = per_chip;
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : c.links)
-    links.push_back({{"link", l.link}, {"from", l.from}, {"to", l.to}, {"axis", l.axis}, {"dir", l.dir},
-                     {"bytes", l.bytes}, {"busy_s", l.busy_s}, {"utilization", l.utilization}});
+    links.push_back({{"link", l.link},
+                     {"from", l.from},
+                     {"to", l.to},
+                     {"axis", l.axis},
+                     {"dir", l.dir},
+                     {"bytes", l.bytes},
+                     {"busy_s", l.busy_s},
+                     {"utilization", l.utilization}});
   r["links"] = links;
   r["simulator"] = simulator_section(exp, wall.seconds(), c.kernel_events);
   r["simulator"]["network_events"] = c.events;
@@ -96,16 +105,18 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
 }  // namespace
 
 std::unique_ptr<Workload> load_collective_workload(const sim::YamlNode& node, const Experiment& exp) {
-  node.reject_unknown_keys({"kind", "op", "bytes", "algorithm", "axes", "element_bytes", "root", "pairs",
-                            "pipeline_chunks"});
+  node.reject_unknown_keys(
+      {"kind", "op", "bytes", "algorithm", "axes", "element_bytes", "root", "pairs", "pipeline_chunks"});
   interconnect::CollectiveSpec spec;
   sim::YamlNode op = node["op"];
-  if (!op.present()) op.fail("missing required key; one of all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast");
+  if (!op.present())
+    op.fail("missing required key; one of all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast");
   sim::located(node, [&] { spec.op = interconnect::parse_collective_op(op.as_string(), "workload.op"); });
   sim::YamlNode bytes = node["bytes"];
   if (!bytes.present()) bytes.fail("missing required key (each participant's full buffer, NCCL-tests convention)");
   const double b = bytes.as_double();
-  if (!(b >= 1) || b != std::floor(b) || b > 1.2e15) bytes.fail("expected a whole number of bytes >= 1, got " + bytes.scalar());
+  if (!(b >= 1) || b != std::floor(b) || b > 1.2e15)
+    bytes.fail("expected a whole number of bytes >= 1, got " + bytes.scalar());
   spec.bytes = static_cast<std::uint64_t>(b);
   if (node["algorithm"].present())
     sim::located(node, [&] {

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kTopLevelKeys = {"name",       "chip",     "pod",    "mesh",     "fidelity",
+const std::vector<std::string> kTopLevelKeys = {"name",       "chip",     "pod",      "mesh",  "fidelity",
                                                 "functional", "replicas", "workload", "limits"};
 const std::vector<std::string> kTopologies = {"ring", "torus2d", "torus3d"};
 
@@ -58,8 +58,8 @@ bool is_file(const fs::path& p) {
 }
 
 // Finds "<name>.yaml" (or a path) among the search dirs; fails at `ref`.
-std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path,
-                               const std::string& sub, const std::string& what) {
+std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path, const std::string& sub,
+                               const std::string& what) {
   std::string name = ref.as_string();
   if (name.empty() || name.find('\0') != std::string::npos)
     ref.fail("expected the name of a " + what + " file, got '" + name.substr(0, name.find('\0')) + "'");
@@ -77,7 +77,8 @@ std::string resolve_named_file(const sim::YamlNode& ref, const std::string& expe
   std::string msg = "unknown " + what + " '" + name + "'";
   auto known = yaml_files_in(dirs);
   std::string hint = sim::did_you_mean(name, known);
-  if (!hint.empty()) msg += "; " + hint;
+  if (!hint.empty())
+    msg += "; " + hint;
   else if (!known.empty()) {
     msg += "; known:";
     for (const auto& k : known) msg += " " + k;
@@ -87,8 +88,7 @@ std::string resolve_named_file(const sim::YamlNode& ref, const std::string& expe
 
 std::uint32_t positive_u32(const sim::YamlNode& n, std::uint32_t max) {
   std::int64_t v = n.as_int();
-  if (v < 1 || v > max)
-    n.fail("expected an integer between 1 and " + std::to_string(max) + ", got " + n.scalar());
+  if (v < 1 || v > max) n.fail("expected an integer between 1 and " + std::to_string(max) + ", got " + n.scalar());
   return static_cast<std::uint32_t>(v);
 }
 
@@ -98,13 +98,13 @@ PodSpec load_pod(const sim::YamlNode& node, hw::ChipConfig& chip) {
                             "switching", "network_model"});
   if (node["packet_bytes"].present()) {
     std::int64_t p = node["packet_bytes"].as_int();
-    if (p < 1 || p > (1 << 30)) node["packet_bytes"].fail("expected bytes between 1 and 2^30, got " + node["packet_bytes"].scalar());
+    if (p < 1 || p > (1 << 30))
+      node["packet_bytes"].fail("expected bytes between 1 and 2^30, got " + node["packet_bytes"].scalar());
     pod.packet_bytes = static_cast<std::uint64_t>(p);
   }
-  for (auto [key, field, choices] :
-       {std::tuple<const char*, std::string*, std::vector<std::string>>{"switching", &pod.switching,
-                                                                        {"cut_through", "store_and_forward"}},
-        {"network_model", &pod.network_model, {"fluid", "packet"}}}) {
+  for (auto [key, field, choices] : {std::tuple<const char*, std::string*, std::vector<std::string>>{
+                                         "switching", &pod.switching, {"cut_through", "store_and_forward"}},
+                                     {"network_model", &pod.network_model, {"fluid", "packet"}}}) {
     if (!node[key].present()) continue;
     *field = node[key].as_string();
     if (std::find(choices.begin(), choices.end(), *field) == choices.end()) {
@@ -125,8 +125,8 @@ PodSpec load_pod(const sim::YamlNode& node, hw::ChipConfig& chip) {
   sim::YamlNode shape = node["shape"];
   if (!shape.present()) shape.fail("missing required key (chips along each axis, e.g. [4, 4])");
   if (!shape.is_sequence() || shape.size() != rank)
-    shape.fail("a " + pod.topology + " needs a list of " + std::to_string(rank) + " axis size" +
-               (rank > 1 ? "s" : "") + ", got " + sim::describe_yaml(shape.raw()));
+    shape.fail("a " + pod.topology + " needs a list of " + std::to_string(rank) + " axis size" + (rank > 1 ? "s" : "") +
+               ", got " + sim::describe_yaml(shape.raw()));
   pod.shape.clear();
   for (std::size_t i = 0; i < rank; ++i) pod.shape.push_back(positive_u32(shape[i], 65536));
   if (pod.chips() > 65536) shape.fail("at most 65536 chips are supported, got " + std::to_string(pod.chips()));
@@ -287,8 +287,9 @@ std::string validate_node(const sim::YamlNode& root, const std::string& path) {
     return "chip";
   }
   if (root.is_map() && (root["sweep"].present() || root["experiment"].present())) return "sweep";
-  root.fail("cannot tell what this file is: an experiment has 'workload', a chip has 'clock', a pod has 'pod', "
-            "a sweep has 'sweep'");
+  root.fail(
+      "cannot tell what this file is: an experiment has 'workload', a chip has 'clock', a pod has 'pod', "
+      "a sweep has 'sweep'");
 }
 
 }  // namespace
@@ -323,10 +324,8 @@ std::string SimulationEnd::describe(const Limits& limits) const {
     case Reason::event_limit:
       return "runaway: " + std::to_string(events) + " events exceeded limits.max_events (" +
              std::to_string(limits.max_events) + ") at " + sim::si(sim_time_s, "s") + " of simulated time";
-    case Reason::stopped:
-      return "the simulation was stopped";
-    case Reason::idle:
-      break;
+    case Reason::stopped: return "the simulation was stopped";
+    case Reason::idle: break;
   }
   return "the simulation ran out of events";
 }

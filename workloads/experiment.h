@@ -15,12 +15,12 @@
 namespace workloads {
 
 struct PodSpec {
-  std::string topology = "ring";          // ring | torus2d | torus3d
+  std::string topology = "ring";  // ring | torus2d | torus3d
   std::vector<std::uint32_t> shape{1};
   std::vector<bool> wraparound{false};
-  std::uint64_t packet_bytes = 4096;        // ICI packet; an assumption (docs/interconnect.md)
-  std::string switching = "cut_through";    // cut_through | store_and_forward
-  std::string network_model = "fluid";      // fluid | packet (the slow reference)
+  std::uint64_t packet_bytes = 4096;      // ICI packet; an assumption (docs/interconnect.md)
+  std::string switching = "cut_through";  // cut_through | store_and_forward
+  std::string network_model = "fluid";    // fluid | packet (the slow reference)
   std::uint32_t chips() const {
     std::uint32_t n = 1;
     for (auto s : shape) n *= s;

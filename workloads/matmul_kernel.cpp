@@ -35,11 +35,10 @@ MxuSplit split_block(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t
 }
 
 // Cycles of one block step on the busiest MXU of a core.
-std::uint64_t step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk,
-                          std::uint64_t bn) {
+std::uint64_t step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn) {
   MxuSplit s = split_block(chip, bm, bn);
-  hw::MxuShape shape = s.by_columns ? hw::MxuShape{bm, bk, std::min(bn, s.chunk)}
-                                    : hw::MxuShape{std::min(bm, s.chunk), bk, bn};
+  hw::MxuShape shape =
+      s.by_columns ? hw::MxuShape{bm, bk, std::min(bn, s.chunk)} : hw::MxuShape{std::min(bm, s.chunk), bk, bn};
   return hw::mxu_tile_cycles(chip.mxu, shape);
 }
 
@@ -53,8 +52,7 @@ MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, 
   return t;
 }
 
-MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k,
-                               std::uint64_t n) {
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
@@ -63,28 +61,28 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
     for (std::uint64_t bk : edge_candidates(k, chip.mxu.rows))
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
         for (std::uint32_t buffers : {3u, 2u})
-        for (std::uint32_t accs : {2u, 1u}) {
-          MatmulBlocking b{bm, bk, bn, buffers, accs};
-          if (b.vmem_bytes() > chip.vmem) continue;
-          std::uint64_t blocks = ceil_div(m, bm) * ceil_div(n, bn);
-          std::uint64_t steps_per_core = ceil_div(blocks, chip.tensorcores) * ceil_div(k, bk);
-          // Per step: MXU time C, load time L (latency + the core's share of
-          // bandwidth). With `buffers` slots a slot cycles through load then
-          // compute, so a step takes max(C, L_bw, (L + C) / buffers).
-          const double c_step = double(step_cycles(chip, bm, bk, bn)) * cycle;
-          const double l_bw = double(2 * (bm * bk + bk * bn)) * chip.tensorcores / bw;
-          const double l_step = chip.hbm.latency_s + l_bw;
-          const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
-          const double traffic = double(matmul_traffic(m, k, n, b).total()) / bw;
-          // The first step's loads and the last block's store are not overlapped.
-          const double fill = l_step + double(2 * bm * bn) / bw + chip.hbm.latency_s;
-          const double est = std::max(double(steps_per_core) * period, traffic) + fill +
-                             (accs == 1 ? 0.01 * double(steps_per_core) * c_step : 0.0);
-          if (est < best_time * (1 - 1e-9)) {
-            best_time = est;
-            best = b;
+          for (std::uint32_t accs : {2u, 1u}) {
+            MatmulBlocking b{bm, bk, bn, buffers, accs};
+            if (b.vmem_bytes() > chip.vmem) continue;
+            std::uint64_t blocks = ceil_div(m, bm) * ceil_div(n, bn);
+            std::uint64_t steps_per_core = ceil_div(blocks, chip.tensorcores) * ceil_div(k, bk);
+            // Per step: MXU time C, load time L (latency + the core's share of
+            // bandwidth). With `buffers` slots a slot cycles through load then
+            // compute, so a step takes max(C, L_bw, (L + C) / buffers).
+            const double c_step = double(step_cycles(chip, bm, bk, bn)) * cycle;
+            const double l_bw = double(2 * (bm * bk + bk * bn)) * chip.tensorcores / bw;
+            const double l_step = chip.hbm.latency_s + l_bw;
+            const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
+            const double traffic = double(matmul_traffic(m, k, n, b).total()) / bw;
+            // The first step's loads and the last block's store are not overlapped.
+            const double fill = l_step + double(2 * bm * bn) / bw + chip.hbm.latency_s;
+            const double est = std::max(double(steps_per_core) * period, traffic) + fill +
+                               (accs == 1 ? 0.01 * double(steps_per_core) * c_step : 0.0);
+            if (est < best_time * (1 - 1e-9)) {
+              best_time = est;
+              best = b;
+            }
           }
-        }
   return best;
 }
 
@@ -132,13 +130,18 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
       // The slot this step loads into is free once the MXU ops that read it finished.
       std::vector<std::uint32_t> slot_free;
       if (step >= bl.buffers) slot_free = cs.step_ops[step - bl.buffers];
-      const std::string tag = "blk(" + std::to_string(bi) + "," + std::to_string(bj) + ") k" +
-                              std::to_string(kk);
-      hw::Op la{"load A " + tag, {hw::EngineKind::dma, load_engine(core, step)},
-                hw::DmaOp{a_base + 2 * (r0 * k + k0 * rows), 2 * rows * depth, false}, slot_free, 0};
+      const std::string tag = "blk(" + std::to_string(bi) + "," + std::to_string(bj) + ") k" + std::to_string(kk);
+      hw::Op la{"load A " + tag,
+                {hw::EngineKind::dma, load_engine(core, step)},
+                hw::DmaOp{a_base + 2 * (r0 * k + k0 * rows), 2 * rows * depth, false},
+                slot_free,
+                0};
       std::uint32_t ia = prog.add(la);
-      hw::Op lb{"load B " + tag, {hw::EngineKind::dma, load_engine(core, step + 1)},
-                hw::DmaOp{b_base + 2 * (k0 * n + c0 * depth), 2 * depth * cols, false}, slot_free, 0};
+      hw::Op lb{"load B " + tag,
+                {hw::EngineKind::dma, load_engine(core, step + 1)},
+                hw::DmaOp{b_base + 2 * (k0 * n + c0 * depth), 2 * depth * cols, false},
+                slot_free,
+                0};
       std::uint32_t ib = prog.add(lb);
       std::vector<std::uint32_t> deps{ia, ib};
       // With one accumulator, the first step of a block waits until the previous block is stored.
@@ -164,7 +167,10 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
           mm.b = data.b + k0 * mm.ldb + col0;
           mm.y = data.y + row0 * mm.ldy + col0;
         }
-        hw::Op op{"matmul " + tag, {hw::EngineKind::mxu, core * chip.mxus_per_core + u}, mm, deps,
+        hw::Op op{"matmul " + tag,
+                  {hw::EngineKind::mxu, core * chip.mxus_per_core + u},
+                  mm,
+                  deps,
                   2.0 * double(mm.m) * double(mm.k) * double(mm.n)};
         ops.push_back(prog.add(op));
       }
@@ -173,7 +179,9 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
     }
     hw::Op st{"store C blk(" + std::to_string(bi) + "," + std::to_string(bj) + ")",
               {hw::EngineKind::dma, store_engine(core)},
-              hw::DmaOp{c_base + 2 * (r0 * n + c0 * rows), 2 * rows * cols, true}, last_step, 0};
+              hw::DmaOp{c_base + 2 * (r0 * n + c0 * rows), 2 * rows * cols, true},
+              last_step,
+              0};
     cs.stores.push_back(prog.add(st));
   }
   return plan;

@@ -16,9 +16,7 @@ struct MatmulBlocking {
   std::uint64_t bm = 0, bk = 0, bn = 0;
   std::uint32_t buffers = 2;       // VMEM slots per operand (2 = double-buffered)
   std::uint32_t accumulators = 2;  // FP32 output blocks in VMEM
-  std::uint64_t vmem_bytes() const {
-    return buffers * (bm * bk + bk * bn) * 2 + accumulators * bm * bn * 4;
-  }
+  std::uint64_t vmem_bytes() const { return buffers * (bm * bk + bk * bn) * 2 + accumulators * bm * bn * 4; }
 };
 
 struct MatmulTraffic {
@@ -27,8 +25,7 @@ struct MatmulTraffic {
 };
 
 // Chooses the blocking with the lowest estimated time that fits VMEM.
-MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k,
-                               std::uint64_t n);
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n);
 
 // HBM traffic of a blocking, by counting block loads and stores.
 MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b);

@@ -10,8 +10,8 @@
 #include "hw/sequencer.h"
 #include "sim/error.h"
 #include "sim/host.h"
-#include "sim/log.h"
 #include "sim/kernel.h"
+#include "sim/log.h"
 #include "sim/output.h"
 #include "workloads/program_trace.h"
 #include "workloads/report.h"
@@ -24,9 +24,7 @@ class MatmulWorkload : public Workload {
  public:
   explicit MatmulWorkload(MatmulWorkloadSpec s) : spec_(s) {}
   std::string kind() const override { return "matmul"; }
-  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
-    return run_matmul(exp, spec_, opts);
-  }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override { return run_matmul(exp, spec_, opts); }
 
  private:
   MatmulWorkloadSpec spec_;
@@ -58,8 +56,7 @@ struct FunctionalCheck {
 };
 
 FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b,
-                                   const std::vector<float>& y, std::uint64_t m, std::uint64_t k,
-                                   std::uint64_t n) {
+                                   const std::vector<float>& y, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
   FunctionalCheck c;
   const double u = std::ldexp(1.0, -24);
   const double gamma = (double(k) + 1) * u / (1 - (double(k) + 1) * u);
@@ -90,8 +87,9 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
 std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Program& program, hw::Chip& chip,
                                            const std::string& out_dir) {
   if (exp.fidelity != "pe")
-    throw sim::ConfigError({"command line"}, "--vcd",
-                           "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe (add --set fidelity=pe)");
+    throw sim::ConfigError(
+        {"command line"}, "--vcd",
+        "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe (add --set fidelity=pe)");
   std::uint64_t cycles = 0, ops = 0;
   for (const hw::Op& op : program.ops) {
     if (op.engine.kind != hw::EngineKind::mxu || op.engine.index != 0) continue;
@@ -133,8 +131,7 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   if (exp.functional && double(spec.m) * double(spec.k) * double(spec.n) > 1.1e10)
     node.fail("functional mode checks every value against a host GEMM; keep m*k*n <= 1.1e10 (got " +
               sim::fixed(double(spec.m) * double(spec.k) * double(spec.n), 0) + ")");
-  if (exp.pod.chips() != 1)
-    node.fail("kind: matmul runs on one chip; use kind: sharded_matmul for a pod");
+  if (exp.pod.chips() != 1) node.fail("kind: matmul runs on one chip; use kind: sharded_matmul for a pod");
   return std::make_unique<MatmulWorkload>(spec);
 }
 
@@ -148,8 +145,8 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
                           " bytes of VMEM per core");
   // Checked again before planning: the plan of a matmul far too large for
   // HBM would take minutes and gigabytes to build (plan_matmul's footprint).
-  const double footprint = 2.0 * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) +
-                                  double(spec.m) * double(spec.n));
+  const double footprint =
+      2.0 * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) + double(spec.m) * double(spec.n));
   if (footprint > double(chip.hbm.capacity_bytes))
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(footprint, "B") + " of HBM but " + chip.name +
                           " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
@@ -168,9 +165,10 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     data = {a.data(), b.data(), y.data()};
   }
   MatmulPlan plan = plan_matmul(chip, spec.m, spec.k, spec.n, blocking, data);
-  spdlog::debug("matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
-                spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers,
-                blocking.accumulators, plan.program.ops.size(), plan.traffic.total());
+  spdlog::debug(
+      "matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
+      spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers, blocking.accumulators,
+      plan.program.ops.size(), plan.traffic.total());
   if (plan.hbm_footprint > chip.hbm.capacity_bytes)
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(double(plan.hbm_footprint), "B") + " of HBM but " +
                           chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
@@ -187,9 +185,8 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   if (!seq->finished()) {
     auto pending = seq->pending_ops();
     std::string first = plan.program.ops[pending.front()].name;
-    throw sim::SimFailure(std::string(sim_end.runaway() ? sim_end.describe(exp.limits) : "deadlock") +
-                          " with " + std::to_string(pending.size()) + " ops pending on chip 0, first: '" +
-                          first + "'");
+    throw sim::SimFailure(std::string(sim_end.runaway() ? sim_end.describe(exp.limits) : "deadlock") + " with " +
+                          std::to_string(pending.size()) + " ops pending on chip 0, first: '" + first + "'");
   }
 
   const double step = double(seq->end_ps()) / sim::kPsPerSecond;
@@ -247,14 +244,13 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   }
   r["result"] = result;
   r["collectives"] = nlohmann::json::array();
-  r["per_chip"] = nlohmann::json::array(
-      {{{"chip", 0},
-        {"coords", std::vector<int>(exp.pod.shape.size(), 0)},
-        {"busy",
-         {{"mxu_s", c.mxu_busy_s() / double(c.mxus().size())},
-          {"vector_s", c.vector_busy_s() / double(c.vector_units().size())},
-          {"dma_s", c.dma_busy_s() / double(c.dma_engines().size())},
-          {"ici_s", 0.0}}}}});
+  r["per_chip"] = nlohmann::json::array({{{"chip", 0},
+                                          {"coords", std::vector<int>(exp.pod.shape.size(), 0)},
+                                          {"busy",
+                                           {{"mxu_s", c.mxu_busy_s() / double(c.mxus().size())},
+                                            {"vector_s", c.vector_busy_s() / double(c.vector_units().size())},
+                                            {"dma_s", c.dma_busy_s() / double(c.dma_engines().size())},
+                                            {"ici_s", 0.0}}}}});
   sim::StatGroup stats("chip0");
   c.dump_stats(stats, step);
   r["stats"] = {{"chip0", stats.to_json()}};
@@ -282,11 +278,10 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
   t.row("MXU busy (busiest)", sim::fixed(100.0 * mxu_busy_fraction, 1), "%");
   t.row("HBM bandwidth used", sim::fixed(100.0 * hbm_busy_fraction, 1), "%");
-  t.row("blocking bm x bk x bn", std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " +
-                                     std::to_string(blocking.bn));
+  t.row("blocking bm x bk x bn",
+        std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " + std::to_string(blocking.bn));
   if (exp.functional)
-    t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference"
-                                                                                    : "MISMATCH");
+    t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference" : "MISMATCH");
   if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
   t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
   return RunOutput{r, t.str(), trace_json};

@@ -44,10 +44,11 @@ nlohmann::json pod_result(const Experiment& exp, const PodSummary& s, double flo
   res["mxu_utilization"] = res["mfu"];
   res["roofline"] =
       roofline_section(chip, flops / chips, s.hbm_bytes / chips, s.mxu_fraction, s.hbm_fraction, s.ici_fraction);
-  res["communication"] = {{"collective_time_s", s.comm_s},
-                          {"exposed_time_s", s.exposed_s()},
-                          {"overlap_fraction", s.comm_s > 0 ? nlohmann::json(s.overlap_fraction()) : nlohmann::json(nullptr)},
-                          {"compute_time_s", s.compute_s}};
+  res["communication"] = {
+      {"collective_time_s", s.comm_s},
+      {"exposed_time_s", s.exposed_s()},
+      {"overlap_fraction", s.comm_s > 0 ? nlohmann::json(s.overlap_fraction()) : nlohmann::json(nullptr)},
+      {"compute_time_s", s.compute_s}};
   return res;
 }
 
@@ -94,15 +95,16 @@ nlohmann::json pod_per_chip(const Experiment& exp, const PodRunResult& run) {
   nlohmann::json per_chip = nlohmann::json::array();
   for (std::size_t c = 0; c < run.chips.size(); ++c) {
     const ChipTiming& t = run.chips[c];
-    per_chip.push_back({{"chip", c},
-                        {"coords", chip_coords(exp, static_cast<std::uint32_t>(c))},
-                        {"busy", {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s},
-                                  {"ici_s", t.ici_busy_s}}},
-                        {"compute_s", t.compute_busy_s},
-                        {"exposed_communication_s", t.ici_busy_s - t.comm_hidden_s},
-                        {"hbm_bytes", t.hbm_bytes},
-                        {"ici_bytes_out", t.ici_bytes_out},
-                        {"ici_bytes_in", t.ici_bytes_in}});
+    per_chip.push_back(
+        {{"chip", c},
+         {"coords", chip_coords(exp, static_cast<std::uint32_t>(c))},
+         {"busy",
+          {{"mxu_s", t.mxu_busy_s}, {"vector_s", t.vector_busy_s}, {"dma_s", t.dma_busy_s}, {"ici_s", t.ici_busy_s}}},
+         {"compute_s", t.compute_busy_s},
+         {"exposed_communication_s", t.ici_busy_s - t.comm_hidden_s},
+         {"hbm_bytes", t.hbm_bytes},
+         {"ici_bytes_out", t.ici_bytes_out},
+         {"ici_bytes_in", t.ici_bytes_in}});
   }
   return per_chip;
 }

@@ -14,8 +14,8 @@ namespace workloads {
 // Means over chips (communication, compute) and busiest-chip fractions.
 struct PodSummary {
   double step_s = 0;
-  double hbm_bytes = 0, ici_bytes = 0;    // all chips
-  double comm_s = 0, hidden_s = 0, compute_s = 0;  // per chip, mean
+  double hbm_bytes = 0, ici_bytes = 0;                          // all chips
+  double comm_s = 0, hidden_s = 0, compute_s = 0;               // per chip, mean
   double mxu_fraction = 0, hbm_fraction = 0, ici_fraction = 0;  // busiest chip / step
   double exposed_s() const { return comm_s - hidden_s; }
   double overlap_fraction() const { return comm_s > 0 ? hidden_s / comm_s : 0.0; }

@@ -166,8 +166,8 @@ struct Shortcuts {
 // One simulation of the pod, with the shortcuts asked for. `inexact` says
 // why the result may differ from simulating every chip ("" when it cannot);
 // `replay_conflict` that a replay was not faithful.
-PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trace, Shortcuts use,
-                          std::string& inexact, bool& replay_conflict) {
+PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trace, Shortcuts use, std::string& inexact,
+                          bool& replay_conflict) {
   const interconnect::PodNetworkConfig cfg = pod_network_config(exp);
   cfg.validate();
   const interconnect::Topology topology = cfg.make_topology();
@@ -303,8 +303,8 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
       if (r == c) continue;
       if (collectives.joined(i, c) != collectives.joined(i, r) ||
           collectives.finished(i, c) != collectives.finished(i, r)) {
-        inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
-                  " as chip " + std::to_string(r) + " did";
+        inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) + " as chip " +
+                  std::to_string(r) + " did";
         break;
       }
       const std::uint64_t a = collectives.finish_time(i, c), b = collectives.finish_time(i, r);
@@ -358,8 +358,9 @@ PodRunResult simulate_pod(const Experiment& exp, const PodProgram& pp, bool trac
   r.collectives_replayed = static_cast<int>(collectives.replayed());
   for (std::size_t i = 0; i < collectives.size(); ++i) {
     CollectiveTiming t;
-    t.name = i < pp.collective_names.size() ? pp.collective_names[i]
-                                            : interconnect::Collective::name_of(pp.collectives[i].op, static_cast<int>(i));
+    t.name = i < pp.collective_names.size()
+                 ? pp.collective_names[i]
+                 : interconnect::Collective::name_of(pp.collectives[i].op, static_cast<int>(i));
     t.op = interconnect::to_string(pp.collectives[i].op);
     t.algorithm = interconnect::to_string(collectives.plan(i).algorithm);
     t.participants = collectives.plan(i).group_size();

@@ -20,9 +20,8 @@ nlohmann::json report_header(const Experiment& exp) {
   };
 }
 
-nlohmann::json roofline_section(const hw::ChipConfig& chip, double flops, double hbm_bytes,
-                                double mxu_busy_fraction, double hbm_busy_fraction,
-                                double ici_busy_fraction) {
+nlohmann::json roofline_section(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
+                                double hbm_busy_fraction, double ici_busy_fraction) {
   const double peak = chip.peak_flops_per_s(), bw = chip.hbm.bandwidth_bytes_per_s;
   const double ridge = peak / bw;
   const double intensity = hbm_bytes > 0 ? flops / hbm_bytes : 0.0;

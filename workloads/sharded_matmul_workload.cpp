@@ -6,8 +6,8 @@
 #include "sim/host.h"
 #include "sim/output.h"
 #include "workloads/matmul_kernel.h"
-#include "workloads/program_append.h"
 #include "workloads/pod_report.h"
+#include "workloads/program_append.h"
 #include "workloads/report.h"
 #include "workloads/sharded_matmul_data.h"
 
@@ -39,8 +39,8 @@ interconnect::CollectiveOp collective_op(const std::string& op) {
 
 // Adds a communication op that every chip joins; returns its op index.
 std::uint32_t add_comm(PodProgram& pp, hw::Program& prog, bool first_chip, std::uint32_t& next_collective,
-                       interconnect::CollectiveSpec spec, const std::string& name,
-                       std::vector<std::uint32_t> deps, const CollectiveData* data) {
+                       interconnect::CollectiveSpec spec, const std::string& name, std::vector<std::uint32_t> deps,
+                       const CollectiveData* data) {
   const std::uint32_t index = next_collective++;
   if (first_chip) {
     pp.collectives.push_back(std::move(spec));
@@ -66,8 +66,7 @@ std::string step_name(const ShardingStep& s) {
 
 }  // namespace
 
-PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec,
-                                        ShardedMatmulData* data) {
+PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec, ShardedMatmulData* data) {
   const ShardedMatmulPlan& plan = spec.plan;
   const hw::ChipConfig& chip = exp.chip;
   PodProgram pp;
@@ -112,9 +111,10 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
           p.element_bytes = 2;
           p.axes = g.axes;
           auto d = data ? hook(data->permute(j)) : std::nullopt;
-          prev_permute = add_comm(pp, prog, first, next_collective, p,
-                                  "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes),
-                                  after, d ? &*d : nullptr);
+          prev_permute =
+              add_comm(pp, prog, first, next_collective, p,
+                       "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes), after,
+                       d ? &*d : nullptr);
         }
         auto mm = plan_matmul(chip, m, k, n, blocking, data ? data->split_step(chip_id, j) : MatmulData{});
         auto s = append_program(prog, mm.program, after, " s" + std::to_string(j));
@@ -124,8 +124,8 @@ PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatm
     std::vector<std::uint32_t> last = stores;
     for (std::size_t i = 0; i < plan.after.size(); ++i) {
       auto d = data ? hook(data->after(i)) : std::nullopt;
-      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i]),
-                                  step_name(plan.after[i]), last, d ? &*d : nullptr);
+      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i]), step_name(plan.after[i]),
+                                  last, d ? &*d : nullptr);
       last = {op};
     }
     pp.add_chip(std::move(prog));
@@ -165,7 +165,8 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   sim::WallTimer wall;
   const hw::ChipConfig& chip = exp.chip;
   std::shared_ptr<ShardedMatmulData> data;
-  if (exp.functional) data = std::make_shared<ShardedMatmulData>(exp, spec, spec.seed, sim::YamlNode::load_string("{}", exp.config_path));
+  if (exp.functional)
+    data = std::make_shared<ShardedMatmulData>(exp, spec, spec.seed, sim::YamlNode::load_string("{}", exp.config_path));
   PodProgram pp = build_sharded_matmul_program(exp, spec, data.get());
   pp.buffers = data;
   PodRunResult run = run_pod(exp, pp, opts.trace);
@@ -211,8 +212,8 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
                std::to_string(exp.pod.chips()) + " x " + chip.name + ")");
   t.row("A, B, C specs", spec.a.str() + " " + spec.b.str() + " -> " + spec.out.str());
   t.row("plan", plan.summary);
-  t.row("local matmul", std::to_string(plan.local_m) + " x " + std::to_string(plan.local_k) + " x " +
-                            std::to_string(plan.local_n));
+  t.row("local matmul",
+        std::to_string(plan.local_m) + " x " + std::to_string(plan.local_k) + " x " + std::to_string(plan.local_n));
   t.row("step time", sim::si(step, "s"));
   t.row("compute (per chip)", sim::si(compute, "s"));
   t.row("communication (per chip)", sim::si(comm, "s"));

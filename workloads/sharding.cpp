@@ -8,9 +8,7 @@ namespace {
 
 using Axes = std::vector<std::string>;
 
-bool contains(const Axes& axes, const std::string& a) {
-  return std::find(axes.begin(), axes.end(), a) != axes.end();
-}
+bool contains(const Axes& axes, const std::string& a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); }
 
 Axes minus(const Axes& a, const Axes& b) {
   Axes out;
@@ -46,8 +44,8 @@ void check_divisible(const sim::YamlNode& where, const std::string& tensor, int 
     if (extent % parts != 0)
       where.fail(tensor + " dimension " + std::to_string(dim) + " (" + dim_name + " = " + std::to_string(extent) +
                  ") is split over mesh axis '" + a + "' (size " + std::to_string(axes_size({a}, mesh)) +
-                 (axes.size() > 1 ? ", " + std::to_string(parts) + " parts with the axes before it" : "") + "): " +
-                 std::to_string(extent) + " is not divisible by " + std::to_string(parts));
+                 (axes.size() > 1 ? ", " + std::to_string(parts) + " parts with the axes before it" : "") +
+                 "): " + std::to_string(extent) + " is not divisible by " + std::to_string(parts));
   }
 }
 
@@ -108,9 +106,8 @@ PartitionSpec parse_partition_spec(const sim::YamlNode& node, std::size_t rank, 
   return spec;
 }
 
-ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const PartitionSpec& a,
-                                      const PartitionSpec& b, const PartitionSpec& out,
-                                      const MeshAxes& mesh, const sim::YamlNode& where) {
+ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const PartitionSpec& a, const PartitionSpec& b,
+                                      const PartitionSpec& out, const MeshAxes& mesh, const sim::YamlNode& where) {
   check_divisible(where, "A", 0, "m", s.m, a.dims[0], mesh);
   check_divisible(where, "A", 1, "k", s.k, a.dims[1], mesh);
   check_divisible(where, "B", 0, "k", s.k, b.dims[0], mesh);
@@ -169,14 +166,22 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
   if (!plan.k_axes.empty()) {
     const std::uint64_t local_c = plan.local_m * plan.local_n * eb;
     const Axes& k = plan.k_axes;
-    if (out.dims[1] == [&] { Axes x = cn; x.insert(x.end(), k.begin(), k.end()); return x; }()) {
-      plan.after.push_back({"reduce_scatter", "C", 1, k, local_c, "partial sums over " + axes_str(k) +
-                                                                     ", output split along n"});
+    if (out.dims[1] == [&] {
+          Axes x = cn;
+          x.insert(x.end(), k.begin(), k.end());
+          return x;
+        }()) {
+      plan.after.push_back(
+          {"reduce_scatter", "C", 1, k, local_c, "partial sums over " + axes_str(k) + ", output split along n"});
       cn = out.dims[1];
       cases.push_back("contracting dimensions sharded alike: local matmul, then reduce-scatter");
-    } else if (out.dims[0] == [&] { Axes x = cm; x.insert(x.end(), k.begin(), k.end()); return x; }()) {
-      plan.after.push_back({"reduce_scatter", "C", 0, k, local_c, "partial sums over " + axes_str(k) +
-                                                                     ", output split along m"});
+    } else if (out.dims[0] == [&] {
+                 Axes x = cm;
+                 x.insert(x.end(), k.begin(), k.end());
+                 return x;
+               }()) {
+      plan.after.push_back(
+          {"reduce_scatter", "C", 0, k, local_c, "partial sums over " + axes_str(k) + ", output split along m"});
       cm = out.dims[0];
       cases.push_back("contracting dimensions sharded alike: local matmul, then reduce-scatter");
     } else {

@@ -44,9 +44,9 @@ struct ShardingStep {
 
 struct ShardedMatmulPlan {
   std::uint64_t local_m = 0, local_k = 0, local_n = 0;  // each chip's matmul
-  std::vector<ShardingStep> before;                    // gathers of A and B
-  std::vector<ShardingStep> after;                     // reductions and resharding of C
-  std::vector<std::string> k_axes;                     // axes the contraction is split over
+  std::vector<ShardingStep> before;                     // gathers of A and B
+  std::vector<ShardingStep> after;                      // reductions and resharding of C
+  std::vector<std::string> k_axes;                      // axes the contraction is split over
   // Local shard shapes (as jax.Array.addressable_data would show them).
   std::vector<std::uint64_t> a_shard, b_shard, c_shard;
   std::string summary;  // which textbook case this is
@@ -59,8 +59,7 @@ struct ShardedMatmulShape {
 
 // Throws sim::ConfigError (at `where`) when a dimension does not divide by
 // the mesh axes it is split over, naming tensor, dimension, axis and sizes.
-ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& shape, const PartitionSpec& a,
-                                      const PartitionSpec& b, const PartitionSpec& out,
-                                      const MeshAxes& mesh, const sim::YamlNode& where);
+ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& shape, const PartitionSpec& a, const PartitionSpec& b,
+                                      const PartitionSpec& out, const MeshAxes& mesh, const sim::YamlNode& where);
 
 }  // namespace workloads

@@ -24,7 +24,7 @@ bool mpi_available();
 
 class MpiSweep {
  public:
-  MpiSweep();  // MPI_Init; throws std::runtime_error without MPI
+  MpiSweep();   // MPI_Init; throws std::runtime_error without MPI
   ~MpiSweep();  // MPI_Finalize
   MpiSweep(const MpiSweep&) = delete;
   MpiSweep& operator=(const MpiSweep&) = delete;

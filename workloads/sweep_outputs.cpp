@@ -102,8 +102,8 @@ nlohmann::json analyse_curve(const SweepSpec& spec, std::vector<Row>& rows, cons
   if (!base || spec.scaling == Scaling::none || distinct.size() < 2) return g;
 
   const double n0 = base->point->chips, t0 = base->step;
-  std::string note = "speedups are against " + std::to_string(base->point->chips) + " chip" +
-                     (n0 == 1 ? "" : "s") + " (" + base->point->id + "), the smallest chip count that ran";
+  std::string note = "speedups are against " + std::to_string(base->point->chips) + " chip" + (n0 == 1 ? "" : "s") +
+                     " (" + base->point->id + "), the smallest chip count that ran";
   for (auto i : members) {
     const Row& r = rows[i];
     if (r.record && !r.record->ok && r.point->chips < base->point->chips)
@@ -120,10 +120,10 @@ nlohmann::json analyse_curve(const SweepSpec& spec, std::vector<Row>& rows, cons
     if (!r.ok()) continue;
     const double n = r.point->chips;
     if (spec.scaling == Scaling::strong) {
-      r.speedup = t0 / r.step;                // S(N) = T(N0) / T(N)
+      r.speedup = t0 / r.step;  // S(N) = T(N0) / T(N)
       r.efficiency = r.speedup / (n / n0);
     } else {
-      r.speedup = (n / n0) * t0 / r.step;     // scaled speedup: N/N0 times the work in the same time
+      r.speedup = (n / n0) * t0 / r.step;  // scaled speedup: N/N0 times the work in the same time
       r.efficiency = t0 / r.step;
     }
     samples.push_back({n, r.speedup});
@@ -190,9 +190,10 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
 
   std::string csv = "id";
   for (const auto& a : spec.axes) csv += "," + csv_field(a.key);
-  csv += ",chips,status,step_time_s,speedup,efficiency,mfu,achieved_flops_per_s,flops,hbm_bytes,ici_bytes,"
-         "arithmetic_intensity,bound,collective_time_s,exposed_communication_s,overlap_fraction,bubble_fraction,"
-         "per_chip_memory_bytes,exit_code,error\n";
+  csv +=
+      ",chips,status,step_time_s,speedup,efficiency,mfu,achieved_flops_per_s,flops,hbm_bytes,ici_bytes,"
+      "arithmetic_intensity,bound,collective_time_s,exposed_communication_s,overlap_fraction,bubble_fraction,"
+      "per_chip_memory_bytes,exit_code,error\n";
   nlohmann::json table = nlohmann::json::array(), failures = nlohmann::json::array();
   int ok = 0, failed = 0;
   for (const Row& r : rows) {
@@ -228,8 +229,11 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
     if (r.record && r.record->ok) ++ok;
     if (r.record && !r.record->ok) {
       ++failed;
-      failures.push_back({{"id", p.id}, {"chips", p.chips}, {"exit_code", r.record->exit_code},
-                          {"signal", r.record->signal}, {"error", r.record->error}});
+      failures.push_back({{"id", p.id},
+                          {"chips", p.chips},
+                          {"exit_code", r.record->exit_code},
+                          {"signal", r.record->signal},
+                          {"error", r.record->error}});
     }
   }
 
@@ -245,11 +249,13 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
   nlohmann::json s;
   s["schema"] = kSweepSchema;
   s["tpusim_version"] = TPUSIM_VERSION;
-  s["sweep"] = {{"name", spec.name},     {"config_path", spec.path},
+  s["sweep"] = {{"name", spec.name},
+                {"config_path", spec.path},
                 {"experiment", spec.experiment_path},
                 {"scaling", to_string(spec.scaling)},
                 {"combine", to_string(spec.combine)},
-                {"axes", axes},          {"set", set},
+                {"axes", axes},
+                {"set", set},
                 {"per_chip", per_chip}};
   s["points"] = {{"total", points.size()},
                  {"ok", ok},

@@ -97,8 +97,7 @@ std::uint32_t chips_in_document(const std::string& experiment_path, const std::v
   }
   if (at == sources.size()) at = spec.fixed.size();  // the first axis
   throw sim::ConfigError(sources[at].where, sources[at].sweep_key,
-                         "point " + p.id + " (" + describe_point(spec, p) + ") is not a valid experiment: " +
-                             e.what());
+                         "point " + p.id + " (" + describe_point(spec, p) + ") is not a valid experiment: " + e.what());
 }
 
 }  // namespace

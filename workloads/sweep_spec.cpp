@@ -173,8 +173,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   double count = 1;
   for (const auto& a : spec.axes) count *= double(a.values.size());
   if (spec.combine == Combine::product && count > double(kMaxPoints))
-    sweep.fail("the product has " + sim::fixed(count, 0) + " points; at most " +
-               std::to_string(kMaxPoints));
+    sweep.fail("the product has " + sim::fixed(count, 0) + " points; at most " + std::to_string(kMaxPoints));
   return spec;
 }
 

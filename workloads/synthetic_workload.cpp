@@ -7,8 +7,8 @@
 #include "sim/output.h"
 #include "sim/params.h"
 #include "workloads/matmul_kernel.h"
-#include "workloads/program_append.h"
 #include "workloads/pod_report.h"
+#include "workloads/program_append.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -109,7 +109,8 @@ PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& s
     hw::Program prog;
     std::vector<std::uint32_t> after;
     if (c == 0) after = append_units(prog, unit, spec.serial_units(), {}, "serial");
-    if (broadcast) after = {prog.add(hw::Op{"broadcast from chip 0", {hw::EngineKind::ici, 0}, hw::CommOp{0}, after, 0})};
+    if (broadcast)
+      after = {prog.add(hw::Op{"broadcast from chip 0", {hw::EngineKind::ici, 0}, hw::CommOp{0}, after, 0})};
     append_units(prog, unit, spec.parallel_units_on(c, chips), after, "parallel");
     pp.add_chip(std::move(prog));
   }
@@ -125,8 +126,9 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   const std::uint64_t per_chip_bytes = unit_plan.hbm_footprint + (spec.state_bytes + chips - 1) / chips;
   if (per_chip_bytes > chip.hbm.capacity_bytes)
     throw sim::SimFailure("does not fit: each of the " + std::to_string(chips) + " chips needs " +
-                          sim::si(double(per_chip_bytes), "B") + " (its share of state_bytes plus one unit's operands) but " +
-                          chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM");
+                          sim::si(double(per_chip_bytes), "B") +
+                          " (its share of state_bytes plus one unit's operands) but " + chip.name + " has " +
+                          sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM");
 
   const PodProgram pp = build_synthetic_program(exp, spec);
   const PodRunResult run = run_pod(exp, pp, opts.trace);
@@ -167,7 +169,8 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +
                std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " +
                std::to_string(chips) + " x " + chip.name + ")");
-  t.row("serial units (chip 0)", std::to_string(spec.serial_units()), "serial_fraction " + sim::fixed(spec.serial_fraction, 4));
+  t.row("serial units (chip 0)", std::to_string(spec.serial_units()),
+        "serial_fraction " + sim::fixed(spec.serial_fraction, 4));
   t.row("parallel units", std::to_string(spec.parallel_units()),
         "at most " + std::to_string(spec.parallel_units_on(0, chips)) + " per chip");
   t.row("step time", sim::si(step, "s"));

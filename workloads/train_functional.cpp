@@ -139,7 +139,8 @@ void load_functional_training(const sim::YamlNode& node, const Experiment& exp, 
   }
   if (node["learning_rate"].present()) {
     const double lr = node["learning_rate"].as_double();
-    if (!(lr > 0 && lr <= 100)) node["learning_rate"].fail("expected a number in (0, 100], got " + node["learning_rate"].scalar());
+    if (!(lr > 0 && lr <= 100))
+      node["learning_rate"].fail("expected a number in (0, 100], got " + node["learning_rate"].scalar());
     f.learning_rate = lr;
   }
   if (node["seed"].present()) f.seed = node["seed"].as_uint();
@@ -220,7 +221,8 @@ LocalStep functional_local_step(const FunctionalTrainData& d, const MlpWeights& 
     for (std::uint64_t r = 0; r < n; ++r)
       for (std::uint64_t o = 0; o < out; ++o) {
         float acc = 0.0f;
-        for (std::uint64_t k = 0; k < in; ++k) acc = hw::mxu_add(acc, hw::mxu_mul(act[l][r * in + k], w[l][k * out + o]));
+        for (std::uint64_t k = 0; k < in; ++k)
+          acc = hw::mxu_add(acc, hw::mxu_mul(act[l][r * in + k], w[l][k * out + o]));
         z[l][r * out + o] = acc + weights.b[l][o];
       }
     if (l + 1 < layers) {
@@ -266,7 +268,8 @@ LocalStep functional_local_step(const FunctionalTrainData& d, const MlpWeights& 
     for (std::uint64_t r = 0; r < n; ++r)
       for (std::uint64_t k = 0; k < in; ++k) {
         float acc = 0.0f;
-        for (std::uint64_t o = 0; o < out_w; ++o) acc = hw::mxu_add(acc, hw::mxu_mul(dz[r * out_w + o], w[l][k * out_w + o]));
+        for (std::uint64_t o = 0; o < out_w; ++o)
+          acc = hw::mxu_add(acc, hw::mxu_mul(dz[r * out_w + o], w[l][k * out_w + o]));
         prev[r * in + k] = bf16::from_float(z[l - 1][r * in + k] > 0.0f ? acc : 0.0f);
       }
     dz = std::move(prev);

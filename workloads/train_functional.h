@@ -48,8 +48,8 @@ struct MlpWeights {
 // reference in any precision starts from the same numbers), biases 0.
 struct FunctionalTrainData {
   std::vector<std::uint64_t> widths;
-  std::vector<hw::bf16> x;              // global_batch x widths[0], row-major
-  std::vector<std::uint32_t> labels;    // global_batch
+  std::vector<hw::bf16> x;            // global_batch x widths[0], row-major
+  std::vector<std::uint32_t> labels;  // global_batch
   MlpWeights initial;
 };
 FunctionalTrainData make_functional_train_data(const TrainSpec& spec);
@@ -65,10 +65,10 @@ LocalStep functional_local_step(const FunctionalTrainData& data, const MlpWeight
 
 struct FunctionalTrainResult {
   std::uint32_t steps = 0;
-  std::vector<double> loss_per_step;  // mean over the global batch before each step's update
-  double final_loss = 0;              // after the last update
-  std::vector<MlpWeights> weights;    // per chip, after the steps
-  MlpWeights first_step;              // chip 0 after step 1
+  std::vector<double> loss_per_step;    // mean over the global batch before each step's update
+  double final_loss = 0;                // after the last update
+  std::vector<MlpWeights> weights;      // per chip, after the steps
+  MlpWeights first_step;                // chip 0 after step 1
   double replicas_max_weight_diff = 0;  // max over parameters of max - min across chips
   // With sync: chip 0's weights after step 1 against a double-precision
   // step on the whole batch, |diff| <= 2^-4 * lr * max |g_ref| per weight

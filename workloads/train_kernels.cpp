@@ -64,7 +64,8 @@ struct CoreDma {
 // its third (or last) as the store engine.
 CoreDma core_dma(const hw::ChipConfig& chip, std::uint32_t core) {
   const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
-  return {(core * per_core) % chip.dma_engines, (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines};
+  return {(core * per_core) % chip.dma_engines,
+          (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines};
 }
 
 }  // namespace
@@ -105,16 +106,22 @@ std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig
     for (std::uint64_t i = 0; i < chunks; ++i) {
       std::vector<std::uint32_t> after = deps;
       if (load > 0)
-        after = {prog.add({name + " load", {hw::EngineKind::dma, dma.load},
-                           hw::DmaOp{0, ceil_div(load, chunks), false}, after, 0})};
+        after = {prog.add(
+            {name + " load", {hw::EngineKind::dma, dma.load}, hw::DmaOp{0, ceil_div(load, chunks), false}, after, 0})};
       if (compute) {
         const std::uint64_t e = ceil_div(elements, chunks);
-        after = {prog.add({name, {hw::EngineKind::vector, c}, hw::VectorOp{e, work.flops_per_element}, after,
+        after = {prog.add({name,
+                           {hw::EngineKind::vector, c},
+                           hw::VectorOp{e, work.flops_per_element},
+                           after,
                            double(e) * work.flops_per_element})};
       }
       if (store > 0)
-        after = {prog.add({name + " store", {hw::EngineKind::dma, dma.store},
-                           hw::DmaOp{0, ceil_div(store, chunks), true}, after, 0})};
+        after = {prog.add({name + " store",
+                           {hw::EngineKind::dma, dma.store},
+                           hw::DmaOp{0, ceil_div(store, chunks), true},
+                           after,
+                           0})};
       if (after != deps) sinks.insert(sinks.end(), after.begin(), after.end());
     }
   }

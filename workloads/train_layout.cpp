@@ -20,7 +20,8 @@ std::size_t repeated_layers(const models::ModelSpec& model) {
 
 std::vector<StageLayers> split_stages(const models::ModelSpec& model, std::uint32_t stages) {
   const std::size_t repeated = repeated_layers(model);
-  if (stages == 0 || repeated % stages != 0) throw std::invalid_argument("split_stages: stages do not divide the layers");
+  if (stages == 0 || repeated % stages != 0)
+    throw std::invalid_argument("split_stages: stages do not divide the layers");
   std::size_t first = 0;
   while (first < model.layers.size() && !is_repeated_layer(model.layers[first])) ++first;
   const std::size_t per_stage = repeated / stages;

@@ -30,8 +30,8 @@ std::size_t repeated_layers(const models::ModelSpec& model);
 std::vector<StageLayers> split_stages(const models::ModelSpec& model, std::uint32_t stages);
 
 struct TrainLayout {
-  std::vector<ChipRole> roles;            // per chip
-  std::vector<StageLayers> stages;        // per stage
+  std::vector<ChipRole> roles;      // per chip
+  std::vector<StageLayers> stages;  // per stage
   // Per chip, the chips of its pipeline in stage order (itself included).
   std::vector<std::vector<std::uint32_t>> pipeline_of;
 

@@ -89,7 +89,8 @@ TrainMeasurement measure_train(const TrainProgram& program, const PodRunResult& 
       cm.busy = union_length(spans);
       std::sort(events.begin(), events.end());  // at equal times, a release before an allocation
       int live = 0;
-      for (const auto& e : events) cm.peak = std::max<std::uint32_t>(cm.peak, static_cast<std::uint32_t>(live += e.second));
+      for (const auto& e : events)
+        cm.peak = std::max<std::uint32_t>(cm.peak, static_cast<std::uint32_t>(live += e.second));
       cm.optimizer_s = ps_to_s(task_span(prog, timing, map.optimizer_begin, map.optimizer_end, false).length());
       it = measured.emplace(key, cm).first;
     }

@@ -24,8 +24,7 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     m.params = 2 * params;  // BF16
     m.grads = 2 * params;   // BF16, accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(params));
-    m.microbatches_in_flight =
-        peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
+    m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
     m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
   }
   std::vector<ChipMemory> out;
@@ -47,12 +46,11 @@ std::string binary_bytes(double bytes) {
 }
 
 std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
-  return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) +
-         ": parameters " + binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) +
-         ", optimizer " + binary_bytes(double(m.optimizer)) + ", activations " +
-         binary_bytes(double(m.activations)) + " (" + std::to_string(m.microbatches_in_flight) +
-         " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") + " in flight x " +
-         binary_bytes(double(m.activations_per_microbatch)) + ")";
+  return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) + ": parameters " +
+         binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) + ", optimizer " +
+         binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
+         std::to_string(m.microbatches_in_flight) + " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") +
+         " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")";
 }
 
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {

@@ -8,10 +8,10 @@
 namespace workloads {
 
 struct OptimizerCost {
-  std::string name;               // the YAML spelling
-  double state_bytes_per_param;   // kept between steps, besides BF16 params and grads
-  double flops_per_param;         // of one update, on the vector unit
-  double read_bytes_per_param;    // HBM traffic of one update
+  std::string name;              // the YAML spelling
+  double state_bytes_per_param;  // kept between steps, besides BF16 params and grads
+  double flops_per_param;        // of one update, on the vector unit
+  double read_bytes_per_param;   // HBM traffic of one update
   double written_bytes_per_param;
 };
 

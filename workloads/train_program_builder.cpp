@@ -105,9 +105,7 @@ class LayerPass {
   enum State : char { kNew, kBuilding, kBuilt };
 
   const std::string& name(std::size_t i) const { return items_[i].mm ? items_[i].mm->name : items_[i].ew->name; }
-  const std::string& output(std::size_t i) const {
-    return items_[i].mm ? items_[i].mm->output : items_[i].ew->output;
-  }
+  const std::string& output(std::size_t i) const { return items_[i].mm ? items_[i].mm->output : items_[i].ew->output; }
   const std::vector<std::string>& after(std::size_t i) const {
     return items_[i].mm ? items_[i].mm->after : items_[i].ew->after;
   }
@@ -149,8 +147,8 @@ class LayerPass {
       const std::uint64_t elements = local_elements(ew, ctx_.tp());
       const std::uint64_t bytes = ew.elements && !ctx_.spec.fuse_elementwise ? ew.bytes / ew.elements * elements : 0;
       const std::uint64_t store = std::min(bytes, 2 * elements);  // the BF16 output
-      sinks_[i] = append_stream(prog_, ctx_.exp.chip, {bytes - store, store, elements, ew.flops_per_element}, deps,
-                                label);
+      sinks_[i] =
+          append_stream(prog_, ctx_.exp.chip, {bytes - store, store, elements, ew.flops_per_element}, deps, label);
     }
     state_[i] = kBuilt;
   }
@@ -248,13 +246,16 @@ class ChipProgramBuilder {
   void forward_task(hw::Program& prog, const PipelineTask& task, Deps x) {
     const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
     if (s > 0)
-      x.push_back(prog.add({"recv " + label(task), {hw::EngineKind::ici, kIciRecv},
-                            hw::RecvOp{peer(-1), message_tag(task)}, {}, 0}));
+      x.push_back(prog.add(
+          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(-1), message_tag(task)}, {}, 0}));
     for (std::size_t l = stage_.begin; l < stage_.end; ++l)
       x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), x).build().all();
     if (s + 1 < p)
-      prog.add({"send " + label(task), {hw::EngineKind::ici, kIciSend},
-                hw::SendOp{peer(+1), message_tag(task), ctx_.model.layers[stage_.end - 1].output_bytes}, x, 0});
+      prog.add({"send " + label(task),
+                {hw::EngineKind::ici, kIciSend},
+                hw::SendOp{peer(+1), message_tag(task), ctx_.model.layers[stage_.end - 1].output_bytes},
+                x,
+                0});
   }
 
   // The stage's layers in reverse, after the previous task and the next
@@ -264,8 +265,8 @@ class ChipProgramBuilder {
   void backward_task(hw::Program& prog, const PipelineTask& task, Deps x, bool final_task) {
     const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
     if (s + 1 < p)
-      x.push_back(prog.add({"recv " + label(task), {hw::EngineKind::ici, kIciRecv},
-                            hw::RecvOp{peer(+1), message_tag(task)}, {}, 0}));
+      x.push_back(prog.add(
+          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(+1), message_tag(task)}, {}, 0}));
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
       const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), x).build();
       if (final_task) {
@@ -276,8 +277,11 @@ class ChipProgramBuilder {
       x = r.data.empty() ? r.all() : r.data;
     }
     if (s > 0)
-      prog.add({"send " + label(task), {hw::EngineKind::ici, kIciSend},
-                hw::SendOp{peer(-1), message_tag(task), ctx_.model.layers[stage_.begin].input_grad_bytes}, x, 0});
+      prog.add({"send " + label(task),
+                {hw::EngineKind::ici, kIciSend},
+                hw::SendOp{peer(-1), message_tag(task), ctx_.model.layers[stage_.begin].input_grad_bytes},
+                x,
+                0});
   }
 
   // Each layer's update once its gradients are ready.
@@ -323,9 +327,7 @@ class ChipProgramBuilder {
 
 }  // namespace
 
-bool is_task_work(const hw::Op& op) {
-  return op.engine.kind != hw::EngineKind::ici || op.engine.index == kIciTensor;
-}
+bool is_task_work(const hw::Op& op) { return op.engine.kind != hw::EngineKind::ici || op.engine.index == kIciTensor; }
 
 std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
                                                   std::size_t layer) {

@@ -19,7 +19,7 @@ struct Work {
   double flops = 0;        // model training FLOPs (forward + backward, matmuls + elementwise)
   double model_flops = 0;  // matmul FLOPs only: PaLM's MFU numerator (appendix B)
   double tokens = 0;
-  double mxu_flops = 0;    // what the MXUs executed (padding included)
+  double mxu_flops = 0;  // what the MXUs executed (padding included)
 };
 
 struct ProgramFlops {
@@ -119,9 +119,8 @@ nlohmann::json train_report(const TrainRun& r) {
                         {"overlap", r.spec.overlap},
                         {"sync_gradients", par.sync_gradients},
                         {"elementwise", r.spec.fuse_elementwise ? "fused" : "unfused"}};
-  res["phases"] = {{"forward_s", mean(m.forward_s)},
-                   {"backward_s", mean(m.backward_s)},
-                   {"optimizer_s", mean(m.optimizer_s)}};
+  res["phases"] = {
+      {"forward_s", mean(m.forward_s)}, {"backward_s", mean(m.backward_s)}, {"optimizer_s", mean(m.optimizer_s)}};
   res["model"] = {{"type", r.micro.type},
                   {"params", r.micro.param_count()},
                   {"layers", r.micro.layers.size()},
@@ -173,9 +172,8 @@ std::string train_table(const TrainRun& r, const nlohmann::json& report) {
     }
     return s;
   };
-  sim::Table t("tpusim: " + r.exp.name + " (train " + r.micro.type + ", " +
-               sim::si(double(r.micro.param_count()), "") + " params, on " + std::to_string(r.layout.chips()) +
-               " x " + r.exp.chip.name + ")");
+  sim::Table t("tpusim: " + r.exp.name + " (train " + r.micro.type + ", " + sim::si(double(r.micro.param_count()), "") +
+               " params, on " + std::to_string(r.layout.chips()) + " x " + r.exp.chip.name + ")");
   t.row("data x tensor x pipeline", degree(par.data) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
   t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.data.degree) + " replicas x " +
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
@@ -191,7 +189,8 @@ std::string train_table(const TrainRun& r, const nlohmann::json& report) {
   t.row("compute (per chip)", sim::si(comm["compute_time_s"].get<double>(), "s"));
   t.row("communication (per chip)", sim::si(comm["collective_time_s"].get<double>(), "s"));
   t.row("exposed communication", sim::si(comm["exposed_time_s"].get<double>(), "s"));
-  t.row("overlap fraction", comm["overlap_fraction"].is_null() ? "-" : sim::fixed(comm["overlap_fraction"].get<double>(), 3));
+  t.row("overlap fraction",
+        comm["overlap_fraction"].is_null() ? "-" : sim::fixed(comm["overlap_fraction"].get<double>(), 3));
   if (!res["pipeline"].is_null()) {
     const auto& p = res["pipeline"];
     t.row("pipeline", std::to_string(par.pipeline.degree) + " stages, " + std::to_string(par.microbatches) +
@@ -215,15 +214,16 @@ std::string train_table(const TrainRun& r, const nlohmann::json& report) {
     t.row("functional: replicas' max weight diff", sci(f["replicas_max_weight_diff"].get<double>()));
     if (!f["reference_step1"].is_null())
       t.row("functional: step 1 vs double reference",
-            sci(f["reference_step1"]["max_abs_diff"].get<double>()) + " <= " +
-                sci(f["reference_step1"]["bound"].get<double>()) + ": " +
+            sci(f["reference_step1"]["max_abs_diff"].get<double>()) +
+                " <= " + sci(f["reference_step1"]["bound"].get<double>()) + ": " +
                 (f["matches_reference"].get<bool>() ? "matches" : "DOES NOT MATCH"));
   }
   t.row("ops, wall time", std::to_string(report["per_chip"][0]["ops"].get<std::size_t>()) + " ops on chip 0, " +
                               sim::fixed(report["simulator"]["wall_time_s"].get<double>(), 3) + " s");
   const ChipMemory& mem = r.memory[res["memory"]["chip"].get<std::size_t>()];
   t.section("memory, fullest chip (" + std::to_string(res["memory"]["chip"].get<std::size_t>()) + ")");
-  t.row("total / capacity", binary_bytes(double(mem.total())) + " / " + binary_bytes(double(r.exp.chip.hbm.capacity_bytes)));
+  t.row("total / capacity",
+        binary_bytes(double(mem.total())) + " / " + binary_bytes(double(r.exp.chip.hbm.capacity_bytes)));
   t.row("parameters, gradients", binary_bytes(double(mem.params)) + ", " + binary_bytes(double(mem.grads)));
   t.row("optimizer state", binary_bytes(double(mem.optimizer)));
   t.row("activations", binary_bytes(double(mem.activations)) + " = " + std::to_string(mem.microbatches_in_flight) +
@@ -248,9 +248,10 @@ std::string train_trace(const TrainRun& r) {
       const std::uint32_t tid = 1 + static_cast<std::uint32_t>(op.engine.kind) * 1000 + std::min(op.engine.index, 999u);
       if (!named[tid]) {
         named[tid] = 1;
-        tw.name_track(c, tid, op.engine.kind == hw::EngineKind::ici && op.engine.index < 4
-                                  ? std::string(kIciQueueNames[op.engine.index])
-                                  : std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index));
+        tw.name_track(c, tid,
+                      op.engine.kind == hw::EngineKind::ici && op.engine.index < 4
+                          ? std::string(kIciQueueNames[op.engine.index])
+                          : std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index));
       }
       tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind));
     }

@@ -13,11 +13,11 @@ namespace workloads {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"kind",      "model",   "global_batch",   "parallelism",
-                                        "optimizer", "overlap", "elementwise", "simulate_anyway",
+const std::vector<std::string> kKeys = {"kind",      "model",         "global_batch", "parallelism",
+                                        "optimizer", "overlap",       "elementwise",  "simulate_anyway",
                                         "steps",     "learning_rate", "seed"};
-const std::vector<std::string> kParallelismKeys = {"data", "tensor", "pipeline", "microbatches", "schedule",
-                                                   "sync_gradients"};
+const std::vector<std::string> kParallelismKeys = {"data",         "tensor",   "pipeline",
+                                                   "microbatches", "schedule", "sync_gradients"};
 
 // The three parallelisms, in the order they are reported.
 struct ParallelismKey {
@@ -107,9 +107,9 @@ void load_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshA
     if (size == 1 || used_by.count(name)) continue;
     where.fail("data x tensor x pipeline = " + std::to_string(out.data.degree) + " x " +
                std::to_string(out.tensor.degree) + " x " + std::to_string(out.pipeline.degree) + " = " +
-               std::to_string(out.data.degree * out.tensor.degree * out.pipeline.degree) +
-               " chips, but the pod has " + std::to_string(chips) + ": mesh axis '" + name + "' (" +
-               std::to_string(size) + " chips) is used by no parallelism");
+               std::to_string(out.data.degree * out.tensor.degree * out.pipeline.degree) + " chips, but the pod has " +
+               std::to_string(chips) + ": mesh axis '" + name + "' (" + std::to_string(size) +
+               " chips) is used by no parallelism");
   }
 }
 
@@ -147,7 +147,8 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
   if (cfg.type == "transformer") {
     split = {{model["heads"], cfg.transformer.heads}, {model["d_ff"], cfg.transformer.d_ff}};
   } else {
-    for (std::size_t i = 1; i + 1 < cfg.mlp.widths.size(); ++i) split.push_back({model["widths"][i], cfg.mlp.widths[i]});
+    for (std::size_t i = 1; i + 1 < cfg.mlp.widths.size(); ++i)
+      split.push_back({model["widths"][i], cfg.mlp.widths[i]});
   }
   for (const auto& [node, size] : split)
     if (size % tp != 0)
@@ -215,8 +216,8 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   }
   const std::size_t repeated = repeated_layers(micro);
   if (repeated % p.pipeline.degree != 0) {
-    const std::string what = spec.model.type == "transformer" ? "Transformer blocks (model.layers)"
-                                                                : "dense layers (model.widths)";
+    const std::string what =
+        spec.model.type == "transformer" ? "Transformer blocks (model.layers)" : "dense layers (model.widths)";
     par["pipeline"].fail(std::to_string(p.pipeline.degree) + " pipeline stages do not divide the " +
                          std::to_string(repeated) + " " + what + "; stages must hold equal numbers of layers");
   }

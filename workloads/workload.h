@@ -17,9 +17,9 @@ struct Experiment;
 // What a run hands back: report.json's `result` and the extra top-level
 // sections (collectives, per_chip, ...), and the lines of the text table.
 struct RunOutput {
-  nlohmann::json report;       // full report.json object
-  std::string table;           // human-readable summary for stdout
-  std::string trace_json;      // Perfetto trace when requested, else empty
+  nlohmann::json report;   // full report.json object
+  std::string table;       // human-readable summary for stdout
+  std::string trace_json;  // Perfetto trace when requested, else empty
 };
 
 struct RunOptions {

@@ -3,11 +3,11 @@
 // would, and captures what it says; a temporary folder per test.
 #include <unistd.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
 
 namespace testing_cli {
 

@@ -81,7 +81,8 @@ TEST_CASE("fuzz seeds: every shipped config loads as its kind", "[app][fuzz]") {
   for (const auto& f : yaml_files("configs/chips")) expect_ok(f, "chip");
   for (const auto& f : yaml_files("configs/pods")) expect_ok(f, "pod");
   for (const auto& f : yaml_files("configs/experiments")) expect_ok(f, "experiment");
-  for (const auto& f : yaml_files("configs/sweeps")) expect_ok(f, ends_with(f.string(), ".base.yaml") ? "experiment" : "sweep");
+  for (const auto& f : yaml_files("configs/sweeps"))
+    expect_ok(f, ends_with(f.string(), ".base.yaml") ? "experiment" : "sweep");
   for (const auto& f : yaml_files("configs/tutorial")) {
     const std::string text = slurp(f);
     if (text.find("\nsweep:") != std::string::npos) {

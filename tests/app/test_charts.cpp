@@ -4,17 +4,17 @@
 // bad input with exit status 2. The pipeline script's idle fractions are
 // also checked on a hand-made GPipe trace whose bubble is known, and on a
 // real GPipe training run against its report.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "cli_runner.h"
 
@@ -35,8 +35,10 @@ std::string slurp(const std::string& path) {
 }
 
 std::uint32_t big_endian(const std::string& s, std::size_t at) {
-  return std::uint32_t(static_cast<unsigned char>(s[at])) << 24 | std::uint32_t(static_cast<unsigned char>(s[at + 1])) << 16 |
-         std::uint32_t(static_cast<unsigned char>(s[at + 2])) << 8 | std::uint32_t(static_cast<unsigned char>(s[at + 3]));
+  return std::uint32_t(static_cast<unsigned char>(s[at])) << 24 |
+         std::uint32_t(static_cast<unsigned char>(s[at + 1])) << 16 |
+         std::uint32_t(static_cast<unsigned char>(s[at + 2])) << 8 |
+         std::uint32_t(static_cast<unsigned char>(s[at + 3]));
 }
 
 // A PNG file: the 8-byte signature, an IHDR chunk first, at least
@@ -103,13 +105,14 @@ TEST_CASE("plot_pipeline draws a run's trace and measures the bubbles", "[app][c
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("(8 rows)") != std::string::npos);  // one per chip of the 2x4 slice
-  for (int chip = 0; chip < 8; ++chip) CHECK(r.output.find("  chip" + std::to_string(chip) + ": ") != std::string::npos);
+  for (int chip = 0; chip < 8; ++chip)
+    CHECK(r.output.find("  chip" + std::to_string(chip) + ": ") != std::string::npos);
   // Without collective matmul the gather runs first, alone.
   CHECK(r.output.find("  chip0: forward ") != std::string::npos);
   CHECK(r.output.find("both at once 0, ") != std::string::npos);
   check_png(dir / "pipeline.png", 800, 300, 20000);
-  auto tracks = run_script("scripts/plot_pipeline " + out + "/trace.json --rows track --tracks mxu -o " +
-                           (dir / "tracks.svg"));
+  auto tracks =
+      run_script("scripts/plot_pipeline " + out + "/trace.json --rows track --tracks mxu -o " + (dir / "tracks.svg"));
   REQUIRE(tracks.status == 0);
   CHECK(tracks.output.find("chip7 mxu3") != std::string::npos);
   CHECK(tracks.output.find("dma") == std::string::npos);

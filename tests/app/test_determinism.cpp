@@ -70,11 +70,13 @@ const KindCase kKinds[] = {
     {"matmul", "run configs/experiments/matmul-teach.yaml --set fidelity=pe --trace"},
     {"matmul-functional", "run configs/experiments/matmul-teach.yaml --set functional=true"},
     {"collective", "run configs/experiments/allgather-ring-v5e-16.yaml"},
-    {"sharded_matmul", "run configs/experiments/sharded-matmul-v5e-2x4.yaml --set workload.collective_matmul=true --trace"},
+    {"sharded_matmul",
+     "run configs/experiments/sharded-matmul-v5e-2x4.yaml --set workload.collective_matmul=true --trace"},
     {"train-data", "run configs/experiments/train-dp-v5e.yaml"},
     {"train-pipeline", "run configs/experiments/train-pp-v5e.yaml --trace"},
-    {"synthetic", "run configs/sweeps/amdahl-synthetic.base.yaml --set pod.shape=[4] --set workload.units=40 "
-                  "--set 'workload.unit={m: 512, k: 512, n: 512}'"},
+    {"synthetic",
+     "run configs/sweeps/amdahl-synthetic.base.yaml --set pod.shape=[4] --set workload.units=40 "
+     "--set 'workload.unit={m: 512, k: 512, n: 512}'"},
 };
 
 }  // namespace
@@ -89,7 +91,8 @@ TEST_CASE("determinism: every workload kind gives the same report.json twice", "
   }
 }
 
-TEST_CASE("determinism: a sweep with -j 2 writes the same results twice, and as -j 1 does", "[app][determinism][sweep]") {
+TEST_CASE("determinism: a sweep with -j 2 writes the same results twice, and as -j 1 does",
+          "[app][determinism][sweep]") {
   // A small strong-scaling sweep of the synthetic Amdahl workload.
   fs::create_directories(kOut);
   const fs::path sweep = kOut / "small-sweep.yaml";

@@ -4,9 +4,9 @@
 // against the PE model in tests/hw/test_mxu_vcd.cpp; here the files are
 // checked for their structure and for covering every cycle of every op the
 // report counts.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -143,7 +143,8 @@ TEST_CASE("run --vcd refuses tile fidelity and large MXUs or ops", "[app][vcd][b
     std::string args, says;
   };
   const Bad cases[] = {
-      {"configs/experiments/matmul-teach.yaml --vcd", "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe"},
+      {"configs/experiments/matmul-teach.yaml --vcd",
+       "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe"},
       {"configs/experiments/matmul-v4.yaml --set fidelity=pe --vcd", "VCD is for small arrays: the MXU is 128x128"},
       {"configs/experiments/matmul-teach.yaml --set fidelity=pe --set workload.m=4096 --vcd",
        "VCD is for small ops: MXU 0's"},

@@ -21,8 +21,7 @@ using Matrix = std::vector<std::vector<double>>;
 
 // The `rows` rows of the matrix printed under the line that starts with
 // `title` (a header line of column labels, then one labelled row each).
-Matrix printed_matrix(const std::string& out, const std::string& title, std::size_t rows,
-                      std::size_t from = 0) {
+Matrix printed_matrix(const std::string& out, const std::string& title, std::size_t rows, std::size_t from = 0) {
   const std::size_t at = out.find("\n" + title, from);
   REQUIRE(at != std::string::npos);
   std::istringstream in(out.substr(at + 1));
@@ -64,10 +63,8 @@ TEST_CASE("explain walk-through: the final matrix equals a host GEMM, every shap
     hw::MxuShape shape;
   };
   // One tile; ragged k and n with both banks; one bank; the largest array.
-  const Case cases[] = {{{4, 4, true}, {6, 4, 4}},
-                        {{3, 5, true}, {7, 11, 9}},
-                        {{3, 5, false}, {2, 7, 6}},
-                        {{16, 16, true}, {5, 20, 17}}};
+  const Case cases[] = {
+      {{4, 4, true}, {6, 4, 4}}, {{3, 5, true}, {7, 11, 9}}, {{3, 5, false}, {2, 7, 6}}, {{16, 16, true}, {5, 20, 17}}};
   for (const Case& c : cases) {
     const hw::MxuWalkthrough w = hw::mxu_walkthrough(c.config, c.shape, 3);
     const std::uint64_t m = c.shape.m, k = c.shape.k, n = c.shape.n;
@@ -112,8 +109,7 @@ TEST_CASE("explain walk-through: the final matrix equals a host GEMM, every shap
   CHECK(all.find("padding (dropped)") != std::string::npos);
 }
 
-TEST_CASE("explain walk-through on the command line: frames, printed operands and result agree",
-          "[app][explain]") {
+TEST_CASE("explain walk-through on the command line: frames, printed operands and result agree", "[app][explain]") {
   const std::string shape = "--rows 4 --cols 4 --m 6 --k 4 --n 4";
   auto r = run_tpusim("explain mxu --walk --no-pager " + shape);
   INFO(r.output.substr(0, 2000));
@@ -122,8 +118,8 @@ TEST_CASE("explain walk-through on the command line: frames, printed operands an
   REQUIRE(j.status == 0);
   const std::uint64_t cycles = nlohmann::json::parse(j.output)["cycles"].get<std::uint64_t>();
   CHECK(count(r.output, "===== cycle ") == cycles);
-  CHECK(r.output.find("===== cycle " + std::to_string(cycles - 1) + " (of 0.." + std::to_string(cycles - 1) +
-                      ")") != std::string::npos);
+  CHECK(r.output.find("===== cycle " + std::to_string(cycles - 1) + " (of 0.." + std::to_string(cycles - 1) + ")") !=
+        std::string::npos);
   CHECK(count(r.output, "feeder: tile 0 vector 0 |") == 1);
 
   // The walk-through prints A, B and Y: Y must be A x B, computed here.

@@ -37,7 +37,8 @@ testing_cli::CliResult run_into(const std::string& args, const std::string& dir)
 }  // namespace
 
 TEST_CASE("limits: max_sim_time stops a one-chip run, exit 3, naming the pending ops", "[app][limits]") {
-  const auto r = run_into("run configs/experiments/matmul-v4.yaml --set 'limits={max_sim_time: 1.0e-4}'", kOut + "time");
+  const auto r =
+      run_into("run configs/experiments/matmul-v4.yaml --set 'limits={max_sim_time: 1.0e-4}'", kOut + "time");
   INFO(r.output);
   CHECK(r.status == 3);
   CHECK(r.output.find("simulation failed: runaway: simulated time reached limits.max_sim_time (100 us)") !=

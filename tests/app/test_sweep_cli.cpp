@@ -272,8 +272,8 @@ TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][swee
   REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + one.string()).status == 0);
   const std::string cmd = std::string("cd ") + TPUSIM_SOURCE_DIR + " && mpirun --oversubscribe " +
                           (::geteuid() == 0 ? "--allow-run-as-root " : "") + "-np 2 " + TPUSIM_BINARY + " sweep " +
-                          sweep + " --no-plot -j 1 --out " + many.string() + " < /dev/null > " + (scratch() / "mpi.log").string() +
-                          " 2>&1";
+                          sweep + " --no-plot -j 1 --out " + many.string() + " < /dev/null > " +
+                          (scratch() / "mpi.log").string() + " 2>&1";
   const int status = std::system(cmd.c_str());
   INFO(read(scratch() / "mpi.log"));
   REQUIRE(WIFEXITED(status));

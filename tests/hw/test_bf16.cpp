@@ -102,8 +102,7 @@ TEST_CASE("bf16 rounds exact halfway cases to even", "[bf16]") {
   CHECK(bf16::from_float(one + 3 * std::ldexp(1.0f, -8)).to_float() == one + std::ldexp(1.0f, -6));
   CHECK(bf16::from_float(-(one + 3 * std::ldexp(1.0f, -8))).to_float() == -(one + std::ldexp(1.0f, -6)));
   // One FP32 ulp off the tie decides by distance.
-  CHECK(bf16::from_float(std::nextafter(one + std::ldexp(1.0f, -8), 2.0f)).to_float() ==
-        one + std::ldexp(1.0f, -7));
+  CHECK(bf16::from_float(std::nextafter(one + std::ldexp(1.0f, -8), 2.0f)).to_float() == one + std::ldexp(1.0f, -7));
   CHECK(bf16::from_float(std::nextafter(one + 3 * std::ldexp(1.0f, -8), 0.0f)).to_float() ==
         one + std::ldexp(1.0f, -7));
   // Subnormal range: BF16 spacing 2^-133. 2^-134 ties to 0; 3 * 2^-134 ties to 2^-132.

@@ -143,7 +143,8 @@ TEST_CASE("fair share: simultaneous flows match the sorted-sizes closed form", "
     std::vector<double> sorted = w;
     std::sort(sorted.begin(), sorted.end());
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t k = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), w[i]) - sorted.begin());
+      const std::size_t k =
+          static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), w[i]) - sorted.begin());
       double before = 0.0;
       for (std::size_t j = 0; j < k; ++j) before += sorted[j];
       const double expect = (before + static_cast<double>(n - k) * w[i]) / capacity;

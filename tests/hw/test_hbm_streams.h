@@ -3,12 +3,12 @@
 // stream waits until its start, sends one raw TLM payload and records when
 // b_transport returned.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "hw/hbm.h"

@@ -69,8 +69,8 @@ TEST_CASE("hbm: fluid completions stay within the round-robin bound of the burst
 
     const double bound = bound_s(c, burst, n);
     for (std::size_t i = 0; i < n; ++i) {
-      INFO("round " << round << " stream " << i << " channels " << c.channels << " interleave "
-                    << c.interleave_bytes << " burst " << burst << " streams " << n);
+      INFO("round " << round << " stream " << i << " channels " << c.channels << " interleave " << c.interleave_bytes
+                    << " burst " << burst << " streams " << n);
       const double gap = fluid->done[i].to_seconds() - packet[i];
       CHECK(std::abs(gap) <= bound);
       worst_fraction_of_bound = std::max(worst_fraction_of_bound, std::abs(gap) / bound);

@@ -29,29 +29,24 @@ inline double decode_bf16(std::uint16_t bits) {
 
 // The MXU's rule on an exact value: nonzero magnitudes below 2^-126 become
 // zero of the same sign.
-inline double flush(double x) {
-  return (x != 0.0 && std::fabs(x) < std::ldexp(1.0, -126)) ? std::copysign(0.0, x) : x;
-}
+inline double flush(double x) { return (x != 0.0 && std::fabs(x) < std::ldexp(1.0, -126)) ? std::copysign(0.0, x) : x; }
 
 // Exact product of two BF16 operands as the MXU computes it, as an FP32.
 inline float ref_mul(hw::bf16 a, hw::bf16 b) {
   const double exact = flush(decode_bf16(a.bits)) * flush(decode_bf16(b.bits));  // <= 16 bits: exact
-  return static_cast<float>(flush(exact));  // exact, or infinity on overflow
+  return static_cast<float>(flush(exact));                                       // exact, or infinity on overflow
 }
 
 // FP32 sum under the rule. A sum of two floats computed in double and then
 // rounded to float is correctly rounded (double has more than 2 * 24 + 2
 // bits, Figueroa 1995), and a sum below 2^-126 is exact in double.
-inline float ref_add(float x, float y) {
-  return static_cast<float>(flush(flush(x) + flush(y)));
-}
+inline float ref_add(float x, float y) { return static_cast<float>(flush(flush(x) + flush(y))); }
 
 // Y = A x B in the MXU's order: per weight tile (nt outer, kt inner) each
 // column's psum runs down all R rows from +0.0 (padding rows add 0 * 0);
 // Y accumulates tile psums in kt order from +0.0.
 inline std::vector<float> reference_matmul(const hw::MxuConfig& cfg, const hw::MxuShape& s,
-                                           const std::vector<hw::bf16>& a,
-                                           const std::vector<hw::bf16>& b) {
+                                           const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b) {
   // Operands as read by the MXU (subnormals as zero), decoded once.
   auto read = [](const std::vector<hw::bf16>& v) {
     std::vector<double> out(v.size());
@@ -97,7 +92,7 @@ inline hw::bf16 random_operand(std::mt19937_64& rng) {
   if (k < 70) return pattern(127 + std::uniform_int_distribution<int>(-20, 20)(rng));
   if (k < 85) return pattern(127 + std::uniform_int_distribution<int>(-64, -61)(rng));  // products near 2^-126
   if (k < 95) return hw::bf16::from_bits(static_cast<std::uint16_t>(s | (1 + fraction(rng) % 127)));  // subnormal
-  return hw::bf16::from_bits(s);  // +-0
+  return hw::bf16::from_bits(s);                                                                      // +-0
 }
 
 }  // namespace mxu_test

@@ -51,8 +51,8 @@ bool bitwise_equal(const std::vector<float>& x, const std::vector<float>& y) {
 // Runs the engine and checks cycles against the closed form and values
 // against the host reference; also the functional model bit for bit.
 void check_engine(const MxuConfig& cfg, const MxuShape& s, std::mt19937_64& rng) {
-  INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m
-            << " k=" << s.k << " n=" << s.n);
+  INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
+            << " n=" << s.n);
   const std::vector<bf16> a = random_operands(s.m * s.k, rng);
   const std::vector<bf16> b = random_operands(s.k * s.n, rng);
   hw::SystolicArray array;
@@ -93,9 +93,8 @@ TEST_CASE("mxu systolic: 2x2 hand-worked wavefront, values and cycles", "[mxu][s
   });
   CHECK(res.cycles == 6);
   CHECK(res.y == std::vector<float>{19, 22, 43, 50});
-  const std::vector<std::vector<float>> want = {
-      {2, 0, 0, 5}, {3, 0, 0, 15}, {3, 0, 1, 6}, {3, 1, 0, 19}, {4, 0, 1, 18},
-      {4, 1, 0, 43}, {4, 1, 1, 22}, {5, 1, 1, 50}};
+  const std::vector<std::vector<float>> want = {{2, 0, 0, 5},  {3, 0, 0, 15}, {3, 0, 1, 6},  {3, 1, 0, 19},
+                                                {4, 0, 1, 18}, {4, 1, 0, 43}, {4, 1, 1, 22}, {5, 1, 1, 50}};
   REQUIRE(seen.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     CHECK(seen[i].cycle == want[i][0]);
@@ -115,8 +114,7 @@ TEST_CASE("mxu systolic: 2x2 two k-tiles, cycles by hand", "[mxu][systolic]") {
   CHECK(array.run({2, 2, false}, {3, 4, 2}, a.data(), b.data()).cycles == 11);
 }
 
-TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equal host reference",
-          "[mxu][systolic]") {
+TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equal host reference", "[mxu][systolic]") {
   std::mt19937_64 rng(12345);
   for (int i = 0; i < 300; ++i) {
     MxuConfig cfg;
@@ -152,16 +150,15 @@ TEST_CASE("mxu systolic: every PE follows the skew and bank rules every cycle", 
     MxuConfig cfg;
     MxuShape shape;
   };
-  const std::vector<Case> cases = {{{3, 4, true}, {2, 7, 9}},  {{3, 4, false}, {2, 7, 9}},
-                                    {{4, 3, true}, {5, 5, 4}},  {{4, 3, false}, {5, 5, 4}},
-                                    {{2, 5, true}, {1, 6, 11}}, {{5, 2, false}, {9, 10, 3}},
-                                    {{6, 6, true}, {13, 13, 7}}};
+  const std::vector<Case> cases = {{{3, 4, true}, {2, 7, 9}},  {{3, 4, false}, {2, 7, 9}}, {{4, 3, true}, {5, 5, 4}},
+                                   {{4, 3, false}, {5, 5, 4}}, {{2, 5, true}, {1, 6, 11}}, {{5, 2, false}, {9, 10, 3}},
+                                   {{6, 6, true}, {13, 13, 7}}};
   std::mt19937_64 rng(99);
   for (const Case& tc : cases) {
     const MxuConfig& cfg = tc.cfg;
     const MxuShape& s = tc.shape;
-    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m
-              << " k=" << s.k << " n=" << s.n);
+    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
+              << " n=" << s.n);
     const std::vector<bf16> a = small_integers(s.m * s.k, rng), b = small_integers(s.k * s.n, rng);
     const auto sched = hw::mxu_tile_schedule(cfg, s);
     const std::uint64_t k_tiles = (s.k + cfg.rows - 1) / cfg.rows;
@@ -182,7 +179,8 @@ TEST_CASE("mxu systolic: every PE follows the skew and bank rules every cycle", 
       if (fed >= 0) REQUIRE(v.injected_vector == static_cast<std::uint64_t>(t) - sched[fed].feed_start);
       std::vector<std::uint64_t> loading;
       for (std::size_t j = 0; j < sched.size(); ++j) {
-        if (v.cycle >= sched[j].load_start && v.cycle <= sched[j].load_start + cfg.rows + cfg.cols - 2) loading.push_back(j);
+        if (v.cycle >= sched[j].load_start && v.cycle <= sched[j].load_start + cfg.rows + cfg.cols - 2)
+          loading.push_back(j);
       }
       REQUIRE(v.load_count == loading.size());
       for (std::size_t i = 0; i < loading.size(); ++i) REQUIRE(v.loads[i].tile == loading[i]);
@@ -229,8 +227,8 @@ TEST_CASE("mxu systolic: subnormal rule inside the array, caller's FP mode resto
   // Y[0][0] = 1.5 * 2^-126 * 1 + (-2^-126) * 1 = 2^-127 exactly: a psum
   // below FLT_MIN, flushed to 0.
   const std::vector<bf16> a = from_floats({1.5f * e, -e});
-  const std::vector<bf16> b = {bf16::from_float(1.0f), bf16::from_bits(0x0001),
-                               bf16::from_float(1.0f), bf16::from_float(0.0f)};
+  const std::vector<bf16> b = {bf16::from_float(1.0f), bf16::from_bits(0x0001), bf16::from_float(1.0f),
+                               bf16::from_float(0.0f)};
   const std::vector<bf16> a2 = from_floats({1.0f, 0.0f});
   const std::vector<bf16> b2 = {bf16::from_float(1.0f), bf16::from_bits(0x0001),
                                 bf16::from_float(std::ldexp(1.0f, 100)), bf16::from_float(0.0f)};

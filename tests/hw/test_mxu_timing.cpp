@@ -71,8 +71,8 @@ TEST_CASE("mxu timing: O(1) cycles equal the tile recurrence", "[mxu]") {
     const std::uint64_t scale = rng() % 4 == 0 ? 100 : 3;
     MxuShape s{1 + rng() % (scale * cfg.rows * (rng() % 2 ? 1 : 10)), 1 + rng() % (scale * cfg.rows),
                1 + rng() % (scale * cfg.cols)};
-    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m
-              << " k=" << s.k << " n=" << s.n);
+    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
+              << " n=" << s.n);
     REQUIRE(hw::mxu_tile_cycles(cfg, s) == recurrence_cycles(cfg, s));
   }
 }

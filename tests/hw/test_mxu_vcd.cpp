@@ -3,9 +3,9 @@
 // compared with the hand-worked 2x2 example of docs/mxu.md and, signal by
 // signal and cycle by cycle, with an independent run of the PE engine's
 // observer.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <systemc>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -255,9 +255,8 @@ TEST_CASE("mxu vcd: every signal of every cycle equals the PE engine's own view"
         for (std::uint32_t r = 0; r < v.rows; ++r)
           for (std::uint32_t col = 0; col < v.cols; ++col) {
             const bool valid = v.valid(r, col);
-            c.pes.push_back({valid, v.bank(r, col) == 1, valid ? v.activation(r, col) : 0.0f,
-                             v.active_weight(r, col), v.weight(0, r, col), v.weight(1, r, col),
-                             valid ? v.psum(r, col) : 0.0f});
+            c.pes.push_back({valid, v.bank(r, col) == 1, valid ? v.activation(r, col) : 0.0f, v.active_weight(r, col),
+                             v.weight(0, r, col), v.weight(1, r, col), valid ? v.psum(r, col) : 0.0f});
           }
         cycles.push_back(std::move(c));
       });

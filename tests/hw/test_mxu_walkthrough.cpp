@@ -20,7 +20,8 @@ std::vector<std::string> frames(const hw::MxuConfig& cfg, const hw::MxuShape& s,
                                 const std::vector<bf16>& b) {
   std::vector<std::string> out;
   hw::SystolicArray array;
-  array.run(cfg, s, a.data(), b.data(), [&](const hw::ArrayStateView& v) { out.push_back(hw::render_walkthrough_frame(v)); });
+  array.run(cfg, s, a.data(), b.data(),
+            [&](const hw::ArrayStateView& v) { out.push_back(hw::render_walkthrough_frame(v)); });
   return out;
 }
 

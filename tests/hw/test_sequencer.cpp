@@ -15,10 +15,10 @@
 #include <systemc>
 #include <vector>
 
+#include "broadcast_sequencer.h"
 #include "hw/program.h"
 #include "hw/sequencer.h"
 #include "sim/kernel.h"
-#include "broadcast_sequencer.h"
 
 namespace {
 

@@ -1,19 +1,19 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
 
+#include "broadcast_sequencer.h"
 #include "hw/chip.h"
 #include "hw/dma.h"
 #include "hw/hbm.h"
 #include "hw/program.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
-#include "broadcast_sequencer.h"
 
 namespace {
 
@@ -68,10 +68,10 @@ hw::Program mixed_program() {
     const auto mm = p.add(engine_op("mm" + std::to_string(t), {EngineKind::mxu, mxu},
                                     hw::MatmulOp{16 + 8 * t, 24, 8 + 8 * (t % 3)}, {ld}));
     prev_mm[mxu] = mm;
-    const auto v = p.add(engine_op("v" + std::to_string(t), {EngineKind::vector, 0},
-                                   hw::VectorOp{1000 * (t + 1), 2.0}, {mm}));
-    p.add(engine_op("st" + std::to_string(t), {EngineKind::dma, 1 - dma},
-                    hw::DmaOp{(t + 10) * 100000, 5000, true}, {v}));
+    const auto v =
+        p.add(engine_op("v" + std::to_string(t), {EngineKind::vector, 0}, hw::VectorOp{1000 * (t + 1), 2.0}, {mm}));
+    p.add(
+        engine_op("st" + std::to_string(t), {EngineKind::dma, 1 - dma}, hw::DmaOp{(t + 10) * 100000, 5000, true}, {v}));
   }
   // One DMA longer than a TLM payload (split into chunks) at the end.
   p.add(engine_op("big", {EngineKind::dma, 0}, hw::DmaOp{0, (std::uint64_t{1} << 30) + 4096, false},

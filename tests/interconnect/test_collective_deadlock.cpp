@@ -45,8 +45,8 @@ TEST_CASE("collective deadlock: a chip that never joins is named, and so are its
   CHECK(msg.find("deadlock") != std::string::npos);
   CHECK(msg.find("chip 3 (3) never joined") != std::string::npos);
   // Chip 4 waits for chip 3 in the first step of the reduce-scatter.
-  CHECK(msg.find("chip 4 (4) in ring reduce-scatter over the ring of 6 chips (+), step 1 of 5: receive from chip 3 (3) pending") !=
-        std::string::npos);
+  CHECK(msg.find("chip 4 (4) in ring reduce-scatter over the ring of 6 chips (+), step 1 of 5: receive from chip 3 (3) "
+                 "pending") != std::string::npos);
   // Chip 2's message to chip 3 arrived but nobody received it.
   CHECK(msg.find("message from chip 2 (2) to chip 3 (3)") != std::string::npos);
 }
@@ -61,7 +61,8 @@ TEST_CASE("network deadlock: a send without a receive and a receive without a se
   } else {
     net = std::make_unique<IciNetwork>("ici", topo, LinkConfig{});
   }
-  struct Quiet : NetworkClient {} client;
+  struct Quiet : NetworkClient {
+  } client;
   Message m;
   m.src = 1;
   m.dst = 5;

@@ -159,7 +159,8 @@ TEST_CASE("collective functional: a collective over one mesh axis works in every
       for (int c : g) {
         for (std::size_t i = 0; i < v; ++i) want[i] += in[c][i];
       }
-      if (op == CollectiveOp::reduce_scatter) want = std::vector<double>(want.begin() + r * s, want.begin() + (r + 1) * s);
+      if (op == CollectiveOp::reduce_scatter)
+        want = std::vector<double>(want.begin() + r * s, want.begin() + (r + 1) * s);
     } else if (op == CollectiveOp::all_gather) {
       for (int c : g) want.insert(want.end(), in[c].begin(), in[c].end());
     } else {

@@ -56,7 +56,8 @@ TEST_CASE("collective join: chips join late from their own threads and the resul
   std::vector<std::unique_ptr<ChipProgram>> chips;
   for (int c = 0; c < 5; ++c) {
     coll.set_input(c, std::vector<double>(1000, c + 1.0));
-    chips.push_back(std::make_unique<ChipProgram>(("chip" + std::to_string(c)).c_str(), coll, c, 1e-6 * (c == 2 ? 50 : c)));
+    chips.push_back(
+        std::make_unique<ChipProgram>(("chip" + std::to_string(c)).c_str(), coll, c, 1e-6 * (c == 2 ? 50 : c)));
   }
   sc_core::sc_start();
   require_all_done(net, {&coll});

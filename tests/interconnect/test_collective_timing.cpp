@@ -50,8 +50,8 @@ TEST_CASE("collective timing: large ring collectives follow the bandwidth formul
   const auto r_ar = run(p, CollectiveOp::all_reduce, Algorithm::ring, bytes);
   const auto r_ag = run(p, CollectiveOp::all_gather, Algorithm::ring, bytes);
   const auto r_rs = run(p, CollectiveOp::reduce_scatter, Algorithm::ring, bytes);
-  INFO("n=" << n << " all_reduce " << r_ar.time_s << " vs " << ar << "; all_gather " << r_ag.time_s << " vs "
-            << half << "; reduce_scatter " << r_rs.time_s << " vs " << half);
+  INFO("n=" << n << " all_reduce " << r_ar.time_s << " vs " << ar << "; all_gather " << r_ag.time_s << " vs " << half
+            << "; reduce_scatter " << r_rs.time_s << " vs " << half);
   CHECK(rel_err(r_ar.time_s, ar) < 0.02);
   CHECK(rel_err(r_ag.time_s, half) < 0.02);
   CHECK(rel_err(r_rs.time_s, half) < 0.02);
@@ -84,8 +84,7 @@ TEST_CASE("collective timing: bidirectional ring halves the large all-reduce", "
   CHECK(bidi.time_s / uni.time_s == Approx(0.5).margin(0.03));
 }
 
-TEST_CASE("collective timing: torus all-reduce drives all axes at once and beats one ring",
-          "[collective][timing]") {
+TEST_CASE("collective timing: torus all-reduce drives all axes at once and beats one ring", "[collective][timing]") {
   PodNetworkConfig p;
   p.topology = TopologyKind::torus3d;
   p.shape = {4, 4, 4};

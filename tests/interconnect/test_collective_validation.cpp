@@ -168,8 +168,8 @@ TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL
                   CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
     CHECK(parse_collective_op(to_string(op), "") == op);
   }
-  for (auto a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
-                 Algorithm::direct}) {
+  for (auto a :
+       {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus, Algorithm::direct}) {
     CHECK(parse_algorithm(to_string(a), "") == a);
   }
   // nccl-tests doc/PERFORMANCE.md (formulas.md section 1)

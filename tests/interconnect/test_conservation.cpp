@@ -54,8 +54,8 @@ TEST_CASE("collective conservation: a bidirectional ring all-reduce loads both d
           "[collective][conservation]") {
   const int n = 8;
   const std::uint64_t bytes = 8 * 2 * 4096;
-  const auto r = run(pod(TopologyKind::ring, {n}, {true}), CollectiveOp::all_reduce,
-                     Algorithm::bidirectional_ring, bytes);
+  const auto r =
+      run(pod(TopologyKind::ring, {n}, {true}), CollectiveOp::all_reduce, Algorithm::bidirectional_ring, bytes);
   require_conserved(r);
   // Each direction: reduce-scatter and all-gather of half the buffer.
   for (const auto& l : r.links) CHECK(l.bytes == 2 * (n - 1) * (bytes / 2) / n);
@@ -69,14 +69,12 @@ TEST_CASE("collective conservation: torus all-reduce puts each stream's share on
   // the stream that reaches a second sends 3 chunks of V/64 per phase. Each
   // link direction of axis a carries one of each per direction.
   const std::uint64_t V = 64 * 4096;
-  const auto r = run(pod(TopologyKind::torus2d, {4, 4}, {true, true}), CollectiveOp::all_reduce,
-                     Algorithm::torus, V);
+  const auto r = run(pod(TopologyKind::torus2d, {4, 4}, {true, true}), CollectiveOp::all_reduce, Algorithm::torus, V);
   require_conserved(r);
   for (const auto& l : r.links) CHECK(l.bytes == 2 * 3 * V / 16 + 2 * 3 * V / 64);
 }
 
-TEST_CASE("collective conservation: multi-hop messages count on every link they cross",
-          "[collective][conservation]") {
+TEST_CASE("collective conservation: multi-hop messages count on every link they cross", "[collective][conservation]") {
   // Permute by 2 on a ring of 6: each message crosses two + links.
   CollectiveSpec s;
   s.op = CollectiveOp::permute;
@@ -90,8 +88,8 @@ TEST_CASE("collective conservation: multi-hop messages count on every link they 
 
 TEST_CASE("collective conservation: all-to-all moves (n-1)/n of every buffer", "[collective][conservation]") {
   const std::uint64_t bytes = 9 * 4096;
-  const auto r = run(pod(TopologyKind::torus2d, {3, 3}, {true, true}), CollectiveOp::all_to_all,
-                     Algorithm::direct, bytes);
+  const auto r =
+      run(pod(TopologyKind::torus2d, {3, 3}, {true, true}), CollectiveOp::all_to_all, Algorithm::direct, bytes);
   require_conserved(r);
   CHECK(r.ici_bytes == 9 * 8 * bytes / 9);
   std::uint64_t hop_bytes = 0;

@@ -16,8 +16,8 @@ using namespace interconnect;
 
 namespace {
 
-constexpr double kW = 1e10;        // bytes/s
-constexpr double kL = 1e-7;        // s per hop
+constexpr double kW = 1e10;  // bytes/s
+constexpr double kL = 1e-7;  // s per hop
 constexpr std::uint64_t kPacket = 1024;
 
 struct Flow {

@@ -1,7 +1,7 @@
 // Every configs/pods file is a valid pod, cites its sources, and wraps only
 // where tpu-specs.yaml common.wraparound_rules say the machine does.
-#include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
+#include <catch2/catch.hpp>
 
 #include <cctype>
 #include <filesystem>

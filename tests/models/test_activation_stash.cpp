@@ -55,7 +55,7 @@ TEST_CASE("Stash scales linearly with batch, and SwiGLU keeps one more d_ff tens
 TEST_CASE("Embedding, output and loss stashes per token", "[models][transformer][activations]") {
   const auto m = models::build_transformer(megatron_like(), 2);
   const std::uint64_t tokens = 2 * 1024;
-  CHECK(layer(m, "embedding").activation_bytes() == 4 * tokens);         // int32 token ids
-  CHECK(layer(m, "output").activation_bytes() == 2 * 2 * 1024 * tokens);  // final LN input and output, BF16
-  CHECK(layer(m, "loss").activation_bytes() == (2 * 32000 + 4) * tokens); // BF16 probabilities + int32 labels
+  CHECK(layer(m, "embedding").activation_bytes() == 4 * tokens);           // int32 token ids
+  CHECK(layer(m, "output").activation_bytes() == 2 * 2 * 1024 * tokens);   // final LN input and output, BF16
+  CHECK(layer(m, "loss").activation_bytes() == (2 * 32000 + 4) * tokens);  // BF16 probabilities + int32 labels
 }

@@ -47,8 +47,9 @@ TEST_CASE("model YAML: an MLP and a Transformer load", "[models][yaml]") {
 }
 
 TEST_CASE("model YAML: bad input gives located errors", "[models][yaml]") {
-  const char* t = "model:\n  type: transformer\n  layers: 2\n  d_model: 64\n  d_ff: 256\n"
-                  "  heads: 4\n  head_dim: 16\n  seq_len: 32\n  vocab: 100\n";
+  const char* t =
+      "model:\n  type: transformer\n  layers: 2\n  d_model: 64\n  d_ff: 256\n"
+      "  heads: 4\n  head_dim: 16\n  seq_len: 32\n  vocab: 100\n";
   const std::string base(t);
   auto with = [&](const std::string& key, const std::string& line) {
     // replace the line of `key` in the transformer text

@@ -46,14 +46,12 @@ TEST_CASE("Tiny Transformer: matmul shapes by hand", "[models][transformer][shap
   CHECK(m.layers[3].name == "loss");
   // Tokens B T = 10; attention is batched over B N = 4 (sequence, head) pairs.
   const Shape forward[] = {
-      {"block0.attn.q", 1, 10, 4, 6},         // LN1(x)[10x4] W_q[4x6]
-      {"block0.attn.k", 1, 10, 4, 6},
-      {"block0.attn.v", 1, 10, 4, 6},
-      {"block0.attn.score", 4, 5, 3, 5},      // Q[5x3] K^T[3x5]
-      {"block0.attn.context", 4, 5, 5, 3},    // P[5x5] V[5x3]
-      {"block0.attn.o", 1, 10, 6, 4},         // context[10x6] W_o[6x4]
-      {"block0.mlp.up", 1, 10, 4, 8},
-      {"block0.mlp.down", 1, 10, 8, 4},
+      {"block0.attn.q", 1, 10, 4, 6},  // LN1(x)[10x4] W_q[4x6]
+      {"block0.attn.k", 1, 10, 4, 6},      {"block0.attn.v", 1, 10, 4, 6},
+      {"block0.attn.score", 4, 5, 3, 5},    // Q[5x3] K^T[3x5]
+      {"block0.attn.context", 4, 5, 5, 3},  // P[5x5] V[5x3]
+      {"block0.attn.o", 1, 10, 6, 4},       // context[10x6] W_o[6x4]
+      {"block0.mlp.up", 1, 10, 4, 8},      {"block0.mlp.down", 1, 10, 8, 4},
   };
   const auto& b = layer(m, "block0");
   REQUIRE(b.forward.size() == 8);
@@ -73,8 +71,7 @@ TEST_CASE("Tiny Transformer: matmul shapes by hand", "[models][transformer][shap
       {"block0.attn.context.dV", 4, 5, 5, 3},  // P^T[5x5] dO[5x3]
       {"block0.attn.q.dX", 1, 10, 6, 4},       // dQ[10x6] W_q^T[6x4]
       {"block0.attn.q.dW", 1, 4, 10, 6},       // LN1(x)^T[4x10] dQ[10x6]
-      {"block0.mlp.down.dX", 1, 10, 4, 8},
-      {"block0.mlp.down.dW", 1, 8, 10, 4},
+      {"block0.mlp.down.dX", 1, 10, 4, 8},    {"block0.mlp.down.dW", 1, 8, 10, 4},
   };
   for (const auto& s : backward) {
     const auto& mm = matmul(b, s.name);

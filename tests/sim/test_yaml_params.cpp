@@ -82,7 +82,8 @@ TEST_CASE("stats groups nest and evaluate formulas at dump time", "[sim][stats]"
   sim::StatGroup root("chip0");
   double bytes = 100;
   root.group("hbm").scalar("bytes", bytes, "B", "moved");
-  root.group("hbm").formula("bandwidth", [&] { return bytes / 2.0; }, "B/s", "bytes / 2 s");
+  root.group("hbm").formula(
+      "bandwidth", [&] { return bytes / 2.0; }, "B/s", "bytes / 2 s");
   bytes = 300;  // the formula sees the value at dump time, the scalar its snapshot
   auto j = root.to_json();
   CHECK(j["hbm"]["bytes"]["value"] == 100.0);

@@ -1,10 +1,10 @@
 #pragma once
 // Experiments written by a test and run in-process, the way `tpusim run`
 // would load and run them.
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "workloads/experiment.h"

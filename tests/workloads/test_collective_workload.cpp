@@ -31,7 +31,8 @@ TEST_CASE("collective experiment: ring all-gather time, algbw and busbw", "[work
 
 TEST_CASE("collective experiment: bidirectional ring halves the time", "[workloads][collective]") {
   const double uni = run("allgather-ring-v5e-16.yaml")["result"]["step_time_s"];
-  const double bidi = run("allgather-ring-v5e-16.yaml", {"workload.algorithm=bidirectional_ring"})["result"]["step_time_s"];
+  const double bidi =
+      run("allgather-ring-v5e-16.yaml", {"workload.algorithm=bidirectional_ring"})["result"]["step_time_s"];
   CHECK(bidi / uni == Approx(0.5).epsilon(0.05));
 }
 

@@ -34,7 +34,7 @@ TEST_CASE("v4 m=8 matmul is memory-bound within 10% of HBM bytes / bandwidth", "
   auto r = run("matvec-v4.yaml")["result"];
   CHECK(r["roofline"]["bound"] == "memory");
   const double bytes = r["hbm_bytes"].get<double>();
-  CHECK(bytes >= 2.0 * 8192 * 8192);  // B is read at least once
+  CHECK(bytes >= 2.0 * 8192 * 8192);    // B is read at least once
   const double t_mem = bytes / 1.2e12;  // tpu-v4.yaml hbm.bandwidth
   CHECK(r["step_time_s"].get<double>() >= t_mem);
   CHECK(r["step_time_s"].get<double>() <= 1.10 * t_mem);
@@ -66,8 +66,9 @@ TEST_CASE("HBM bytes counted by the HBM equal the blocking's traffic formula", "
     auto kern = report["result"]["kernel"];
     const std::uint64_t bm = kern["bm"], bn = kern["bn"];
     // Each output block reads its row of A blocks and its column of B blocks once; C is written once.
-    const double expect = 2.0 * (double(m * k) * double((n + bn - 1) / bn) + double(k * n) * double((m + bm - 1) / bm)) +
-                          2.0 * double(m * n);
+    const double expect =
+        2.0 * (double(m * k) * double((n + bn - 1) / bn) + double(k * n) * double((m + bm - 1) / bm)) +
+        2.0 * double(m * n);
     INFO(dims(m, k, n));
     CHECK(report["result"]["hbm_bytes"].get<double>() == expect);
   }
@@ -77,9 +78,9 @@ TEST_CASE("functional matmul on the teaching chip matches the host GEMM, tile an
           "[workloads][matmul][functional]") {
   nlohmann::json tile, pe;
   for (const char* fid : {"tile", "pe"}) {
-    auto exp = load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-teach.yaml",
-                               {std::string("fidelity=") + fid, "functional=true", "workload.m=37",
-                                "workload.k=70", "workload.n=21"});
+    auto exp = load_experiment(
+        std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-teach.yaml",
+        {std::string("fidelity=") + fid, "functional=true", "workload.m=37", "workload.k=70", "workload.n=21"});
     auto r = exp.workload->run(exp, {}).report["result"];
     INFO(fid);
     REQUIRE(r["functional"].is_object());

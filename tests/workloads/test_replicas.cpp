@@ -29,9 +29,9 @@ std::vector<std::string> dp_mlp(const std::string& shape, int chips, bool wrap) 
 }
 
 workloads::Experiment ring_experiment(int chips) {
-  return workloads::load_experiment(
-      kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
-      {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}", "mesh={x: " + std::to_string(chips) + "}"});
+  return workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
+                                    {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}",
+                                     "mesh={x: " + std::to_string(chips) + "}"});
 }
 
 // Every chip runs the same program: a matmul, then all-reduces of `bytes`
@@ -52,8 +52,11 @@ workloads::PodProgram replicated(const workloads::Experiment& exp, const std::ve
     pp.collectives.push_back(c);
     pp.collective_names.push_back("all-reduce " + std::to_string(i));
     const std::uint32_t q = queues[i];
-    last_on_queue[q] = prog.add({"all-reduce " + std::to_string(i), {hw::EngineKind::ici, q},
-                                 hw::CommOp{static_cast<std::uint32_t>(i)}, {last_on_queue[q]}, 0});
+    last_on_queue[q] = prog.add({"all-reduce " + std::to_string(i),
+                                 {hw::EngineKind::ici, q},
+                                 hw::CommOp{static_cast<std::uint32_t>(i)},
+                                 {last_on_queue[q]},
+                                 0});
   }
   pp.add_replicas(std::move(prog), exp.pod.chips());
   return pp;

@@ -16,8 +16,8 @@ constexpr double kLink = 4.5e10;
 constexpr double kAxis = 4;  // chips along each mesh axis
 
 nlohmann::json run(std::vector<std::string> sets) {
-  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/tests/data/experiments/sharded-4x4.yaml",
-                                        sets);
+  auto exp =
+      workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/tests/data/experiments/sharded-4x4.yaml", sets);
   return exp.workload->run(exp, {}).report;
 }
 
@@ -59,8 +59,7 @@ TEST_CASE("sharded matmul case 2: contracting dim of A sharded: all-gather first
   check_within_10_percent(r, all_gather(v) + local_matmul(M / 4, K, N));
 }
 
-TEST_CASE("sharded matmul case 3: both contracting dims sharded: matmul then all-reduce",
-          "[workloads][sharded]") {
+TEST_CASE("sharded matmul case 3: both contracting dims sharded: matmul then all-reduce", "[workloads][sharded]") {
   auto r = run({"workload.a_spec=[null, x]", "workload.b_spec=[x, null]", "workload.out_spec=[null, null]"});
   REQUIRE(r["collectives"].size() == 1);
   CHECK(r["collectives"][0]["op"] == "all_reduce");
@@ -73,8 +72,7 @@ TEST_CASE("sharded matmul case 3: both contracting dims sharded: matmul then all
   check_within_10_percent(rs, local_matmul(M, K / 4, N) + all_gather(v));
 }
 
-TEST_CASE("sharded matmul case 4: both non-contracting dims on one axis: gather one operand",
-          "[workloads][sharded]") {
+TEST_CASE("sharded matmul case 4: both non-contracting dims on one axis: gather one operand", "[workloads][sharded]") {
   auto r = run({"workload.a_spec=[x, null]", "workload.b_spec=[null, x]", "workload.out_spec=[x, null]"});
   REQUIRE(r["collectives"].size() == 1);
   CHECK(r["collectives"][0]["op"] == "all_gather");
@@ -94,7 +92,8 @@ TEST_CASE("collective matmul hides the all-gather on 8 chips", "[workloads][shar
   CHECK(plain["communication"]["overlap_fraction"].get<double>() == 0.0);
   CHECK(cm["step_time_s"].get<double>() < plain["step_time_s"].get<double>());
   // Without overlap the step is compute plus communication.
-  const double p_compute = plain["communication"]["compute_time_s"], p_comm = plain["communication"]["collective_time_s"];
+  const double p_compute = plain["communication"]["compute_time_s"],
+               p_comm = plain["communication"]["collective_time_s"];
   CHECK(plain["step_time_s"].get<double>() == Approx(p_compute + p_comm).epsilon(0.02));
 }
 
@@ -112,15 +111,21 @@ TEST_CASE("bad shardings exit with located messages", "[workloads][sharded][bad-
 TEST_CASE("functional sharded matmul: every chip's C shard equals the host GEMM", "[workloads][sharded][functional]") {
   // (a_spec, b_spec, out_spec): the four textbook cases, a reduce-scatter,
   // an output gather and a two-axis dimension.
-  const std::vector<std::array<const char*, 3>> cases = {
-      {"[x, null]", "[null, y]", "[x, y]"},    {"[x, y]", "[null, null]", "[x, null]"},
-      {"[null, x]", "[x, null]", "[null, null]"}, {"[null, x]", "[x, null]", "[null, x]"},
-      {"[x, null]", "[null, x]", "[x, null]"},  {"[y, x]", "[x, null]", "[null, null]"},
-      {"[[x, y], null]", "[null, null]", "[null, null]"}};
+  const std::vector<std::array<const char*, 3>> cases = {{"[x, null]", "[null, y]", "[x, y]"},
+                                                         {"[x, y]", "[null, null]", "[x, null]"},
+                                                         {"[null, x]", "[x, null]", "[null, null]"},
+                                                         {"[null, x]", "[x, null]", "[null, x]"},
+                                                         {"[x, null]", "[null, x]", "[x, null]"},
+                                                         {"[y, x]", "[x, null]", "[null, null]"},
+                                                         {"[[x, y], null]", "[null, null]", "[null, null]"}};
   for (const auto& c : cases)
     for (const char* cm : {"false", "true"}) {
-      std::vector<std::string> sets = {"functional=true", "workload.m=64", "workload.k=128", "workload.n=64",
-                                       std::string("workload.a_spec=") + c[0], std::string("workload.b_spec=") + c[1],
+      std::vector<std::string> sets = {"functional=true",
+                                       "workload.m=64",
+                                       "workload.k=128",
+                                       "workload.n=64",
+                                       std::string("workload.a_spec=") + c[0],
+                                       std::string("workload.b_spec=") + c[1],
                                        std::string("workload.out_spec=") + c[2],
                                        std::string("workload.collective_matmul=") + cm};
       nlohmann::json r;

@@ -54,8 +54,8 @@ TEST_CASE("product sweeps: first axis slowest, every combination", "[workloads][
   REQUIRE(pts.size() == 6);
   CHECK(pts[0].id == "p000");
   CHECK(pts[5].id == "p005");
-  CHECK(pts[0].overrides == std::vector<std::string>{"workload.units=100", "pod.shape=[1]",
-                                                     "workload.serial_fraction=0.1"});
+  CHECK(pts[0].overrides ==
+        std::vector<std::string>{"workload.units=100", "pod.shape=[1]", "workload.serial_fraction=0.1"});
   CHECK(pts[1].values == std::vector<std::string>{"[1]", "0.2"});
   CHECK(pts[2].values == std::vector<std::string>{"[2]", "0.1"});
   CHECK(pts[5].values == std::vector<std::string>{"[5]", "0.2"});
@@ -102,20 +102,20 @@ struct BadSweep {
 const BadSweep kBad[] = {
     {"sweep: {pod.shape: [[1]]}\nscalling: strong\n", ":3:1:", "scalling:", "did you mean 'scaling'?"},
     {"scaling: strogn\nsweep: {pod.shape: [[1]]}\n", ":2:10:", "scaling:", "did you mean 'strong'?"},
-    {"combine: zip\nsweep:\n  pod.shape: [[1], [2]]\n  workload.units: [10]\n", ":5:3:", "sweep.workload.units:",
-     "zip needs lists of equal length"},
+    {"combine: zip\nsweep:\n  pod.shape: [[1], [2]]\n  workload.units: [10]\n",
+     ":5:3:", "sweep.workload.units:", "zip needs lists of equal length"},
     {"sweep:\n  pod.shape: []\n", ":3:14:", "sweep.pod.shape:", "non-empty list"},
     {"sweep: {}\n", ":2:8:", "sweep:", "nothing to sweep"},
-    {"set: {workload.units: 10}\nsweep: {workload.units: [10, 20]}\n", ":3:25:", "sweep.workload.units:",
-     "already given"},
+    {"set: {workload.units: 10}\nsweep: {workload.units: [10, 20]}\n",
+     ":3:25:", "sweep.workload.units:", "already given"},
     {"per_chip: {mesh.x: -1}\nsweep: {pod.shape: [[1]]}\n", ":2:20:", "per_chip.mesh.x:", "must be > 0"},
     // One point's experiment is invalid: the blame is on that value.
-    {"sweep:\n  pod.shape: [[1], [2, 2]]\n", ":3:20:", "sweep.pod.shape[1]:",
-     "point p001 (pod.shape=[2, 2]) is not a valid experiment"},
+    {"sweep:\n  pod.shape: [[1], [2, 2]]\n",
+     ":3:20:", "sweep.pod.shape[1]:", "point p001 (pod.shape=[2, 2]) is not a valid experiment"},
     {"sweep:\n  workload.unitz: [1, 2]\n", ":3:20:", "sweep.workload.unitz[0]:", "did you mean 'units'?"},
     {"sweep:\n  wrkload.units: [1, 2]\n", ":3:19:", "sweep.wrkload.units[0]:", "did you mean 'workload'?"},
-    {"set: {workload.serial_fraction: 2}\nsweep: {pod.shape: [[1]]}\n", ":2:33:", "set.workload.serial_fraction:",
-     "out of range"},
+    {"set: {workload.serial_fraction: 2}\nsweep: {pod.shape: [[1]]}\n",
+     ":2:33:", "set.workload.serial_fraction:", "out of range"},
 };
 
 }  // namespace

@@ -39,7 +39,8 @@ void check_schema(const nlohmann::json& t) {
 }  // namespace
 
 TEST_CASE("pod trace: schema, and every op of every chip with its start and duration", "[workloads][trace]") {
-  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/sharded-matmul-v5e-2x4.yaml");
+  auto exp =
+      workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/sharded-matmul-v5e-2x4.yaml");
   auto where = sim::YamlNode::load_string("{}", "t");
   workloads::ShardedMatmulSpec spec;
   spec.shape = {2048, 1024, 1024, 2};

@@ -3,9 +3,9 @@
 // a valid 2 x 2 x 2 data x tensor x pipeline experiment.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "app/cli_runner.h"
 #include "experiment_fixture.h"
@@ -35,30 +35,30 @@ struct BadCase {
 };
 
 const BadCase kCases[] = {
-    {"stages-do-not-divide-layers", "layers: 4", "layers: 3", "pipe,", "workload.parallelism.pipeline:",
-     "2 pipeline stages do not divide the 3 Transformer blocks"},
+    {"stages-do-not-divide-layers", "layers: 4", "layers: 3", "pipe,",
+     "workload.parallelism.pipeline:", "2 pipeline stages do not divide the 3 Transformer blocks"},
     {"microbatches-do-not-divide-batch", "microbatches: 4", "microbatches: 3", "3, schedule",
      "workload.parallelism.microbatches:", "3 microbatches do not divide the per-replica batch of 8"},
     {"degrees-do-not-multiply-to-chips", "pipeline: pipe, ", "", "{data: data, tensor",
      "workload.parallelism:", "2 x 2 x 1 = 4 chips, but the pod has 8: mesh axis 'pipe'"},
     {"unknown-axis", "tensor: model", "tensor: modl", "modl", "workload.parallelism.tensor:",
      "'modl' is not a mesh axis; the mesh has data 2, model 2, pipe 2 (did you mean 'model'?)"},
-    {"axis-used-twice", "pipeline: pipe", "pipeline: data", "data, microbatches", "workload.parallelism.pipeline:",
-     "mesh axis 'data' is already used by data parallelism"},
-    {"degree-without-an-axis", "tensor: model", "tensor: 3", "3, pipeline", "workload.parallelism.tensor:",
-     "no unused mesh axis has 3 chips"},
+    {"axis-used-twice", "pipeline: pipe", "pipeline: data", "data, microbatches",
+     "workload.parallelism.pipeline:", "mesh axis 'data' is already used by data parallelism"},
+    {"degree-without-an-axis", "tensor: model", "tensor: 3", "3, pipeline",
+     "workload.parallelism.tensor:", "no unused mesh axis has 3 chips"},
     {"ambiguous-degree", "data: data, tensor: model", "data: 2, tensor: 2", "2, tensor",
      "workload.parallelism.data:", "ambiguous: mesh axes 'data' and 'model' both have 2 chips"},
     {"batch-does-not-divide-over-data", "global_batch: 16", "global_batch: 15", "15",
      "workload.global_batch:", "global_batch 15 does not divide over data parallelism of 2"},
-    {"heads-do-not-split", "heads: 4", "heads: 3", "3, head_dim", "workload.model.heads:",
-     "3 does not split evenly over tensor parallelism of 2"},
-    {"unknown-schedule", "schedule: 1f1b", "schedule: 1f1f", "1f1f", "workload.parallelism.schedule:",
-     "'1f1f' is not a pipeline schedule; expected gpipe or 1f1b"},
-    {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw", "workload.optimizer:",
-     "'adamw' is not one of: adam sgd"},
-    {"parallelism-typo", "microbatches: 4", "microbatch: 4", "microbatch:", "workload.parallelism.microbatch:",
-     "did you mean 'microbatches'?"},
+    {"heads-do-not-split", "heads: 4", "heads: 3", "3, head_dim",
+     "workload.model.heads:", "3 does not split evenly over tensor parallelism of 2"},
+    {"unknown-schedule", "schedule: 1f1b", "schedule: 1f1f", "1f1f",
+     "workload.parallelism.schedule:", "'1f1f' is not a pipeline schedule; expected gpipe or 1f1b"},
+    {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw",
+     "workload.optimizer:", "'adamw' is not one of: adam sgd"},
+    {"parallelism-typo", "microbatches: 4", "microbatch: 4",
+     "microbatch:", "workload.parallelism.microbatch:", "did you mean 'microbatches'?"},
 };
 
 // 1-based line and column of the first occurrence of `what`.

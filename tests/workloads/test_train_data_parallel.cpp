@@ -5,22 +5,20 @@
 // the roofline ratio peak FLOP/s / ICI bandwidth (formulas.md s.1, 2, 5).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "experiment_fixture.h"
 #include "workloads/experiment.h"
 
 namespace {
 
-using testing_workloads::write_yaml;
 using testing_workloads::run;
+using testing_workloads::write_yaml;
 
 namespace fs = std::filesystem;
-
-
 
 // 8 TPU v4 chips on a ring with wraparound, one mesh axis `data`; an MLP of
 // four 2048 x 2048 layers (tpu-v4.yaml: 275.3 TFLOP/s, links 4.5e10 B/s
@@ -53,9 +51,10 @@ double sum_collective_time(const nlohmann::json& r) {
 
 }  // namespace
 
-TEST_CASE("data parallel on 8 chips: overlap hides gradient all-reduces under the backward pass, "
-          "without it the step is compute + communication",
-          "[workloads][train]") {
+TEST_CASE(
+    "data parallel on 8 chips: overlap hides gradient all-reduces under the backward pass, "
+    "without it the step is compute + communication",
+    "[workloads][train]") {
   const std::string path = ring_of_8();
   const auto on = run(path, {"workload.overlap=true"});
   const auto& c_on = on["result"]["communication"];
@@ -99,9 +98,10 @@ TEST_CASE("data parallel gradient all-reduce takes the bidirectional ring's time
   }
 }
 
-TEST_CASE("data parallel: a large per-chip batch is compute-bound, a tiny one communication-bound, "
-          "crossing near peak FLOP/s / ICI bandwidth",
-          "[workloads][train]") {
+TEST_CASE(
+    "data parallel: a large per-chip batch is compute-bound, a tiny one communication-bound, "
+    "crossing near peak FLOP/s / ICI bandwidth",
+    "[workloads][train]") {
   // formulas.md s.5 (scaling book, DP backward per layer): the backward's
   // T_math = 8BDF/(X C) against the all-reduce's T_comms = 8DF/W_ici, so
   // communication hides when the per-chip batch B/X exceeds C/W_ici, W_ici
@@ -119,8 +119,7 @@ TEST_CASE("data parallel: a large per-chip batch is compute-bound, a tiny one co
     // meet at per_chip x comm / backward.
     const double measured_crossover = per_chip * comm / backward;
     INFO(per_chip << " per chip: backward " << backward << " s, all-reduces " << comm << " s, bound "
-                  << res["roofline"]["bound"] << ", crossover estimate " << measured_crossover << " vs "
-                  << crossover);
+                  << res["roofline"]["bound"] << ", crossover estimate " << measured_crossover << " vs " << crossover);
     CHECK(res["roofline"]["bound"] == (factor < 1 ? "communication" : "compute"));
     if (factor < 1) {
       CHECK(comm > backward);

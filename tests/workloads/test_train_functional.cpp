@@ -6,12 +6,12 @@
 // (no synchronization).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "app/cli_runner.h"
 #include "experiment_fixture.h"
@@ -158,9 +158,10 @@ constexpr double kBoundFraction = 0x1.0p-4;
 
 }  // namespace
 
-TEST_CASE("functional training, gradients all-reduced: loss falls, replicas bit-identical, step 1 = host "
-          "double step on the whole batch",
-          "[workloads][train][functional]") {
+TEST_CASE(
+    "functional training, gradients all-reduced: loss falls, replicas bit-identical, step 1 = host "
+    "double step on the whole batch",
+    "[workloads][train][functional]") {
   const Trained t = train({});
   const auto& r = t.result;
   REQUIRE(t.collectives == 3);  // one gradient all-reduce per dense layer carried the values
@@ -184,9 +185,10 @@ TEST_CASE("functional training, gradients all-reduced: loss falls, replicas bit-
   CHECK(one.result.matches_reference);
 }
 
-TEST_CASE("functional training without gradient sync: no collective, each replica = host step on its own shard, "
-          "replicas diverge",
-          "[workloads][train][functional]") {
+TEST_CASE(
+    "functional training without gradient sync: no collective, each replica = host step on its own shard, "
+    "replicas diverge",
+    "[workloads][train][functional]") {
   const Trained t = train({{"{data: data}", "{data: data, sync_gradients: false}"}});
   CHECK(t.collectives == 0);
   const auto& r = t.result;
@@ -211,8 +213,8 @@ TEST_CASE("functional training without gradient sync: no collective, each replic
 }
 
 TEST_CASE("functional training report and shipped experiment", "[workloads][train][functional]") {
-  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) +
-                                        "/configs/experiments/train-functional-mlp-v5e.yaml");
+  auto exp =
+      workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/train-functional-mlp-v5e.yaml");
   const auto out = exp.workload->run(exp, {});
   const auto& f = out.report["result"]["functional"];
   INFO(f);
@@ -234,8 +236,8 @@ TEST_CASE("functional training refuses what it cannot run: located message, exit
   const Bad cases[] = {
       {"optimizer: sgd", "optimizer: adam", "workload.optimizer:", "set optimizer: sgd"},
       {"activation: relu", "activation: gelu", "workload.model.activation:", "relu only"},
-      {"mesh: {data: 4}", "mesh: {data: 2, model: 2}", "workload.parallelism.tensor:",
-       "pure data parallelism; tensor parallelism of 2"},
+      {"mesh: {data: 4}", "mesh: {data: 2, model: 2}",
+       "workload.parallelism.tensor:", "pure data parallelism; tensor parallelism of 2"},
       {"functional: true\n", "", "workload.steps:", "only used by functional training"},
   };
   for (const auto& c : cases) {

@@ -43,8 +43,8 @@ TEST_CASE("lean matmul: same bytes and FLOPs as the full kernel, time within the
   };
   // A Transformer's shapes: linear layers, attention score and context
   // (count = sequences x heads; head_dim 64 and 128).
-  const Shape shapes[] = {{"tpu-v4", 1, 8192, 1024, 4096, false},  {"tpu-v4", 1, 65536, 2048, 2048, false},
-                          {"tpu-v4", 96, 1024, 64, 1024, true},    {"tpu-v4", 96, 1024, 1024, 64, true},
+  const Shape shapes[] = {{"tpu-v4", 1, 8192, 1024, 4096, false}, {"tpu-v4", 1, 65536, 2048, 2048, false},
+                          {"tpu-v4", 96, 1024, 64, 1024, true},   {"tpu-v4", 96, 1024, 1024, 64, true},
                           {"tpu-v4", 16, 1024, 1024, 128, true},  {"tpu-v5e", 1, 8192, 2048, 2048, false},
                           {"tpu-v5e", 64, 1024, 128, 1024, true}};
   for (const auto& s : shapes) {

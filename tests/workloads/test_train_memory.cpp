@@ -5,9 +5,9 @@
 // not fit stopping before it runs (exit 3) with the breakdown.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "app/cli_runner.h"
 #include "experiment_fixture.h"
@@ -15,12 +15,10 @@
 
 namespace {
 
-using testing_workloads::write_yaml;
 using testing_workloads::run;
+using testing_workloads::write_yaml;
 
 namespace fs = std::filesystem;
-
-
 
 // A small GPT-style model with F = 4D and N H = D, so the published
 // formulas apply as written: L 2, D 512, F 2048, N 8 x H 64, T 256, V 4096,
@@ -34,8 +32,10 @@ workload:
   kind: train
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64,
           seq_len: 256, vocab: 4096, tied_embeddings: true}
-  global_batch: )" + std::to_string(global_batch) + R"(
-  parallelism: )" + parallelism + R"(
+  global_batch: )" + std::to_string(global_batch) +
+                              R"(
+  parallelism: )" + parallelism +
+                              R"(
   optimizer: adam
 )");
 }
@@ -56,8 +56,7 @@ TEST_CASE("memory: Adam in mixed precision costs 16 bytes per parameter, SGD 8",
   const auto sgd = run(path, {"workload.optimizer=sgd"})["result"]["memory"];
   CHECK(sgd["params_bytes"].get<double>() + sgd["grads_bytes"].get<double>() + sgd["optimizer_bytes"].get<double>() ==
         8 * kParams);
-  CHECK(adam["per_chip_bytes"].get<double>() == adam["params_bytes"].get<double>() +
-                                                    adam["grads_bytes"].get<double>() +
+  CHECK(adam["per_chip_bytes"].get<double>() == adam["params_bytes"].get<double>() + adam["grads_bytes"].get<double>() +
                                                     adam["optimizer_bytes"].get<double>() +
                                                     adam["activations_bytes"].get<double>());
   CHECK(adam["capacity_bytes"].get<double>() == 32.0 * (1ull << 30));  // tpu-v4.yaml hbm.capacity
@@ -74,10 +73,10 @@ TEST_CASE("memory with tensor parallelism: Megatron's split of the weights, Kort
   CHECK(two["params_bytes"].get<double>() == 2 * per_rank);
 
   // One block's activations per rank: the difference a third block makes.
-  const auto three = run(small_gpt("mem-tp2-l3", pod, "{tensor: model}", 2),
-                         {"workload.model.layers=3"})["result"]["memory"];
-  const double block = three["activations_per_microbatch_bytes"].get<double>() -
-                       two["activations_per_microbatch_bytes"].get<double>();
+  const auto three =
+      run(small_gpt("mem-tp2-l3", pod, "{tensor: model}", 2), {"workload.model.layers=3"})["result"]["memory"];
+  const double block =
+      three["activations_per_microbatch_bytes"].get<double>() - two["activations_per_microbatch_bytes"].get<double>();
   // Korthikanti et al. 2022 (arXiv:2205.05198) s.4.2.1, tensor parallel:
   // s b h (10 + 24/t) + 5 a s^2 b / t, less what this model has no dropout
   // for: two masks (2 s b h) and the attention mask and dropout output
@@ -99,8 +98,7 @@ TEST_CASE("memory with pipeline parallelism: 1F1B's first stage keeps p microbat
     CHECK(a["microbatches_in_flight"] == 2 - s);
     CHECK(b["microbatches_in_flight"] == 8);
     CHECK(a["activations_per_microbatch_bytes"] == b["activations_per_microbatch_bytes"]);
-    CHECK(a["activations_bytes"].get<double>() ==
-          (2 - s) * a["activations_per_microbatch_bytes"].get<double>());
+    CHECK(a["activations_bytes"].get<double>() == (2 - s) * a["activations_per_microbatch_bytes"].get<double>());
     CHECK(b["activations_bytes"].get<double>() == 8 * b["activations_per_microbatch_bytes"].get<double>());
   }
 }
@@ -130,10 +128,10 @@ workload:
   // Simulated regardless: a step that is quick to simulate but still too
   // big (one block, 128 tokens, a 512k vocabulary: 2.2e9 parameters, 34 GB
   // with Adam). The report says it does not fit.
-  auto exp = workloads::load_experiment(path, {"workload.model.layers=1", "workload.model.d_model=4096",
-                                               "workload.model.d_ff=4096", "workload.model.heads=32",
-                                               "workload.model.seq_len=128", "workload.model.vocab=524288",
-                                               "workload.simulate_anyway=true"});
+  auto exp = workloads::load_experiment(
+      path,
+      {"workload.model.layers=1", "workload.model.d_model=4096", "workload.model.d_ff=4096", "workload.model.heads=32",
+       "workload.model.seq_len=128", "workload.model.vocab=524288", "workload.simulate_anyway=true"});
   const auto mem = exp.workload->run(exp, {}).report["result"]["memory"];
   CHECK(mem["fits"] == false);
   CHECK(mem["per_chip_bytes"].get<double>() > mem["capacity_bytes"].get<double>());

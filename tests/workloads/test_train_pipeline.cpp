@@ -4,9 +4,9 @@
 // Narayanan et al. 2021, s.2.2.1, the same for 1F1B).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "experiment_fixture.h"
 #include "workloads/experiment.h"
@@ -14,12 +14,10 @@
 
 namespace {
 
-using testing_workloads::write_yaml;
 using testing_workloads::run;
+using testing_workloads::write_yaml;
 
 namespace fs = std::filesystem;
-
-
 
 // p = 4 uniform stages of 8 equal dense layers each on a v4 ring, links so
 // fast that communication is negligible (1 PB/s, no latency). The MLP's
@@ -75,8 +73,8 @@ TEST_CASE("pipeline bubble, 4 uniform stages, 8 microbatches: measured within 5%
   for (const char* schedule : {"gpipe", "1f1b"}) {
     const auto r = run(path, {std::string("workload.parallelism.schedule=") + schedule});
     const auto& pl = r["result"]["pipeline"];
-    INFO(schedule << ": measured bubble " << pl["bubble_fraction"] << ", stage busy " << pl["stage_busy_s"]
-                  << ", span " << pl["span_s"]);
+    INFO(schedule << ": measured bubble " << pl["bubble_fraction"] << ", stage busy " << pl["stage_busy_s"] << ", span "
+                  << pl["span_s"]);
     CHECK(pl["stages"] == 4);
     CHECK(pl["microbatches"] == 8);
     CHECK(pl["schedule"] == schedule);
@@ -120,8 +118,8 @@ TEST_CASE("pipeline: stages hand each microbatch's activations on and its gradie
 TEST_CASE("pipeline bubble shrinks with more microbatches as (p-1)/(m+p-1)", "[workloads][train]") {
   const std::string path = uniform_pipeline();
   for (int m : {4, 16}) {
-    const auto r = run(path, {"workload.parallelism.microbatches=" + std::to_string(m),
-                              "workload.parallelism.schedule=1f1b"});
+    const auto r =
+        run(path, {"workload.parallelism.microbatches=" + std::to_string(m), "workload.parallelism.schedule=1f1b"});
     const double ideal = 3.0 / (m + 3.0);
     INFO(m << " microbatches: measured " << r["result"]["pipeline"]["bubble_fraction"]);
     CHECK(r["result"]["pipeline"]["bubble_fraction"].get<double>() == Approx(ideal).epsilon(0.05));

@@ -4,9 +4,9 @@
 // all-reduces take the ring's time (formulas.md s.1-2).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "experiment_fixture.h"
 #include "workloads/experiment.h"
@@ -16,7 +16,6 @@ namespace {
 using testing_workloads::write_yaml;
 
 namespace fs = std::filesystem;
-
 
 // L 3, D 1024, F 4096, N 8 x H 128, T 512, V 8192 (divides by 4), untied;
 // 4 v4 chips on a wrapping ring, 2 microbatches of 2 sequences.
@@ -74,8 +73,7 @@ TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[
   for (const auto& c : r["per_chip"]) CHECK(c["mxu_flops"].get<double>() == Approx(M * per_microbatch / TP));
   CHECK(r["result"]["model_flops"].get<double>() == Approx(M * per_microbatch));
   CHECK(r["result"]["tokens"].get<double>() == 4 * T);
-  CHECK(r["result"]["tokens_per_s"].get<double>() ==
-        Approx(4 * T / r["result"]["step_time_s"].get<double>()));
+  CHECK(r["result"]["tokens_per_s"].get<double>() == Approx(4 * T / r["result"]["step_time_s"].get<double>()));
   CHECK(r["result"]["mfu"].get<double>() ==
         Approx(M * per_microbatch / r["result"]["step_time_s"].get<double>() / (4 * 275.251e12)).epsilon(1e-3));
 }
