@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "app/cli.h"
+#include "app/explain/mxu_explain.h"
+#include "app/explain/mxu_vcd_op.h"
+#include "app/explain/mxu_walkthrough.h"
 #include "hw/chip_config.h"
-#include "hw/mxu_explain.h"
-#include "hw/mxu_vcd_op.h"
-#include "hw/mxu_walkthrough.h"
 #include "sim/output.h"
 
 namespace po = boost::program_options;
@@ -35,7 +35,7 @@ enum class Pace {
 };
 
 // Shows the walk-through: the intro, one frame per cycle, then the result.
-void present_walkthrough(const hw::MxuWalkthrough& w, Pace pace, double play_seconds) {
+void present_walkthrough(const explain::MxuWalkthrough& w, Pace pace, double play_seconds) {
   // Redrawing in place animates the array, but only a terminal understands
   // the escape sequence (a file or pipe gets the frames one after another).
   const bool redraw = pace == Pace::play && isatty(STDOUT_FILENO);
@@ -113,7 +113,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      "closed form)");
   if (walk || vcd) fidelity = "pe";
 
-  hw::MxuExplainRequest req;
+  explain::MxuExplainRequest req;
   req.config.rows = rows;
   req.config.cols = cols;
   req.config.double_buffer = !vm["no-double-buffer"].as<bool>();
@@ -122,18 +122,18 @@ int explain_mxu(const std::vector<std::string>& args) {
   req.seed = seed;
 
   // The walk-through checks its limits before anything is written.
-  std::optional<hw::MxuWalkthrough> w;
-  if (walk) w = hw::mxu_walkthrough(req.config, req.shape, seed);
+  std::optional<explain::MxuWalkthrough> w;
+  if (walk) w = explain::mxu_walkthrough(req.config, req.shape, seed);
 
   // The VCD gets the walk-through's operands, so the two can be compared.
   std::string vcd_note;
   bool vcd_matches = false;
   if (vcd) {
     std::vector<hw::bf16> a, b;
-    hw::mxu_teaching_operands(req.shape, seed, a, b);
-    const hw::MxuVcdOpResult run = hw::run_mxu_op_to_vcd(vcd_path, req.config, req.shape, a, b,
-                                                         sc_core::sc_time(kExplainClockPeriodNs, sc_core::SC_NS));
-    const std::vector<double> want = hw::host_gemm(req.shape, a, b);
+    explain::mxu_teaching_operands(req.shape, seed, a, b);
+    const explain::MxuVcdOpResult run = explain::run_mxu_op_to_vcd(
+        vcd_path, req.config, req.shape, a, b, sc_core::sc_time(kExplainClockPeriodNs, sc_core::SC_NS));
+    const std::vector<double> want = explain::host_gemm(req.shape, a, b);
     vcd_matches = std::equal(want.begin(), want.end(), run.y.begin(),
                              [](double host, float array) { return host == double(array); });
     vcd_note = std::to_string(run.signals) + " signals, " + std::to_string(run.cycles) +
@@ -148,7 +148,7 @@ int explain_mxu(const std::vector<std::string>& args) {
     return w->matches_reference && (!vcd || vcd_matches) ? 0 : 1;
   }
 
-  hw::MxuExplainResult r = hw::mxu_explain(req);
+  explain::MxuExplainResult r = explain::mxu_explain(req);
 
   if (json) {
     nlohmann::json j{{"cycles", r.cycles},

@@ -12,18 +12,18 @@
 #include "app/cli.h"
 #include "sim/host.h"
 #include "sim/output.h"
-#include "workloads/sweep_mpi.h"
-#include "workloads/sweep_outputs.h"
-#include "workloads/sweep_plot.h"
-#include "workloads/sweep_points.h"
-#include "workloads/sweep_process.h"
-#include "workloads/sweep_progress.h"
-#include "workloads/sweep_runner.h"
-#include "workloads/sweep_spec.h"
+#include "sweep/mpi.h"
+#include "sweep/outputs.h"
+#include "sweep/plot.h"
+#include "sweep/points.h"
+#include "sweep/process.h"
+#include "sweep/progress.h"
+#include "sweep/runner.h"
+#include "sweep/spec.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
-using namespace workloads;
+using namespace sweep;
 
 namespace app {
 

@@ -1,6 +1,8 @@
 #include <iostream>
 
 #include "app/cli.h"
+#include "sweep/points.h"
+#include "sweep/spec.h"
 #include "workloads/experiment.h"
 
 namespace app {
@@ -14,7 +16,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
   for (const auto& path : args) {
-    std::string kind = workloads::validate_file(path);
+    const std::string kind = workloads::validate_file(path);
+    if (kind == "sweep") sweep::expand_sweep(sweep::load_sweep_spec(path));  // loads every point's experiment
     std::cout << path << ": ok (" << kind << ")\n";
   }
   return 0;

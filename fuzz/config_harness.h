@@ -32,9 +32,9 @@
 #include "hw/chip_config.h"
 #include "sim/error.h"
 #include "sim/yaml_node.h"
+#include "sweep/points.h"
+#include "sweep/spec.h"
 #include "workloads/experiment.h"
-#include "workloads/sweep_points.h"
-#include "workloads/sweep_spec.h"
 
 namespace fuzzing {
 
@@ -170,8 +170,8 @@ inline void load_as(const std::string& kind, const std::string& text, const Pars
         s.path("experiments", "fuzz-pod.yaml"));
   } else if (kind == "sweep") {
     const TempInput sweep(s.path("sweeps", "fuzz.yaml"), text);
-    const workloads::SweepSpec spec = workloads::load_sweep_spec(sweep.path());
-    if (spec.point_count() <= kMaxSweepPoints) workloads::expand_sweep(spec);
+    const sweep::SweepSpec spec = sweep::load_sweep_spec(sweep.path());
+    if (spec.point_count() <= kMaxSweepPoints) sweep::expand_sweep(spec);
   } else {
     workloads::validate_text(text, s.path("experiments", "fuzz.yaml"));
   }

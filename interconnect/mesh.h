@@ -5,10 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "interconnect/pod_config.h"
 #include "interconnect/topology.h"
 
 namespace interconnect {
+
+// A named mesh axis over the pod. Mesh axes take the physical axes in order
+// (x, y, z), each mesh axis the consecutive physical axes whose sizes
+// multiply to its size.
+struct MeshAxis {
+  std::string name;
+  int size = 1;
+};
 
 class Mesh {
  public:

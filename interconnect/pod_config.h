@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "interconnect/mesh.h"
 #include "interconnect/topology.h"
 
 namespace interconnect {
@@ -52,14 +53,6 @@ struct ReductionConfig {
   // one packet after its data does when the unit keeps up. false: it starts
   // once the whole message is in.
   bool streaming = true;
-};
-
-// A named mesh axis over the pod. Mesh axes take the physical axes in order
-// (x, y, z), each mesh axis the consecutive physical axes whose sizes
-// multiply to its size.
-struct MeshAxis {
-  std::string name;
-  int size = 1;
 };
 
 struct PodNetworkConfig {

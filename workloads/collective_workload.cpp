@@ -1,9 +1,9 @@
 #include "workloads/collective_workload.h"
 
 #include "interconnect/run_collective.h"
+#include "runtime/pod_run.h"
 #include "sim/host.h"
 #include "sim/output.h"
-#include "workloads/pod_runtime.h"
 #include "workloads/report.h"
 
 namespace workloads {

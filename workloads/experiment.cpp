@@ -9,9 +9,6 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
-#include "workloads/pod_runtime.h"
-#include "workloads/sweep_points.h"
-#include "workloads/sweep_spec.h"
 
 namespace workloads {
 
@@ -303,11 +300,7 @@ Experiment load_experiment_text(const std::string& text, const std::string& path
   return load_experiment_node(sim::YamlNode::load_string(text, path), path, overrides);
 }
 
-std::string validate_file(const std::string& path) {
-  const std::string kind = validate_node(sim::YamlNode::load_file(path), path);
-  if (kind == "sweep") expand_sweep(load_sweep_spec(path));  // loads every point's experiment
-  return kind;
-}
+std::string validate_file(const std::string& path) { return validate_node(sim::YamlNode::load_file(path), path); }
 
 std::string validate_text(const std::string& text, const std::string& path) {
   const sim::YamlNode root = sim::YamlNode::load_string(text, path);
@@ -317,60 +310,33 @@ std::string validate_text(const std::string& text, const std::string& path) {
   return kind;
 }
 
-std::string SimulationEnd::describe(const Limits& limits) const {
-  switch (reason) {
-    case Reason::time_limit:
-      return "runaway: simulated time reached limits.max_sim_time (" + sim::si(limits.max_sim_time_s, "s") + ")";
-    case Reason::event_limit:
-      return "runaway: " + std::to_string(events) + " events exceeded limits.max_events (" +
-             std::to_string(limits.max_events) + ") at " + sim::si(sim_time_s, "s") + " of simulated time";
-    case Reason::stopped: return "the simulation was stopped";
-    case Reason::idle: break;
-  }
-  return "the simulation ran out of events";
+interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
+  interconnect::PodNetworkConfig cfg;
+  cfg.topology = interconnect::parse_topology_kind(exp.pod.topology, "pod.topology");
+  for (auto s : exp.pod.shape) cfg.shape.push_back(static_cast<int>(s));
+  cfg.wraparound = exp.pod.wraparound;
+  cfg.link.bandwidth = exp.chip.ici.link_bandwidth;
+  cfg.link.latency = exp.chip.ici.link_latency;
+  cfg.link.packet_bytes = exp.pod.packet_bytes;
+  cfg.link.switching = interconnect::parse_switching(exp.pod.switching, "pod.switching");
+  cfg.model = interconnect::parse_network_model(exp.pod.network_model, "pod.network_model");
+  // A reduction stores one (8,128) f32 vreg (4096 B) per cycle per
+  // TensorCore (tpu-specs v5p.vmem_load_store: 1 store per cycle;
+  // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
+  cfg.reduction.vector_bytes_per_s = 4096.0 * exp.chip.tensorcores * exp.chip.clock;
+  cfg.reduction.hbm_bytes_per_s = exp.chip.hbm.bandwidth_bytes_per_s;
+  for (const auto& [name, size] : exp.mesh) cfg.mesh.push_back({name, static_cast<int>(size)});
+  return cfg;
 }
 
-SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events) {
-  using sc_core::sc_time;
-  const sc_time end(limits.max_sim_time_s, sc_core::SC_SEC);
-  auto events = [&extra_events] { return sim::kernel_events() + (extra_events ? extra_events() : 0); };
-  // Slices start short and double while they use little of the event budget
-  // (a few dozen sc_start calls for a whole run), and shrink as it runs out.
-  sc_time slice(1, sc_core::SC_US);
-  const sc_time min_slice = sc_core::sc_get_time_resolution();
-  SimulationEnd r;
-  for (;;) {
-    const sc_time now = sc_core::sc_time_stamp();
-    if (now >= end) {
-      r.reason = sc_core::sc_pending_activity() ? SimulationEnd::Reason::time_limit : SimulationEnd::Reason::idle;
-      break;
-    }
-    const std::uint64_t before = events();
-    sc_core::sc_start(end - now < slice ? end - now : slice, sc_core::SC_RUN_TO_TIME);
-    const std::uint64_t after = events();
-    if (sc_core::sc_get_status() == sc_core::SC_STOPPED || sc_core::sc_end_of_simulation_invoked()) {
-      r.reason = SimulationEnd::Reason::stopped;
-      break;
-    }
-    if (!sc_core::sc_pending_activity()) {
-      r.reason = SimulationEnd::Reason::idle;
-      break;
-    }
-    if (after > limits.max_events) {
-      r.reason = SimulationEnd::Reason::event_limit;
-      break;
-    }
-    const std::uint64_t used = after - before, left = limits.max_events - after;
-    if (used <= left / 8) {
-      if (slice < end) slice = slice * 2.0;
-    } else if (used > left / 2 && slice > min_slice) {
-      slice = slice / 2.0;
-      if (slice < min_slice) slice = min_slice;
-    }
-  }
-  r.events = events();
-  r.sim_time_s = sc_core::sc_time_stamp().to_seconds();
-  return r;
+runtime::PodConfig pod_config(const Experiment& exp) {
+  runtime::PodConfig c;
+  c.chip = exp.chip;
+  c.network = pod_network_config(exp);
+  c.fidelity = exp.fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
+  c.limits = exp.limits;
+  c.simulate_every_chip = exp.replicas == "all";
+  return c;
 }
 
 }  // namespace workloads

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "hw/chip_config.h"
+#include "interconnect/pod_config.h"
+#include "runtime/limits.h"
+#include "runtime/pod_run.h"
 #include "sim/yaml_node.h"
 #include "workloads/workload.h"
 
@@ -28,31 +31,6 @@ struct PodSpec {
   }
 };
 
-// Runaway protection (`limits:` in an experiment). A run that reaches either
-// limit with work left fails with exit 3, naming what was still pending.
-struct Limits {
-  double max_sim_time_s = 3600.0;         // simulated seconds
-  std::uint64_t max_events = 1000000000;  // SystemC delta cycles + ICI network events
-};
-
-// How a bounded simulation (simulate_within) ended.
-struct SimulationEnd {
-  enum class Reason { idle, stopped, time_limit, event_limit };
-  Reason reason = Reason::idle;  // idle: nothing left to happen; stopped: sc_stop() (an op failed)
-  std::uint64_t events = 0;      // as counted against limits.max_events
-  double sim_time_s = 0;
-  bool runaway() const { return reason == Reason::time_limit || reason == Reason::event_limit; }
-  // "runaway: ..." naming the limit that was reached (for runaway ends).
-  std::string describe(const Limits& limits) const;
-};
-
-// Runs the elaborated simulation in slices of simulated time until nothing
-// is pending, an op stops it, or a limit is reached; `extra_events` counts
-// events the kernel does not see (the ICI network's). The limits are
-// checked between slices, so a run may overshoot max_events by part of one
-// slice (slices shrink as the budget runs out); the outcome is deterministic.
-SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events = nullptr);
-
 struct Experiment {
   std::string name;
   std::string config_path;
@@ -65,9 +43,13 @@ struct Experiment {
   // auto: simulate one chip per group of identical replicas when that is
   // exact (pod_runtime.h); all: every chip, always.
   std::string replicas = "auto";
-  Limits limits;
+  runtime::Limits limits;
   std::unique_ptr<Workload> workload;
 };
+
+// The experiment's pod as the interconnect sees it, and as the runtime runs it.
+interconnect::PodNetworkConfig pod_network_config(const Experiment& exp);
+runtime::PodConfig pod_config(const Experiment& exp);
 
 // Loads, applies overrides ("key.path=value"), validates. Throws sim::ConfigError.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
@@ -80,8 +62,10 @@ Experiment load_experiment_text(const std::string& text, const std::string& path
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);
 
-// Detects what a YAML file is (chip, pod, experiment, sweep) and validates it
-// (a sweep: every point's experiment). Returns the kind. Throws sim::ConfigError.
+// Detects what a YAML file is (chip, pod, experiment, sweep) and validates
+// a chip, pod or experiment; returns the kind. A sweep's points are checked
+// by sweep::expand_sweep (the sweep layer sits above this one). Throws
+// sim::ConfigError.
 std::string validate_file(const std::string& path);
 // The same for chip, pod and experiment text that `path` names (sweeps are
 // read from their file: use validate_file).

@@ -8,12 +8,12 @@
 #include "hw/mxu_timing.h"
 #include "hw/mxu_vcd.h"
 #include "hw/sequencer.h"
+#include "runtime/program_trace.h"
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/log.h"
 #include "sim/output.h"
-#include "workloads/program_trace.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -138,13 +138,14 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
 RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions& opts) {
   sim::WallTimer wall;
   const hw::ChipConfig& chip = exp.chip;
-  MatmulBlocking blocking = spec.blocking.bm ? spec.blocking : choose_blocking(chip, spec.m, spec.k, spec.n);
+  kernels::MatmulBlocking blocking =
+      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n);
   if (blocking.bm == 0)
     throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                           std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +
                           " bytes of VMEM per core");
   // Checked again before planning: the plan of a matmul far too large for
-  // HBM would take minutes and gigabytes to build (plan_matmul's footprint).
+  // HBM would take minutes and gigabytes to build (kernels::plan_matmul's footprint).
   const double footprint =
       2.0 * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) + double(spec.m) * double(spec.n));
   if (footprint > double(chip.hbm.capacity_bytes))
@@ -153,7 +154,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
 
   std::vector<hw::bf16> a, b;
   std::vector<float> y;
-  MatmulData data;
+  kernels::MatmulData data;
   if (exp.functional) {
     std::mt19937_64 rng(spec.seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -164,7 +165,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     y.assign(spec.m * spec.n, 0.0f);
     data = {a.data(), b.data(), y.data()};
   }
-  MatmulPlan plan = plan_matmul(chip, spec.m, spec.k, spec.n, blocking, data);
+  kernels::MatmulPlan plan = kernels::plan_matmul(chip, spec.m, spec.k, spec.n, blocking, data);
   spdlog::debug(
       "matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
       spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers, blocking.accumulators,
@@ -179,7 +180,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   hw::Chip& c = *chip_mod;
   auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
   std::unique_ptr<hw::MxuVcd> vcd = opts.vcd ? attach_mxu_vcd(exp, plan.program, c, opts.out_dir) : nullptr;
-  const SimulationEnd sim_end = simulate_within(exp.limits);
+  const runtime::SimulationEnd sim_end = runtime::simulate_within(exp.limits);
   vcd.reset();  // closes mxu.vcd
   seq->rethrow_failure();
   if (!seq->finished()) {
@@ -257,7 +258,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   std::string trace_json;
   if (opts.trace) {
     sim::TraceWriter trace;
-    trace_program(trace, 0, plan.program, seq->timings());
+    runtime::trace_program(trace, 0, plan.program, seq->timings());
     trace_json = trace.json();
   }
   const std::uint64_t events = sim::kernel_events();

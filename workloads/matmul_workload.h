@@ -3,15 +3,15 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/matmul_kernel.h"
 #include "workloads/experiment.h"
-#include "workloads/matmul_kernel.h"
 
 namespace workloads {
 
 struct MatmulWorkloadSpec {
   std::uint64_t m = 0, k = 0, n = 0;
-  MatmulBlocking blocking;  // bm/bk/bn 0 = chosen by the kernel
-  std::uint64_t seed = 1;   // operands of functional runs
+  kernels::MatmulBlocking blocking;  // bm/bk/bn 0 = chosen by the kernel
+  std::uint64_t seed = 1;            // operands of functional runs
 };
 
 std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const Experiment& exp);

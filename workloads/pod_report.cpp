@@ -8,11 +8,11 @@
 
 namespace workloads {
 
-PodSummary summarize(const Experiment& exp, const PodRunResult& run) {
+PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   PodSummary s;
   s.step_s = run.step_time_s;
   const double chips = double(run.chips.size());
-  for (const ChipTiming& t : run.chips) {
+  for (const runtime::ChipTiming& t : run.chips) {
     s.hbm_bytes += double(t.hbm_bytes);
     s.ici_bytes += double(t.ici_bytes_out);
     s.comm_s += t.ici_busy_s / chips;
@@ -52,7 +52,7 @@ nlohmann::json pod_result(const Experiment& exp, const PodSummary& s, double flo
   return res;
 }
 
-nlohmann::json pod_collectives(const PodRunResult& run) {
+nlohmann::json pod_collectives(const runtime::PodRunResult& run) {
   nlohmann::json colls = nlohmann::json::array();
   for (const auto& c : run.collectives) {
     const double t = c.time_s();
@@ -71,7 +71,7 @@ nlohmann::json pod_collectives(const PodRunResult& run) {
   return colls;
 }
 
-nlohmann::json pod_simulator_section(const Experiment& exp, double wall_time_s, const PodRunResult& run) {
+nlohmann::json pod_simulator_section(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run) {
   nlohmann::json s = simulator_section(exp, wall_time_s, run.kernel_events);
   s["network_events"] = run.network_events;
   s["messages"] = run.messages;
@@ -91,10 +91,10 @@ std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip) {
   return coords;
 }
 
-nlohmann::json pod_per_chip(const Experiment& exp, const PodRunResult& run) {
+nlohmann::json pod_per_chip(const Experiment& exp, const runtime::PodRunResult& run) {
   nlohmann::json per_chip = nlohmann::json::array();
   for (std::size_t c = 0; c < run.chips.size(); ++c) {
-    const ChipTiming& t = run.chips[c];
+    const runtime::ChipTiming& t = run.chips[c];
     per_chip.push_back(
         {{"chip", c},
          {"coords", chip_coords(exp, static_cast<std::uint32_t>(c))},

@@ -2,13 +2,13 @@
 
 #include <cmath>
 
+#include "kernels/matmul_kernel.h"
+#include "kernels/program_append.h"
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
 #include "sim/params.h"
-#include "workloads/matmul_kernel.h"
 #include "workloads/pod_report.h"
-#include "workloads/program_append.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -63,7 +63,7 @@ const sim::ParamTable<SyntheticSpec>& synthetic_params() {
 std::vector<std::uint32_t> append_units(hw::Program& prog, const hw::Program& unit, std::uint64_t count,
                                         std::vector<std::uint32_t> after, const std::string& label) {
   for (std::uint64_t i = 0; i < count; ++i)
-    after = append_program(prog, unit, after, " (" + label + " " + std::to_string(i) + ")");
+    after = kernels::append_program(prog, unit, after, " (" + label + " " + std::to_string(i) + ")");
   return after;
 }
 
@@ -89,13 +89,14 @@ std::unique_ptr<Workload> load_synthetic_workload(const sim::YamlNode& node, con
   return std::make_unique<SyntheticWorkload>(spec);
 }
 
-PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& spec) {
+runtime::PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& spec) {
   const hw::ChipConfig& chip = exp.chip;
   const SyntheticUnit& u = spec.unit;
-  const hw::Program unit = plan_matmul(chip, u.m, u.k, u.n, choose_blocking(chip, u.m, u.k, u.n)).program;
+  const hw::Program unit =
+      kernels::plan_matmul(chip, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n)).program;
   const std::uint32_t chips = exp.pod.chips();
   const bool broadcast = chips > 1 && spec.broadcast_bytes > 0;
-  PodProgram pp;
+  runtime::PodProgram pp;
   if (broadcast) {
     interconnect::CollectiveSpec b;
     b.op = interconnect::CollectiveOp::broadcast;
@@ -122,7 +123,8 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   const hw::ChipConfig& chip = exp.chip;
   const SyntheticUnit& u = spec.unit;
   const std::uint32_t chips = exp.pod.chips();
-  const MatmulPlan unit_plan = plan_matmul(chip, u.m, u.k, u.n, choose_blocking(chip, u.m, u.k, u.n));
+  const kernels::MatmulPlan unit_plan =
+      kernels::plan_matmul(chip, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n));
   const std::uint64_t per_chip_bytes = unit_plan.hbm_footprint + (spec.state_bytes + chips - 1) / chips;
   if (per_chip_bytes > chip.hbm.capacity_bytes)
     throw sim::SimFailure("does not fit: each of the " + std::to_string(chips) + " chips needs " +
@@ -130,8 +132,8 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
                           " (its share of state_bytes plus one unit's operands) but " + chip.name + " has " +
                           sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM");
 
-  const PodProgram pp = build_synthetic_program(exp, spec);
-  const PodRunResult run = run_pod(exp, pp, opts.trace);
+  const runtime::PodProgram pp = build_synthetic_program(exp, spec);
+  const runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);
   const double step = run.step_time_s;
   const double flops = unit_plan.flops * double(spec.units);
   const double peak = chip.peak_flops_per_s() * chips;

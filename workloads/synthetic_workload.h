@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "runtime/pod_run.h"
 #include "workloads/experiment.h"
-#include "workloads/pod_runtime.h"
 
 namespace workloads {
 
@@ -43,7 +43,7 @@ struct SyntheticSpec {
 std::unique_ptr<Workload> load_synthetic_workload(const sim::YamlNode& node, const Experiment& exp);
 
 // The per-chip programs (exposed for tests).
-PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& spec);
+runtime::PodProgram build_synthetic_program(const Experiment& exp, const SyntheticSpec& spec);
 
 RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const RunOptions& opts);
 

@@ -1,8 +1,8 @@
 #include "workloads/collective_workload.h"
 #include "workloads/matmul_workload.h"
-#include "workloads/sharded_matmul_workload.h"
+#include "workloads/sharding/workload.h"
 #include "workloads/synthetic_workload.h"
-#include "workloads/train_workload.h"
+#include "workloads/train/workload.h"
 #include "workloads/workload.h"
 
 namespace workloads {

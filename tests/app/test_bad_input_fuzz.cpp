@@ -87,7 +87,8 @@ TEST_CASE("fuzz seeds: every shipped config loads as its kind", "[app][fuzz]") {
     const std::string text = slurp(f);
     if (text.find("\nsweep:") != std::string::npos) {
       INFO(f.string());
-      CHECK(workloads::validate_file(f.string()) == "sweep");  // its base sits beside it
+      CHECK(workloads::validate_file(f.string()) == "sweep");
+      CHECK_NOTHROW(sweep::expand_sweep(sweep::load_sweep_spec(f.string())));  // its base sits beside it
       continue;
     }
     expect_ok(f, "experiment");

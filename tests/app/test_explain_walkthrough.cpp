@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "app/explain/mxu_walkthrough.h"
 #include "cli_runner.h"
 #include "hw/mxu_timing.h"
-#include "hw/mxu_walkthrough.h"
 
 using testing_cli::run_tpusim;
 
@@ -66,7 +66,7 @@ TEST_CASE("explain walk-through: the final matrix equals a host GEMM, every shap
   const Case cases[] = {
       {{4, 4, true}, {6, 4, 4}}, {{3, 5, true}, {7, 11, 9}}, {{3, 5, false}, {2, 7, 6}}, {{16, 16, true}, {5, 20, 17}}};
   for (const Case& c : cases) {
-    const hw::MxuWalkthrough w = hw::mxu_walkthrough(c.config, c.shape, 3);
+    const explain::MxuWalkthrough w = explain::mxu_walkthrough(c.config, c.shape, 3);
     const std::uint64_t m = c.shape.m, k = c.shape.k, n = c.shape.n;
     INFO(c.config.rows << "x" << c.config.cols << " m " << m << " k " << k << " n " << n);
     REQUIRE(w.a.size() == m * k);
@@ -102,7 +102,7 @@ TEST_CASE("explain walk-through: the final matrix equals a host GEMM, every shap
     }
   }
   // Ragged tiles are visible as such.
-  const hw::MxuWalkthrough ragged = hw::mxu_walkthrough({3, 5, true}, {7, 11, 9}, 3);
+  const explain::MxuWalkthrough ragged = explain::mxu_walkthrough({3, 5, true}, {7, 11, 9}, 3);
   std::string all;
   for (const auto& f : ragged.frames) all += f;
   CHECK(all.find("0 (pad)") != std::string::npos);

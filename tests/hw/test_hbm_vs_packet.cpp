@@ -5,9 +5,9 @@
 #include <random>
 
 #include "hw/hbm.h"
-#include "hw/hbm_packet_reference.h"
 #include "sim/kernel.h"
 #include "test_hbm_streams.h"
+#include "tests/hw/hbm_packet_reference.h"
 
 using hbm_test::Stream;
 using hbm_test::Streams;

@@ -1,11 +1,10 @@
 // hw::Mxu as a SystemC module: simulated time, values, queueing and stats
-// against hand-worked cycle counts; mxu_explain against its definition.
+// against hand-worked cycle counts.
 #include <catch2/catch.hpp>
 #include <systemc>
 #include <vector>
 
 #include "hw/mxu.h"
-#include "hw/mxu_explain.h"
 #include "hw/mxu_timing.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
@@ -87,26 +86,4 @@ TEST_CASE("mxu module: bad configuration rejected", "[mxu]") {
   sim::reset_kernel();
   CHECK_THROWS_AS(hw::Mxu("bad_rows", {1, 2, true}, sc_time(1, SC_NS)), sim::ConfigError);
   CHECK_THROWS_AS(hw::Mxu("bad_period", {2, 2, true}, sc_core::SC_ZERO_TIME), sim::ConfigError);
-}
-
-TEST_CASE("mxu explain: cycles, utilization and an exact pe check", "[mxu]") {
-  hw::MxuExplainRequest req;
-  req.config = {128, 128, true};
-  req.shape = {128, 128, 128};
-  const hw::MxuExplainResult tile = hw::mxu_explain(req);
-  CHECK(tile.cycles == 510);  // worked out in test_mxu_timing.cpp
-  CHECK(tile.macs == 128u * 128u * 128u);
-  CHECK(tile.utilization == Approx(128.0 / 510.0));
-  CHECK_FALSE(tile.checked);
-
-  req.config = {8, 8, false};
-  req.shape = {20, 30, 17};
-  req.fidelity = hw::Fidelity::pe;
-  req.seed = 5;
-  const hw::MxuExplainResult pe = hw::mxu_explain(req);
-  CHECK(pe.checked);
-  CHECK(pe.matches_reference);
-  CHECK(pe.cycles == hw::mxu_tile_cycles(req.config, req.shape));
-  CHECK(pe.utilization == Approx(20.0 * 30 * 17 / (64.0 * pe.cycles)));
-  CHECK(pe.wall_time_s >= 0.0);
 }

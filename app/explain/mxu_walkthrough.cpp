@@ -1,0 +1,383 @@
+#include "app/explain/mxu_walkthrough.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "hw/systolic_array.h"
+#include "sim/error.h"
+
+namespace explain {
+
+namespace {
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+std::string u64(std::uint64_t x) { return std::to_string(x); }
+
+std::vector<std::string> labels(const std::string& prefix, std::size_t count) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < count; ++i) out.push_back(prefix + u64(i));
+  return out;
+}
+
+// A titled table, one cell per (row, column), columns padded to equal width
+// (at least one wider than the widest column label).
+std::string grid(const std::string& title, const std::vector<std::string>& row_labels,
+                 const std::vector<std::string>& col_labels,
+                 const std::function<std::string(std::size_t, std::size_t)>& cell) {
+  const std::size_t rows = row_labels.size(), cols = col_labels.size();
+  std::vector<std::string> cells(rows * cols);
+  std::size_t width = 0, label_width = 0;
+  for (const std::string& l : col_labels) width = std::max(width, l.size() + 1);
+  for (const std::string& l : row_labels) label_width = std::max(label_width, l.size() + 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      cells[r * cols + c] = cell(r, c);
+      width = std::max(width, cells[r * cols + c].size());
+    }
+  }
+  auto padded = [width](const std::string& s) { return s + std::string(width - s.size() + 2, ' '); };
+  std::string out = title + "\n" + std::string(label_width, ' ') + " ";
+  auto end_line = [&out] {
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  };
+  for (const std::string& l : col_labels) out += padded(l);
+  end_line();
+  for (std::size_t r = 0; r < rows; ++r) {
+    out += " " + row_labels[r] + std::string(label_width - row_labels[r].size(), ' ');
+    for (std::size_t c = 0; c < cols; ++c) out += padded(cells[r * cols + c]);
+    end_line();
+  }
+  return out;
+}
+
+// Rows of cells, left-aligned in columns two spaces apart, indented by two.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (std::size_t c = 0; c < row.size(); ++c) line += " " + row[c] + std::string(width[c] - row[c].size() + 1, ' ');
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string pe_grid(const std::string& title, std::uint32_t rows, std::uint32_t cols,
+                    const std::function<std::string(std::uint32_t, std::uint32_t)>& cell) {
+  return grid(title, labels("r", rows), labels("c", cols), [&cell](std::size_t r, std::size_t c) {
+    return cell(static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(c));
+  });
+}
+
+std::string feeder_line(const hw::ArrayStateView& v) {
+  if (v.injected_tile < 0) return "feeder: idle";
+  return "feeder: tile " + std::to_string(v.injected_tile) + " vector " + u64(v.injected_vector);
+}
+
+std::string loader_line(const hw::ArrayStateView& v) {
+  if (v.load_count == 0) return "loader: idle";
+  std::string s = "loader:";
+  for (std::size_t i = 0; i < v.load_count; ++i) {
+    const hw::MxuWeightLoad& load = v.loads[i];
+    // Column c shifts during start+c .. start+c+R-1.
+    const std::uint64_t since = v.cycle - load.start_cycle;
+    const std::uint64_t first = since >= v.rows ? since - v.rows + 1 : 0;
+    const std::uint64_t last = std::min<std::uint64_t>(since, v.cols - 1);
+    s += (i ? "; tile " : " tile ") + u64(load.tile) + " -> bank " + u64(load.bank) +
+         (first == last ? ", column " + u64(first) : ", columns " + u64(first) + "-" + u64(last)) + " shifting";
+  }
+  return s;
+}
+
+std::string frame_head(const hw::ArrayStateView& v) {
+  return "cycle " + u64(v.cycle) + " | " + feeder_line(v) + " | " + loader_line(v) + "\n";
+}
+
+// Weights, activations and psums over the PEs.
+std::string frame_grids(const hw::ArrayStateView& v) {
+  std::string out;
+  out += pe_grid("weights (bank 0/bank 1, * = bank the activation selects)", v.rows, v.cols,
+                 [&v](std::uint32_t r, std::uint32_t c) {
+                   std::string s;
+                   for (unsigned b = 0; b < 2; ++b) {
+                     if (b) s += "/";
+                     if (v.valid(r, c) && v.bank(r, c) == b) s += "*";
+                     s += number(v.weight(b, r, c));
+                   }
+                   return s;
+                 });
+  out += pe_grid("activations (value @tile:vector, . = bubble)", v.rows, v.cols,
+                 [&v](std::uint32_t r, std::uint32_t c) -> std::string {
+                   if (!v.valid(r, c)) return ".";
+                   const hw::MxuVectorSlot& s = v.slot(r, c);
+                   return number(v.activation(r, c)) + " @" + std::to_string(s.tile) + ":" + u64(s.vector);
+                 });
+  out += pe_grid(
+      "psums produced (p_in + a * w)", v.rows, v.cols,
+      [&v](std::uint32_t r, std::uint32_t c) -> std::string { return v.valid(r, c) ? number(v.psum(r, c)) : "."; });
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The walk-through of one op.
+
+// Where tile j sits in B (docs/mxu.md "Tiles": order for nt: for kt:).
+struct TilePlace {
+  std::uint64_t k0, k_rows, n0, n_cols;
+};
+
+TilePlace tile_place(const hw::MxuConfig& config, const hw::MxuShape& shape, const hw::MxuTiling& tiling,
+                     std::uint64_t j) {
+  const std::uint64_t nt = j / tiling.k_tiles, kt = j % tiling.k_tiles;
+  TilePlace p;
+  p.k0 = kt * config.rows;
+  p.k_rows = std::min<std::uint64_t>(config.rows, shape.k - p.k0);
+  p.n0 = nt * config.cols;
+  p.n_cols = std::min<std::uint64_t>(config.cols, shape.n - p.n0);
+  return p;
+}
+
+std::string range(std::uint64_t first, std::uint64_t count) {
+  return count == 1 ? u64(first) : u64(first) + "-" + u64(first + count - 1);
+}
+
+// Draws the frames as the engine runs, and plays the collector: every psum
+// leaving row R-1 is added into its Y entry, in the order it leaves.
+class FrameRenderer {
+ public:
+  explicit FrameRenderer(MxuWalkthrough& w) : w_(w), tiling_(hw::mxu_tiling(w.config, w.shape)) {
+    w_.collected.assign(w.shape.m * w.shape.n, 0.0f);
+    arrived_.assign(w.shape.m * w.shape.n, false);
+  }
+
+  void operator()(const hw::ArrayStateView& v) {
+    std::string f = "===== cycle " + u64(v.cycle) + " (of 0.." + u64(w_.cycles - 1) + ") =====\n";
+    f += frame_head(v);
+    f += left_edge(v);
+    f += frame_grids(v);
+    f += bottom_edge(v);
+    f += render_matrix("Y so far (. = nothing has arrived yet)", w_.shape.m, w_.shape.n,
+                       [this](std::size_t i, std::size_t j) {
+                         return arrived_[i * w_.shape.n + j] ? double(w_.collected[i * w_.shape.n + j])
+                                                             : std::numeric_limits<double>::quiet_NaN();
+                       });
+    w_.frames.push_back(std::move(f));
+  }
+
+ private:
+  static constexpr std::uint64_t kLookahead = 3;
+
+  // The skew made visible: which element of A enters each row in the next
+  // cycles. Vector i of tile j enters row r at cycle s_j + i + r.
+  std::string left_edge(const hw::ArrayStateView& v) const {
+    std::vector<std::string> cols;
+    for (std::uint64_t d = kLookahead; d >= 1; --d) cols.push_back("+" + u64(d));
+    return grid("left edge: what enters each row in the next cycles (+1 = next cycle)", labels("r", v.rows), cols,
+                [&](std::size_t r, std::size_t col) -> std::string {
+                  const std::uint64_t at = v.cycle + (kLookahead - col);
+                  for (std::uint64_t j = 0; j < w_.schedule.size(); ++j) {
+                    const std::uint64_t s = w_.schedule[j].feed_start + r;
+                    if (at < s || at - s >= w_.shape.m) continue;
+                    const std::uint64_t i = at - s;
+                    const TilePlace p = tile_place(w_.config, w_.shape, tiling_, j);
+                    if (r >= p.k_rows) return "0 (pad)";
+                    const std::uint64_t k = p.k0 + r;
+                    return "A[" + u64(i) + "][" + u64(k) + "]=" + number(w_.a[i * w_.shape.k + k].to_float());
+                  }
+                  return ".";
+                });
+  }
+
+  std::string bottom_edge(const hw::ArrayStateView& v) {
+    std::string line = "bottom edge:";
+    bool any = false;
+    const std::uint32_t r = v.rows - 1;
+    for (std::uint32_t c = 0; c < v.cols; ++c) {
+      if (!v.valid(r, c)) continue;
+      const hw::MxuVectorSlot& slot = v.slot(r, c);
+      const TilePlace p = tile_place(w_.config, w_.shape, tiling_, static_cast<std::uint64_t>(slot.tile));
+      const std::uint64_t i = slot.vector, j = p.n0 + c;
+      line += any ? "," : "";
+      any = true;
+      if (c >= p.n_cols) {
+        line += " c" + u64(c) + " padding (dropped)";
+        continue;
+      }
+      const std::size_t at = i * w_.shape.n + j;
+      w_.collected[at] = hw::mxu_add(w_.collected[at], v.psum(r, c));
+      arrived_[at] = true;
+      line +=
+          " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " + std::to_string(slot.tile) + ")";
+    }
+    return line + (any ? "\n" : " nothing leaves this cycle\n");
+  }
+
+  MxuWalkthrough& w_;
+  hw::MxuTiling tiling_;
+  std::vector<bool> arrived_;
+};
+
+std::string intro_text(const MxuWalkthrough& w) {
+  const hw::MxuConfig& c = w.config;
+  const hw::MxuShape& s = w.shape;
+  const hw::MxuTiling tiling = hw::mxu_tiling(c, s);
+  const std::string R = u64(c.rows), C = u64(c.cols);
+  std::string out = "Weight-stationary " + R + "x" + C + " systolic array (" +
+                    (c.double_buffer ? "double-buffered" : "single-buffered") + " weights): Y (" + u64(s.m) + "x" +
+                    u64(s.n) + ") = A (" + u64(s.m) + "x" + u64(s.k) + ") x B (" + u64(s.k) + "x" + u64(s.n) +
+                    ").\nBF16 operands (small integers here, so every FP32 sum is exact), FP32 partial sums.\n\n";
+  out += "B is cut into " + u64(tiling.count()) + " weight tile" + (tiling.count() == 1 ? "" : "s") + " of " + R + "x" +
+         C + " (" + u64(tiling.k_tiles) + " along k, " + u64(tiling.n_tiles) +
+         " along n; ragged edges padded with zeros).\nEach tile stays in the array while all " + u64(s.m) +
+         " rows of A stream past it:\n";
+  const std::vector<std::string> head = {"tile", "k rows", "n cols", "bank", "load L", "feed s", "last out E"};
+  std::vector<std::vector<std::string>> rows = {head};
+  for (std::size_t j = 0; j < w.schedule.size(); ++j) {
+    const TilePlace p = tile_place(c, s, tiling, j);
+    const hw::MxuTileTiming& t = w.schedule[j];
+    rows.push_back({u64(j), range(p.k0, p.k_rows), range(p.n0, p.n_cols), u64(c.double_buffer ? j % 2 : 0),
+                    u64(t.load_start), u64(t.feed_start), u64(t.last_output)});
+  }
+  out += table(rows);
+  out += "The op takes " + u64(w.cycles) + " cycles (0.." + u64(w.cycles - 1) +
+         "): cycle 0 is the first weight-load cycle, the last is the one in which\n"
+         "the last result leaves the bottom edge (docs/mxu.md derives L, s and E).\n\n"
+         "How to read a frame:\n"
+         "  left edge    row i of A enters skewed: A[i][k0+r] enters row r at cycle s + i + r,\n"
+         "               then moves one PE to the right per cycle.\n"
+         "  weights      PE(r,c) of a tile holds B[k0+r][n0+c] in the tile's bank; column c shifts\n"
+         "               down from the top edge during cycles L+c .. L+c+" +
+         u64(c.rows - 1) +
+         " and latches.\n"
+         "  activations  the value each PE multiplies in this cycle (@tile:vector, vector = row of A).\n"
+         "  psums        p_out = p_in from the PE above + a * w, passed down; the bottom row's\n"
+         "               p_out leaves the array and is added into Y (bottom edge).\n";
+  return out;
+}
+
+void check_limits(const hw::MxuConfig& config, const hw::MxuShape& shape) {
+  if (config.rows > kWalkthroughMaxSide || config.cols > kWalkthroughMaxSide) {
+    throw sim::ConfigError({"command line"}, "--walk",
+                           "the walk-through prints every PE every cycle: arrays up to " + u64(kWalkthroughMaxSide) +
+                               "x" + u64(kWalkthroughMaxSide) + ", got " + u64(config.rows) + "x" + u64(config.cols) +
+                               " (without --walk, explain mxu gives cycles and utilization for any size)");
+  }
+  for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"m", shape.m}, {"k", shape.k}, {"n", shape.n}}) {
+    if (value > kWalkthroughMaxDim) {
+      throw sim::ConfigError({"command line"}, "--walk",
+                             std::string("the walk-through prints the operands: --") + name + " up to " +
+                                 u64(kWalkthroughMaxDim) + ", got " + u64(value));
+    }
+  }
+}
+
+}  // namespace
+
+std::string render_walkthrough_frame(const hw::ArrayStateView& v) { return frame_head(v) + frame_grids(v); }
+
+void mxu_teaching_operands(const hw::MxuShape& shape, std::uint64_t seed, std::vector<hw::bf16>& a,
+                           std::vector<hw::bf16>& b) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(-3, 3);
+  a.resize(shape.m * shape.k);
+  b.resize(shape.k * shape.n);
+  for (hw::bf16& x : a) x = hw::bf16::from_float(static_cast<float>(pick(rng)));
+  for (hw::bf16& x : b) x = hw::bf16::from_float(static_cast<float>(pick(rng)));
+}
+
+std::vector<double> host_gemm(const hw::MxuShape& shape, const std::vector<hw::bf16>& a,
+                              const std::vector<hw::bf16>& b) {
+  std::vector<double> y(shape.m * shape.n, 0.0);
+  for (std::uint64_t i = 0; i < shape.m; ++i)
+    for (std::uint64_t j = 0; j < shape.n; ++j)
+      for (std::uint64_t p = 0; p < shape.k; ++p)
+        y[i * shape.n + j] += double(a[i * shape.k + p].to_float()) * double(b[p * shape.n + j].to_float());
+  return y;
+}
+
+std::string render_matrix(const std::string& title, std::size_t rows, std::size_t cols,
+                          const std::function<double(std::size_t, std::size_t)>& value, const std::string& row_label,
+                          const std::string& col_label) {
+  return grid(title, labels(row_label, rows), labels(col_label, cols), [&value](std::size_t r, std::size_t c) {
+    const double x = value(r, c);
+    return std::isnan(x) ? std::string(".") : number(x);
+  });
+}
+
+MxuWalkthrough mxu_walkthrough(const hw::MxuConfig& config, const hw::MxuShape& shape, std::uint64_t seed) {
+  validate(config);
+  validate(shape);
+  check_limits(config, shape);
+  MxuWalkthrough w;
+  w.config = config;
+  w.shape = shape;
+  mxu_teaching_operands(shape, seed, w.a, w.b);
+  w.schedule = hw::mxu_tile_schedule(config, shape);
+  // Frames are titled "cycle t (of 0..N-1)" as they are drawn; the engine's
+  // own count must then agree (it is checked against the formula in tests).
+  w.cycles = hw::mxu_tile_cycles(config, shape);
+  w.intro = intro_text(w);
+
+  hw::SystolicArray array;
+  FrameRenderer renderer(w);
+  hw::MxuPeResult pe = array.run(config, shape, w.a.data(), w.b.data(), std::ref(renderer));
+  if (pe.cycles != w.cycles || w.frames.size() != pe.cycles) {
+    throw std::logic_error("walk-through: the PE engine took " + u64(pe.cycles) + " cycles, the schedule says " +
+                           u64(w.cycles));
+  }
+  w.y = std::move(pe.y);
+
+  w.reference = host_gemm(shape, w.a, w.b);
+
+  std::string mismatches;
+  std::size_t bad = 0;
+  for (std::uint64_t i = 0; i < shape.m; ++i) {
+    for (std::uint64_t j = 0; j < shape.n; ++j) {
+      const std::size_t at = i * shape.n + j;
+      if (double(w.y[at]) == w.reference[at] && w.collected[at] == w.y[at]) continue;
+      if (++bad <= 5) {
+        mismatches += "  Y[" + u64(i) + "][" + u64(j) + "]: array " + number(w.y[at]) + ", bottom edge " +
+                      number(w.collected[at]) + ", host " + number(w.reference[at]) + "\n";
+      }
+    }
+  }
+  w.matches_reference = bad == 0;
+
+  const std::size_t m = shape.m, k = shape.k, n = shape.n;
+  w.summary = render_matrix(
+      "A (" + u64(m) + "x" + u64(k) + ", activations, streamed)", m, k,
+      [&w, k](std::size_t i, std::size_t p) { return double(w.a[i * k + p].to_float()); }, "i", "k");
+  w.summary += render_matrix(
+      "B (" + u64(k) + "x" + u64(n) + ", weights, stationary)", k, n,
+      [&w, n](std::size_t p, std::size_t j) { return double(w.b[p * n + j].to_float()); }, "k", "j");
+  w.summary += render_matrix("Y = A x B, as it left the array (FP32)", m, n,
+                             [&w, n](std::size_t i, std::size_t j) { return double(w.y[i * n + j]); });
+  w.summary += "cycles: " + u64(w.cycles) + "\n";
+  if (w.matches_reference) {
+    w.summary += "check: Y equals the host reference (a double-precision GEMM of the same A and B) in all " +
+                 u64(m * n) + " entries\n";
+  } else {
+    w.summary +=
+        "check: MISMATCH with the host reference in " + u64(bad) + " of " + u64(m * n) + " entries:\n" + mismatches;
+  }
+  return w;
+}
+
+}  // namespace explain

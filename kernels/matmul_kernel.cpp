@@ -1,0 +1,190 @@
+#include "kernels/matmul_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "hw/mxu_timing.h"
+
+namespace kernels {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Block edge candidates: the whole dimension, and array-aligned powers of two below it.
+std::vector<std::uint64_t> edge_candidates(std::uint64_t dim, std::uint64_t align) {
+  std::vector<std::uint64_t> c{dim};
+  for (std::uint64_t e = align; e < dim && e <= 16384; e *= 2) c.push_back(e);
+  return c;
+}
+
+// How a block's columns (or, for narrow blocks, rows) are split over a core's MXUs.
+struct MxuSplit {
+  bool by_columns = true;
+  std::uint64_t chunk = 0;  // columns or rows per MXU
+};
+
+MxuSplit split_block(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bn) {
+  const std::uint64_t units = chip.mxus_per_core, cols = chip.mxu.cols;
+  if (bn >= units * cols || bm < units) {
+    return {true, std::max<std::uint64_t>(1, ceil_div(ceil_div(bn, units), cols) * cols)};
+  }
+  return {false, ceil_div(bm, units)};
+}
+
+// Cycles of one block step on the busiest MXU of a core.
+std::uint64_t step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn) {
+  MxuSplit s = split_block(chip, bm, bn);
+  hw::MxuShape shape =
+      s.by_columns ? hw::MxuShape{bm, bk, std::min(bn, s.chunk)} : hw::MxuShape{std::min(bm, s.chunk), bk, bn};
+  return hw::mxu_tile_cycles(chip.mxu, shape);
+}
+
+}  // namespace
+
+MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b) {
+  MatmulTraffic t;
+  // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
+  t.hbm_read = 2 * (m * k * ceil_div(n, b.bn) + k * n * ceil_div(m, b.bm));
+  t.hbm_written = 2 * m * n;
+  return t;
+}
+
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
+  MatmulBlocking best;
+  double best_time = std::numeric_limits<double>::infinity();
+  const double cycle = 1.0 / chip.clock;
+  const double bw = chip.hbm.bandwidth_bytes_per_s;
+  for (std::uint64_t bm : edge_candidates(m, 8))
+    for (std::uint64_t bk : edge_candidates(k, chip.mxu.rows))
+      for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
+        for (std::uint32_t buffers : {3u, 2u})
+          for (std::uint32_t accs : {2u, 1u}) {
+            MatmulBlocking b{bm, bk, bn, buffers, accs};
+            if (b.vmem_bytes() > chip.vmem) continue;
+            std::uint64_t blocks = ceil_div(m, bm) * ceil_div(n, bn);
+            std::uint64_t steps_per_core = ceil_div(blocks, chip.tensorcores) * ceil_div(k, bk);
+            // Per step: MXU time C, load time L (latency + the core's share of
+            // bandwidth). With `buffers` slots a slot cycles through load then
+            // compute, so a step takes max(C, L_bw, (L + C) / buffers).
+            const double c_step = double(step_cycles(chip, bm, bk, bn)) * cycle;
+            const double l_bw = double(2 * (bm * bk + bk * bn)) * chip.tensorcores / bw;
+            const double l_step = chip.hbm.latency_s + l_bw;
+            const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
+            const double traffic = double(matmul_traffic(m, k, n, b).total()) / bw;
+            // The first step's loads and the last block's store are not overlapped.
+            const double fill = l_step + double(2 * bm * bn) / bw + chip.hbm.latency_s;
+            const double est = std::max(double(steps_per_core) * period, traffic) + fill +
+                               (accs == 1 ? 0.01 * double(steps_per_core) * c_step : 0.0);
+            if (est < best_time * (1 - 1e-9)) {
+              best_time = est;
+              best = b;
+            }
+          }
+  return best;
+}
+
+MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                       const MatmulBlocking& bl, const MatmulData& data) {
+  MatmulPlan plan;
+  plan.blocking = bl;
+  plan.traffic = matmul_traffic(m, k, n, bl);
+  plan.flops = 2.0 * double(m) * double(k) * double(n);
+  const std::uint64_t a_base = 0, b_base = a_base + 2 * m * k, c_base = b_base + 2 * k * n;
+  plan.hbm_footprint = c_base + 2 * m * n;
+
+  const std::uint64_t mb = ceil_div(m, bl.bm), nb = ceil_div(n, bl.bn), kb = ceil_div(k, bl.bk);
+  const std::uint32_t cores = chip.tensorcores;
+  // DMA engines per core: two load engines, A and B of a step on different
+  // ones (their access latencies overlap) and swapped every step, and a store
+  // engine, so a store never sits in front of the next prefetch.
+  const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / cores);
+  auto load_engine = [&](std::uint32_t core, std::size_t step) {
+    return (core * per_core + static_cast<std::uint32_t>(step % std::min<std::uint32_t>(2, per_core))) %
+           chip.dma_engines;
+  };
+  auto store_engine = [&](std::uint32_t core) {
+    return (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines;
+  };
+
+  struct CoreState {
+    std::vector<std::vector<std::uint32_t>> step_ops;  // MXU ops of each step, by step index
+    std::vector<std::uint32_t> stores;                 // store op of each block
+  };
+  std::vector<CoreState> cores_state(cores);
+  hw::Program& prog = plan.program;
+
+  for (std::uint64_t blk = 0; blk < mb * nb; ++blk) {
+    const std::uint32_t core = static_cast<std::uint32_t>(blk % cores);
+    CoreState& cs = cores_state[core];
+    const std::uint64_t bi = blk / nb, bj = blk % nb;
+    const std::uint64_t r0 = bi * bl.bm, rows = std::min(bl.bm, m - r0);
+    const std::uint64_t c0 = bj * bl.bn, cols = std::min(bl.bn, n - c0);
+    const std::size_t block_index = cs.stores.size();
+    std::vector<std::uint32_t> last_step;
+    for (std::uint64_t kk = 0; kk < kb; ++kk) {
+      const std::uint64_t k0 = kk * bl.bk, depth = std::min(bl.bk, k - k0);
+      const std::size_t step = cs.step_ops.size();
+      // The slot this step loads into is free once the MXU ops that read it finished.
+      std::vector<std::uint32_t> slot_free;
+      if (step >= bl.buffers) slot_free = cs.step_ops[step - bl.buffers];
+      const std::string tag = "blk(" + std::to_string(bi) + "," + std::to_string(bj) + ") k" + std::to_string(kk);
+      hw::Op la{"load A " + tag,
+                {hw::EngineKind::dma, load_engine(core, step)},
+                hw::DmaOp{a_base + 2 * (r0 * k + k0 * rows), 2 * rows * depth, false},
+                slot_free,
+                0};
+      std::uint32_t ia = prog.add(la);
+      hw::Op lb{"load B " + tag,
+                {hw::EngineKind::dma, load_engine(core, step + 1)},
+                hw::DmaOp{b_base + 2 * (k0 * n + c0 * depth), 2 * depth * cols, false},
+                slot_free,
+                0};
+      std::uint32_t ib = prog.add(lb);
+      std::vector<std::uint32_t> deps{ia, ib};
+      // With one accumulator, the first step of a block waits until the previous block is stored.
+      if (kk == 0 && bl.accumulators == 1 && block_index > 0) deps.push_back(cs.stores.back());
+      if (kk == 0 && bl.accumulators == 2 && block_index > 1) deps.push_back(cs.stores[block_index - 2]);
+
+      MxuSplit s = split_block(chip, rows, cols);
+      std::vector<std::uint32_t> ops;
+      for (std::uint32_t u = 0; u < chip.mxus_per_core; ++u) {
+        std::uint64_t lo = u * s.chunk, extent = s.by_columns ? cols : rows;
+        if (lo >= extent) break;
+        std::uint64_t len = std::min(s.chunk, extent - lo);
+        hw::MatmulOp mm;
+        mm.m = s.by_columns ? rows : len;
+        mm.k = depth;
+        mm.n = s.by_columns ? len : cols;
+        const std::uint64_t row0 = r0 + (s.by_columns ? 0 : lo), col0 = c0 + (s.by_columns ? lo : 0);
+        if (data.a) {
+          mm.lda = data.lda ? data.lda : k;
+          mm.ldb = data.ldb ? data.ldb : n;
+          mm.ldy = data.ldy ? data.ldy : n;
+          mm.a = data.a + row0 * mm.lda + k0;
+          mm.b = data.b + k0 * mm.ldb + col0;
+          mm.y = data.y + row0 * mm.ldy + col0;
+        }
+        hw::Op op{"matmul " + tag,
+                  {hw::EngineKind::mxu, core * chip.mxus_per_core + u},
+                  mm,
+                  deps,
+                  2.0 * double(mm.m) * double(mm.k) * double(mm.n)};
+        ops.push_back(prog.add(op));
+      }
+      cs.step_ops.push_back(ops);
+      last_step = ops;
+    }
+    hw::Op st{"store C blk(" + std::to_string(bi) + "," + std::to_string(bj) + ")",
+              {hw::EngineKind::dma, store_engine(core)},
+              hw::DmaOp{c_base + 2 * (r0 * n + c0 * rows), 2 * rows * cols, true},
+              last_step,
+              0};
+    cs.stores.push_back(prog.add(st));
+  }
+  return plan;
+}
+
+}  // namespace kernels

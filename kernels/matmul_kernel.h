@@ -1,0 +1,52 @@
+#pragma once
+// The single-chip matmul kernel: C (m x n, BF16) = A (m x k) x B (k x n).
+// Output blocks are spread over the TensorCores; each block step DMAs an A
+// and a B block into VMEM (double-buffered, so the next step's loads overlap
+// this step's MXU work) and splits the block over the core's MXUs. HBM bytes
+// (and so arithmetic intensity) are what this blocking really moves.
+#include <cstdint>
+#include <string>
+
+#include "hw/chip_config.h"
+#include "hw/program.h"
+
+namespace kernels {
+
+struct MatmulBlocking {
+  std::uint64_t bm = 0, bk = 0, bn = 0;
+  std::uint32_t buffers = 2;       // VMEM slots per operand (2 = double-buffered)
+  std::uint32_t accumulators = 2;  // FP32 output blocks in VMEM
+  std::uint64_t vmem_bytes() const { return buffers * (bm * bk + bk * bn) * 2 + accumulators * bm * bn * 4; }
+};
+
+struct MatmulTraffic {
+  std::uint64_t hbm_read = 0, hbm_written = 0;
+  std::uint64_t total() const { return hbm_read + hbm_written; }
+};
+
+// Chooses the blocking with the lowest estimated time that fits VMEM.
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+
+// HBM traffic of a blocking, by counting block loads and stores.
+MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b);
+
+// Operands for functional runs (row-major, BF16 in, FP32 accumulator out).
+struct MatmulData {
+  const hw::bf16* a = nullptr;
+  const hw::bf16* b = nullptr;
+  float* y = nullptr;
+  std::uint64_t lda = 0, ldb = 0, ldy = 0;  // row strides; 0 = dense (k, n, n)
+};
+
+struct MatmulPlan {
+  MatmulBlocking blocking;
+  MatmulTraffic traffic;
+  hw::Program program;
+  double flops = 0;
+  std::uint64_t hbm_footprint = 0;  // bytes of A, B and C resident in HBM
+};
+
+MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                       const MatmulBlocking& blocking, const MatmulData& data = {});
+
+}  // namespace kernels

@@ -1,0 +1,131 @@
+#include "kernels/train_kernels.h"
+
+#include <algorithm>
+
+#include "hw/mxu_timing.h"
+#include "kernels/matmul_kernel.h"
+
+namespace kernels {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Divisors g of the block rows, largest first, for which g block rows fit
+// VMEM together (the kernel moves g blocks per DMA) and every core keeps at
+// least kMinStepsPerCore block steps.
+std::vector<std::uint64_t> row_folds(const hw::ChipConfig& chip, const MatmulBlocking& b, std::uint64_t block_rows,
+                                     std::uint64_t steps_per_block_row) {
+  std::vector<std::uint64_t> out;
+  const std::uint64_t cores = chip.tensorcores;
+  for (std::uint64_t g = block_rows; g > 1; --g) {
+    if (block_rows % g != 0 || g * b.vmem_bytes() > chip.vmem) continue;
+    const std::uint64_t rows = block_rows / g;
+    if (rows * steps_per_block_row >= kMinStepsPerCore * cores && rows >= cores) out.push_back(g);
+  }
+  return out;
+}
+
+// Rows for one MXU op that stands for g copies of `op`: g times its rows,
+// plus enough rows to take the cycles the copies would spend reloading
+// weights and draining the array between them (hw::mxu_tile_cycles is linear
+// in the rows, one cycle per weight tile per row, so the folded op's cycles
+// match g ops' to within one row).
+std::uint64_t folded_rows(const hw::ChipConfig& chip, const hw::MatmulOp& op, std::uint64_t g) {
+  const std::uint64_t apart = g * hw::mxu_tile_cycles(chip.mxu, {op.m, op.k, op.n});
+  const std::uint64_t rows = g * op.m;
+  const std::uint64_t folded = hw::mxu_tile_cycles(chip.mxu, {rows, op.k, op.n});
+  if (folded >= apart) return rows;
+  const std::uint64_t per_row = hw::mxu_tile_cycles(chip.mxu, {rows + 1, op.k, op.n}) - folded;
+  return rows + (apart - folded) / per_row;
+}
+
+// Scales every op by g: DMA bytes, FLOPs, MXU time (folded_rows). False when
+// a transfer would not fit HBM.
+bool scale_program(hw::Program& p, std::uint64_t g, const hw::ChipConfig& chip) {
+  for (auto& op : p.ops) {
+    if (auto* mm = std::get_if<hw::MatmulOp>(&op.payload)) {
+      mm->m = folded_rows(chip, *mm, g);
+    } else if (auto* dma = std::get_if<hw::DmaOp>(&op.payload)) {
+      dma->bytes *= g;
+      if (dma->bytes > chip.hbm.capacity_bytes / 2) return false;
+      dma->hbm_addr = std::min(dma->hbm_addr, chip.hbm.capacity_bytes - dma->bytes);
+    }
+    op.flops *= double(g);
+  }
+  return true;
+}
+
+struct CoreDma {
+  std::uint32_t load, store;
+};
+
+// The engines the matmul kernel gives a core: its first as a load engine,
+// its third (or last) as the store engine.
+CoreDma core_dma(const hw::ChipConfig& chip, std::uint32_t core) {
+  const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
+  return {(core * per_core) % chip.dma_engines,
+          (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines};
+}
+
+}  // namespace
+
+const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
+  const std::array<std::uint64_t, 4> key{count, m, k, n};
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  const MatmulBlocking b = choose_blocking(chip_, m, k, n);
+  const std::uint64_t rows = count * m;
+  hw::Program prog;
+  bool folded = false;
+  if (rows % b.bm == 0) {
+    for (std::uint64_t g : row_folds(chip_, b, rows / b.bm, ceil_div(n, b.bn) * ceil_div(k, b.bk))) {
+      prog = plan_matmul(chip_, rows / g, k, n, b).program;
+      if ((folded = scale_program(prog, g, chip_))) break;
+    }
+  }
+  if (!folded) prog = plan_matmul(chip_, rows, k, n, b).program;
+  return cache_.emplace(key, std::move(prog)).first->second;
+}
+
+std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, const StreamWork& work,
+                                         const std::vector<std::uint32_t>& deps, const std::string& name) {
+  // A chunk's input and output, double-buffered, fit a quarter of VMEM each;
+  // more than kMaxChunks chunks would add ops, not accuracy: the pipeline's
+  // fill is one chunk.
+  constexpr std::uint64_t kMaxChunks = 8;
+  const std::uint32_t cores = chip.tensorcores;
+  const std::uint64_t load = ceil_div(work.load_bytes, cores), store = ceil_div(work.store_bytes, cores);
+  const std::uint64_t elements = ceil_div(work.elements, cores);
+  const std::uint64_t chunks =
+      std::clamp<std::uint64_t>(ceil_div(load + store, std::max<std::uint64_t>(1, chip.vmem / 4)), 1, kMaxChunks);
+  const bool compute = elements > 0 && work.flops_per_element > 0;
+  std::vector<std::uint32_t> sinks;
+  for (std::uint32_t c = 0; c < cores; ++c) {
+    const CoreDma dma = core_dma(chip, c);
+    for (std::uint64_t i = 0; i < chunks; ++i) {
+      std::vector<std::uint32_t> after = deps;
+      if (load > 0)
+        after = {prog.add(
+            {name + " load", {hw::EngineKind::dma, dma.load}, hw::DmaOp{0, ceil_div(load, chunks), false}, after, 0})};
+      if (compute) {
+        const std::uint64_t e = ceil_div(elements, chunks);
+        after = {prog.add({name,
+                           {hw::EngineKind::vector, c},
+                           hw::VectorOp{e, work.flops_per_element},
+                           after,
+                           double(e) * work.flops_per_element})};
+      }
+      if (store > 0)
+        after = {prog.add({name + " store",
+                           {hw::EngineKind::dma, dma.store},
+                           hw::DmaOp{0, ceil_div(store, chunks), true},
+                           after,
+                           0})};
+      if (after != deps) sinks.insert(sinks.end(), after.begin(), after.end());
+    }
+  }
+  return sinks.empty() ? deps : sinks;
+}
+
+}  // namespace kernels

@@ -1,0 +1,54 @@
+#pragma once
+// The per-chip program pieces of a training step, kept lean so that a step
+// of a large model stays a modest number of ops:
+//  - matmuls: plan_matmul's blocked kernel (matmul_kernel.h) for a slice of
+//    the rows, every op then scaled by g to cover the whole (DMA bytes, MXU
+//    rows, FLOPs): the kernel moves g row blocks per DMA, as many as fit
+//    VMEM together. HBM bytes and FLOPs are exactly the unfolded kernel's;
+//    it pays one DMA latency where the unfolded one pays g, so it is at most
+//    as slow; its first load and last store, one step of the slice, which
+//    keeps at least kMinStepsPerCore block steps per TensorCore, stay within
+//    1/kMinStepsPerCore of the matmul. An MXU op that stands for g ops
+//    streams extra rows for the weight reloads and array drains the g ops
+//    would have paid between them, so MXU time matches to a row
+//    (hw::mxu_tile_cycles); its FLOPs stay the true ones. A batch of `count`
+//    same-shape matmuls (attention heads) is stacked along the rows, one
+//    block row per instance row block.
+//  - vector work (elementwise ops, the optimizer): per TensorCore, a few
+//    chunks of load (DMA) -> vector unit -> store (DMA), pipelined.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/chip_config.h"
+#include "hw/program.h"
+
+namespace kernels {
+
+inline constexpr std::uint64_t kMinStepsPerCore = 32;
+
+class MatmulPrograms {
+ public:
+  explicit MatmulPrograms(hw::ChipConfig chip) : chip_(std::move(chip)) {}
+  // `count` independent m x k x n BF16 matmuls, as one program (cached).
+  const hw::Program& get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+
+ private:
+  hw::ChipConfig chip_;
+  std::map<std::array<std::uint64_t, 4>, hw::Program> cache_;
+};
+
+struct StreamWork {
+  std::uint64_t load_bytes = 0, store_bytes = 0;  // HBM traffic
+  std::uint64_t elements = 0;
+  double flops_per_element = 0;
+};
+
+// Appends `work`, split evenly over the TensorCores, its first ops after
+// `deps`; returns its last ops (the stores, or the vector ops).
+std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, const StreamWork& work,
+                                         const std::vector<std::uint32_t>& deps, const std::string& name);
+
+}  // namespace kernels

@@ -1,0 +1,66 @@
+#include "runtime/limits.h"
+
+#include <systemc>
+
+#include "sim/kernel.h"
+#include "sim/output.h"
+
+namespace runtime {
+
+std::string SimulationEnd::describe(const Limits& limits) const {
+  switch (reason) {
+    case Reason::time_limit:
+      return "runaway: simulated time reached limits.max_sim_time (" + sim::si(limits.max_sim_time_s, "s") + ")";
+    case Reason::event_limit:
+      return "runaway: " + std::to_string(events) + " events exceeded limits.max_events (" +
+             std::to_string(limits.max_events) + ") at " + sim::si(sim_time_s, "s") + " of simulated time";
+    case Reason::stopped: return "the simulation was stopped";
+    case Reason::idle: break;
+  }
+  return "the simulation ran out of events";
+}
+
+SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events) {
+  using sc_core::sc_time;
+  const sc_time end(limits.max_sim_time_s, sc_core::SC_SEC);
+  auto events = [&extra_events] { return sim::kernel_events() + (extra_events ? extra_events() : 0); };
+  // Slices start short and double while they use little of the event budget
+  // (a few dozen sc_start calls for a whole run), and shrink as it runs out.
+  sc_time slice(1, sc_core::SC_US);
+  const sc_time min_slice = sc_core::sc_get_time_resolution();
+  SimulationEnd r;
+  for (;;) {
+    const sc_time now = sc_core::sc_time_stamp();
+    if (now >= end) {
+      r.reason = sc_core::sc_pending_activity() ? SimulationEnd::Reason::time_limit : SimulationEnd::Reason::idle;
+      break;
+    }
+    const std::uint64_t before = events();
+    sc_core::sc_start(end - now < slice ? end - now : slice, sc_core::SC_RUN_TO_TIME);
+    const std::uint64_t after = events();
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED || sc_core::sc_end_of_simulation_invoked()) {
+      r.reason = SimulationEnd::Reason::stopped;
+      break;
+    }
+    if (!sc_core::sc_pending_activity()) {
+      r.reason = SimulationEnd::Reason::idle;
+      break;
+    }
+    if (after > limits.max_events) {
+      r.reason = SimulationEnd::Reason::event_limit;
+      break;
+    }
+    const std::uint64_t used = after - before, left = limits.max_events - after;
+    if (used <= left / 8) {
+      if (slice < end) slice = slice * 2.0;
+    } else if (used > left / 2 && slice > min_slice) {
+      slice = slice / 2.0;
+      if (slice < min_slice) slice = min_slice;
+    }
+  }
+  r.events = events();
+  r.sim_time_s = sc_core::sc_time_stamp().to_seconds();
+  return r;
+}
+
+}  // namespace runtime

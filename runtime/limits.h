@@ -1,0 +1,36 @@
+#pragma once
+// Runaway protection: a simulation runs in slices of simulated time, and
+// between slices its event count and simulated time are checked against
+// the experiment's `limits:`.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace runtime {
+
+// Runaway protection (`limits:` in an experiment). A run that reaches either
+// limit with work left fails with exit 3, naming what was still pending.
+struct Limits {
+  double max_sim_time_s = 3600.0;         // simulated seconds
+  std::uint64_t max_events = 1000000000;  // SystemC delta cycles + ICI network events
+};
+
+// How a bounded simulation (simulate_within) ended.
+struct SimulationEnd {
+  enum class Reason { idle, stopped, time_limit, event_limit };
+  Reason reason = Reason::idle;  // idle: nothing left to happen; stopped: sc_stop() (an op failed)
+  std::uint64_t events = 0;      // as counted against limits.max_events
+  double sim_time_s = 0;
+  bool runaway() const { return reason == Reason::time_limit || reason == Reason::event_limit; }
+  // "runaway: ..." naming the limit that was reached (for runaway ends).
+  std::string describe(const Limits& limits) const;
+};
+
+// Runs the elaborated simulation in slices of simulated time until nothing
+// is pending, an op stops it, or a limit is reached; `extra_events` counts
+// events the kernel does not see (the ICI network's). The limits are
+// checked between slices, so a run may overshoot max_events by part of one
+// slice (slices shrink as the budget runs out); the outcome is deterministic.
+SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events = nullptr);
+
+}  // namespace runtime

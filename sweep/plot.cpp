@@ -1,0 +1,74 @@
+#include "sweep/plot.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "sweep/process.h"
+
+namespace sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string last_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+}  // namespace
+
+std::string find_plot_script() {
+  std::vector<fs::path> candidates;
+#ifdef TPUSIM_SOURCE_DIR
+  candidates.push_back(fs::path(TPUSIM_SOURCE_DIR) / "scripts" / "plot_speedup");
+#endif
+  const fs::path bin = fs::path(self_executable()).parent_path();
+  candidates.push_back(bin / ".." / "scripts" / "plot_speedup");
+  candidates.push_back(bin / ".." / "share" / "tpusim" / "plot_speedup");
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+  return "";
+}
+
+PlotResult plot_speedup(const std::string& out_dir) {
+  PlotResult r;
+  const std::string script = find_plot_script();
+  if (script.empty()) {
+    r.note = "no plot: scripts/plot_speedup not found";
+    return r;
+  }
+  if (::access(kPython, X_OK) != 0) {
+    r.note = std::string("no plot: ") + kPython + " not found (Debian: apt-get install python3-matplotlib)";
+    return r;
+  }
+  const fs::path dir(out_dir);
+  const fs::path log = dir / "plot.log";
+  r.path = (dir / "speedup.png").string();
+  ChildExit ex;
+  try {
+    ex = wait_for(spawn_process({kPython, script, (dir / "summary.json").string(), r.path}, log.string()));
+  } catch (const std::runtime_error& e) {
+    r.note = std::string("no plot: ") + e.what();
+    return r;
+  }
+  if (ex.exit_code != 0) {
+    r.note = "no plot: scripts/plot_speedup failed: " + last_line(log) + " (see " + log.string() + ")";
+    return r;
+  }
+  std::error_code ec;
+  fs::remove(log, ec);
+  r.drawn = true;
+  return r;
+}
+
+}  // namespace sweep

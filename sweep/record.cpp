@@ -1,0 +1,96 @@
+#include "sweep/record.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/output.h"
+
+namespace sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPointSchema = "tpusim.sweep_point/1";
+
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string point_dir(const std::string& out_dir, const std::string& id) {
+  return (fs::path(out_dir) / "points" / id).string();
+}
+
+nlohmann::json record_json(const PointRecord& r) {
+  return {{"schema", kPointSchema},
+          {"id", r.id},
+          {"status", r.ok ? "ok" : "failed"},
+          {"exit_code", r.exit_code},
+          {"signal", r.signal},
+          {"error", r.error},
+          {"overrides", r.overrides},
+          {"experiment_digest", r.experiment_digest},
+          {"wall_time_s", r.wall_time_s}};
+}
+
+PointRecord record_from_json(const nlohmann::json& j) {
+  PointRecord r;
+  r.id = j.at("id").get<std::string>();
+  r.ok = j.at("status").get<std::string>() == "ok";
+  r.exit_code = j.at("exit_code").get<int>();
+  r.signal = j.at("signal").get<int>();
+  r.error = j.at("error").get<std::string>();
+  r.overrides = j.at("overrides").get<std::vector<std::string>>();
+  r.experiment_digest = j.at("experiment_digest").get<std::string>();
+  r.wall_time_s = j.at("wall_time_s").get<double>();
+  return r;
+}
+
+void write_point_record(const std::string& out_dir, const PointRecord& r, bool with_report) {
+  const fs::path dir = point_dir(out_dir, r.id);
+  // The report first: a record always finds its report in place.
+  if (with_report && r.ok) sim::write_file_atomic((dir / "report.json").string(), r.report.dump(2) + "\n");
+  sim::write_file_atomic((dir / "point.json").string(), record_json(r).dump(2) + "\n");
+}
+
+std::optional<PointRecord> read_point_record(const std::string& out_dir, const std::string& id) {
+  const fs::path dir = point_dir(out_dir, id);
+  const auto text = read_text(dir / "point.json");
+  if (!text) return std::nullopt;
+  PointRecord r;
+  try {
+    r = record_from_json(nlohmann::json::parse(*text));
+    if (r.id != id) return std::nullopt;
+    if (r.ok) {
+      const auto report = read_text(dir / "report.json");
+      if (!report) return std::nullopt;
+      r.report = nlohmann::json::parse(*report);
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::string file_digest(const std::string& path) {
+  const auto text = read_text(path);
+  if (!text) return "";
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
+  for (unsigned char c : *text) {
+    h ^= c;
+    h *= 1099511628211ull;  // FNV prime
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace sweep

@@ -1,0 +1,184 @@
+// One chip per group of replicas and replayed collectives (pod_runtime.h,
+// collective_replay.h) against simulating every chip and every collective:
+// the same step, to the picosecond where replicas finish their collectives
+// together, and within the reported spread where they do not.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/pod_run.h"
+#include "workloads/experiment.h"
+
+namespace {
+
+const std::string kSrc = TPUSIM_SOURCE_DIR;
+
+nlohmann::json run(const std::string& config, std::vector<std::string> sets, const std::string& replicas) {
+  sets.push_back("replicas=" + replicas);
+  auto exp = workloads::load_experiment(kSrc + config, sets);
+  return exp.workload->run(exp, {}).report;
+}
+
+// Data-parallel MLP training on a v4 slice of `shape` (the shipped strong-
+// scaling sweep's base), 8 samples per chip.
+std::vector<std::string> dp_mlp(const std::string& shape, int chips, bool wrap) {
+  return {"pod={topology: torus3d, shape: " + shape + ", wraparound: " + (wrap ? "true" : "false") + "}",
+          "mesh.data=" + std::to_string(chips), "workload.global_batch=" + std::to_string(8 * chips)};
+}
+
+workloads::Experiment ring_experiment(int chips) {
+  return workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
+                                    {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}",
+                                     "mesh={x: " + std::to_string(chips) + "}"});
+}
+
+// Every chip runs the same program: a matmul, then all-reduces of `bytes`
+// on the ICI queues given, each after the previous op of its queue.
+runtime::PodProgram replicated(const workloads::Experiment& exp, const std::vector<std::uint32_t>& queues,
+                               std::uint64_t bytes) {
+  runtime::PodProgram pp;
+  hw::Program prog;
+  hw::MatmulOp mm;
+  mm.m = mm.k = mm.n = 512;
+  const std::uint32_t first = prog.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {}, 2.0 * 512 * 512 * 512});
+  std::vector<std::uint32_t> last_on_queue(4, first);
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    interconnect::CollectiveSpec c;
+    c.op = interconnect::CollectiveOp::all_reduce;
+    c.bytes = bytes;
+    c.element_bytes = 2;
+    pp.collectives.push_back(c);
+    pp.collective_names.push_back("all-reduce " + std::to_string(i));
+    const std::uint32_t q = queues[i];
+    last_on_queue[q] = prog.add({"all-reduce " + std::to_string(i),
+                                 {hw::EngineKind::ici, q},
+                                 hw::CommOp{static_cast<std::uint32_t>(i)},
+                                 {last_on_queue[q]},
+                                 0});
+  }
+  pp.add_replicas(std::move(prog), exp.pod.chips());
+  return pp;
+}
+
+// `pp` on an 8-chip ring with the shortcuts (fast) and with every chip and
+// collective simulated (full).
+struct Runs {
+  runtime::PodRunResult fast, full;
+};
+
+Runs run_both(const runtime::PodProgram& pp) {
+  const workloads::Experiment exp = ring_experiment(8);
+  workloads::Experiment all = ring_experiment(8);
+  all.replicas = "all";
+  return {runtime::run_pod(workloads::pod_config(exp), pp, false),
+          runtime::run_pod(workloads::pod_config(all), pp, false)};
+}
+
+// The same step, and every collective started and ended at the same time.
+void check_same_times(const Runs& r) {
+  CHECK(r.fast.step_time_s == r.full.step_time_s);
+  REQUIRE(r.fast.collectives.size() == r.full.collectives.size());
+  for (std::size_t i = 0; i < r.fast.collectives.size(); ++i) {
+    CHECK(r.fast.collectives[i].start_s == r.full.collectives[i].start_s);
+    CHECK(r.fast.collectives[i].end_s == r.full.collectives[i].end_s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("replicas: one chip per group gives the step every chip gives, within the reported spread",
+          "[workloads][replicas]") {
+  struct Case {
+    const char* what;
+    std::string config;
+    std::vector<std::string> sets;
+  };
+  const std::string mlp = "/configs/sweeps/dp-v4-strong.base.yaml";
+  const std::vector<Case> cases = {
+      {"transformer, 2x2x2 mesh", "/configs/experiments/train-dp-v4.yaml", {}},
+      {"transformer, tensor x data on a 2x2x2 mesh", "/configs/experiments/train-tp-v4.yaml", {}},
+      {"MLP, 4x4x2 mesh", mlp, dp_mlp("[4, 4, 2]", 32, false)},
+      {"MLP, 4x4x4 torus", mlp, dp_mlp("[4, 4, 4]", 64, true)},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const nlohmann::json one = run(c.config, c.sets, "auto");
+    const nlohmann::json all = run(c.config, c.sets, "all");
+    const double chips = one["pod"]["chips"].get<double>();
+    CHECK(one["simulator"]["replicas"] == "one per group");
+    CHECK(one["simulator"]["chips_simulated"] == 1);
+    CHECK(all["simulator"]["chips_simulated"].get<double>() == chips);
+    const double spread = one["simulator"]["replica_spread_s"];
+    const double a = one["result"]["step_time_s"], b = all["result"]["step_time_s"];
+    INFO("one per group " << a << " s, every chip " << b << " s, spread " << spread << " s");
+    CHECK(std::abs(a - b) <= spread + 1e-12);
+    CHECK(spread <= 1e-2 * b);
+    CHECK(one["result"]["hbm_bytes"] == all["result"]["hbm_bytes"]);
+    CHECK(one["result"]["ici_bytes"] == all["result"]["ici_bytes"]);
+    CHECK(one["result"]["flops"] == all["result"]["flops"]);
+  }
+}
+
+TEST_CASE("replicas: where they cannot stand for each other, every chip is simulated and the report says why",
+          "[workloads][replicas]") {
+  // Pipeline stages differ, and each chip's program names its own peers.
+  const nlohmann::json pp = run("/configs/experiments/train-pp-v4.yaml", {}, "auto");
+  CHECK(pp["simulator"]["replicas"] == "all (no two chips share a program)");
+  const nlohmann::json functional = run("/configs/experiments/train-functional-mlp-v5e.yaml", {}, "auto");
+  CHECK(functional["simulator"]["replicas"] == "all (functional run)");
+  const nlohmann::json asked = run("/configs/experiments/train-dp-v4.yaml", {}, "all");
+  CHECK(asked["simulator"]["replicas"] == "all (replicas: all)");
+}
+
+TEST_CASE("collective replays: the same times as simulating every collective again", "[workloads][replicas]") {
+  // On a ring with wraparound and a buffer that divides evenly every chip
+  // finishes together, so the reduced run must match to the picosecond.
+  const workloads::Experiment exp = ring_experiment(8);
+  SECTION("one after another on one queue: all but the first replayed") {
+    const Runs r = run_both(replicated(exp, {1, 1, 1, 1}, 8 * 4096 * 2));
+    const runtime::PodRunResult &fast = r.fast, &full = r.full;
+    CHECK(fast.collectives_replayed == 3);
+    CHECK(full.collectives_replayed == 0);
+    CHECK(fast.replica_spread_s == 0);
+    check_same_times(r);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.link_utilization_max == full.link_utilization_max);
+    for (std::size_t c = 0; c < full.chips.size(); ++c) {
+      CHECK(fast.chips[c].ici_bytes_out == full.chips[c].ici_bytes_out);
+      CHECK(fast.chips[c].ici_bytes_in == full.chips[c].ici_bytes_in);
+    }
+  }
+  SECTION("two at once on two queues share the links: simulated, not replayed, same times") {
+    const Runs r = run_both(replicated(exp, {0, 1, 0, 1}, 8 * 4096 * 2));
+    CHECK(r.fast.chips_simulated == 1);
+    check_same_times(r);
+  }
+  SECTION("one that starts while a replayed one would still run: simulated again without replays") {
+    // all-reduce 0 (recorded), then all-reduce 1 (replayable) on queue 1;
+    // a short matmul after all-reduce 0, then all-reduce 2 on queue 0,
+    // which starts in the middle of all-reduce 1.
+    runtime::PodProgram pp;
+    hw::Program prog;
+    for (int i = 0; i < 3; ++i) {
+      interconnect::CollectiveSpec c;
+      c.op = interconnect::CollectiveOp::all_reduce;
+      c.bytes = i < 2 ? 8 * 1024 * 1024 : 8 * 4096;
+      c.element_bytes = 2;
+      pp.collectives.push_back(c);
+    }
+    hw::MatmulOp mm;
+    mm.m = mm.k = mm.n = 256;
+    const std::uint32_t ar0 = prog.add({"ar0", {hw::EngineKind::ici, 1}, hw::CommOp{0}, {}, 0});
+    prog.add({"ar1", {hw::EngineKind::ici, 1}, hw::CommOp{1}, {ar0}, 0});
+    const std::uint32_t m = prog.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {ar0}, 0});
+    prog.add({"ar2", {hw::EngineKind::ici, 0}, hw::CommOp{2}, {m}, 0});
+    pp.add_replicas(std::move(prog), exp.pod.chips());
+    const Runs r = run_both(pp);
+    CHECK(r.fast.chips_simulated == 1);
+    CHECK(r.fast.collectives_replayed == 0);
+    CHECK(r.fast.collectives[2].start_s < r.fast.collectives[1].end_s);
+    check_same_times(r);
+  }
+}

@@ -1,0 +1,79 @@
+// Megatron-style tensor parallelism (Shoeybi et al. 2019, arXiv:1909.08053,
+// s.3): two all-reduces of the block's activations in the forward pass and
+// two in the backward pass, each rank computing 1/t of every matmul; the
+// all-reduces take the ring's time (formulas.md s.1-2).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
+#include "workloads/experiment.h"
+#include "workloads/experiment_fixture.h"
+
+namespace {
+
+using testing_workloads::write_yaml;
+
+namespace fs = std::filesystem;
+
+// L 3, D 1024, F 4096, N 8 x H 128, T 512, V 8192 (divides by 4), untied;
+// 4 v4 chips on a wrapping ring, 2 microbatches of 2 sequences.
+constexpr double L = 3, D = 1024, F = 4096, NH = 1024, T = 512, V = 8192, B = 2, M = 2, TP = 4;
+
+nlohmann::json run_tp4() {
+  const std::string path = write_yaml("tp4", R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [4]}
+mesh: {model: 4}
+workload:
+  kind: train
+  model: {type: transformer, layers: 3, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128,
+          seq_len: 512, vocab: 8192}
+  global_batch: 4
+  parallelism: {tensor: model, microbatches: 2}
+  optimizer: adam
+)");
+  auto exp = workloads::load_experiment(path);
+  return exp.workload->run(exp, {}).report;
+}
+
+}  // namespace
+
+TEST_CASE("tensor parallel: 2 forward and 2 backward all-reduces of B T D per block, the ring's time",
+          "[workloads][train]") {
+  const auto r = run_tp4();
+  const double activation = B * T * D * 2;  // one microbatch's block input/output, BF16
+  int blocks_forward = 0, blocks_backward = 0;
+  for (const auto& c : r["collectives"]) {
+    const std::string name = c["name"];
+    INFO(name);
+    CHECK(c["purpose"] == "tensor_parallel");
+    CHECK(c["participants"] == 4);
+    CHECK(c["bytes"].get<double>() == activation);
+    if (name.find("block") == std::string::npos) continue;
+    (name.find(" F") != std::string::npos ? blocks_forward : blocks_backward) += 1;
+    // Bidirectional ring of 4: 2 (n-1) steps of V/n over both directions plus a hop.
+    const double ring = 2 * (TP - 1) * (activation / (TP * 2 * 4.5e10) + 1.0e-6);
+    CHECK(c["time_s"].get<double>() == Approx(ring).epsilon(0.05));
+  }
+  CHECK(blocks_forward == 2 * L * M);
+  CHECK(blocks_backward == 2 * L * M);
+  // Besides the blocks: the vocabulary-parallel embedding's forward and the
+  // column-parallel logits' input gradient, once per microbatch.
+  CHECK(r["collectives"].size() == (4 * L + 2) * M);
+}
+
+TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[workloads][train]") {
+  const auto r = run_tp4();
+  // Per block, B T tokens: 24 B T D N H + 12 B T^2 N H + 12 B T D F; logits
+  // 6 B T D V (docs/models.md; PaLM appendix B).
+  const double per_microbatch =
+      L * (24 * B * T * D * NH + 12 * B * T * T * NH + 12 * B * T * D * F) + 6 * B * T * D * V;
+  for (const auto& c : r["per_chip"]) CHECK(c["mxu_flops"].get<double>() == Approx(M * per_microbatch / TP));
+  CHECK(r["result"]["model_flops"].get<double>() == Approx(M * per_microbatch));
+  CHECK(r["result"]["tokens"].get<double>() == 4 * T);
+  CHECK(r["result"]["tokens_per_s"].get<double>() == Approx(4 * T / r["result"]["step_time_s"].get<double>()));
+  CHECK(r["result"]["mfu"].get<double>() ==
+        Approx(M * per_microbatch / r["result"]["step_time_s"].get<double>() / (4 * 275.251e12)).epsilon(1e-3));
+}

@@ -1,0 +1,233 @@
+#include "workloads/sharding/workload.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "kernels/matmul_kernel.h"
+#include "kernels/program_append.h"
+#include "sim/host.h"
+#include "sim/output.h"
+#include "workloads/pod_report.h"
+#include "workloads/report.h"
+#include "workloads/sharding/functional.h"
+
+namespace workloads {
+
+namespace {
+
+class ShardedMatmulWorkload : public Workload {
+ public:
+  explicit ShardedMatmulWorkload(ShardedMatmulSpec s) : spec_(std::move(s)) {}
+  std::string kind() const override { return "sharded_matmul"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
+    return run_sharded_matmul(exp, spec_, opts);
+  }
+
+ private:
+  ShardedMatmulSpec spec_;
+};
+
+std::string axes_list(const std::vector<std::string>& axes) {
+  std::string s;
+  for (const auto& a : axes) s += (s.empty() ? "" : ",") + a;
+  return s;
+}
+
+interconnect::CollectiveOp collective_op(const std::string& op) {
+  return interconnect::parse_collective_op(op, "workload");
+}
+
+// Adds a communication op that every chip joins; returns its op index.
+std::uint32_t add_comm(runtime::PodProgram& pp, hw::Program& prog, bool first_chip, std::uint32_t& next_collective,
+                       interconnect::CollectiveSpec spec, const std::string& name, std::vector<std::uint32_t> deps,
+                       const runtime::CollectiveData* data) {
+  const std::uint32_t index = next_collective++;
+  if (first_chip) {
+    pp.collectives.push_back(std::move(spec));
+    pp.collective_names.push_back(name);
+    if (data) pp.collective_data.push_back(*data);
+  }
+  hw::Op op{name, {hw::EngineKind::ici, 0}, hw::CommOp{index}, std::move(deps), 0};
+  return prog.add(std::move(op));
+}
+
+interconnect::CollectiveSpec collective(const ShardingStep& step) {
+  interconnect::CollectiveSpec c;
+  c.op = collective_op(step.op);
+  c.bytes = step.bytes;
+  c.element_bytes = 2;
+  c.axes = step.axes;
+  return c;
+}
+
+std::string step_name(const ShardingStep& s) {
+  return s.op + " " + s.tensor + "[dim " + std::to_string(s.dim) + "] over " + axes_list(s.axes);
+}
+
+}  // namespace
+
+runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec,
+                                                 ShardedMatmulData* data) {
+  const ShardedMatmulPlan& plan = spec.plan;
+  const hw::ChipConfig& chip = exp.chip;
+  runtime::PodProgram pp;
+  const bool split_gather = spec.collective_matmul && plan.before.size() == 1;
+  auto hook = [&](runtime::CollectiveData d) {
+    return data ? std::optional<runtime::CollectiveData>(std::move(d)) : std::nullopt;
+  };
+  for (std::uint32_t c = 0; c < exp.pod.chips(); ++c) {
+    hw::Program prog;
+    std::uint32_t next_collective = 0;
+    const bool first = c == 0;
+    const int chip_id = static_cast<int>(c);
+    std::vector<std::uint32_t> stores;
+    if (!split_gather) {
+      std::vector<std::uint32_t> gathers;
+      for (std::size_t i = 0; i < plan.before.size(); ++i) {
+        auto d = data ? hook(data->before(i)) : std::nullopt;
+        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(plan.before[i]),
+                                   step_name(plan.before[i]), {}, d ? &*d : nullptr));
+      }
+      auto mm = kernels::plan_matmul(chip, plan.local_m, plan.local_k, plan.local_n,
+                                     kernels::choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n),
+                                     data ? data->local(chip_id) : kernels::MatmulData{});
+      stores = kernels::append_program(prog, mm.program, gathers, "");
+    } else {
+      // Collective matmul: the gathered operand arrives one shard per step
+      // from the ring neighbour while the shard already here is multiplied.
+      const ShardingStep& g = plan.before[0];
+      const std::uint64_t parts = axes_size(g.axes, exp.mesh);
+      std::uint64_t m = plan.local_m, k = plan.local_k, n = plan.local_n;
+      const bool a_side = g.tensor == "A";
+      std::uint64_t& split = a_side ? (g.dim == 0 ? m : k) : (g.dim == 0 ? k : n);
+      split /= parts;
+      const kernels::MatmulBlocking blocking = kernels::choose_blocking(chip, m, k, n);
+      std::uint32_t prev_permute = UINT32_MAX;
+      for (std::uint64_t j = 0; j < parts; ++j) {
+        std::vector<std::uint32_t> after;
+        if (prev_permute != UINT32_MAX) after.push_back(prev_permute);
+        // Forward the shard for the next step while this one is multiplied.
+        if (j + 1 < parts) {
+          interconnect::CollectiveSpec p;
+          p.op = interconnect::CollectiveOp::permute;
+          p.bytes = g.bytes / parts;
+          p.element_bytes = 2;
+          p.axes = g.axes;
+          auto d = data ? hook(data->permute(j)) : std::nullopt;
+          prev_permute =
+              add_comm(pp, prog, first, next_collective, p,
+                       "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes), after,
+                       d ? &*d : nullptr);
+        }
+        auto mm =
+            kernels::plan_matmul(chip, m, k, n, blocking, data ? data->split_step(chip_id, j) : kernels::MatmulData{});
+        auto s = kernels::append_program(prog, mm.program, after, " s" + std::to_string(j));
+        stores.insert(stores.end(), s.begin(), s.end());
+      }
+    }
+    std::vector<std::uint32_t> last = stores;
+    for (std::size_t i = 0; i < plan.after.size(); ++i) {
+      auto d = data ? hook(data->after(i)) : std::nullopt;
+      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i]), step_name(plan.after[i]),
+                                  last, d ? &*d : nullptr);
+      last = {op};
+    }
+    pp.add_chip(std::move(prog));
+  }
+  return pp;
+}
+
+std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
+  node.reject_unknown_keys({"kind", "m", "k", "n", "a_spec", "b_spec", "out_spec", "collective_matmul", "seed"});
+  ShardedMatmulSpec spec;
+  auto dim = [&](const char* key) {
+    sim::YamlNode v = node[key];
+    if (!v.present()) v.fail("missing required key (a positive integer)");
+    std::int64_t x = v.as_int();
+    if (x < 1 || x > (1 << 22)) v.fail("expected an integer between 1 and 4194304, got " + v.scalar());
+    return static_cast<std::uint64_t>(x);
+  };
+  spec.shape = {dim("m"), dim("k"), dim("n"), 2};
+  spec.a = parse_partition_spec(node["a_spec"], 2, exp.mesh, "A");
+  spec.b = parse_partition_spec(node["b_spec"], 2, exp.mesh, "B");
+  spec.out = parse_partition_spec(node["out_spec"], 2, exp.mesh, "C");
+  if (node["collective_matmul"].present()) spec.collective_matmul = node["collective_matmul"].as_bool();
+  if (node["seed"].present()) spec.seed = node["seed"].as_uint();
+  spec.plan = plan_sharded_matmul(spec.shape, spec.a, spec.b, spec.out, exp.mesh, node);
+  if (spec.collective_matmul && spec.plan.before.size() != 1)
+    node["collective_matmul"].fail("collective matmul splits exactly one all-gather; this sharding needs " +
+                                   std::to_string(spec.plan.before.size()) + " (" + spec.plan.summary + ")");
+  if (exp.functional) {
+    if (double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n) > 2e9)
+      node.fail("functional mode checks every value against a host GEMM; keep m*k*n <= 2e9");
+    ShardedMatmulData probe(exp, spec, spec.seed, node);  // rejects plans it cannot follow, with a location
+  }
+  return std::make_unique<ShardedMatmulWorkload>(std::move(spec));
+}
+
+RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const hw::ChipConfig& chip = exp.chip;
+  std::shared_ptr<ShardedMatmulData> data;
+  if (exp.functional)
+    data = std::make_shared<ShardedMatmulData>(exp, spec, spec.seed, sim::YamlNode::load_string("{}", exp.config_path));
+  runtime::PodProgram pp = build_sharded_matmul_program(exp, spec, data.get());
+  pp.buffers = data;
+  runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);
+  const ShardedMatmulPlan& plan = spec.plan;
+  const double chips = exp.pod.chips();
+  const double flops = 2.0 * double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n);
+  const double peak = chip.peak_flops_per_s() * chips;
+  const PodSummary sum = summarize(exp, run);
+  const double step = sum.step_s, comm = sum.comm_s, hidden = sum.hidden_s, compute = sum.compute_s;
+  nlohmann::json per_chip = pod_per_chip(exp, run);
+  for (auto& pc : per_chip) pc["local_shapes"] = {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}};
+
+  nlohmann::json r = report_header(exp);
+  nlohmann::json res = pod_result(exp, sum, flops);
+  res["pipeline"] = nullptr;
+  res["memory"] = {{"per_chip_bytes", 2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] +
+                                           plan.c_shard[0] * plan.c_shard[1])},
+                   {"capacity_bytes", chip.hbm.capacity_bytes},
+                   {"params_bytes", 0},
+                   {"grads_bytes", 0},
+                   {"optimizer_bytes", 0},
+                   {"activations_bytes", 0}};
+  if (data) {
+    const auto check = data->check();
+    res["functional"] = {{"matches_reference", check.matches}, {"max_abs_error", check.max_abs_error}};
+  } else {
+    res["functional"] = nullptr;
+  }
+  res["sharding"] = {{"a_spec", spec.a.str()},
+                     {"b_spec", spec.b.str()},
+                     {"out_spec", spec.out.str()},
+                     {"case", plan.summary},
+                     {"collective_matmul", spec.collective_matmul},
+                     {"local_matmul", {plan.local_m, plan.local_k, plan.local_n}},
+                     {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}};
+  r["result"] = res;
+  r["collectives"] = pod_collectives(run);
+  r["per_chip"] = per_chip;
+  r["simulator"] = pod_simulator_section(exp, wall.seconds(), run);
+
+  sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +
+               std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " +
+               std::to_string(exp.pod.chips()) + " x " + chip.name + ")");
+  t.row("A, B, C specs", spec.a.str() + " " + spec.b.str() + " -> " + spec.out.str());
+  t.row("plan", plan.summary);
+  t.row("local matmul",
+        std::to_string(plan.local_m) + " x " + std::to_string(plan.local_k) + " x " + std::to_string(plan.local_n));
+  t.row("step time", sim::si(step, "s"));
+  t.row("compute (per chip)", sim::si(compute, "s"));
+  t.row("communication (per chip)", sim::si(comm, "s"));
+  t.row("exposed communication", sim::si(comm - hidden, "s"));
+  t.row("overlap fraction", comm > 0 ? sim::fixed(hidden / comm, 3) : "-");
+  for (const auto& c : run.collectives) t.row("  " + c.name, sim::si(c.time_s(), "s"), sim::si(double(c.bytes), "B"));
+  t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
+  t.row("bound (measured)", res["roofline"]["bound"].get<std::string>());
+  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
+  return RunOutput{r, t.str(), run.trace_json};
+}
+
+}  // namespace workloads

@@ -1,0 +1,67 @@
+#include "workloads/train/memory.h"
+
+#include <cstdio>
+
+#include "sim/error.h"
+#include "workloads/train/pipeline_schedule.h"
+#include "workloads/train/program_builder.h"
+#include "workloads/train/tensor_split.h"
+
+namespace workloads {
+
+std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro) {
+  const TrainParallelism& par = spec.parallelism;
+  const std::uint32_t tp = par.tensor.degree;
+  std::vector<ChipMemory> per_stage(layout.stages.size());
+  for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
+    ChipMemory& m = per_stage[s];
+    const StageLayers& stage = layout.stages[s];
+    std::uint64_t params = 0;
+    for (std::size_t l = stage.begin; l < stage.end; ++l) {
+      for (const auto* p : held_params(micro, stage, l)) params += local_param_elements(*p, tp);
+      m.activations_per_microbatch += local_stash_bytes(micro.layers[l], tp);
+    }
+    m.params = 2 * params;  // BF16
+    m.grads = 2 * params;   // BF16, accumulated over the microbatches
+    m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(params));
+    m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
+    m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
+  }
+  std::vector<ChipMemory> out;
+  out.reserve(layout.chips());
+  for (const auto& role : layout.roles) out.push_back(per_stage[role.stage]);
+  return out;
+}
+
+std::string binary_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
+  return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) + ": parameters " +
+         binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) + ", optimizer " +
+         binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
+         std::to_string(m.microbatches_in_flight) + " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") +
+         " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")";
+}
+
+void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {
+  std::size_t worst = 0;
+  for (std::size_t c = 1; c < memory.size(); ++c)
+    if (memory[c].total() > memory[worst].total()) worst = c;
+  if (memory.empty() || memory[worst].total() <= capacity) return;
+  throw sim::SimFailure("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
+                        std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
+                        ". Use more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
+                        "(1f1b), or set workload.simulate_anyway: true to simulate it regardless");
+}
+
+}  // namespace workloads

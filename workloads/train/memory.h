@@ -1,0 +1,39 @@
+#pragma once
+// What one chip keeps in HBM during a training step, computed before
+// simulating: BF16 parameters and gradients of the layers it holds (its
+// tensor-parallel share of its pipeline stage), the optimizer state
+// (train_optimizer.h), and the activations stashed for the backward pass by
+// every microbatch its schedule keeps in flight at once (GPipe: m, 1F1B: at
+// most p; pipeline_schedule.h). Matmul workspaces, the pipeline's message
+// buffers and the step's input data are not counted.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "workloads/train/layout.h"
+#include "workloads/train/spec.h"
+
+namespace workloads {
+
+struct ChipMemory {
+  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0;
+  std::uint64_t activations_per_microbatch = 0;
+  std::uint32_t microbatches_in_flight = 0;
+  std::uint64_t total() const { return params + grads + optimizer + activations; }
+};
+
+// Per chip; `micro` is the model built for one microbatch.
+std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro);
+
+// "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
+// optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)".
+std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity);
+
+// Throws sim::SimFailure naming the fullest chip and its breakdown when it
+// does not fit in `capacity`.
+void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity);
+
+std::string binary_bytes(double bytes);  // "37.2 GiB", "512.0 MiB"
+
+}  // namespace workloads

@@ -1,0 +1,373 @@
+#include "workloads/train/program_builder.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "kernels/program_append.h"
+#include "kernels/train_kernels.h"
+#include "workloads/experiment.h"
+#include "workloads/train/tensor_split.h"
+
+namespace workloads {
+
+namespace {
+
+using Deps = std::vector<std::uint32_t>;
+
+std::string axes_text(const std::vector<std::string>& axes) {
+  std::string s;
+  for (const auto& a : axes) s += (s.empty() ? "" : ",") + a;
+  return s;
+}
+
+void append(Deps& to, const Deps& from) {
+  for (auto d : from)
+    if (std::find(to.begin(), to.end(), d) == to.end()) to.push_back(d);
+}
+
+// Chips that name the same collective join the same one.
+class CollectiveRegistry {
+ public:
+  explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
+  std::uint32_t all_reduce(const std::string& name, std::uint64_t bytes, const std::vector<std::string>& axes,
+                           bool gradient) {
+    auto [it, fresh] = by_name_.emplace(name, static_cast<std::uint32_t>(out_.pod.collectives.size()));
+    if (fresh) {
+      interconnect::CollectiveSpec c;
+      c.op = interconnect::CollectiveOp::all_reduce;
+      c.bytes = bytes;
+      c.element_bytes = 2;  // BF16 activations and gradients
+      c.axes = axes;
+      out_.pod.collectives.push_back(std::move(c));
+      out_.pod.collective_names.push_back(name);
+      out_.gradient_collective.push_back(gradient);
+    }
+    return it->second;
+  }
+
+ private:
+  TrainProgram& out_;
+  std::unordered_map<std::string, std::uint32_t> by_name_;
+};
+
+struct Context {
+  const Experiment& exp;
+  const TrainSpec& spec;
+  const models::ModelSpec& model;
+  kernels::MatmulPrograms& matmuls;
+  CollectiveRegistry& collectives;
+  std::uint32_t tp() const { return spec.parallelism.tensor.degree; }
+};
+
+// What one layer's pass leaves: the data path on to the next layer, and the
+// weight gradients (backward).
+struct PassResult {
+  Deps data, weight;
+  Deps all() const {
+    Deps d = data;
+    append(d, weight);
+    return d;
+  }
+};
+
+// One pass (forward or backward) of one layer on one chip: every op after
+// the ops its spec names in `after` (the layer's input when none), partial
+// sums all-reduced over the tensor-parallel ranks before anything reads them.
+class LayerPass {
+ public:
+  LayerPass(const Context& ctx, hw::Program& prog, std::uint32_t stage, const models::LayerSpec& layer, bool backward,
+            std::string tag, Deps input)
+      : ctx_(ctx), prog_(prog), stage_(stage), tag_(std::move(tag)), input_(std::move(input)) {
+    for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr});
+    for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd) items_.push_back({nullptr, &ew});
+    for (std::size_t i = 0; i < items_.size(); ++i) index_[name(i)] = i;
+    state_.assign(items_.size(), kNew);
+    consumed_.assign(items_.size(), 0);
+    sinks_.resize(items_.size());
+    for (std::size_t i = 0; i < items_.size(); ++i)
+      for (const auto& a : after(i)) consumed_[lookup(a, i)] = 1;
+  }
+
+  PassResult build() {
+    for (std::size_t i = 0; i < items_.size(); ++i) build_item(i);
+    PassResult r;
+    for (std::size_t i = 0; i < items_.size(); ++i)
+      if (!consumed_[i]) append(weight(i) ? r.weight : r.data, ready(i));
+    return r;
+  }
+
+ private:
+  struct Item {
+    const models::MatmulSpec* mm;
+    const models::ElementwiseSpec* ew;
+  };
+  enum State : char { kNew, kBuilding, kBuilt };
+
+  const std::string& name(std::size_t i) const { return items_[i].mm ? items_[i].mm->name : items_[i].ew->name; }
+  const std::string& output(std::size_t i) const { return items_[i].mm ? items_[i].mm->output : items_[i].ew->output; }
+  const std::vector<std::string>& after(std::size_t i) const {
+    return items_[i].mm ? items_[i].mm->after : items_[i].ew->after;
+  }
+  bool weight(std::size_t i) const {
+    const models::Pass p = items_[i].mm ? items_[i].mm->pass : items_[i].ew->pass;
+    return p == models::Pass::backward_weight;
+  }
+  bool partial_sum(std::size_t i) const {
+    return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).partial_sum
+                        : elementwise_partial_sum(*items_[i].ew, ctx_.tp());
+  }
+  std::uint64_t output_bytes(std::size_t i) const {
+    return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).output_bytes()
+                        : 2 * local_elements(*items_[i].ew, ctx_.tp());
+  }
+  std::size_t lookup(const std::string& n, std::size_t from) const {
+    auto it = index_.find(n);
+    if (it == index_.end()) throw std::logic_error("model op '" + name(from) + "' waits for unknown op '" + n + "'");
+    return it->second;
+  }
+
+  void build_item(std::size_t i) {
+    if (state_[i] == kBuilt) return;
+    if (state_[i] == kBuilding) throw std::logic_error("model ops wait for each other in a cycle at '" + name(i) + "'");
+    state_[i] = kBuilding;
+    Deps deps;
+    if (after(i).empty()) deps = input_;
+    for (const auto& a : after(i)) {
+      const std::size_t j = lookup(a, i);
+      build_item(j);
+      append(deps, ready(j));
+    }
+    const std::string label = tag_ + " " + name(i);
+    if (const auto* mm = items_[i].mm) {
+      const LocalMatmul l = local_matmul(*mm, ctx_.tp());
+      sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n), deps, " [" + label + "]");
+    } else {
+      const auto& ew = *items_[i].ew;
+      const std::uint64_t elements = local_elements(ew, ctx_.tp());
+      const std::uint64_t bytes = ew.elements && !ctx_.spec.fuse_elementwise ? ew.bytes / ew.elements * elements : 0;
+      const std::uint64_t store = std::min(bytes, 2 * elements);  // the BF16 output
+      sinks_[i] = kernels::append_stream(prog_, ctx_.exp.chip, {bytes - store, store, elements, ew.flops_per_element},
+                                         deps, label);
+    }
+    state_[i] = kBuilt;
+  }
+
+  // What a reader of item i waits for: the item, or the all-reduce of the
+  // partial sums it contributes to.
+  Deps ready(std::size_t i) {
+    if (!partial_sum(i)) return sinks_[i];
+    const std::string& tensor = output(i);
+    auto it = reduced_.find(tensor);
+    if (it != reduced_.end()) return {it->second};
+    Deps deps;
+    std::uint64_t bytes = 0;
+    for (std::size_t j = 0; j < items_.size(); ++j) {
+      if (output(j) != tensor) continue;
+      build_item(j);
+      append(deps, sinks_[j]);
+      bytes = std::max(bytes, output_bytes(j));
+    }
+    const auto& axes = ctx_.spec.parallelism.tensor.axes;
+    const std::string n =
+        "stage" + std::to_string(stage_) + " " + tag_ + " " + tensor + " all-reduce over " + axes_text(axes);
+    const std::uint32_t c = ctx_.collectives.all_reduce(n, bytes, axes, false);
+    const std::uint32_t op = prog_.add({n, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
+    reduced_[tensor] = op;
+    return {op};
+  }
+
+  const Context& ctx_;
+  hw::Program& prog_;
+  std::uint32_t stage_;
+  std::string tag_;
+  Deps input_;
+  std::vector<Item> items_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<State> state_;
+  std::vector<char> consumed_;
+  std::vector<Deps> sinks_;
+  std::unordered_map<std::string, std::uint32_t> reduced_;  // tensor -> its all-reduce op
+};
+
+// Ops of [begin, end) that no other op there waits for (pipeline messages and
+// gradient all-reduces aside): the next task starts after them.
+Deps task_sinks(const hw::Program& prog, std::uint32_t begin, std::uint32_t end) {
+  std::vector<char> waited(end - begin, 0);
+  for (std::uint32_t i = begin; i < end; ++i)
+    for (auto d : prog.ops[i].deps)
+      if (d >= begin) waited[d - begin] = 1;
+  Deps sinks;
+  for (std::uint32_t i = begin; i < end; ++i)
+    if (!waited[i - begin] && is_task_work(prog.ops[i])) sinks.push_back(i);
+  return sinks;
+}
+
+class ChipProgramBuilder {
+ public:
+  ChipProgramBuilder(const Context& ctx, const TrainLayout& layout, std::uint32_t chip)
+      : ctx_(ctx), layout_(layout), chip_(chip), role_(layout.roles[chip]), stage_(layout.stages[role_.stage]) {}
+
+  void build(hw::Program& prog, ChipProgramMap& map) {
+    const TrainParallelism& par = ctx_.spec.parallelism;
+    const auto tasks = stage_tasks(par.schedule, par.pipeline.degree, role_.stage, par.microbatches);
+    grads_done_.assign(ctx_.model.layers.size(), {});
+    Deps prev;  // the previous task's last ops
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      TaskOps ops{tasks[t], static_cast<std::uint32_t>(prog.ops.size()), 0};
+      if (tasks[t].backward) {
+        backward_task(prog, tasks[t], prev, t + 1 == tasks.size());
+      } else {
+        forward_task(prog, tasks[t], prev);
+      }
+      ops.end = static_cast<std::uint32_t>(prog.ops.size());
+      prev = task_sinks(prog, ops.begin, ops.end);
+      map.tasks.push_back(ops);
+    }
+    if (!ctx_.spec.overlap) {  // everything after the backward pass, one thing at a time
+      Deps after = prev;
+      if (par.data.degree > 1 && par.sync_gradients)
+        for (std::size_t l = stage_.end; l-- > stage_.begin;) after = gradient_all_reduce(prog, l, after);
+      for (auto& g : grads_done_) g = after;
+    }
+    map.optimizer_begin = static_cast<std::uint32_t>(prog.ops.size());
+    optimizer(prog);
+    map.optimizer_end = static_cast<std::uint32_t>(prog.ops.size());
+  }
+
+ private:
+  static std::uint64_t message_tag(const PipelineTask& t) { return 2 * std::uint64_t(t.microbatch) + t.backward; }
+  static std::string label(const PipelineTask& t) {
+    return std::string(t.backward ? "B" : "F") + std::to_string(t.microbatch);
+  }
+
+  // The stage's layers in order, after the previous task and the previous
+  // stage's activations; the output goes on to the next stage.
+  void forward_task(hw::Program& prog, const PipelineTask& task, Deps x) {
+    const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
+    if (s > 0)
+      x.push_back(prog.add(
+          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(-1), message_tag(task)}, {}, 0}));
+    for (std::size_t l = stage_.begin; l < stage_.end; ++l)
+      x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), x).build().all();
+    if (s + 1 < p)
+      prog.add({"send " + label(task),
+                {hw::EngineKind::ici, kIciSend},
+                hw::SendOp{peer(+1), message_tag(task), ctx_.model.layers[stage_.end - 1].output_bytes},
+                x,
+                0});
+  }
+
+  // The stage's layers in reverse, after the previous task and the next
+  // stage's gradient; the input gradient goes back to the previous stage.
+  // The stage's last task leaves each layer's final weight gradients, which
+  // with overlap are all-reduced at once.
+  void backward_task(hw::Program& prog, const PipelineTask& task, Deps x, bool final_task) {
+    const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
+    if (s + 1 < p)
+      x.push_back(prog.add(
+          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(+1), message_tag(task)}, {}, 0}));
+    for (std::size_t l = stage_.end; l-- > stage_.begin;) {
+      const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), x).build();
+      if (final_task) {
+        const TrainParallelism& par = ctx_.spec.parallelism;
+        const bool reduce_now = par.data.degree > 1 && par.sync_gradients && ctx_.spec.overlap;
+        grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, r.all()) : r.all();
+      }
+      x = r.data.empty() ? r.all() : r.data;
+    }
+    if (s > 0)
+      prog.add({"send " + label(task),
+                {hw::EngineKind::ici, kIciSend},
+                hw::SendOp{peer(-1), message_tag(task), ctx_.model.layers[stage_.begin].input_grad_bytes},
+                x,
+                0});
+  }
+
+  // Each layer's update once its gradients are ready.
+  void optimizer(hw::Program& prog) {
+    const OptimizerCost& opt = ctx_.spec.optimizer;
+    for (std::size_t l = stage_.end; l-- > stage_.begin;) {
+      const std::uint64_t n = held_elements(l);
+      if (n == 0) continue;
+      const kernels::StreamWork work{static_cast<std::uint64_t>(opt.read_bytes_per_param * double(n)),
+                                     static_cast<std::uint64_t>(opt.written_bytes_per_param * double(n)), n,
+                                     opt.flops_per_param};
+      kernels::append_stream(prog, ctx_.exp.chip, work, grads_done_[l],
+                             opt.name + " update " + ctx_.model.layers[l].name);
+    }
+  }
+
+  std::uint32_t peer(int delta) const {
+    return layout_.pipeline_of[chip_].at(static_cast<std::size_t>(int(role_.stage) + delta));
+  }
+
+  std::uint64_t held_elements(std::size_t layer) const {
+    std::uint64_t n = 0;
+    for (const auto* p : held_params(ctx_.model, stage_, layer)) n += local_param_elements(*p, ctx_.tp());
+    return n;
+  }
+
+  Deps gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
+    const std::uint64_t n = held_elements(layer);
+    if (n == 0) return deps;
+    const auto& axes = ctx_.spec.parallelism.data.axes;
+    const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
+                             " gradients all-reduce over " + axes_text(axes);
+    const std::uint32_t c = ctx_.collectives.all_reduce(name, 2 * n, axes, true);  // BF16 gradients
+    return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
+  }
+
+  const Context& ctx_;
+  const TrainLayout& layout_;
+  std::uint32_t chip_;
+  ChipRole role_;
+  StageLayers stage_;
+  std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
+};
+
+}  // namespace
+
+bool is_task_work(const hw::Op& op) { return op.engine.kind != hw::EngineKind::ici || op.engine.index == kIciTensor; }
+
+std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
+                                                  std::size_t layer) {
+  std::vector<const models::ParamSpec*> out;
+  const models::LayerSpec& l = model.layers[layer];
+  for (const auto& p : l.params) out.push_back(&p);
+  for (const auto& mm : l.forward) {
+    if (mm.weight.empty()) continue;
+    const models::LayerSpec* owner = model.owner_of(mm.weight);
+    if (!owner) continue;
+    const std::size_t at = static_cast<std::size_t>(owner - model.layers.data());
+    if (at >= stage.begin && at < stage.end) continue;
+    for (const auto& p : owner->params)
+      if (p.name == mm.weight && std::find(out.begin(), out.end(), &p) == out.end()) out.push_back(&p);
+  }
+  return out;
+}
+
+TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
+                                 const models::ModelSpec& micro) {
+  TrainProgram out;
+  kernels::MatmulPrograms matmuls(exp.chip);
+  CollectiveRegistry collectives(out);
+  const Context ctx{exp, spec, micro, matmuls, collectives};
+  // Without a pipeline a chip's program depends on nothing but the model
+  // (collectives are named by stage and layer, never by chip), so the
+  // data- and tensor-parallel ranks share one.
+  const bool shared = ctx.spec.parallelism.pipeline.degree == 1;
+  for (std::uint32_t c = 0; c < layout.chips(); ++c) {
+    hw::Program prog;
+    out.maps.emplace_back();
+    ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
+    if (shared) {
+      out.pod.add_replicas(std::move(prog), layout.chips());
+      break;
+    }
+    out.pod.add_chip(std::move(prog));
+  }
+  return out;
+}
+
+}  // namespace workloads

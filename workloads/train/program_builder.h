@@ -1,0 +1,67 @@
+#pragma once
+// One program per chip for a training step (docs/training.md has the
+// picture):
+//  - a pipeline stage runs its schedule's tasks in order (pipeline_schedule.h),
+//    each the forward or backward pass of one microbatch over the stage's
+//    layers; a task starts after the previous one ends and after its input
+//    arrives (RecvOp) from the previous stage (forward) or the next
+//    (backward), and ends by sending its output on (SendOp);
+//  - inside a layer every op waits for the ops its model spec names in
+//    `after`; matmuls and vector work are train_kernels.h programs;
+//  - tensor parallelism all-reduces the partial sums of split contractions
+//    (Megatron's g forward, f backward) before anything reads them;
+//  - data parallelism all-reduces each layer's gradients after the layer's
+//    last backward: with `overlap`, as soon as they exist, under the
+//    backward of the layers before it; without, after the whole backward
+//    pass;
+//  - the optimizer updates each layer once its gradients are reduced
+//    (without `overlap`: once all are).
+// Each chip's ICI work is split over four queues (ICI engine indices), so a
+// gradient all-reduce never holds up a tensor-parallel one or a pipeline
+// message queued behind it.
+#include <cstdint>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "runtime/pod_run.h"
+#include "workloads/train/layout.h"
+#include "workloads/train/pipeline_schedule.h"
+#include "workloads/train/spec.h"
+
+namespace workloads {
+
+enum IciQueue : std::uint32_t { kIciTensor = 0, kIciGradients = 1, kIciSend = 2, kIciRecv = 3 };
+
+// Whether an op of a task's range is the task's own work: everything but
+// pipeline messages and gradient all-reduces, which only start in it.
+bool is_task_work(const hw::Op& op);
+
+// Ops [begin, end) of a chip's program that make up one task.
+struct TaskOps {
+  PipelineTask task;
+  std::uint32_t begin = 0, end = 0;
+};
+
+struct ChipProgramMap {
+  std::vector<TaskOps> tasks;  // in schedule order
+  std::uint32_t optimizer_begin = 0, optimizer_end = 0;
+};
+
+struct TrainProgram {
+  runtime::PodProgram pod;
+  std::vector<ChipProgramMap> maps;  // one per program of pod.programs
+  const ChipProgramMap& map(std::uint32_t chip) const { return maps[pod.program_of[chip]]; }
+  std::vector<char> gradient_collective;  // per collective: a data-parallel gradient all-reduce
+};
+
+// `micro` is the model built for one microbatch.
+TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
+                                 const models::ModelSpec& micro);
+
+// Parameters a stage's layer keeps and updates: its own, plus (with tied
+// embeddings on a later stage than the embedding) a copy of the table its
+// matmuls read, as Megatron-LM keeps one on the last stage.
+std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
+                                                  std::size_t layer);
+
+}  // namespace workloads

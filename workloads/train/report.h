@@ -1,0 +1,40 @@
+#pragma once
+// report.json (INTERFACE.md), the text table and the Perfetto trace of a
+// training step. docs/training.md explains every field.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "runtime/pod_run.h"
+#include "workloads/experiment.h"
+#include "workloads/train/layout.h"
+#include "workloads/train/measure.h"
+#include "workloads/train/memory.h"
+#include "workloads/train/program_builder.h"
+#include "workloads/train/spec.h"
+
+namespace workloads {
+
+// Everything a finished step left behind.
+struct TrainRun {
+  const Experiment& exp;
+  const TrainSpec& spec;
+  const TrainLayout& layout;
+  const models::ModelSpec& micro;  // one microbatch
+  const std::vector<ChipMemory>& memory;
+  const TrainProgram& program;
+  const runtime::PodRunResult& run;
+  const TrainMeasurement& measured;
+  double wall_time_s = 0;
+};
+
+nlohmann::json train_report(const TrainRun& r);
+std::string train_table(const TrainRun& r, const nlohmann::json& report);
+// One process per chip (named with its ranks), a track per engine and ICI
+// queue, and a "pipeline" track with one slice per task (F3, B3) and the
+// optimizer, so a schedule reads at a glance.
+std::string train_trace(const TrainRun& r);
+
+}  // namespace workloads

@@ -1,0 +1,75 @@
+#pragma once
+// The `workload:` mapping of `kind: train` (docs/training.md):
+//   workload:
+//     kind: train
+//     model: {type: transformer, ...}      # models/model_config.h
+//     global_batch: 256                    # samples or sequences per step
+//     parallelism: {data: data, tensor: model, pipeline: pipe,
+//                   microbatches: 8, schedule: 1f1b}
+//     optimizer: adam                      # adam | sgd
+//     overlap: true                        # gradient all-reduces under the backward pass
+//     elementwise: fused                   # fused | unfused (own HBM round trip)
+//     simulate_anyway: false               # run even if it does not fit in HBM
+//     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
+// Each parallelism takes mesh axes (a name or a list of names) or a degree
+// that names one mesh axis of that size; every mesh axis of more than one
+// chip is used by exactly one of them, so the degrees multiply to the chips.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model_config.h"
+#include "sim/yaml_node.h"
+#include "workloads/train/optimizer.h"
+#include "workloads/train/pipeline_schedule.h"
+
+namespace workloads {
+
+struct Experiment;
+
+struct ParallelAxes {
+  std::vector<std::string> axes;  // mesh axes, major first; empty: degree 1
+  std::uint32_t degree = 1;       // product of their sizes
+};
+
+struct TrainParallelism {
+  ParallelAxes data, tensor, pipeline;
+  std::uint32_t microbatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // false: no gradient all-reduce at all; every data-parallel replica
+  // updates its weights from its own shard's gradients (they diverge).
+  bool sync_gradients = true;
+};
+
+// `functional: true` (experiment level) on an MLP under pure data
+// parallelism: real BF16 training steps (workloads/train_functional.h).
+struct FunctionalTraining {
+  bool enabled = false;
+  std::uint32_t steps = 10;
+  double learning_rate = 0.1;
+  std::uint64_t seed = 1;
+};
+
+struct TrainSpec {
+  models::ModelConfig model;
+  std::uint64_t global_batch = 0;
+  TrainParallelism parallelism;
+  OptimizerCost optimizer;
+  bool overlap = true;
+  // fused: elementwise ops work on data the neighbouring matmul kernels hold
+  // in VMEM (XLA's output and input fusion): vector-unit time, no HBM
+  // traffic of their own. unfused: each reads its operands from HBM and
+  // writes its result back (ElementwiseSpec::bytes), the pessimistic bound.
+  bool fuse_elementwise = true;
+  bool simulate_anyway = false;
+  FunctionalTraining functional;
+
+  std::uint64_t replica_batch() const { return global_batch / parallelism.data.degree; }
+  std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
+};
+
+// Validates against the experiment's mesh; throws sim::ConfigError located
+// at the offending key.
+TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp);
+
+}  // namespace workloads

@@ -1,0 +1,61 @@
+#include "workloads/train/workload.h"
+
+#include <optional>
+
+#include "sim/host.h"
+#include "workloads/train/functional.h"
+#include "workloads/train/layout.h"
+#include "workloads/train/measure.h"
+#include "workloads/train/memory.h"
+#include "workloads/train/program_builder.h"
+#include "workloads/train/report.h"
+
+namespace workloads {
+
+namespace {
+
+class TrainWorkload : public Workload {
+ public:
+  explicit TrainWorkload(TrainSpec s) : spec_(std::move(s)) {}
+  std::string kind() const override { return "train"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override { return run_train(exp, spec_, opts); }
+
+ private:
+  TrainSpec spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> load_train_workload(const sim::YamlNode& node, const Experiment& exp) {
+  TrainSpec spec = load_train_spec(node, exp);
+  load_functional_training(node, exp, spec);
+  return std::make_unique<TrainWorkload>(std::move(spec));
+}
+
+RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const models::ModelSpec micro = models::build_model(spec.model, spec.microbatch_size());
+  const TrainLayout layout = make_train_layout(exp, spec.parallelism, micro);
+  const std::vector<ChipMemory> memory = train_memory(spec, layout, micro);
+  if (!spec.simulate_anyway) check_memory_fits(memory, layout, exp.chip.hbm.capacity_bytes);
+  TrainProgram program = build_train_program(exp, spec, layout, micro);
+  std::optional<FunctionalTrainResult> functional;  // functional: one pod run per step
+  runtime::PodRunResult run;
+  if (spec.functional.enabled) {
+    functional = run_train_functional(exp, spec, layout, program);
+    run = std::move(functional->last_run);
+  } else {
+    run = runtime::run_pod(pod_config(exp), program.pod, false);
+  }
+  const TrainMeasurement measured = measure_train(program, run, layout);
+  TrainRun r{exp, spec, layout, micro, memory, program, run, measured, 0.0};
+  r.wall_time_s = wall.seconds();
+  RunOutput out;
+  out.report = train_report(r);
+  if (functional) out.report["result"]["functional"] = functional_train_json(*functional, spec);
+  out.table = train_table(r, out.report);
+  if (opts.trace) out.trace_json = train_trace(r);
+  return out;
+}
+
+}  // namespace workloads
