@@ -1,6 +1,6 @@
 #pragma once
 // The `tpusim` subcommands. Each takes the arguments after its name and
-// returns the process exit status (INTERFACE.md: 0 ok, 1 internal error,
+// returns the process exit status (docs/interface.md: 0 ok, 1 internal error,
 // 2 bad input, 3 the simulated system fails).
 #include <stdexcept>
 #include <string>

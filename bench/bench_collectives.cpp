@@ -52,7 +52,7 @@ Case ring_case(int chips) {
   return c;
 }
 
-// Issue #3: the 4096-chip v4 pod (tpu-specs.yaml v4.pod 16x16x16) with v4
+// Issue #3: the 4096-chip v4 pod (docs/reference/tpu-specs.md#v4.pod 16x16x16) with v4
 // links (v4.ici.bw_per_link_one_way 4.5e10 B/s, common.ici_hop_latency 1 us).
 Case torus_case(int side) {
   Case c;
@@ -119,7 +119,7 @@ void run_in_child(const Case& c) {
   std::fflush(stdout);
 }
 
-// Simulated time against the formulas of /work/shared/reference/formulas.md
+// Simulated time against the formulas of docs/reference/formulas.md
 // plus the latency each step pays; v4 links (4.5e10 B/s, 1 us per hop).
 void print_formulas() {
   constexpr double W = 4.5e10, L = 1e-6;

@@ -3,7 +3,7 @@
 //
 // Values are stored as BF16 (1 sign, 8 exponent, 7 fraction bits: the top
 // half of an IEEE FP32), products are exact in FP32 and accumulation is FP32
-// (tpu-specs.yaml common.mxu_macs_per_cycle: "All multiplies take bfloat16
+// (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle: "All multiplies take bfloat16
 // inputs, but all accumulations are performed in FP32").
 #include <cstdint>
 

@@ -8,7 +8,7 @@
 // received in the current busy period) and gives each flow a finish tag
 // S_at_arrival + amount. Flows finish in tag order and nothing has to be
 // updated per flow when the set of flows changes: an event only happens when
-// a flow arrives or leaves, never per byte (ARCHITECTURE.md "Events scale").
+// a flow arrives or leaves, never per byte (docs/architecture.md, "Timing model").
 #include <cstdint>
 #include <functional>
 #include <queue>

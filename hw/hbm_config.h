@@ -1,6 +1,6 @@
 #pragma once
 // Parameters of one chip's HBM. The numbers come from the chip's YAML
-// (configs/chips/, sourced from tpu-specs.yaml <gen>.hbm_capacity / hbm_bw);
+// (configs/chips/, sourced from docs/reference/tpu-specs.md#<gen>.hbm_capacity / hbm_bw);
 // channel count and interleave are modelling choices the specs do not publish.
 #include <cmath>
 #include <cstdint>

@@ -9,7 +9,7 @@ namespace hw {
 namespace {
 
 // Smallest array with a neighbour in both directions; largest MXU built so
-// far is 256 x 256 (tpu-specs.yaml common.mxu_size_v6e).
+// far is 256 x 256 (docs/reference/tpu-specs.md#common.mxu_size_v6e).
 constexpr std::uint32_t kMinDim = 2;
 constexpr std::uint32_t kMaxDim = 256;
 

@@ -11,7 +11,7 @@ enum class Fidelity { tile, pe };
 
 // Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
 // a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
-// v2-v5 (tpu-specs.yaml common.mxu_macs_per_cycle = 16384 = 128 x 128),
+// v2-v5 (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle = 16384 = 128 x 128),
 // 256 x 256 on v6e (common.mxu_size_v6e).
 struct MxuConfig {
   std::uint32_t rows = 128;
@@ -34,7 +34,7 @@ void validate(const MxuShape& shape);
 
 // Weight tiles of an op, processed in the order `for nt: for kt:`; tile j has
 // nt = j / k_tiles, kt = j % k_tiles. Ragged last tiles are padded with zeros
-// to the full array (tpu-specs.yaml common.padding_rule).
+// to the full array (docs/reference/tpu-specs.md#common.padding_rule).
 struct MxuTiling {
   std::uint64_t k_tiles = 0, n_tiles = 0;
   std::uint64_t last_n_cols = 0;  // useful columns of the last n-tile (1..C)

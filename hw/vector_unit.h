@@ -9,7 +9,7 @@ namespace hw {
 
 struct VectorUnitConfig {
   // v5p: 8 sublanes x 128 lanes x 4 ALUs = 4096 per core per cycle
-  // (tpu-specs.yaml common.vpu_shape, v5p.vpu_flops SB-site26 per-core entry).
+  // (docs/reference/tpu-specs.md#common.vpu_shape, v5p.vpu_flops SB-site26 per-core entry).
   double flops_per_cycle = 0.0;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // What collective to run: the fields of a `kind: collective` workload
-// (INTERFACE.md) as a plain struct. validate() throws sim::ConfigError naming
+// (docs/interface.md) as a plain struct. validate() throws sim::ConfigError naming
 // the field ("workload.bytes").
 #include <cstdint>
 #include <string>
@@ -27,7 +27,7 @@ const char* to_string(Algorithm a);
 Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested);
 
 // NCCL-tests busbw = algbw x factor (nccl-tests doc/PERFORMANCE.md, quoted in
-// formulas.md section 1); n = ranks in one group.
+// docs/reference/formulas.md §1); n = ranks in one group.
 double bus_bandwidth_factor(CollectiveOp op, int n);
 
 struct CollectiveSpec {

@@ -8,7 +8,7 @@
 // flows round-robin, whose fluid limit is max-min fair sharing: rates are
 // recomputed (progressive filling) only for the flows connected to a change,
 // and only when a flow starts or ends, so a message costs a few events
-// whatever its size (ARCHITECTURE.md, "Events scale with decisions").
+// whatever its size (docs/architecture.md, "Timing model").
 #include <cstdint>
 #include <vector>
 

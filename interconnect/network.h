@@ -2,7 +2,7 @@
 // The narrow interface between chips and an ICI model: send, receive,
 // schedule. One SystemC module stands for the whole network; inside it an
 // event queue of plain C++ entries wakes one SC_METHOD only at instants where
-// something changes (SYSTEMC.md). Models (IciNetwork: fluid fair share;
+// something changes (docs/architecture.md). Models (IciNetwork: fluid fair share;
 // PacketNetwork: packet by packet) implement transmit() and their own events;
 // message matching, statistics and the pending-work report live here, so any
 // model that moves bytes from chip to chip can replace another.

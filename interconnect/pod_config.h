@@ -1,6 +1,6 @@
 #pragma once
 // Plain configuration of a pod's interconnect, as the experiment loader fills
-// it from `pod:` (INTERFACE.md). validate() throws sim::ConfigError whose key
+// it from `pod:` (docs/interface.md). validate() throws sim::ConfigError whose key
 // path names the offending field ("pod.shape"); the loader adds file:line.
 #include <cstdint>
 #include <string>
@@ -27,9 +27,9 @@ const char* to_string(Switching s);
 const char* to_string(NetworkModel m);
 
 struct LinkConfig {
-  // Bytes/s per direction: tpu-specs.yaml generations.v4.ici.bw_per_link_one_way.
+  // Bytes/s per direction: docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way.
   double bandwidth = 4.5e10;
-  // Seconds per hop: tpu-specs.yaml common.ici_hop_latency ("typically around 1us").
+  // Seconds per hop: docs/reference/tpu-specs.md#common.ici_hop_latency ("typically around 1us").
   double latency = 1.0e-6;
   // Assumption: the reference gives no ICI packet size. It sets the packet
   // model's granularity, the store-and-forward delay and a reduction's tail.
@@ -40,11 +40,11 @@ struct LinkConfig {
 // The default cost of a reduction on the receiving chip (ReductionModel).
 struct ReductionConfig {
   // Bytes of operand reduced per second by the vector unit. DERIVED: one
-  // (8,128) f32 vreg (4096 B) per cycle per TensorCore (tpu-specs.yaml
+  // (8,128) f32 vreg (4096 B) per cycle per TensorCore (docs/reference/tpu-specs.md
   // common.vpu_shape) x 2 TensorCores (v4.tensorcores_per_chip) x 1.05e9 Hz
   // (v4.clock_hz).
   double vector_bytes_per_s = 8.6e12;
-  // tpu-specs.yaml generations.v4.hbm_bw (SB:tpus.md, 1.2e12 B/s).
+  // docs/reference/tpu-specs.md#v4.hbm_bw (SB:tpus.md, 1.2e12 B/s).
   double hbm_bytes_per_s = 1.2e12;
   // HBM bytes per reduced byte: read the local operand, read the arrived
   // operand, write the sum.

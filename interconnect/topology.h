@@ -4,7 +4,7 @@
 //
 // Chip ids are row-major with axis 0 (x) fastest: id = x + X*(y + Y*z).
 // An axis either wraps (torus) or not (mesh). Every neighbour pair is joined
-// by two link directions, each a server of its own (ARCHITECTURE.md, ICI).
+// by two link directions, each a server of its own (docs/architecture.md, "Timing model").
 #include <array>
 #include <string>
 #include <vector>

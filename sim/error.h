@@ -1,6 +1,6 @@
 #pragma once
 // The two ways a run can fail that are not bugs, each with its exit status
-// (INTERFACE.md): bad input (2) and a simulated system that fails (3).
+// (docs/interface.md): bad input (2) and a simulated system that fails (3).
 #include <stdexcept>
 #include <string>
 

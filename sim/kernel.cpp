@@ -7,7 +7,7 @@ namespace sim {
 
 void reset_kernel() {
   // The first context is referenced by static events inside the library and
-  // must never be deleted (SYSTEMC.md).
+  // must never be deleted (docs/architecture.md).
   static sc_core::sc_simcontext* const boot = sc_core::sc_get_curr_simcontext();
   if (sc_core::sc_curr_simcontext != boot) delete sc_core::sc_curr_simcontext;
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();

@@ -1,7 +1,7 @@
 #pragma once
 // SystemC kernel lifetime. The kernel is a process-wide global; every
 // simulation starts from reset_kernel() after the previous one's modules are
-// destroyed (SYSTEMC.md, "Several simulations in one process").
+// destroyed (docs/architecture.md, "Several simulations in one process").
 #include <cstdint>
 
 namespace sim {

@@ -1,6 +1,6 @@
 #pragma once
 // Least-squares fits of the two scaling laws to measured step times
-// (formulas.md section 6), for `tpusim sweep`.
+// (docs/reference/formulas.md §6), for `tpusim sweep`.
 //
 // Speedups are measured against a baseline of N0 chips (the smallest chip
 // count that ran; 1 when one chip fits), so both laws are written relative

@@ -261,7 +261,7 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
                  {"ok", ok},
                  {"failed", failed},
                  {"not_run", static_cast<int>(points.size()) - ok - failed}};
-  // One curve: its results at the top level, as INTERFACE.md names them.
+  // One curve: its results at the top level, as docs/interface.md names them.
   const bool one = groups.size() == 1;
   for (const char* k : {"baseline", "amdahl", "gustafson", "scaling_limit"})
     s[k] = one ? groups[0][k] : nlohmann::json(nullptr);

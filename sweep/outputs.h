@@ -1,5 +1,5 @@
 #pragma once
-// The combined outputs of a sweep (INTERFACE.md, "Sweep outputs"):
+// The combined outputs of a sweep (docs/interface.md#sweep-outputs):
 // sweep.csv, one row a point, and summary.json with each point's speedup
 // against the baseline (the smallest chip count that ran), the parallel
 // efficiency, and the Amdahl (strong) or Gustafson (weak) fit.

@@ -1,5 +1,5 @@
 #pragma once
-// The parts of report.json (schema tpusim.report/1, INTERFACE.md) that every
+// The parts of report.json (schema tpusim.report/1, docs/interface.md) that every
 // workload kind shares.
 #include <nlohmann/json.hpp>
 

@@ -43,7 +43,7 @@ struct WorkloadKind {
   std::function<std::unique_ptr<Workload>(const sim::YamlNode&, const Experiment&)> load;
 };
 
-// Every workload kind, in the order documented in INTERFACE.md.
+// Every workload kind, in the order documented in docs/interface.md.
 const std::vector<WorkloadKind>& workload_kinds();
 
 }  // namespace workloads

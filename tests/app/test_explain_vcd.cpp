@@ -1,7 +1,7 @@
 // mxu.vcd from the command line: `explain mxu --vcd FILE` and
 // `run EXP.yaml --vcd` (pe fidelity, MXU 0 of chip 0, into the run's out
 // directory), and their refusals. The signal values themselves are checked
-// against the PE model in tests/hw/test_mxu_vcd.cpp; here the files are
+// against the PE model in tests/app/explain/test_mxu_vcd.cpp; here the files are
 // checked for their structure and for covering every cycle of every op the
 // report counts.
 #include <unistd.h>

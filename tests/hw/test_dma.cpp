@@ -111,7 +111,7 @@ TEST_CASE("dma: transfers on one engine run one after the other", "[dma]") {
 
 TEST_CASE("dma: a transfer longer than one TLM payload costs one latency", "[dma]") {
   // 5 GiB: tlm_generic_payload lengths are 32-bit, so this travels as
-  // several payloads. Bandwidth 2.8e12 B/s (tpu-specs.yaml v5p.hbm_bw, SB).
+  // several payloads. Bandwidth 2.8e12 B/s (docs/reference/tpu-specs.md#v5p.hbm_bw, SB).
   hw::HbmConfig c;
   c.capacity_bytes = 96ull << 30;
   c.channels = 16;

@@ -25,7 +25,7 @@ hw::HbmConfig small_hbm() {
 
 constexpr std::uint64_t kLatencyPs = 1000;
 
-// A v5p-sized device: hbm_bw 2.8e12 B/s (tpu-specs.yaml v5p.hbm_bw, SB) and
+// A v5p-sized device: hbm_bw 2.8e12 B/s (docs/reference/tpu-specs.md#v5p.hbm_bw, SB) and
 // 96 GB (v5p.hbm_capacity); channels, interleave and latency are test values.
 hw::HbmConfig v5p_like_hbm() {
   hw::HbmConfig c;

@@ -94,7 +94,7 @@ TEST_CASE("mxu timing: steady state is one tile per period", "[mxu]") {
   }
   // Large m: the array streams one activation row per cycle, which is the
   // published rate of bf16[8,128] @ bf16[128,128] per 8 cycles
-  // (tpu-specs.yaml common.mxu_op) once the weights are resident.
+  // (docs/reference/tpu-specs.md#common.mxu_op) once the weights are resident.
   const MxuConfig cfg{128, 128, true};
   CHECK(hw::mxu_tile_cycles(cfg, {8 * 1000 + 8, 128, 128}) - hw::mxu_tile_cycles(cfg, {8 * 1000, 128, 128}) == 8);
 }

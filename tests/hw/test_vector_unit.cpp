@@ -8,7 +8,7 @@
 
 namespace {
 
-// v5p per core: 8 sublanes x 128 lanes x 4 ALUs (tpu-specs.yaml v5p.vpu_flops).
+// v5p per core: 8 sublanes x 128 lanes x 4 ALUs (docs/reference/tpu-specs.md#v5p.vpu_flops).
 const hw::VectorUnitConfig kV5pCore{4096.0};
 const sc_core::sc_time kPeriod(1, sc_core::SC_NS);
 

@@ -1,5 +1,5 @@
 // Collective times against the published cost formulas
-// (/work/shared/reference/formulas.md) with the latency each step pays.
+// (docs/reference/formulas.md) with the latency each step pays.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,8 +10,8 @@ using namespace interconnect;
 
 namespace {
 
-constexpr double kW = 4.5e10;  // bytes/s per direction (tpu-specs.yaml v4.ici.bw_per_link_one_way)
-constexpr double kL = 1.0e-6;  // s per hop (tpu-specs.yaml common.ici_hop_latency)
+constexpr double kW = 4.5e10;  // bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
+constexpr double kL = 1.0e-6;  // s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
 constexpr std::uint64_t kMiB = 1 << 20;
 
 PodNetworkConfig ring_pod(int n, bool wrap) {
@@ -38,7 +38,7 @@ double rel_err(double got, double want) { return std::abs(got - want) / want; }
 
 TEST_CASE("collective timing: large ring collectives follow the bandwidth formula plus latency",
           "[collective][timing]") {
-  // NCCL-tests (formulas.md section 1): all_reduce moves 2(n-1)/n S per rank,
+  // NCCL-tests (docs/reference/formulas.md §1): all_reduce moves 2(n-1)/n S per rank,
   // reduce_scatter and all_gather (n-1)/n S, over one link of W; a ring
   // collective pays one hop latency per step: 2(n-1) or (n-1) steps.
   const int n = GENERATE(4, 8, 16, 64);
@@ -96,7 +96,7 @@ TEST_CASE("collective timing: torus all-reduce drives all axes at once and beats
   const auto torus = run(p, CollectiveOp::all_reduce, Algorithm::torus, bytes);
   const auto ring = run(p, CollectiveOp::all_reduce, Algorithm::ring, bytes);
   const auto bidi = run(p, CollectiveOp::all_reduce, Algorithm::bidirectional_ring, bytes);
-  // formulas.md section 3 with the data split over the k = 3 axes (SB's
+  // docs/reference/formulas.md §3 with the data split over the k = 3 axes (SB's
   // concurrent multi-axis model): each third reduce-scatters over axes of 4
   // with W_bidi = 2W, then all-gathers; 2 x 3 x 3 steps of latency.
   double bw = 0.0, left = V / 3.0;

@@ -172,7 +172,7 @@ TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL
        {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus, Algorithm::direct}) {
     CHECK(parse_algorithm(to_string(a), "") == a);
   }
-  // nccl-tests doc/PERFORMANCE.md (formulas.md section 1)
+  // nccl-tests doc/PERFORMANCE.md (docs/reference/formulas.md §1)
   CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == Approx(2.0 * 7 / 8));
   CHECK(bus_bandwidth_factor(CollectiveOp::all_gather, 8) == Approx(7.0 / 8));
   CHECK(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 8) == Approx(7.0 / 8));

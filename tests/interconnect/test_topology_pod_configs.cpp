@@ -1,5 +1,5 @@
 // Every configs/pods file is a valid pod, cites its sources, and wraps only
-// where tpu-specs.yaml common.wraparound_rules say the machine does.
+// where docs/reference/tpu-specs.md#common.wraparound_rules say the machine does.
 #include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 

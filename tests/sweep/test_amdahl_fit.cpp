@@ -1,5 +1,5 @@
 // The scaling-law fits against data made from the laws themselves, written
-// out here from formulas.md section 6 (Amdahl: S = 1 / ((1 - p) + p / N);
+// out here from docs/reference/formulas.md §6 (Amdahl: S = 1 / ((1 - p) + p / N);
 // Gustafson: S = s + (1 - s) N), not through the code under test.
 #include <catch2/catch.hpp>
 

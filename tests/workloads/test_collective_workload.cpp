@@ -1,6 +1,6 @@
 // `kind: collective` from YAML to report.json: the numbers the interconnect
-// computes reach the report under INTERFACE.md's names, and the ring
-// formula (formulas.md s.1) holds end to end.
+// computes reach the report under docs/interface.md's names, and the ring
+// formula (docs/reference/formulas.md §1) holds end to end.
 #include <catch2/catch.hpp>
 
 #include "workloads/experiment.h"

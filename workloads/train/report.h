@@ -1,5 +1,5 @@
 #pragma once
-// report.json (INTERFACE.md), the text table and the Perfetto trace of a
+// report.json (docs/interface.md), the text table and the Perfetto trace of a
 // training step. docs/training.md explains every field.
 #include <nlohmann/json.hpp>
 

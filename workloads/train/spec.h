@@ -42,7 +42,7 @@ struct TrainParallelism {
 };
 
 // `functional: true` (experiment level) on an MLP under pure data
-// parallelism: real BF16 training steps (workloads/train_functional.h).
+// parallelism: real BF16 training steps (workloads/train/functional.h).
 struct FunctionalTraining {
   bool enabled = false;
   std::uint32_t steps = 10;

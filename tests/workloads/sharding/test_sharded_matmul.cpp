@@ -1,5 +1,5 @@
 // Sharded matmuls on a 4x4 torus, end to end, against the roofline of the
-// local matmul plus the ring formulas of the collectives (formulas.md s.1-2).
+// local matmul plus the ring formulas of the collectives (docs/reference/formulas.md §1-2).
 #include <catch2/catch.hpp>
 
 #include <array>

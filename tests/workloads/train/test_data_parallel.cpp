@@ -2,7 +2,7 @@
 // with the backward pass buys (against the same step with overlap off, and
 // that against a one-chip step plus the all-reduces), the all-reduce time
 // against the ring formula, and the compute/communication crossover against
-// the roofline ratio peak FLOP/s / ICI bandwidth (formulas.md s.1, 2, 5).
+// the roofline ratio peak FLOP/s / ICI bandwidth (docs/reference/formulas.md §1, 2, 5).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -88,7 +88,7 @@ TEST_CASE(
 TEST_CASE("data parallel gradient all-reduce takes the bidirectional ring's time", "[workloads][train]") {
   const auto r = run(ring_of_8());
   // 2(n-1) steps, each moving V/n split over both directions plus one hop:
-  // 2 (n-1) (V / (n W_bidi) + T_min) (formulas.md s.1-2, latency per step).
+  // 2 (n-1) (V / (n W_bidi) + T_min) (docs/reference/formulas.md §1-2, latency per step).
   const double v = kWidth * kWidth * 2;  // one layer's BF16 weight gradient (+ its bias, below 0.1%)
   const double ring = 2 * (kChips - 1) * (v / (kChips * kLinkBidi) + kHop);
   for (const auto& c : r["collectives"]) {
@@ -102,7 +102,7 @@ TEST_CASE(
     "data parallel: a large per-chip batch is compute-bound, a tiny one communication-bound, "
     "crossing near peak FLOP/s / ICI bandwidth",
     "[workloads][train]") {
-  // formulas.md s.5 (scaling book, DP backward per layer): the backward's
+  // docs/reference/formulas.md §5 (scaling book, DP backward per layer): the backward's
   // T_math = 8BDF/(X C) against the all-reduce's T_comms = 8DF/W_ici, so
   // communication hides when the per-chip batch B/X exceeds C/W_ici, W_ici
   // the bidirectional bandwidth of the ring. Here: 14 B D^2 / (X C) (seven

@@ -1,4 +1,4 @@
-// Functional mini-training (workloads/train_functional.h): an MLP trained
+// Functional mini-training (workloads/train/functional.h): an MLP trained
 // with real BF16 values under data parallelism on 4 chips, the gradients
 // all-reduced through the simulated collectives. Checked against a
 // double-precision host step written here, independently of the workload:

@@ -1,6 +1,6 @@
 // Pipeline parallelism: the schedules against the papers' statements, and
 // the bubble the simulated stages really sat idle against the ideal
-// (p-1)/(m+p-1) (formulas.md s.4: GPipe, Huang et al. 2019; Megatron-LM,
+// (p-1)/(m+p-1) (docs/reference/formulas.md §4: GPipe, Huang et al. 2019; Megatron-LM,
 // Narayanan et al. 2021, s.2.2.1, the same for 1F1B).
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Megatron-style tensor parallelism (Shoeybi et al. 2019, arXiv:1909.08053,
 // s.3): two all-reduces of the block's activations in the forward pass and
 // two in the backward pass, each rank computing 1/t of every matmul; the
-// all-reduces take the ring's time (formulas.md s.1-2).
+// all-reduces take the ring's time (docs/reference/formulas.md §1-2).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
