@@ -24,67 +24,56 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
   sim::WallTimer wall;
   const interconnect::CollectiveResult c = interconnect::run_collective(pod_network_config(exp), spec_);
 
-  nlohmann::json r = report_header(exp);
-  nlohmann::json res;
-  res["step_time_s"] = c.time_s;
-  res["cycles"] = std::round(c.time_s * exp.chip.clock);
-  res["clock_hz"] = exp.chip.clock;
-  res["flops"] = 0;
+  Report rep = report_for(exp);
+  Result& res = rep.result;
+  res.step_time_s = c.time_s;
+  res.cycles = std::round(c.time_s * exp.chip.clock);
   double hbm = 0;
   for (const auto& pc : c.per_chip) hbm += pc.reduce_hbm_bytes;
-  res["hbm_bytes"] = hbm;
-  res["ici_bytes"] = c.ici_bytes;
-  res["arithmetic_intensity"] = 0;
-  res["achieved_flops_per_s"] = 0;
-  res["mfu"] = 0;
-  res["mxu_utilization"] = 0;
-  res["roofline"] = roofline_section(exp.chip, 0, hbm / c.chips, 0, 0, c.link_utilization_max);
-  res["communication"] = {{"collective_time_s", c.time_s}, {"exposed_time_s", c.time_s}, {"overlap_fraction", 0.0}};
-  res["pipeline"] = nullptr;
-  res["memory"] = nullptr;
-  res["functional"] =
-      c.functional.checked
-          ? nlohmann::json{{"matches_reference", c.functional.matches},
-                           {"mismatches", c.functional.mismatches},
-                           {"first_mismatch", c.functional.first_mismatch},
-                           {"max_abs_error", c.functional.matches ? nlohmann::json(0.0) : nlohmann::json(nullptr)}}
-          : nlohmann::json(nullptr);
-  res["links"] = {{"utilization_max", c.link_utilization_max}, {"utilization_mean", c.link_utilization_mean}};
-  r["result"] = res;
-  r["collectives"] = nlohmann::json::array({{{"op", c.op},
-                                             {"algorithm", c.algorithm},
-                                             {"participants", c.participants},
-                                             {"groups", c.groups},
-                                             {"bytes", c.bytes},
-                                             {"time_s", c.time_s},
-                                             {"algbw_bytes_per_s", c.algbw_bytes_per_s},
-                                             {"busbw_bytes_per_s", c.busbw_bytes_per_s},
-                                             {"messages", c.messages},
-                                             {"network_model", c.network_model}}});
-  nlohmann::json per_chip = nlohmann::json::array();
-  for (const auto& pc : c.per_chip)
-    per_chip.push_back(
-        {{"chip", pc.chip},
-         {"coords", pc.coords},
-         {"busy", {{"mxu_s", 0.0}, {"vector_s", pc.reduce_vector_s}, {"dma_s", 0.0}, {"ici_s", pc.finish_s}}},
-         {"ici_bytes_out", pc.bytes_out},
-         {"ici_bytes_in", pc.bytes_in},
-         {"reduce_hbm_bytes", pc.reduce_hbm_bytes}});
-  r["per_chip"] = per_chip;
-  nlohmann::json links = nlohmann::json::array();
+  res.hbm_bytes = hbm;
+  res.ici_bytes = double(c.ici_bytes);
+  res.roofline = make_roofline(exp.chip, 0, hbm / c.chips, 0, 0, c.link_utilization_max);
+  res.communication.collective_time_s = c.time_s;
+  res.communication.exposed_time_s = c.time_s;
+  res.communication.overlap_fraction = 0.0;
+  if (c.functional.checked) {
+    FunctionalCheck f;
+    f.matches_reference = c.functional.matches;
+    f.mismatches = c.functional.mismatches;
+    f.first_mismatch = c.functional.first_mismatch;
+    if (c.functional.matches) f.max_abs_error = 0.0;
+    res.functional = f;
+  }
+  res.links = LinkUtilization{c.link_utilization_max, c.link_utilization_mean};
+  CollectiveRecord rec;
+  rec.op = c.op;
+  rec.algorithm = c.algorithm;
+  rec.participants = c.participants;
+  rec.groups = c.groups;
+  rec.bytes = c.bytes;
+  rec.time_s = c.time_s;
+  rec.algbw_bytes_per_s = c.algbw_bytes_per_s;
+  rec.busbw_bytes_per_s = c.busbw_bytes_per_s;
+  rec.messages = c.messages;
+  rec.network_model = c.network_model;
+  rep.collectives.push_back(rec);
+  for (const auto& pc : c.per_chip) {
+    PerChip p;
+    p.chip = static_cast<std::uint32_t>(pc.chip);
+    p.coords = pc.coords;
+    p.vector_s = pc.reduce_vector_s;
+    p.ici_s = pc.finish_s;
+    p.ici_bytes_out = pc.bytes_out;
+    p.ici_bytes_in = pc.bytes_in;
+    p.reduce_hbm_bytes = pc.reduce_hbm_bytes;
+    rep.per_chip.push_back(std::move(p));
+  }
+  rep.links.emplace();
   for (const auto& l : c.links)
-    links.push_back({{"link", l.link},
-                     {"from", l.from},
-                     {"to", l.to},
-                     {"axis", l.axis},
-                     {"dir", l.dir},
-                     {"bytes", l.bytes},
-                     {"busy_s", l.busy_s},
-                     {"utilization", l.utilization}});
-  r["links"] = links;
-  r["simulator"] = simulator_section(exp, wall.seconds(), c.kernel_events);
-  r["simulator"]["network_events"] = c.events;
-  r["simulator"]["messages"] = c.messages;
+    rep.links->push_back(LinkRecord{l.link, l.from, l.to, l.axis, l.dir, l.bytes, l.busy_s, l.utilization});
+  rep.simulator = simulator_for(exp, wall.seconds(), c.kernel_events);
+  rep.simulator.network_events = c.events;
+  rep.simulator.messages = c.messages;
 
   sim::Table t("tpusim: " + exp.name + " (" + c.op + ", " + c.algorithm + ", " + sim::si(double(c.bytes), "B") +
                " on " + std::to_string(c.chips) + " x " + exp.chip.name + ")");
@@ -98,8 +87,8 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
   t.row("messages", std::to_string(c.messages));
   if (c.functional.checked)
     t.row("functional check", c.functional.matches ? "matches reference" : "MISMATCH: " + c.functional.first_mismatch);
-  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
-  return RunOutput{r, t.str(), ""};
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{to_json(rep), t.str(), ""};
 }
 
 }  // namespace

@@ -50,14 +50,11 @@ const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
 // Host reference: double-precision GEMM of the BF16 values, and the FP32
 // accumulation error bound gamma_k * sum |a||b| (Higham, Accuracy and
 // Stability of Numerical Algorithms, eq. 3.5) for each output.
-struct FunctionalCheck {
-  bool matches = true;
-  double max_abs_error = 0;
-};
-
 FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b,
                                    const std::vector<float>& y, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
   FunctionalCheck c;
+  c.matches_reference = true;
+  c.max_abs_error = 0.0;
   const double u = std::ldexp(1.0, -24);
   const double gamma = (double(k) + 1) * u / (1 - (double(k) + 1) * u);
   std::vector<double> exact(n), mag(n);
@@ -74,8 +71,8 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
     }
     for (std::uint64_t j = 0; j < n; ++j) {
       const double err = std::fabs(double(y[i * n + j]) - exact[j]);
-      c.max_abs_error = std::max(c.max_abs_error, err);
-      if (err > gamma * mag[j]) c.matches = false;
+      c.max_abs_error = std::max(*c.max_abs_error, err);
+      if (err > gamma * mag[j]) c.matches_reference = false;
     }
   }
   return c;
@@ -204,57 +201,46 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   const double mxu_busy_fraction = step > 0 ? mxu_busy_max / step : 0;
   const double hbm_busy_fraction = step > 0 ? hbm_bytes / (chip.hbm.bandwidth_bytes_per_s * step) : 0;
 
-  nlohmann::json r = report_header(exp);
-  nlohmann::json result;
-  result["step_time_s"] = step;
-  result["cycles"] = cycles;
-  result["clock_hz"] = chip.clock;
-  result["flops"] = flops;
-  result["hbm_bytes"] = hbm_bytes;
-  result["ici_bytes"] = 0;
-  result["arithmetic_intensity"] = hbm_bytes > 0 ? flops / hbm_bytes : 0;
-  result["achieved_flops_per_s"] = step > 0 ? flops / step : 0;
-  result["mfu"] = step > 0 ? flops / step / peak : 0;
-  result["mxu_utilization"] = cycles > 0 ? macs / (cells * cycles) : 0;
-  result["roofline"] = roofline_section(chip, flops, hbm_bytes, mxu_busy_fraction, hbm_busy_fraction, 0.0);
-  result["communication"] = {{"collective_time_s", 0.0}, {"exposed_time_s", 0.0}, {"overlap_fraction", nullptr}};
-  result["pipeline"] = nullptr;
-  result["memory"] = {{"per_chip_bytes", plan.hbm_footprint},
-                      {"capacity_bytes", chip.hbm.capacity_bytes},
-                      {"params_bytes", 0},
-                      {"grads_bytes", 0},
-                      {"optimizer_bytes", 0},
-                      {"activations_bytes", plan.hbm_footprint}};
-  result["kernel"] = {{"m", spec.m},
-                      {"k", spec.k},
-                      {"n", spec.n},
-                      {"bm", blocking.bm},
-                      {"bk", blocking.bk},
-                      {"bn", blocking.bn},
-                      {"buffers", blocking.buffers},
-                      {"accumulators", blocking.accumulators},
-                      {"vmem_bytes_per_core", blocking.vmem_bytes()},
-                      {"vmem_capacity_bytes", chip.vmem},
-                      {"ops", plan.program.ops.size()},
-                      {"hbm_bytes_planned", plan.traffic.total()}};
+  Report rep = report_for(exp);
+  Result& res = rep.result;
+  res.step_time_s = step;
+  res.cycles = cycles;
+  res.flops = flops;
+  res.hbm_bytes = hbm_bytes;
+  res.arithmetic_intensity = hbm_bytes > 0 ? flops / hbm_bytes : 0;
+  res.achieved_flops_per_s = step > 0 ? flops / step : 0;
+  res.mfu = step > 0 ? flops / step / peak : 0;
+  res.mxu_utilization = cycles > 0 ? macs / (cells * cycles) : 0;
+  res.roofline = make_roofline(chip, flops, hbm_bytes, mxu_busy_fraction, hbm_busy_fraction, 0.0);
+  Memory mem;
+  mem.per_chip_bytes = plan.hbm_footprint;
+  mem.capacity_bytes = chip.hbm.capacity_bytes;
+  mem.activations_bytes = plan.hbm_footprint;
+  res.memory = mem;
+  res.kernel = KernelSection{spec.m,
+                             spec.k,
+                             spec.n,
+                             blocking.bm,
+                             blocking.bk,
+                             blocking.bn,
+                             blocking.buffers,
+                             blocking.accumulators,
+                             blocking.vmem_bytes(),
+                             chip.vmem,
+                             plan.program.ops.size(),
+                             plan.traffic.total()};
   if (exp.functional) {
     FunctionalCheck fc = check_against_host(a, b, y, spec.m, spec.k, spec.n);
-    result["functional"] = {{"matches_reference", fc.matches}, {"max_abs_error", fc.max_abs_error}};
-  } else {
-    result["functional"] = nullptr;
+    res.functional = fc;
   }
-  r["result"] = result;
-  r["collectives"] = nlohmann::json::array();
-  r["per_chip"] = nlohmann::json::array({{{"chip", 0},
-                                          {"coords", std::vector<int>(exp.pod.shape.size(), 0)},
-                                          {"busy",
-                                           {{"mxu_s", c.mxu_busy_s() / double(c.mxus().size())},
-                                            {"vector_s", c.vector_busy_s() / double(c.vector_units().size())},
-                                            {"dma_s", c.dma_busy_s() / double(c.dma_engines().size())},
-                                            {"ici_s", 0.0}}}}});
-  sim::StatGroup stats("chip0");
-  c.dump_stats(stats, step);
-  r["stats"] = {{"chip0", stats.to_json()}};
+  PerChip pc;
+  pc.coords = std::vector<int>(exp.pod.shape.size(), 0);
+  pc.mxu_s = c.mxu_busy_s() / double(c.mxus().size());
+  pc.vector_s = c.vector_busy_s() / double(c.vector_units().size());
+  pc.dma_s = c.dma_busy_s() / double(c.dma_engines().size());
+  rep.per_chip.push_back(pc);
+  rep.stats.emplace();
+  c.dump_stats(rep.stats->group("chip0"), step);
   std::string trace_json;
   if (opts.trace) {
     sim::TraceWriter trace;
@@ -264,7 +250,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   const std::uint64_t events = sim::kernel_events();
   seq.reset();
   chip_mod.reset();
-  r["simulator"] = simulator_section(exp, wall.seconds(), events);
+  rep.simulator = simulator_for(exp, wall.seconds(), events);
 
   sim::Table t("tpusim: " + exp.name + " (matmul " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                std::to_string(spec.n) + " on " + chip.name + ")");
@@ -274,7 +260,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   t.row("HBM traffic", sim::si(hbm_bytes, "B"));
   t.row("arithmetic intensity", sim::fixed(hbm_bytes > 0 ? flops / hbm_bytes : 0, 1), "FLOP/B");
   t.row("ridge intensity", sim::fixed(peak / chip.hbm.bandwidth_bytes_per_s, 1), "FLOP/B");
-  t.row("bound (measured)", result["roofline"]["bound"].get<std::string>());
+  t.row("bound (measured)", res.roofline.bound);
   t.row("achieved", sim::si(flops / step, "FLOP/s"), "of " + sim::si(peak, "FLOP/s") + " peak");
   t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
   t.row("MXU busy (busiest)", sim::fixed(100.0 * mxu_busy_fraction, 1), "%");
@@ -282,10 +268,11 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   t.row("blocking bm x bk x bn",
         std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " + std::to_string(blocking.bn));
   if (exp.functional)
-    t.row("functional check", result["functional"]["matches_reference"].get<bool>() ? "matches reference" : "MISMATCH");
+    t.row("functional check",
+          std::get<FunctionalCheck>(res.functional).matches_reference ? "matches reference" : "MISMATCH");
   if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
-  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
-  return RunOutput{r, t.str(), trace_json};
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{to_json(rep), t.str(), trace_json};
 }
 
 }  // namespace workloads

@@ -2,12 +2,11 @@
 // report.json sections every pod workload shares, computed from a
 // runtime::PodRunResult: the step's totals and roofline, communication overlap,
 // the collectives, and per-chip busy times.
-#include <nlohmann/json.hpp>
-
 #include <vector>
 
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
+#include "workloads/report.h"
 
 namespace workloads {
 
@@ -26,16 +25,16 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run);
 // result: step_time_s, cycles, clock_hz, flops, hbm_bytes, ici_bytes,
 // arithmetic_intensity, achieved_flops_per_s, mfu, mxu_utilization,
 // roofline, communication. `flops` counts the useful work of the whole pod.
-nlohmann::json pod_result(const Experiment& exp, const PodSummary& s, double flops);
+Result pod_result(const Experiment& exp, const PodSummary& s, double flops);
 
-nlohmann::json pod_collectives(const runtime::PodRunResult& run);
+std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run);
 // The report's simulator section for a pod run: kernel and network events,
 // messages, and how many chips the kernel simulated (runtime::run_pod's replicas).
-nlohmann::json pod_simulator_section(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run);
+Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run);
 
 // per_chip: chip, coords, busy {mxu_s, vector_s, dma_s, ici_s}, compute_s,
 // exposed_communication_s, hbm_bytes, ici_bytes_out, ici_bytes_in.
-nlohmann::json pod_per_chip(const Experiment& exp, const runtime::PodRunResult& run);
+std::vector<PerChip> pod_per_chip(const Experiment& exp, const runtime::PodRunResult& run);
 
 // Coordinates of a chip on the pod's axes (x fastest).
 std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip);

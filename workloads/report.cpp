@@ -1,52 +1,320 @@
 #include "workloads/report.h"
 
+#include <algorithm>
+
 #include "sim/host.h"
 
 namespace workloads {
 
-nlohmann::json report_header(const Experiment& exp) {
-  nlohmann::json wrap = nlohmann::json::array();
-  for (bool w : exp.pod.wraparound) wrap.push_back(w);
-  return {
-      {"schema", kReportSchema},
-      {"tpusim_version", TPUSIM_VERSION},
-      {"experiment", {{"name", exp.name}, {"config_path", exp.config_path}}},
-      {"pod",
-       {{"chips", exp.pod.chips()},
-        {"topology", exp.pod.topology},
-        {"shape", exp.pod.shape},
-        {"wraparound", wrap},
-        {"chip", exp.chip.name}}},
-  };
+namespace {
+
+using nlohmann::json;
+
+// An optional field: its value, or null.
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
 }
 
-nlohmann::json roofline_section(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
-                                double hbm_busy_fraction, double ici_busy_fraction) {
-  const double peak = chip.peak_flops_per_s(), bw = chip.hbm.bandwidth_bytes_per_s;
-  const double ridge = peak / bw;
+// Sets j[key] when the optional has a value.
+template <class T>
+void put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+json to_json(const Roofline& r) {
+  return {{"peak_flops_per_s", r.peak_flops_per_s},
+          {"hbm_bytes_per_s", r.hbm_bytes_per_s},
+          {"ridge_intensity", r.ridge_intensity},
+          {"bound", r.bound},
+          {"bound_predicted", r.bound_predicted},
+          {"time_lower_bound_s", r.time_lower_bound_s},
+          {"busy_fraction", {{"mxu", r.busy_mxu}, {"hbm", r.busy_hbm}, {"ici", r.busy_ici}}}};
+}
+
+json to_json(const Communication& c) {
+  json j = {{"collective_time_s", c.collective_time_s},
+            {"exposed_time_s", c.exposed_time_s},
+            {"overlap_fraction", or_null(c.overlap_fraction)}};
+  put(j, "compute_time_s", c.compute_time_s);
+  return j;
+}
+
+json to_json(const Pipeline& p) {
+  return {{"stages", p.stages},
+          {"microbatches", p.microbatches},
+          {"schedule", p.schedule},
+          {"bubble_fraction", p.bubble_fraction},
+          {"bubble_fraction_ideal", p.bubble_fraction_ideal},
+          {"span_s", p.span_s},
+          {"stage_busy_s", p.stage_busy_s},
+          {"peak_microbatches_in_flight", p.peak_microbatches_in_flight}};
+}
+
+json to_json(const Memory& m) {
+  json j = {{"per_chip_bytes", m.per_chip_bytes},   {"capacity_bytes", m.capacity_bytes},
+            {"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
+            {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes}};
+  put(j, "activations_per_microbatch_bytes", m.activations_per_microbatch_bytes);
+  put(j, "microbatches_in_flight", m.microbatches_in_flight);
+  put(j, "chip", m.chip);
+  put(j, "fits", m.fits);
+  return j;
+}
+
+json to_json(const FunctionalCheck& f) {
+  json j = {{"matches_reference", f.matches_reference}, {"max_abs_error", or_null(f.max_abs_error)}};
+  put(j, "mismatches", f.mismatches);
+  put(j, "first_mismatch", f.first_mismatch);
+  return j;
+}
+
+json to_json(const TrainFunctional& f) {
+  json ref = nullptr;
+  if (f.reference_step1)
+    ref = {{"max_abs_diff", f.reference_step1->max_abs_diff},
+           {"bound", f.reference_step1->bound},
+           {"matches", f.reference_step1->matches}};
+  return {{"steps", f.steps},
+          {"learning_rate", f.learning_rate},
+          {"seed", f.seed},
+          {"sync_gradients", f.sync_gradients},
+          {"loss_per_step", f.loss_per_step},
+          {"final_loss", f.final_loss},
+          {"replicas_max_weight_diff", f.replicas_max_weight_diff},
+          {"reference_step1", ref},
+          {"matches_reference", or_null(f.matches_reference)}};
+}
+
+json to_json(const KernelSection& k) {
+  return {{"m", k.m},
+          {"k", k.k},
+          {"n", k.n},
+          {"bm", k.bm},
+          {"bk", k.bk},
+          {"bn", k.bn},
+          {"buffers", k.buffers},
+          {"accumulators", k.accumulators},
+          {"vmem_bytes_per_core", k.vmem_bytes_per_core},
+          {"vmem_capacity_bytes", k.vmem_capacity_bytes},
+          {"ops", k.ops},
+          {"hbm_bytes_planned", k.hbm_bytes_planned}};
+}
+
+json to_json(const ShardingSection& s) {
+  return {{"a_spec", s.a_spec},
+          {"b_spec", s.b_spec},
+          {"out_spec", s.out_spec},
+          {"case", s.case_summary},
+          {"collective_matmul", s.collective_matmul},
+          {"local_matmul", s.local_matmul},
+          {"local_shapes", {{"A", s.a_shard}, {"B", s.b_shard}, {"C", s.c_shard}}}};
+}
+
+json to_json(const SyntheticSection& s) {
+  return {{"serial_fraction", s.serial_fraction},
+          {"units", s.units},
+          {"serial_units", s.serial_units},
+          {"parallel_units", s.parallel_units},
+          {"parallel_units_max_per_chip", s.parallel_units_max_per_chip},
+          {"unit", s.unit},
+          {"broadcast_bytes", s.broadcast_bytes}};
+}
+
+json to_json(const TrainSection::Axes& a) { return {{"axes", a.axes}, {"degree", a.degree}}; }
+
+// The train kind's fields of `result`.
+void add_train(json& res, const TrainSection& t) {
+  res["model_flops"] = t.model_flops;
+  res["tokens"] = t.tokens;
+  res["tokens_per_s"] = t.tokens_per_s;
+  res["parallelism"] = {{"data", to_json(t.data)},
+                        {"tensor", to_json(t.tensor)},
+                        {"pipeline", to_json(t.pipeline)},
+                        {"microbatches", t.microbatches},
+                        {"microbatch_size", t.microbatch_size},
+                        {"global_batch", t.global_batch},
+                        {"schedule", t.schedule},
+                        {"optimizer", t.optimizer},
+                        {"overlap", t.overlap},
+                        {"sync_gradients", t.sync_gradients},
+                        {"elementwise", t.elementwise}};
+  res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
+  res["model"] = {
+      {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
+}
+
+json to_json(const Result& r) {
+  json j = {{"step_time_s", r.step_time_s},
+            {"cycles", r.cycles},
+            {"clock_hz", r.clock_hz},
+            {"flops", r.flops},
+            {"hbm_bytes", r.hbm_bytes},
+            {"ici_bytes", r.ici_bytes},
+            {"arithmetic_intensity", r.arithmetic_intensity},
+            {"achieved_flops_per_s", r.achieved_flops_per_s},
+            {"mfu", r.mfu},
+            {"mxu_utilization", r.mxu_utilization},
+            {"roofline", to_json(r.roofline)},
+            {"communication", to_json(r.communication)},
+            {"pipeline", r.pipeline ? to_json(*r.pipeline) : json(nullptr)},
+            {"memory", r.memory ? to_json(*r.memory) : json(nullptr)}};
+  j["functional"] = std::visit(
+      [](const auto& f) -> json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(f)>, std::monostate>)
+          return nullptr;
+        else
+          return to_json(f);
+      },
+      r.functional);
+  if (r.kernel) j["kernel"] = to_json(*r.kernel);
+  if (r.sharding) j["sharding"] = to_json(*r.sharding);
+  if (r.synthetic) j["synthetic"] = to_json(*r.synthetic);
+  if (r.train) add_train(j, *r.train);
+  if (r.links) j["links"] = {{"utilization_max", r.links->max}, {"utilization_mean", r.links->mean}};
+  return j;
+}
+
+json to_json(const CollectiveRecord& c) {
+  json j = {{"op", c.op},
+            {"algorithm", c.algorithm},
+            {"participants", c.participants},
+            {"bytes", c.bytes},
+            {"time_s", c.time_s},
+            {"algbw_bytes_per_s", c.algbw_bytes_per_s},
+            {"busbw_bytes_per_s", c.busbw_bytes_per_s}};
+  put(j, "name", c.name);
+  put(j, "groups", c.groups);
+  put(j, "start_s", c.start_s);
+  put(j, "messages", c.messages);
+  put(j, "network_model", c.network_model);
+  put(j, "purpose", c.purpose);
+  return j;
+}
+
+json to_json(const PerChip& p) {
+  json j = {{"chip", p.chip},
+            {"coords", p.coords},
+            {"busy", {{"mxu_s", p.mxu_s}, {"vector_s", p.vector_s}, {"dma_s", p.dma_s}, {"ici_s", p.ici_s}}}};
+  put(j, "compute_s", p.compute_s);
+  put(j, "exposed_communication_s", p.exposed_communication_s);
+  put(j, "hbm_bytes", p.hbm_bytes);
+  put(j, "ici_bytes_out", p.ici_bytes_out);
+  put(j, "ici_bytes_in", p.ici_bytes_in);
+  put(j, "reduce_hbm_bytes", p.reduce_hbm_bytes);
+  put(j, "end_s", p.end_s);
+  if (p.shape_a) j["local_shapes"] = {{"A", *p.shape_a}, {"B", *p.shape_b}, {"C", *p.shape_c}};
+  put(j, "units", p.units);
+  if (p.ranks) j["ranks"] = {{"data", p.ranks->data}, {"tensor", p.ranks->tensor}, {"stage", p.ranks->stage}};
+  put(j, "forward_s", p.forward_s);
+  put(j, "backward_s", p.backward_s);
+  put(j, "optimizer_s", p.optimizer_s);
+  put(j, "ops", p.ops);
+  put(j, "mxu_flops", p.mxu_flops);
+  put(j, "vector_flops", p.vector_flops);
+  if (p.memory) {
+    const ChipMemoryRecord& m = *p.memory;
+    j["memory"] = {{"total_bytes", m.total_bytes},
+                   {"params_bytes", m.params_bytes},
+                   {"grads_bytes", m.grads_bytes},
+                   {"optimizer_bytes", m.optimizer_bytes},
+                   {"activations_bytes", m.activations_bytes},
+                   {"activations_per_microbatch_bytes", m.activations_per_microbatch_bytes},
+                   {"microbatches_in_flight", m.microbatches_in_flight}};
+  }
+  return j;
+}
+
+json to_json(const LinkRecord& l) {
+  return {{"link", l.link}, {"from", l.from},   {"to", l.to},         {"axis", l.axis},
+          {"dir", l.dir},   {"bytes", l.bytes}, {"busy_s", l.busy_s}, {"utilization", l.utilization}};
+}
+
+json to_json(const Simulator& s) {
+  json j = {{"fidelity", s.fidelity},
+            {"wall_time_s", s.wall_time_s},
+            {"events", s.events},
+            {"events_per_s", s.wall_time_s > 0 ? double(s.events) / s.wall_time_s : 0.0},
+            {"peak_rss_bytes", s.peak_rss_bytes}};
+  put(j, "network_events", s.network_events);
+  put(j, "messages", s.messages);
+  put(j, "chips_simulated", s.chips_simulated);
+  put(j, "replicas", s.replicas);
+  put(j, "replica_spread_s", s.replica_spread_s);
+  put(j, "collectives_replayed", s.collectives_replayed);
+  return j;
+}
+
+}  // namespace
+
+Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
+                       double hbm_busy_fraction, double ici_busy_fraction) {
+  Roofline r;
+  r.peak_flops_per_s = chip.peak_flops_per_s();
+  r.hbm_bytes_per_s = chip.hbm.bandwidth_bytes_per_s;
+  r.ridge_intensity = r.peak_flops_per_s / r.hbm_bytes_per_s;
   const double intensity = hbm_bytes > 0 ? flops / hbm_bytes : 0.0;
-  std::string measured = "compute";
+  r.bound = "compute";
   double busiest = mxu_busy_fraction;
   if (hbm_busy_fraction > busiest) {
-    measured = "memory";
+    r.bound = "memory";
     busiest = hbm_busy_fraction;
   }
-  if (ici_busy_fraction > busiest) measured = "communication";
-  return {{"peak_flops_per_s", peak},
-          {"hbm_bytes_per_s", bw},
-          {"ridge_intensity", ridge},
-          {"bound", measured},
-          {"bound_predicted", hbm_bytes > 0 && intensity < ridge ? "memory" : "compute"},
-          {"time_lower_bound_s", std::max(flops / peak, hbm_bytes / bw)},
-          {"busy_fraction", {{"mxu", mxu_busy_fraction}, {"hbm", hbm_busy_fraction}, {"ici", ici_busy_fraction}}}};
+  if (ici_busy_fraction > busiest) r.bound = "communication";
+  r.bound_predicted = hbm_bytes > 0 && intensity < r.ridge_intensity ? "memory" : "compute";
+  r.time_lower_bound_s = std::max(flops / r.peak_flops_per_s, hbm_bytes / r.hbm_bytes_per_s);
+  r.busy_mxu = mxu_busy_fraction;
+  r.busy_hbm = hbm_busy_fraction;
+  r.busy_ici = ici_busy_fraction;
+  return r;
 }
 
-nlohmann::json simulator_section(const Experiment& exp, double wall_time_s, std::uint64_t events) {
-  return {{"fidelity", exp.fidelity},
-          {"wall_time_s", wall_time_s},
-          {"events", events},
-          {"events_per_s", wall_time_s > 0 ? double(events) / wall_time_s : 0.0},
-          {"peak_rss_bytes", sim::peak_rss_bytes()}};
+Report report_for(const Experiment& exp) {
+  Report r;
+  r.name = exp.name;
+  r.config_path = exp.config_path;
+  r.chips = exp.pod.chips();
+  r.topology = exp.pod.topology;
+  r.chip = exp.chip.name;
+  r.shape = exp.pod.shape;
+  r.wraparound = exp.pod.wraparound;
+  r.result.clock_hz = exp.chip.clock;
+  return r;
+}
+
+Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t events) {
+  Simulator s;
+  s.fidelity = exp.fidelity;
+  s.wall_time_s = wall_time_s;
+  s.events = events;
+  s.peak_rss_bytes = sim::peak_rss_bytes();
+  return s;
+}
+
+nlohmann::json to_json(const Report& r) {
+  json wrap = json::array();
+  for (bool w : r.wraparound) wrap.push_back(w);
+  json j = {
+      {"schema", kReportSchema},
+      {"tpusim_version", TPUSIM_VERSION},
+      {"experiment", {{"name", r.name}, {"config_path", r.config_path}}},
+      {"pod",
+       {{"chips", r.chips}, {"topology", r.topology}, {"shape", r.shape}, {"wraparound", wrap}, {"chip", r.chip}}},
+      {"result", to_json(r.result)},
+      {"simulator", to_json(r.simulator)}};
+  json colls = json::array();
+  for (const auto& c : r.collectives) colls.push_back(to_json(c));
+  j["collectives"] = colls;
+  json chips = json::array();
+  for (const auto& p : r.per_chip) chips.push_back(to_json(p));
+  j["per_chip"] = chips;
+  if (r.links) {
+    json links = json::array();
+    for (const auto& l : *r.links) links.push_back(to_json(l));
+    j["links"] = links;
+  }
+  if (r.stats) j["stats"] = r.stats->to_json();
+  return j;
 }
 
 }  // namespace workloads

@@ -1,25 +1,226 @@
 #pragma once
-// The parts of report.json (schema tpusim.report/1, docs/interface.md) that every
-// workload kind shares.
+// report.json as a typed value (schema tpusim.report/1, docs/interface.md
+// and docs/report.md). Workload kinds fill a Report; to_json() is the one
+// place that names the fields, so a field is spelt once and means one thing
+// in every kind. Sections a kind does not have stay empty (std::nullopt) and
+// are written as null where the contract lists them, or left out.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
+#include "sim/stats.h"
 #include "workloads/experiment.h"
 
 namespace workloads {
 
 inline constexpr const char* kReportSchema = "tpusim.report/1";
 
-// schema, tpusim_version, experiment, pod.
-nlohmann::json report_header(const Experiment& exp);
+struct Roofline {
+  double peak_flops_per_s = 0, hbm_bytes_per_s = 0, ridge_intensity = 0;
+  std::string bound;            // measured: compute | memory | communication (the busiest)
+  std::string bound_predicted;  // from intensity against ridge: compute | memory
+  double time_lower_bound_s = 0;
+  double busy_mxu = 0, busy_hbm = 0, busy_ici = 0;  // fractions of the step
+};
 
-// roofline: peak, bandwidth, ridge, the bound predicted from intensity, and
-// the bound measured (the busiest of MXU, HBM and ICI over the step).
-nlohmann::json roofline_section(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
-                                double hbm_busy_fraction, double ici_busy_fraction);
+// Roofline of `flops` and `hbm_bytes` (per chip) on `chip`, with the busy
+// fractions of the busiest MXU, of HBM and of ICI over the step.
+Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
+                       double hbm_busy_fraction, double ici_busy_fraction);
 
+struct Communication {
+  double collective_time_s = 0, exposed_time_s = 0;
+  std::optional<double> overlap_fraction;  // null without communication
+  std::optional<double> compute_time_s;    // pod runs
+};
+
+struct Pipeline {
+  std::uint32_t stages = 0, microbatches = 0;
+  std::string schedule;
+  double bubble_fraction = 0, bubble_fraction_ideal = 0, span_s = 0;
+  std::vector<double> stage_busy_s;
+  std::vector<std::uint32_t> peak_microbatches_in_flight;
+};
+
+struct Memory {
+  std::uint64_t per_chip_bytes = 0, capacity_bytes = 0;
+  std::uint64_t params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  // Training: the fullest chip's breakdown.
+  std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
+  std::optional<bool> fits;
+};
+
+// Values checked against a host reference.
+struct FunctionalCheck {
+  bool matches_reference = false;
+  std::optional<double> max_abs_error;  // written as null when absent
+  std::optional<std::uint64_t> mismatches;
+  std::optional<std::string> first_mismatch;
+};
+
+// Functional mini-training (workloads/train/functional.h).
+struct TrainFunctional {
+  std::uint32_t steps = 0;
+  double learning_rate = 0;
+  std::uint64_t seed = 0;
+  bool sync_gradients = true;
+  std::vector<double> loss_per_step;
+  double final_loss = 0, replicas_max_weight_diff = 0;
+  struct Reference {
+    double max_abs_diff = 0, bound = 0;
+    bool matches = false;
+  };
+  std::optional<Reference> reference_step1;
+  std::optional<bool> matches_reference;
+};
+
+// kind: matmul: the blocked kernel.
+struct KernelSection {
+  std::uint64_t m = 0, k = 0, n = 0, bm = 0, bk = 0, bn = 0;
+  std::uint32_t buffers = 0, accumulators = 0;
+  std::uint64_t vmem_bytes_per_core = 0, vmem_capacity_bytes = 0, ops = 0, hbm_bytes_planned = 0;
+};
+
+// kind: sharded_matmul.
+struct ShardingSection {
+  std::string a_spec, b_spec, out_spec, case_summary;
+  bool collective_matmul = false;
+  std::vector<std::uint64_t> local_matmul;  // m, k, n
+  std::vector<std::uint64_t> a_shard, b_shard, c_shard;
+};
+
+// kind: synthetic.
+struct SyntheticSection {
+  double serial_fraction = 0;
+  std::uint64_t units = 0, serial_units = 0, parallel_units = 0, parallel_units_max_per_chip = 0;
+  std::vector<std::uint64_t> unit;  // m, k, n
+  std::uint64_t broadcast_bytes = 0;
+};
+
+// kind: train.
+struct TrainSection {
+  struct Axes {
+    std::vector<std::string> axes;
+    std::uint32_t degree = 1;
+  };
+  double model_flops = 0, tokens = 0, tokens_per_s = 0;
+  Axes data, tensor, pipeline;
+  std::uint32_t microbatches = 0;
+  std::uint64_t microbatch_size = 0, global_batch = 0;
+  std::string schedule, optimizer, elementwise;
+  bool overlap = true, sync_gradients = true;
+  double forward_s = 0, backward_s = 0, optimizer_s = 0;  // phases, mean over chips
+  std::string model_type;
+  double model_params = 0;
+  std::uint64_t model_layers = 0, seq_len = 0;
+};
+
+struct LinkUtilization {
+  double max = 0, mean = 0;
+};
+
+struct Result {
+  double step_time_s = 0, cycles = 0, clock_hz = 0;
+  double flops = 0, hbm_bytes = 0, ici_bytes = 0;
+  double arithmetic_intensity = 0, achieved_flops_per_s = 0, mfu = 0, mxu_utilization = 0;
+  Roofline roofline;
+  Communication communication;
+  std::optional<Pipeline> pipeline;                                           // null when there is none
+  std::optional<Memory> memory;                                               // null when not modelled (collectives)
+  std::variant<std::monostate, FunctionalCheck, TrainFunctional> functional;  // null unless functional
+  std::optional<KernelSection> kernel;
+  std::optional<ShardingSection> sharding;
+  std::optional<SyntheticSection> synthetic;
+  std::optional<TrainSection> train;
+  std::optional<LinkUtilization> links;
+};
+
+struct CollectiveRecord {
+  std::optional<std::string> name;  // pod runs
+  std::string op, algorithm;
+  int participants = 0;
+  std::optional<int> groups;
+  std::uint64_t bytes = 0;
+  std::optional<double> start_s;
+  double time_s = 0, algbw_bytes_per_s = 0, busbw_bytes_per_s = 0;
+  std::optional<std::uint64_t> messages;
+  std::optional<std::string> network_model;
+  std::optional<std::string> purpose;  // train: gradients | tensor_parallel
+};
+
+struct LinkRecord {
+  int link = 0, from = 0, to = 0;
+  std::string axis;
+  int dir = 1;
+  std::uint64_t bytes = 0;
+  double busy_s = 0, utilization = 0;
+};
+
+struct ChipMemoryRecord {
+  std::uint64_t total_bytes = 0, params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  std::uint64_t activations_per_microbatch_bytes = 0, microbatches_in_flight = 0;
+};
+
+struct PerChip {
+  std::uint32_t chip = 0;
+  std::vector<int> coords;
+  double mxu_s = 0, vector_s = 0, dma_s = 0, ici_s = 0;  // busy, mean per engine instance
+  std::optional<double> compute_s, exposed_communication_s;
+  std::optional<std::uint64_t> hbm_bytes, ici_bytes_out, ici_bytes_in;
+  std::optional<double> reduce_hbm_bytes;  // kind: collective
+  std::optional<double> end_s;
+  // kind: sharded_matmul
+  std::optional<std::vector<std::uint64_t>> shape_a, shape_b, shape_c;
+  // kind: synthetic
+  std::optional<std::uint64_t> units;
+  // kind: train
+  struct Ranks {
+    std::uint32_t data = 0, tensor = 0, stage = 0;
+  };
+  std::optional<Ranks> ranks;
+  std::optional<double> forward_s, backward_s, optimizer_s;
+  std::optional<std::uint64_t> ops;
+  std::optional<double> mxu_flops, vector_flops;
+  std::optional<ChipMemoryRecord> memory;
+};
+
+struct Simulator {
+  std::string fidelity;
+  double wall_time_s = 0;
+  std::uint64_t events = 0;  // SystemC delta cycles
+  std::uint64_t peak_rss_bytes = 0;
+  std::optional<std::uint64_t> network_events, messages;
+  // Pod runs (runtime/pod_run.h).
+  std::optional<int> chips_simulated;
+  std::optional<std::string> replicas;
+  std::optional<double> replica_spread_s;
+  std::optional<int> collectives_replayed;
+};
+
+struct Report {
+  std::string name, config_path;  // experiment
+  // pod: chips, topology, shape, wraparound, chip name
+  std::uint32_t chips = 1;
+  std::string topology, chip;
+  std::vector<std::uint32_t> shape;
+  std::vector<bool> wraparound;
+  Result result;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<PerChip> per_chip;
+  std::optional<std::vector<LinkRecord>> links;  // kind: collective: every link direction
+  std::optional<sim::StatGroup> stats;
+  Simulator simulator;
+};
+
+// A report with the experiment and pod sections filled in.
+Report report_for(const Experiment& exp);
 // simulator: fidelity, wall_time_s, events, peak_rss_bytes.
-nlohmann::json simulator_section(const Experiment& exp, double wall_time_s, std::uint64_t events);
+Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t events);
+
+nlohmann::json to_json(const Report& report);
 
 }  // namespace workloads

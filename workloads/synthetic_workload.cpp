@@ -140,33 +140,29 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
 
   const PodSummary sum = summarize(exp, run);
   const double comm = sum.comm_s;
-  nlohmann::json per_chip = pod_per_chip(exp, run);
+  Report rep = report_for(exp);
+  rep.per_chip = pod_per_chip(exp, run);
   for (std::uint32_t c = 0; c < chips; ++c) {
-    per_chip[c]["end_s"] = run.chips[c].end_s;
-    per_chip[c]["units"] = (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips);
+    rep.per_chip[c].end_s = run.chips[c].end_s;
+    rep.per_chip[c].units = (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips);
   }
-
-  nlohmann::json r = report_header(exp);
-  nlohmann::json res = pod_result(exp, sum, flops);
-  res["pipeline"] = nullptr;
-  res["memory"] = {{"per_chip_bytes", per_chip_bytes},
-                   {"capacity_bytes", chip.hbm.capacity_bytes},
-                   {"params_bytes", 0},
-                   {"grads_bytes", 0},
-                   {"optimizer_bytes", (spec.state_bytes + chips - 1) / chips},
-                   {"activations_bytes", unit_plan.hbm_footprint}};
-  res["functional"] = nullptr;
-  res["synthetic"] = {{"serial_fraction", spec.serial_fraction},
-                      {"units", spec.units},
-                      {"serial_units", spec.serial_units()},
-                      {"parallel_units", spec.parallel_units()},
-                      {"parallel_units_max_per_chip", spec.parallel_units_on(0, chips)},
-                      {"unit", {u.m, u.k, u.n}},
-                      {"broadcast_bytes", chips > 1 ? spec.broadcast_bytes : 0}};
-  r["result"] = res;
-  r["collectives"] = pod_collectives(run);
-  r["per_chip"] = per_chip;
-  r["simulator"] = pod_simulator_section(exp, wall.seconds(), run);
+  Result& res = rep.result;
+  res = pod_result(exp, sum, flops);
+  Memory mem;
+  mem.per_chip_bytes = per_chip_bytes;
+  mem.capacity_bytes = chip.hbm.capacity_bytes;
+  mem.optimizer_bytes = (spec.state_bytes + chips - 1) / chips;
+  mem.activations_bytes = unit_plan.hbm_footprint;
+  res.memory = mem;
+  res.synthetic = SyntheticSection{spec.serial_fraction,
+                                   spec.units,
+                                   spec.serial_units(),
+                                   spec.parallel_units(),
+                                   spec.parallel_units_on(0, chips),
+                                   {u.m, u.k, u.n},
+                                   chips > 1 ? spec.broadcast_bytes : 0};
+  rep.collectives = pod_collectives(run);
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +
                std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " +
@@ -178,8 +174,8 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   t.row("step time", sim::si(step, "s"));
   t.row("communication (per chip)", sim::si(comm, "s"));
   t.row("MFU", sim::fixed(step > 0 ? 100.0 * flops / step / peak : 0.0, 1), "%");
-  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
-  return RunOutput{r, t.str(), run.trace_json};
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{to_json(rep), t.str(), run.trace_json};
 }
 
 }  // namespace workloads

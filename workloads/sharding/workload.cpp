@@ -180,36 +180,32 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   const double peak = chip.peak_flops_per_s() * chips;
   const PodSummary sum = summarize(exp, run);
   const double step = sum.step_s, comm = sum.comm_s, hidden = sum.hidden_s, compute = sum.compute_s;
-  nlohmann::json per_chip = pod_per_chip(exp, run);
-  for (auto& pc : per_chip) pc["local_shapes"] = {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}};
-
-  nlohmann::json r = report_header(exp);
-  nlohmann::json res = pod_result(exp, sum, flops);
-  res["pipeline"] = nullptr;
-  res["memory"] = {{"per_chip_bytes", 2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] +
-                                           plan.c_shard[0] * plan.c_shard[1])},
-                   {"capacity_bytes", chip.hbm.capacity_bytes},
-                   {"params_bytes", 0},
-                   {"grads_bytes", 0},
-                   {"optimizer_bytes", 0},
-                   {"activations_bytes", 0}};
+  Report rep = report_for(exp);
+  rep.per_chip = pod_per_chip(exp, run);
+  for (auto& pc : rep.per_chip) {
+    pc.shape_a = plan.a_shard;
+    pc.shape_b = plan.b_shard;
+    pc.shape_c = plan.c_shard;
+  }
+  Result& res = rep.result;
+  res = pod_result(exp, sum, flops);
+  Memory mem;
+  mem.per_chip_bytes =
+      2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] + plan.c_shard[0] * plan.c_shard[1]);
+  mem.capacity_bytes = chip.hbm.capacity_bytes;
+  res.memory = mem;
   if (data) {
     const auto check = data->check();
-    res["functional"] = {{"matches_reference", check.matches}, {"max_abs_error", check.max_abs_error}};
-  } else {
-    res["functional"] = nullptr;
+    FunctionalCheck f;
+    f.matches_reference = check.matches;
+    f.max_abs_error = check.max_abs_error;
+    res.functional = f;
   }
-  res["sharding"] = {{"a_spec", spec.a.str()},
-                     {"b_spec", spec.b.str()},
-                     {"out_spec", spec.out.str()},
-                     {"case", plan.summary},
-                     {"collective_matmul", spec.collective_matmul},
-                     {"local_matmul", {plan.local_m, plan.local_k, plan.local_n}},
-                     {"local_shapes", {{"A", plan.a_shard}, {"B", plan.b_shard}, {"C", plan.c_shard}}}};
-  r["result"] = res;
-  r["collectives"] = pod_collectives(run);
-  r["per_chip"] = per_chip;
-  r["simulator"] = pod_simulator_section(exp, wall.seconds(), run);
+  res.sharding = ShardingSection{spec.a.str(), spec.b.str(),           spec.out.str(),
+                                 plan.summary, spec.collective_matmul, {plan.local_m, plan.local_k, plan.local_n},
+                                 plan.a_shard, plan.b_shard,           plan.c_shard};
+  rep.collectives = pod_collectives(run);
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +
                std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " +
@@ -225,9 +221,9 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   t.row("overlap fraction", comm > 0 ? sim::fixed(hidden / comm, 3) : "-");
   for (const auto& c : run.collectives) t.row("  " + c.name, sim::si(c.time_s(), "s"), sim::si(double(c.bytes), "B"));
   t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
-  t.row("bound (measured)", res["roofline"]["bound"].get<std::string>());
-  t.row("wall time", sim::fixed(r["simulator"]["wall_time_s"].get<double>(), 3), "s");
-  return RunOutput{r, t.str(), run.trace_json};
+  t.row("bound (measured)", res.roofline.bound);
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{to_json(rep), t.str(), run.trace_json};
 }
 
 }  // namespace workloads

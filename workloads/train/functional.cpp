@@ -384,19 +384,20 @@ FunctionalTrainResult run_train_functional(const Experiment& exp, const TrainSpe
   return res;
 }
 
-nlohmann::json functional_train_json(const FunctionalTrainResult& r, const TrainSpec& spec) {
-  nlohmann::json ref = nullptr;
-  if (r.reference_checked)
-    ref = {{"max_abs_diff", r.reference_max_abs_diff}, {"bound", r.reference_bound}, {"matches", r.matches_reference}};
-  return {{"steps", r.steps},
-          {"learning_rate", spec.functional.learning_rate},
-          {"seed", spec.functional.seed},
-          {"sync_gradients", spec.parallelism.sync_gradients},
-          {"loss_per_step", r.loss_per_step},
-          {"final_loss", r.final_loss},
-          {"replicas_max_weight_diff", r.replicas_max_weight_diff},
-          {"reference_step1", ref},
-          {"matches_reference", r.reference_checked ? nlohmann::json(r.matches_reference) : nlohmann::json(nullptr)}};
+TrainFunctional functional_train_report(const FunctionalTrainResult& r, const TrainSpec& spec) {
+  TrainFunctional f;
+  f.steps = r.steps;
+  f.learning_rate = spec.functional.learning_rate;
+  f.seed = spec.functional.seed;
+  f.sync_gradients = spec.parallelism.sync_gradients;
+  f.loss_per_step = r.loss_per_step;
+  f.final_loss = r.final_loss;
+  f.replicas_max_weight_diff = r.replicas_max_weight_diff;
+  if (r.reference_checked) {
+    f.reference_step1 = TrainFunctional::Reference{r.reference_max_abs_diff, r.reference_bound, r.matches_reference};
+    f.matches_reference = r.matches_reference;
+  }
+  return f;
 }
 
 }  // namespace workloads

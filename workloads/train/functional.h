@@ -24,6 +24,7 @@
 #include "runtime/pod_run.h"
 #include "sim/yaml_node.h"
 #include "workloads/experiment.h"
+#include "workloads/report.h"
 #include "workloads/train/layout.h"
 #include "workloads/train/spec.h"
 
@@ -86,6 +87,6 @@ FunctionalTrainResult run_train_functional(const Experiment& exp, const TrainSpe
                                            TrainProgram& program);
 
 // result.functional of report.json (docs/training.md).
-nlohmann::json functional_train_json(const FunctionalTrainResult& r, const TrainSpec& spec);
+TrainFunctional functional_train_report(const FunctionalTrainResult& r, const TrainSpec& spec);
 
 }  // namespace workloads

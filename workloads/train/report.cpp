@@ -55,7 +55,7 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : s / double(v.size());
 }
 
-nlohmann::json axes_json(const ParallelAxes& a) { return {{"axes", a.axes}, {"degree", a.degree}}; }
+TrainSection::Axes axes_of(const ParallelAxes& a) { return {a.axes, a.degree}; }
 
 std::size_t fullest_chip(const std::vector<ChipMemory>& memory) {
   std::size_t worst = 0;
@@ -68,100 +68,100 @@ double ideal_bubble(std::uint32_t p, std::uint32_t m) { return double(p - 1) / d
 
 }  // namespace
 
-nlohmann::json train_report(const TrainRun& r) {
+Report train_report(const TrainRun& r) {
   const Work w = work(r);
   const hw::ChipConfig& chip = r.exp.chip;
   const TrainParallelism& par = r.spec.parallelism;
   const double step = r.run.step_time_s;
   const double peak = chip.peak_flops_per_s() * double(r.layout.chips());
 
-  nlohmann::json rep = report_header(r.exp);
-  nlohmann::json res = pod_result(r.exp, summarize(r.exp, r.run), w.flops);
-  res["model_flops"] = w.model_flops;
-  res["mfu"] = step > 0 ? w.model_flops / step / peak : 0.0;
-  res["mxu_utilization"] = step > 0 ? w.mxu_flops / step / peak : 0.0;
-  res["tokens"] = w.tokens;
-  res["tokens_per_s"] = step > 0 ? w.tokens / step : 0.0;
+  Report rep = report_for(r.exp);
+  Result& res = rep.result;
+  res = pod_result(r.exp, summarize(r.exp, r.run), w.flops);
+  res.mfu = step > 0 ? w.model_flops / step / peak : 0.0;
+  res.mxu_utilization = step > 0 ? w.mxu_flops / step / peak : 0.0;
   const TrainMeasurement& m = r.measured;
-  if (par.pipeline.degree > 1) {
-    res["pipeline"] = {{"stages", par.pipeline.degree},
-                       {"microbatches", par.microbatches},
-                       {"schedule", to_string(par.schedule)},
-                       {"bubble_fraction", m.bubble_fraction},
-                       {"bubble_fraction_ideal", ideal_bubble(par.pipeline.degree, par.microbatches)},
-                       {"span_s", m.span_s()},
-                       {"stage_busy_s", m.stage_busy_s},
-                       {"peak_microbatches_in_flight", m.peak_in_flight}};
-  } else {
-    res["pipeline"] = nullptr;
-  }
+  if (par.pipeline.degree > 1)
+    res.pipeline = Pipeline{par.pipeline.degree,
+                            par.microbatches,
+                            to_string(par.schedule),
+                            m.bubble_fraction,
+                            ideal_bubble(par.pipeline.degree, par.microbatches),
+                            m.span_s(),
+                            m.stage_busy_s,
+                            m.peak_in_flight};
   const std::size_t worst = fullest_chip(r.memory);
   const ChipMemory& mem = r.memory[worst];
-  res["memory"] = {{"per_chip_bytes", mem.total()},
-                   {"capacity_bytes", chip.hbm.capacity_bytes},
-                   {"params_bytes", mem.params},
-                   {"grads_bytes", mem.grads},
-                   {"optimizer_bytes", mem.optimizer},
-                   {"activations_bytes", mem.activations},
-                   {"activations_per_microbatch_bytes", mem.activations_per_microbatch},
-                   {"microbatches_in_flight", mem.microbatches_in_flight},
-                   {"chip", worst},
-                   {"fits", mem.total() <= chip.hbm.capacity_bytes}};
-  res["functional"] = nullptr;
-  res["parallelism"] = {{"data", axes_json(par.data)},
-                        {"tensor", axes_json(par.tensor)},
-                        {"pipeline", axes_json(par.pipeline)},
-                        {"microbatches", par.microbatches},
-                        {"microbatch_size", r.spec.microbatch_size()},
-                        {"global_batch", r.spec.global_batch},
-                        {"schedule", to_string(par.schedule)},
-                        {"optimizer", r.spec.optimizer.name},
-                        {"overlap", r.spec.overlap},
-                        {"sync_gradients", par.sync_gradients},
-                        {"elementwise", r.spec.fuse_elementwise ? "fused" : "unfused"}};
-  res["phases"] = {
-      {"forward_s", mean(m.forward_s)}, {"backward_s", mean(m.backward_s)}, {"optimizer_s", mean(m.optimizer_s)}};
-  res["model"] = {{"type", r.micro.type},
-                  {"params", r.micro.param_count()},
-                  {"layers", r.micro.layers.size()},
-                  {"seq_len", r.micro.seq_len}};
-  rep["result"] = res;
+  Memory memory;
+  memory.per_chip_bytes = mem.total();
+  memory.capacity_bytes = chip.hbm.capacity_bytes;
+  memory.params_bytes = mem.params;
+  memory.grads_bytes = mem.grads;
+  memory.optimizer_bytes = mem.optimizer;
+  memory.activations_bytes = mem.activations;
+  memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
+  memory.microbatches_in_flight = mem.microbatches_in_flight;
+  memory.chip = worst;
+  memory.fits = mem.total() <= chip.hbm.capacity_bytes;
+  res.memory = memory;
+  TrainSection t;
+  t.model_flops = w.model_flops;
+  t.tokens = w.tokens;
+  t.tokens_per_s = step > 0 ? w.tokens / step : 0.0;
+  t.data = axes_of(par.data);
+  t.tensor = axes_of(par.tensor);
+  t.pipeline = axes_of(par.pipeline);
+  t.microbatches = par.microbatches;
+  t.microbatch_size = r.spec.microbatch_size();
+  t.global_batch = r.spec.global_batch;
+  t.schedule = to_string(par.schedule);
+  t.optimizer = r.spec.optimizer.name;
+  t.overlap = r.spec.overlap;
+  t.sync_gradients = par.sync_gradients;
+  t.elementwise = r.spec.fuse_elementwise ? "fused" : "unfused";
+  t.forward_s = mean(m.forward_s);
+  t.backward_s = mean(m.backward_s);
+  t.optimizer_s = mean(m.optimizer_s);
+  t.model_type = r.micro.type;
+  t.model_params = double(r.micro.param_count());
+  t.model_layers = r.micro.layers.size();
+  t.seq_len = r.micro.seq_len;
+  res.train = t;
 
-  nlohmann::json colls = pod_collectives(r.run);
-  for (std::size_t i = 0; i < colls.size(); ++i)
-    colls[i]["purpose"] = r.program.gradient_collective[i] ? "gradients" : "tensor_parallel";
-  rep["collectives"] = colls;
+  rep.collectives = pod_collectives(r.run);
+  for (std::size_t i = 0; i < rep.collectives.size(); ++i)
+    rep.collectives[i].purpose = r.program.gradient_collective[i] ? "gradients" : "tensor_parallel";
 
-  nlohmann::json per_chip = pod_per_chip(r.exp, r.run);
+  rep.per_chip = pod_per_chip(r.exp, r.run);
   const std::vector<ProgramFlops> flops = program_flops(r.program.pod);
   for (std::uint32_t c = 0; c < r.layout.chips(); ++c) {
     const ChipRole& role = r.layout.roles[c];
     const ChipMemory& cm = r.memory[c];
     const ProgramFlops& f = flops[r.program.pod.program_of[c]];
-    nlohmann::json& pc = per_chip[c];
-    pc["ranks"] = {{"data", role.data}, {"tensor", role.tensor}, {"stage", role.stage}};
-    pc["forward_s"] = m.forward_s[c];
-    pc["backward_s"] = m.backward_s[c];
-    pc["optimizer_s"] = m.optimizer_s[c];
-    pc["end_s"] = r.run.chips[c].end_s;
-    pc["ops"] = r.program.pod.chip(c).ops.size();
-    pc["mxu_flops"] = f.mxu;
-    pc["vector_flops"] = f.vector;
-    pc["memory"] = {{"total_bytes", cm.total()},
-                    {"params_bytes", cm.params},
-                    {"grads_bytes", cm.grads},
-                    {"optimizer_bytes", cm.optimizer},
-                    {"activations_bytes", cm.activations},
-                    {"activations_per_microbatch_bytes", cm.activations_per_microbatch},
-                    {"microbatches_in_flight", cm.microbatches_in_flight}};
+    PerChip& pc = rep.per_chip[c];
+    pc.ranks = PerChip::Ranks{role.data, role.tensor, role.stage};
+    pc.forward_s = m.forward_s[c];
+    pc.backward_s = m.backward_s[c];
+    pc.optimizer_s = m.optimizer_s[c];
+    pc.end_s = r.run.chips[c].end_s;
+    pc.ops = r.program.pod.chip(c).ops.size();
+    pc.mxu_flops = f.mxu;
+    pc.vector_flops = f.vector;
+    pc.memory = ChipMemoryRecord{cm.total(),
+                                 cm.params,
+                                 cm.grads,
+                                 cm.optimizer,
+                                 cm.activations,
+                                 cm.activations_per_microbatch,
+                                 cm.microbatches_in_flight};
   }
-  rep["per_chip"] = per_chip;
-  rep["simulator"] = pod_simulator_section(r.exp, r.wall_time_s, r.run);
+  rep.simulator = pod_simulator(r.exp, r.wall_time_s, r.run);
   return rep;
 }
 
-std::string train_table(const TrainRun& r, const nlohmann::json& report) {
-  const nlohmann::json& res = report["result"];
+std::string train_table(const TrainRun& r, const Report& report) {
+  const Result& res = report.result;
+  const TrainSection& train = *res.train;
   const TrainParallelism& par = r.spec.parallelism;
   auto degree = [](const ParallelAxes& a) {
     std::string s = std::to_string(a.degree);
@@ -178,50 +178,45 @@ std::string train_table(const TrainRun& r, const nlohmann::json& report) {
   t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.data.degree) + " replicas x " +
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
   t.row("optimizer, overlap", r.spec.optimizer.name + ", " + (r.spec.overlap ? "on" : "off"));
-  t.row("step time", sim::si(res["step_time_s"].get<double>(), "s"));
-  t.row("tokens/s", sim::si(res["tokens_per_s"].get<double>(), ""));
-  t.row("MFU", sim::fixed(100.0 * res["mfu"].get<double>(), 1), "%");
-  t.row("arithmetic intensity", sim::fixed(res["arithmetic_intensity"].get<double>(), 1), "FLOP/B");
-  t.row("forward / backward / optimizer", sim::si(res["phases"]["forward_s"].get<double>(), "s") + " / " +
-                                              sim::si(res["phases"]["backward_s"].get<double>(), "s") + " / " +
-                                              sim::si(res["phases"]["optimizer_s"].get<double>(), "s"));
-  const auto& comm = res["communication"];
-  t.row("compute (per chip)", sim::si(comm["compute_time_s"].get<double>(), "s"));
-  t.row("communication (per chip)", sim::si(comm["collective_time_s"].get<double>(), "s"));
-  t.row("exposed communication", sim::si(comm["exposed_time_s"].get<double>(), "s"));
-  t.row("overlap fraction",
-        comm["overlap_fraction"].is_null() ? "-" : sim::fixed(comm["overlap_fraction"].get<double>(), 3));
-  if (!res["pipeline"].is_null()) {
-    const auto& p = res["pipeline"];
+  t.row("step time", sim::si(res.step_time_s, "s"));
+  t.row("tokens/s", sim::si(train.tokens_per_s, ""));
+  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%");
+  t.row("arithmetic intensity", sim::fixed(res.arithmetic_intensity, 1), "FLOP/B");
+  t.row("forward / backward / optimizer", sim::si(train.forward_s, "s") + " / " + sim::si(train.backward_s, "s") +
+                                              " / " + sim::si(train.optimizer_s, "s"));
+  const Communication& comm = res.communication;
+  t.row("compute (per chip)", sim::si(comm.compute_time_s.value_or(0.0), "s"));
+  t.row("communication (per chip)", sim::si(comm.collective_time_s, "s"));
+  t.row("exposed communication", sim::si(comm.exposed_time_s, "s"));
+  t.row("overlap fraction", comm.overlap_fraction ? sim::fixed(*comm.overlap_fraction, 3) : "-");
+  if (res.pipeline) {
+    const Pipeline& p = *res.pipeline;
     t.row("pipeline", std::to_string(par.pipeline.degree) + " stages, " + std::to_string(par.microbatches) +
                           " microbatches, " + to_string(par.schedule));
-    t.row("bubble (measured / ideal)", sim::fixed(p["bubble_fraction"].get<double>(), 3) + " / " +
-                                           sim::fixed(p["bubble_fraction_ideal"].get<double>(), 3));
+    t.row("bubble (measured / ideal)",
+          sim::fixed(p.bubble_fraction, 3) + " / " + sim::fixed(p.bubble_fraction_ideal, 3));
   }
-  t.row("bound (measured)", res["roofline"]["bound"].get<std::string>());
-  if (!res["functional"].is_null()) {  // functional mini-training (train_functional.h)
-    const auto& f = res["functional"];
+  t.row("bound (measured)", res.roofline.bound);
+  if (const auto* f = std::get_if<TrainFunctional>(&res.functional)) {  // functional mini-training (functional.h)
     auto sci = [](double v) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.3g", v);
       return std::string(buf);
     };
-    t.row("functional: loss", sim::fixed(f["loss_per_step"][0].get<double>(), 4) + " -> " +
-                                  sim::fixed(f["final_loss"].get<double>(), 4) + " after " +
-                                  std::to_string(f["steps"].get<int>()) + " SGD steps (lr " +
-                                  sci(f["learning_rate"].get<double>()) + ", gradients " +
-                                  (par.sync_gradients ? "all-reduced" : "not synchronized") + ")");
-    t.row("functional: replicas' max weight diff", sci(f["replicas_max_weight_diff"].get<double>()));
-    if (!f["reference_step1"].is_null())
+    t.row("functional: loss", sim::fixed(f->loss_per_step[0], 4) + " -> " + sim::fixed(f->final_loss, 4) + " after " +
+                                  std::to_string(f->steps) + " SGD steps (lr " + sci(f->learning_rate) +
+                                  ", gradients " + (par.sync_gradients ? "all-reduced" : "not synchronized") + ")");
+    t.row("functional: replicas' max weight diff", sci(f->replicas_max_weight_diff));
+    if (f->reference_step1)
       t.row("functional: step 1 vs double reference",
-            sci(f["reference_step1"]["max_abs_diff"].get<double>()) +
-                " <= " + sci(f["reference_step1"]["bound"].get<double>()) + ": " +
-                (f["matches_reference"].get<bool>() ? "matches" : "DOES NOT MATCH"));
+            sci(f->reference_step1->max_abs_diff) + " <= " + sci(f->reference_step1->bound) + ": " +
+                (f->matches_reference.value_or(false) ? "matches" : "DOES NOT MATCH"));
   }
-  t.row("ops, wall time", std::to_string(report["per_chip"][0]["ops"].get<std::size_t>()) + " ops on chip 0, " +
-                              sim::fixed(report["simulator"]["wall_time_s"].get<double>(), 3) + " s");
-  const ChipMemory& mem = r.memory[res["memory"]["chip"].get<std::size_t>()];
-  t.section("memory, fullest chip (" + std::to_string(res["memory"]["chip"].get<std::size_t>()) + ")");
+  t.row("ops, wall time", std::to_string(report.per_chip[0].ops.value_or(0)) + " ops on chip 0, " +
+                              sim::fixed(report.simulator.wall_time_s, 3) + " s");
+  const std::size_t fullest = res.memory->chip.value_or(0);
+  const ChipMemory& mem = r.memory[fullest];
+  t.section("memory, fullest chip (" + std::to_string(fullest) + ")");
   t.row("total / capacity",
         binary_bytes(double(mem.total())) + " / " + binary_bytes(double(r.exp.chip.hbm.capacity_bytes)));
   t.row("parameters, gradients", binary_bytes(double(mem.params)) + ", " + binary_bytes(double(mem.grads)));

@@ -1,14 +1,13 @@
 #pragma once
 // report.json (docs/interface.md), the text table and the Perfetto trace of a
 // training step. docs/training.md explains every field.
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
 #include "models/model_spec.h"
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
+#include "workloads/report.h"
 #include "workloads/train/layout.h"
 #include "workloads/train/measure.h"
 #include "workloads/train/memory.h"
@@ -30,8 +29,8 @@ struct TrainRun {
   double wall_time_s = 0;
 };
 
-nlohmann::json train_report(const TrainRun& r);
-std::string train_table(const TrainRun& r, const nlohmann::json& report);
+Report train_report(const TrainRun& r);
+std::string train_table(const TrainRun& r, const Report& report);
 // One process per chip (named with its ranks), a track per engine and ICI
 // queue, and a "pipeline" track with one slice per task (F3, B3) and the
 // optimizer, so a schedule reads at a glance.

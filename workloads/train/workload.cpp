@@ -51,9 +51,10 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   TrainRun r{exp, spec, layout, micro, memory, program, run, measured, 0.0};
   r.wall_time_s = wall.seconds();
   RunOutput out;
-  out.report = train_report(r);
-  if (functional) out.report["result"]["functional"] = functional_train_json(*functional, spec);
-  out.table = train_table(r, out.report);
+  Report report = train_report(r);
+  if (functional) report.result.functional = functional_train_report(*functional, spec);
+  out.table = train_table(r, report);
+  out.report = to_json(report);
   if (opts.trace) out.trace_json = train_trace(r);
   return out;
 }
