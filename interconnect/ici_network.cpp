@@ -8,7 +8,10 @@ namespace interconnect {
 
 IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
     : Network(name, topology, link), ports_(topology.link_slots()), latency_ps_(ceil_ps(link.latency)) {
-  for (Port& p : ports_) p.bytes_per_ps = link.bandwidth / kPsPerSecond;
+  for (Port& p : ports_) {
+    p.bytes_per_ps = link.bandwidth / kPsPerSecond;
+    shares_.add_resource(p.bytes_per_ps);
+  }
 }
 
 void IciNetwork::transmit(int id) {
@@ -29,7 +32,7 @@ void IciNetwork::transmit(int id) {
   for (int l : route) {
     const Port& p = ports_[l];
     add_busy(l, round_up_ps(bytes / p.bytes_per_ps));
-    if (!p.fluid.empty() || p.alone_until > t) alone = false;
+    if (!shares_.flows_on(static_cast<std::uint32_t>(l)).empty() || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
   if (alone) {
@@ -45,23 +48,23 @@ void IciNetwork::transmit(int id) {
   for (int l : route) {
     if (ports_[l].alone_until > t && ports_[l].alone_flow >= 0) make_fluid(ports_[l].alone_flow);
   }
-  f.fluid = true;  // make_fluid touches other flows only, so f is still valid
-  f.remaining = bytes;
-  f.rate = 0.0;
-  f.last = t;
-  for (int l : route) {
-    ports_[l].fluid.push_back(id);
-    seeds_.push_back(l);
-  }
+  share(id, bytes);  // make_fluid touches other flows only, so f is still valid
+}
+
+void IciNetwork::share(int id, double bytes) {
+  Flow& f = flows_[id];
+  f.fluid = true;
+  std::vector<sim::FluidShare::Use> uses;
+  for (int l : path(id)) uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+  f.share = shares_.start(now(), bytes, std::move(uses));
+  if (f.share >= flow_of_share_.size()) flow_of_share_.resize(f.share + 1);
+  flow_of_share_[f.share] = id;
   mark_dirty();
 }
 
 void IciNetwork::make_fluid(int id) {
   Flow& f = flows_[id];
   const Ps t = now();
-  f.remaining = static_cast<double>(f.tx_end - t) * f.rate;
-  f.last = t;
-  f.fluid = true;
   ++f.gen;
   for (int l : path(id)) {
     Port& p = ports_[l];
@@ -69,9 +72,8 @@ void IciNetwork::make_fluid(int id) {
       p.alone_flow = -1;
       p.alone_until = 0;
     }
-    p.fluid.push_back(id);
-    seeds_.push_back(l);
   }
+  share(id, static_cast<double>(f.tx_end - t) * f.rate);
 }
 
 void IciNetwork::mark_dirty() {
@@ -98,13 +100,8 @@ void IciNetwork::finish_serializing(int id) {
   const Ps t = now();
   const std::vector<int>& route = path(id);
   if (flows_[id].fluid) {
-    for (int l : route) {
-      auto& v = ports_[l].fluid;
-      auto it = std::find(v.begin(), v.end(), id);
-      *it = v.back();
-      v.pop_back();
-      seeds_.push_back(l);
-    }
+    shares_.finish(flows_[id].share, t);
+    flows_[id].fluid = false;
     mark_dirty();
   } else {
     for (int l : route) {
@@ -134,72 +131,13 @@ void IciNetwork::end_of_instant() {
 }
 
 void IciNetwork::recompute_rates() {
-  ++epoch_;
   const Ps t = now();
-  // The component of sharing flows connected to the links that changed.
-  comp_links_.clear();
-  comp_flows_.clear();
-  std::vector<int>& stack = seeds_;
-  for (std::size_t i = 0; i < stack.size(); ++i) {
-    Port& p = ports_[stack[i]];
-    if (p.mark == epoch_) continue;
-    p.mark = epoch_;
-    comp_links_.push_back(stack[i]);
-    for (int f : p.fluid) {
-      if (flows_[f].mark == epoch_) continue;
-      flows_[f].mark = epoch_;
-      comp_flows_.push_back(f);
-      for (int l : path(f)) {
-        if (ports_[l].mark != epoch_) stack.push_back(l);
-      }
-    }
-  }
-  seeds_.clear();
-  if (comp_flows_.empty()) return;
-
-  for (int f : comp_flows_) {
-    Flow& fl = flows_[f];
-    fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(t - fl.last));
-    fl.last = t;
-  }
-  // Progressive filling: the link offering the smallest equal share fixes
-  // the rate of every flow still unfixed on it; repeat with what is left.
-  for (int l : comp_links_) {
-    ports_[l].cap = ports_[l].bytes_per_ps;
-    ports_[l].unfrozen = static_cast<int>(ports_[l].fluid.size());
-  }
-  if (new_rate_.size() < flows_.size()) new_rate_.resize(flows_.size());
-  for (int f : comp_flows_) new_rate_[f] = -1.0;
-  std::size_t left = comp_flows_.size();
-  while (left > 0) {
-    double share = std::numeric_limits<double>::infinity();
-    for (int l : comp_links_) {
-      const Port& p = ports_[l];
-      if (p.unfrozen > 0) share = std::min(share, p.cap / p.unfrozen);
-    }
-    const double limit = share * (1.0 + 1e-12);
-    for (int l : comp_links_) {
-      Port& p = ports_[l];
-      if (p.unfrozen == 0 || p.cap / p.unfrozen > limit) continue;
-      for (int f : p.fluid) {
-        if (new_rate_[f] >= 0.0) continue;
-        new_rate_[f] = share;
-        --left;
-        for (int m : path(f)) {
-          ports_[m].cap = std::max(0.0, ports_[m].cap - share);
-          --ports_[m].unfrozen;
-        }
-      }
-    }
-  }
-  for (int f : comp_flows_) {
-    Flow& fl = flows_[f];
-    const double r = new_rate_[f];
-    if (fl.rate > 0.0 && std::abs(r - fl.rate) <= 1e-12 * r) continue;  // its end event still holds
-    fl.rate = r;
+  for (std::uint32_t sf : shares_.settle(t)) {
+    const int id = flow_of_share_[sf];
+    Flow& fl = flows_[id];
     ++fl.gen;
-    fl.tx_end = t + round_up_ps(fl.remaining / r);
-    push(fl.tx_end, kTxEnd, static_cast<std::uint32_t>(f), fl.gen);
+    fl.tx_end = t + round_up_ps(shares_.remaining(sf) / shares_.rate(sf));
+    push(fl.tx_end, kTxEnd, static_cast<std::uint32_t>(id), fl.gen);
   }
 }
 

@@ -7,12 +7,13 @@
 // computed once. When flows share a link direction, every link serves its
 // flows round-robin, whose fluid limit is max-min fair sharing: rates are
 // recomputed (progressive filling) only for the flows connected to a change,
-// and only when a flow starts or ends, so a message costs a few events
-// whatever its size (docs/architecture.md, "Timing model").
+// and only when a flow starts or ends (sim/fluid_share.h), so a message
+// costs a few events whatever its size (docs/architecture.md, "Timing model").
 #include <cstdint>
 #include <vector>
 
 #include "interconnect/network.h"
+#include "sim/fluid_share.h"
 
 namespace interconnect {
 
@@ -29,26 +30,22 @@ class IciNetwork : public Network {
  private:
   enum Kind : std::uint32_t { kTxEnd = kFirstModelKind, kDeliver, kSettle };
   struct Flow {
-    double remaining = 0.0;  // bytes still to serialize (fluid flows)
-    double rate = 0.0;       // bytes per ps
-    Ps last = 0;             // when remaining was last brought up to date
+    double rate = 0.0;  // bytes per ps while alone
     Ps tx_end = 0;
     std::uint32_t gen = 0;  // bumps invalidate the flow's queued kTxEnd
-    std::uint32_t mark = 0;
+    std::uint32_t share = 0;  // its flow in shares_ while fluid
     bool fluid = false;  // shares a link (else alone on its whole route)
   };
-  struct Port {  // one link direction
+  struct Port {          // one link direction
     double bytes_per_ps = 0.0;
     Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;
-    std::vector<int> fluid;  // sharing flows crossing the link
-    std::uint32_t mark = 0;
-    double cap = 0.0;  // scratch for progressive filling
-    int unfrozen = 0;
   };
 
   // A lone flow starts sharing: from now on its rate is recomputed.
   void make_fluid(int id);
+  // Puts flow `id`, with `bytes` left to serialize, into the fluid share.
+  void share(int id, double bytes);
   void mark_dirty();
   void recompute_rates();
   void finish_serializing(int id);
@@ -56,11 +53,10 @@ class IciNetwork : public Network {
   std::vector<Flow> flows_;  // indexed by in-flight id
   std::vector<Port> ports_;  // indexed by link id
   Ps latency_ps_;
-  std::vector<int> seeds_;  // links whose set of sharing flows changed
+  // Sharing flows: one resource per link direction (resource id = link id).
+  sim::FluidShare shares_;
+  std::vector<int> flow_of_share_;  // in-flight id of each fluid flow
   bool dirty_ = false;
-  std::uint32_t epoch_ = 0;
-  std::vector<int> comp_links_, comp_flows_;
-  std::vector<double> new_rate_;
 };
 
 }  // namespace interconnect
