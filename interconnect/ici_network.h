@@ -32,11 +32,11 @@ class IciNetwork : public Network {
   struct Flow {
     double rate = 0.0;  // bytes per ps while alone
     Ps tx_end = 0;
-    std::uint32_t gen = 0;  // bumps invalidate the flow's queued kTxEnd
+    std::uint32_t gen = 0;    // bumps invalidate the flow's queued kTxEnd
     std::uint32_t share = 0;  // its flow in shares_ while fluid
-    bool fluid = false;  // shares a link (else alone on its whole route)
+    bool fluid = false;       // shares a link (else alone on its whole route)
   };
-  struct Port {          // one link direction
+  struct Port {  // one link direction
     double bytes_per_ps = 0.0;
     Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;

@@ -79,8 +79,8 @@ class FluidShare {
     double capacity = 0;
     std::vector<std::uint32_t> flows;
     std::uint32_t mark = 0;
-    double left = 0;      // scratch for progressive filling: capacity not yet given out
-    double unfixed = 0;   // scratch: summed weights of the flows not yet fixed
+    double left = 0;                  // scratch for progressive filling: capacity not yet given out
+    double unfixed = 0;               // scratch: summed weights of the flows not yet fixed
     std::uint32_t unfixed_flows = 0;  // scratch: how many they are
   };
 
@@ -88,7 +88,7 @@ class FluidShare {
   std::vector<Resource> resources_;
   std::vector<std::uint32_t> free_;
   std::size_t live_ = 0;
-  std::vector<std::uint32_t> seeds_;  // resources whose set of flows changed
+  std::vector<std::uint32_t> seeds_;    // resources whose set of flows changed
   std::vector<std::uint32_t> orphans_;  // started flows that use no resource (only a cap)
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> comp_resources_, comp_flows_, changed_;

@@ -1,0 +1,111 @@
+#include "hw/hbm_fluid.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace hw {
+
+namespace {
+
+constexpr double kPsPerSecond = 1e12;
+
+// Whole picoseconds covering `ps`, rounded up; the slack keeps exact
+// quotients from gaining a picosecond to rounding noise.
+std::uint64_t ceil_ps(double ps) { return ps <= 0 ? 0 : static_cast<std::uint64_t>(std::ceil(ps - 1e-6)); }
+
+std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()); }
+
+}  // namespace
+
+HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s)
+    : sc_core::sc_module(name), config_(config) {
+  validate(config_);
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
+    throw std::logic_error("HbmFluid counts in picoseconds: the kernel's resolution must be 1 ps");
+  hbm_ = share_.add_resource(config_.bandwidth_bytes_per_s / kPsPerSecond);
+  if (vector_bytes_per_s > 0) {
+    has_vector_ = true;
+    vector_ = share_.add_resource(vector_bytes_per_s / kPsPerSecond);
+  }
+  SC_METHOD(on_wake);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void HbmFluid::start(const Demand& d, Listener* listener, std::uint64_t token) {
+  if (!(d.amount >= 0) || !std::isfinite(d.amount)) throw std::invalid_argument("HbmFluid: a flow's work must be >= 0");
+  std::vector<sim::FluidShare::Use> uses;
+  if (d.hbm_per_unit > 0) uses.push_back({hbm_, d.hbm_per_unit});
+  if (d.vector_per_unit > 0) {
+    if (!has_vector_) throw std::logic_error("HbmFluid: a flow asks for vector units this server does not model");
+    uses.push_back({vector_, d.vector_per_unit});
+  }
+  if (uses.empty() && !std::isfinite(d.cap_per_s))
+    throw std::logic_error("HbmFluid: a flow that touches neither HBM nor the vector units needs a finite cap");
+  const std::uint64_t now = now_ps();
+  account_busy(now);
+  const std::uint32_t id = share_.start(now, d.amount, std::move(uses), d.cap_per_s / kPsPerSecond);
+  if (id >= owners_.size()) owners_.resize(id + 1);
+  Owner& o = owners_[id];
+  o.listener = listener;
+  o.token = token;
+  ++o.gen;
+  bytes_ += d.amount * d.hbm_per_unit;
+  ++started_;
+  // Rates are settled once per delta cycle, for every flow that started in it.
+  if (wake_at_ != now) {
+    wake_.cancel();
+    wake_.notify(sc_core::SC_ZERO_TIME);
+    wake_at_ = now;
+  }
+}
+
+void HbmFluid::account_busy(std::uint64_t now) {
+  const bool busy = share_.active_flows() > 0;
+  if (busy_) busy_ps_ += now - busy_since_;
+  busy_since_ = now;
+  busy_ = busy;
+}
+
+void HbmFluid::settle(std::uint64_t now) {
+  if (!share_.dirty()) return;
+  for (std::uint32_t f : share_.settle(now)) {
+    const double rate = share_.rate(f);
+    if (!(rate > 0)) throw std::logic_error("HbmFluid: a flow was given no bandwidth");
+    Owner& o = owners_[f];
+    ++o.gen;
+    due_.push(Due{now + ceil_ps(share_.remaining(f) / rate), seq_++, f, o.gen});
+  }
+}
+
+void HbmFluid::schedule_wake(std::uint64_t now) {
+  while (!due_.empty() && (!share_.active(due_.top().flow) || owners_[due_.top().flow].gen != due_.top().gen))
+    due_.pop();  // superseded completions
+  if (due_.empty()) {
+    wake_at_ = ~std::uint64_t{0};
+    return;
+  }
+  wake_at_ = due_.top().at;
+  wake_.notify(sc_core::sc_time::from_value(wake_at_ - now));
+}
+
+void HbmFluid::on_wake() {
+  const std::uint64_t now = now_ps();
+  account_busy(now);
+  // Flows whose work is done: they leave before rates are settled again.
+  std::vector<Owner> done;
+  while (!due_.empty() && due_.top().at <= now) {
+    const Due d = due_.top();
+    due_.pop();
+    if (!share_.active(d.flow) || owners_[d.flow].gen != d.gen) continue;
+    share_.finish(d.flow, now);
+    done.push_back(owners_[d.flow]);
+  }
+  settle(now);
+  account_busy(now);
+  schedule_wake(now);
+  // Last: a listener may start flows at once (they settle in the next delta).
+  for (const Owner& o : done) o.listener->flow_done(o.token);
+}
+
+}  // namespace hw
