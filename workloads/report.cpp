@@ -13,7 +13,7 @@ nlohmann::json report_header(const Experiment& exp) {
       {"experiment", {{"name", exp.name}, {"config_path", exp.config_path}}},
       {"pod",
        {{"chips", exp.pod.chips()},
-        {"topology", exp.pod.topology},
+        {"topology", interconnect::to_string(exp.pod.topology)},
         {"shape", exp.pod.shape},
         {"wraparound", wrap},
         {"chip", exp.chip.name}}},
@@ -42,7 +42,7 @@ nlohmann::json roofline_section(const hw::ChipConfig& chip, double flops, double
 }
 
 nlohmann::json simulator_section(const Experiment& exp, double wall_time_s, std::uint64_t events) {
-  return {{"fidelity", exp.fidelity},
+  return {{"fidelity", hw::to_string(exp.fidelity)},
           {"wall_time_s", wall_time_s},
           {"events", events},
           {"events_per_s", wall_time_s > 0 ? double(events) / wall_time_s : 0.0},

@@ -118,7 +118,7 @@ nlohmann::json train_report(const TrainRun& r) {
                         {"optimizer", r.spec.optimizer.name},
                         {"overlap", r.spec.overlap},
                         {"sync_gradients", par.sync_gradients},
-                        {"elementwise", r.spec.fuse_elementwise ? "fused" : "unfused"}};
+                        {"elementwise", to_string(r.spec.elementwise)}};
   res["phases"] = {
       {"forward_s", mean(m.forward_s)}, {"backward_s", mean(m.backward_s)}, {"optimizer_s", mean(m.optimizer_s)}};
   res["model"] = {{"type", r.micro.type},
