@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "app/cli.h"
 #include "app/explain/mxu_explain.h"
@@ -16,6 +19,10 @@
 #include "app/explain/mxu_walkthrough.h"
 #include "hw/chip_config.h"
 #include "sim/output.h"
+#include "sim/params.h"
+#include "sweep/spec.h"
+#include "workloads/experiment.h"
+#include "workloads/workload.h"
 
 namespace po = boost::program_options;
 
@@ -95,8 +102,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     return 0;
   }
   if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
-  if (fidelity != "tile" && fidelity != "pe")
-    throw UsageError("--fidelity: expected tile or pe, got '" + fidelity + "'");
+  const std::optional<hw::Fidelity> fidelity_value = hw::fidelity_names().find(fidelity);
+  if (!fidelity_value) throw UsageError("--fidelity: " + hw::fidelity_names().unknown(fidelity));
 
   const bool play = vm.count("play") > 0, no_pager = vm["no-pager"].as<bool>(), json = vm["json"].as<bool>();
   const bool walk = vm["walk"].as<bool>() || play || no_pager;
@@ -107,18 +114,17 @@ int explain_mxu(const std::vector<std::string>& args) {
   if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
   // Both show the PE engine's per-cycle state: pe fidelity is implied, but
   // an explicit tile request is a contradiction worth naming.
-  if ((walk || vcd) && fidelity == "tile" && !vm["fidelity"].defaulted())
+  if ((walk || vcd) && *fidelity_value == hw::Fidelity::tile && !vm["fidelity"].defaulted())
     throw UsageError(std::string(walk ? "--walk" : "--vcd") +
                      " shows every PE every cycle, which needs --fidelity pe (the tile engine computes cycles in "
                      "closed form)");
-  if (walk || vcd) fidelity = "pe";
 
   explain::MxuExplainRequest req;
   req.config.rows = rows;
   req.config.cols = cols;
   req.config.double_buffer = !vm["no-double-buffer"].as<bool>();
   req.shape = {m, k, n};
-  req.fidelity = fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
+  req.fidelity = walk || vcd ? hw::Fidelity::pe : *fidelity_value;
   req.seed = seed;
 
   // The walk-through checks its limits before anything is written.
@@ -158,7 +164,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      {"k", k},
                      {"n", n},
                      {"dataflow", dataflow},
-                     {"fidelity", fidelity},
+                     {"fidelity", hw::to_string(req.fidelity)},
                      {"double_buffer", req.config.double_buffer},
                      {"macs", r.macs},
                      {"utilization", r.utilization},
@@ -169,9 +175,9 @@ int explain_mxu(const std::vector<std::string>& args) {
     std::cout << j.dump(2) << "\n";
   } else {
     sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
-                 (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " + fidelity +
-                 " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) + " x B " + std::to_string(k) + "x" +
-                 std::to_string(n));
+                 (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " +
+                 hw::to_string(req.fidelity) + " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) +
+                 " x B " + std::to_string(k) + "x" + std::to_string(n));
     t.row("cycles", std::to_string(r.cycles), "(first weight-load cycle .. last result out)");
     t.row("MACs", std::to_string(r.macs));
     t.row("utilization", sim::fixed(100.0 * r.utilization, 2), "% of rows*cols*cycles");
@@ -185,11 +191,14 @@ int explain_mxu(const std::vector<std::string>& args) {
 }
 
 // Prints a parameter table (name, type, unit, default, range, meaning) from
-// the same declarations that load and validate the YAML.
+// the same declarations that load and validate the YAML. A nested mapping
+// prints its description, then its keys; a key of another type that holds a
+// mapping (e.g. `workload`) prints its own line first.
 void print_params(const nlohmann::json& table, const std::string& prefix) {
   for (const auto& p : table["params"]) {
     const std::string name = prefix + p["name"].get<std::string>();
-    if (p.contains("params")) {
+    const bool nested = p.contains("params");
+    if (nested && p["type"] == "mapping" && p["default"].get<std::string>().empty()) {
       std::cout << "  " << name << ": " << p["description"].get<std::string>() << "\n";
       print_params(p, name + ".");
       continue;
@@ -200,7 +209,35 @@ void print_params(const nlohmann::json& table, const std::string& prefix) {
     if (p.contains("range") && !p["range"].get<std::string>().empty())
       std::cout << ", " << p["range"].get<std::string>();
     std::cout << "): " << p["description"].get<std::string>() << "\n";
+    if (nested) print_params(p, name + ".");
   }
+}
+
+// The topics of `tpusim explain` that list keys: title, table. The workload
+// kinds come from the registry.
+struct KeyTopic {
+  std::string name, title;
+  std::function<nlohmann::json()> keys;
+};
+
+std::vector<KeyTopic> key_topics() {
+  std::vector<KeyTopic> topics = {
+      {"chip", "chip file keys (configs/chips/*.yaml), SI units:", [] { return hw::chip_params().describe(); }},
+      {"experiment", "experiment file keys (configs/experiments/*.yaml), SI units:",
+       [] { return workloads::experiment_params().describe(); }},
+      {"pod", "pod keys (`pod:` of an experiment, or `pod:` in configs/pods/*.yaml), SI units:",
+       [] { return workloads::pod_params().describe(); }},
+      {"sweep", "sweep file keys (configs/sweeps/*.yaml):", [] { return sweep::sweep_params().describe(); }},
+  };
+  for (const auto& k : workloads::workload_kinds())
+    topics.push_back({k.name, "workload keys of kind: " + k.name + " (" + k.description + "), SI units:", k.keys});
+  return topics;
+}
+
+std::string topic_names() {
+  std::string s = "mxu";
+  for (const auto& t : key_topics()) s += ", " + t.name;
+  return s;
 }
 
 }  // namespace
@@ -209,16 +246,31 @@ int cmd_explain(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     std::cout << "tpusim explain mxu [options]: one MXU op explained (tpusim explain mxu --help)\n"
                  "tpusim explain mxu --walk --rows 4 --cols 4 --m 6 --k 4 --n 4: the array, cycle by cycle\n"
-                 "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n";
+                 "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n"
+                 "tpusim explain experiment | pod | sweep: the keys of an experiment file, a pod, a sweep file\n"
+                 "tpusim explain KIND: the workload keys of one kind (";
+    const auto& kinds = workloads::workload_kinds();
+    for (std::size_t i = 0; i < kinds.size(); ++i) std::cout << (i ? ", " : "") << kinds[i].name;
+    std::cout << ")\n";
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "mxu") return explain_mxu(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (args[0] == "chip") {
-    std::cout << "chip file keys (configs/chips/*.yaml), SI units:\n";
-    print_params(hw::chip_params().describe(), "");
+  for (const auto& t : key_topics()) {
+    if (t.name != args[0]) continue;
+    if (args.size() > 1) throw UsageError("explain " + t.name + " takes no options, got '" + args[1] + "'");
+    std::cout << t.title << "\n";
+    print_params(t.keys(), "");
+    if (t.name == "experiment") {
+      std::cout << "workload kinds (tpusim explain KIND for the keys of one):\n";
+      for (const auto& k : workloads::workload_kinds()) std::cout << "  " << k.name << ": " << k.description << "\n";
+    }
     return 0;
   }
-  throw UsageError("explain: unknown topic '" + args[0] + "'; expected mxu or chip");
+  std::vector<std::string> names{"mxu"};
+  for (const auto& t : key_topics()) names.push_back(t.name);
+  const std::string hint = sim::did_you_mean(args[0], names);
+  throw UsageError("explain: unknown topic '" + args[0] + "'; expected one of: " + topic_names() +
+                   (hint.empty() ? "" : "; " + hint));
 }
 
 }  // namespace app

@@ -7,6 +7,8 @@
 // inputs, but all accumulations are performed in FP32").
 #include <cstdint>
 
+#include "sim/units.h"
+
 namespace hw {
 
 struct bf16 {
@@ -20,6 +22,11 @@ struct bf16 {
   // Exact: every BF16 value is an FP32 value.
   float to_float() const;
 };
+
+// Bytes of one stored BF16 value (sim::kBf16Bytes, which layers that cannot
+// see hw use too).
+using sim::kBf16Bytes;
+static_assert(sizeof(bf16) == kBf16Bytes, "bf16 is stored in 2 bytes");
 
 // The MXU's arithmetic, scalar form (the PE engine does the same with the
 // SSE flush-to-zero / denormals-are-zero modes).

@@ -27,9 +27,9 @@ class HbmFluid : public sc_core::sc_module {
   };
 
   struct Demand {
-    double amount = 0;            // work units of the flow (>= 0)
-    double hbm_per_unit = 0;      // HBM bytes per unit (0: does not touch HBM)
-    double vector_per_unit = 0;   // vector-unit bytes per unit (0: does not touch the vector units)
+    double amount = 0;                           // work units of the flow (>= 0)
+    double hbm_per_unit = 0;                     // HBM bytes per unit (0: does not touch HBM)
+    double vector_per_unit = 0;                  // vector-unit bytes per unit (0: does not touch the vector units)
     double cap_per_s = sim::FluidShare::kNoCap;  // units per second at most
   };
 

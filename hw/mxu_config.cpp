@@ -3,6 +3,8 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/params.h"
+#include "sim/units.h"
 
 namespace hw {
 
@@ -23,9 +25,18 @@ void check_extent(const char* key, std::uint64_t v) {
   if (v == 0) throw sim::ConfigError({}, key, "must be at least 1");
 }
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
+using sim::ceil_div;
 
 }  // namespace
+
+const sim::EnumNames<Fidelity>& fidelity_names() {
+  static const sim::EnumNames<Fidelity> names("fidelity",
+                                              {{Fidelity::tile, "tile", "closed-form MXU tile timing"},
+                                               {Fidelity::pe, "pe", "every processing element every cycle"}});
+  return names;
+}
+
+const char* to_string(Fidelity f) { return fidelity_names().name(f); }
 
 void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);

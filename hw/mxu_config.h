@@ -3,11 +3,18 @@
 // it. Shared by the closed-form timing, the PE engine and the SystemC module.
 #include <cstdint>
 
+namespace sim {
+template <class E>
+class EnumNames;
+}
+
 namespace hw {
 
 // How an MXU op is simulated: `tile` computes its cycles in closed form and
 // advances time once; `pe` steps every processing element every cycle.
 enum class Fidelity { tile, pe };
+const sim::EnumNames<Fidelity>& fidelity_names();  // the YAML spellings: tile, pe
+const char* to_string(Fidelity f);
 
 // Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
 // a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU

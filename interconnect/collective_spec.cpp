@@ -4,6 +4,7 @@
 
 #include "interconnect/mesh.h"
 #include "sim/error.h"
+#include "sim/params.h"
 
 namespace interconnect {
 
@@ -27,45 +28,37 @@ bool allowed(CollectiveOp op, Algorithm a) {
 constexpr std::uint64_t kMaxFunctionalElements = std::uint64_t{1} << 27;
 }  // namespace
 
+const sim::EnumNames<CollectiveOp>& collective_op_names() {
+  static const sim::EnumNames<CollectiveOp> names("collective", {{CollectiveOp::all_reduce, "all_reduce", ""},
+                                                                 {CollectiveOp::reduce_scatter, "reduce_scatter", ""},
+                                                                 {CollectiveOp::all_gather, "all_gather", ""},
+                                                                 {CollectiveOp::all_to_all, "all_to_all", ""},
+                                                                 {CollectiveOp::permute, "permute", ""},
+                                                                 {CollectiveOp::broadcast, "broadcast", ""}});
+  return names;
+}
+
+const sim::EnumNames<Algorithm>& algorithm_names() {
+  static const sim::EnumNames<Algorithm> names("algorithm",
+                                               {{Algorithm::automatic, "auto", "the op's default"},
+                                                {Algorithm::ring, "ring", ""},
+                                                {Algorithm::bidirectional_ring, "bidirectional_ring", ""},
+                                                {Algorithm::torus, "torus", "all_reduce, reduce_scatter, all_gather"},
+                                                {Algorithm::direct, "direct", "all_to_all, permute"}});
+  return names;
+}
+
 CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path) {
-  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
-                          CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
-    if (name == to_string(op)) return op;
-  }
-  bad(key_path, "unknown collective '" + name +
-                    "' (expected all_reduce, reduce_scatter, all_gather, all_to_all, permute or broadcast)");
+  return collective_op_names().parse(name, key_path);
 }
 
 Algorithm parse_algorithm(const std::string& name, const std::string& key_path) {
-  for (Algorithm a :
-       {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus, Algorithm::direct}) {
-    if (name == to_string(a)) return a;
-  }
-  bad(key_path, "unknown algorithm '" + name + "' (expected auto, ring, bidirectional_ring, torus or direct)");
+  return algorithm_names().parse(name, key_path);
 }
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_reduce: return "all_reduce";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::all_gather: return "all_gather";
-    case CollectiveOp::all_to_all: return "all_to_all";
-    case CollectiveOp::permute: return "permute";
-    case CollectiveOp::broadcast: return "broadcast";
-  }
-  return "?";
-}
+const char* to_string(CollectiveOp op) { return collective_op_names().name(op); }
 
-const char* to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::automatic: return "auto";
-    case Algorithm::ring: return "ring";
-    case Algorithm::bidirectional_ring: return "bidirectional_ring";
-    case Algorithm::torus: return "torus";
-    case Algorithm::direct: return "direct";
-  }
-  return "?";
-}
+const char* to_string(Algorithm a) { return algorithm_names().name(a); }
 
 Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested) {
   if (requested != Algorithm::automatic) return requested;

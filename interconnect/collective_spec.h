@@ -19,6 +19,9 @@ enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all, pe
 // bidirectional_ring for broadcast.
 enum class Algorithm { automatic, ring, bidirectional_ring, torus, direct };
 
+// The YAML spellings; parse_* throw sim::ConfigError at key_path for other words.
+const sim::EnumNames<CollectiveOp>& collective_op_names();
+const sim::EnumNames<Algorithm>& algorithm_names();
 CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path);
 Algorithm parse_algorithm(const std::string& name, const std::string& key_path);
 const char* to_string(CollectiveOp op);

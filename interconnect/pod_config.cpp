@@ -4,6 +4,7 @@
 
 #include "interconnect/mesh.h"
 #include "sim/error.h"
+#include "sim/params.h"
 
 namespace interconnect {
 
@@ -17,21 +18,31 @@ void require_positive(double v, const std::string& key, const std::string& unit)
 }
 }  // namespace
 
+const sim::EnumNames<Switching>& switching_names() {
+  static const sim::EnumNames<Switching> names(
+      "switching", {{Switching::cut_through, "cut_through", "a packet's head moves on after the hop latency"},
+                    {Switching::store_and_forward, "store_and_forward", "every hop waits for the whole packet"}});
+  return names;
+}
+
+const sim::EnumNames<NetworkModel>& network_model_names() {
+  static const sim::EnumNames<NetworkModel> names(
+      "network model", {{NetworkModel::fluid, "fluid", "max-min fair flows, the fast model"},
+                        {NetworkModel::packet, "packet", "every packet hop by hop, the slow reference"}});
+  return names;
+}
+
 Switching parse_switching(const std::string& name, const std::string& key_path) {
-  if (name == "cut_through") return Switching::cut_through;
-  if (name == "store_and_forward") return Switching::store_and_forward;
-  bad(key_path, "unknown switching '" + name + "' (expected cut_through or store_and_forward)");
+  return switching_names().parse(name, key_path);
 }
 
 NetworkModel parse_network_model(const std::string& name, const std::string& key_path) {
-  if (name == "fluid") return NetworkModel::fluid;
-  if (name == "packet") return NetworkModel::packet;
-  bad(key_path, "unknown network model '" + name + "' (expected fluid or packet)");
+  return network_model_names().parse(name, key_path);
 }
 
-const char* to_string(Switching s) { return s == Switching::cut_through ? "cut_through" : "store_and_forward"; }
+const char* to_string(Switching s) { return switching_names().name(s); }
 
-const char* to_string(NetworkModel m) { return m == NetworkModel::fluid ? "fluid" : "packet"; }
+const char* to_string(NetworkModel m) { return network_model_names().name(m); }
 
 void PodNetworkConfig::validate() const {
   validate_topology(topology, shape, wraparound, "pod");

@@ -21,6 +21,9 @@ enum class Switching { cut_through, store_and_forward };
 // the fluid model is tested against; slow, for small runs.
 enum class NetworkModel { fluid, packet };
 
+// The YAML spellings; parse_* throw sim::ConfigError at key_path for other words.
+const sim::EnumNames<Switching>& switching_names();
+const sim::EnumNames<NetworkModel>& network_model_names();
 Switching parse_switching(const std::string& name, const std::string& key_path);
 NetworkModel parse_network_model(const std::string& name, const std::string& key_path);
 const char* to_string(Switching s);

@@ -1,16 +1,18 @@
 #pragma once
 // Interconnect time is kept as integer picoseconds, the kernel's resolution
-// (sim/kernel.h); sc_time appears only where a SystemC process waits.
+// (sim/units.h); sc_time appears only where a SystemC process waits.
 #include <cmath>
 #include <cstdint>
+
+#include "sim/units.h"
 
 namespace interconnect {
 
 using Ps = std::uint64_t;
 
-constexpr double kPsPerSecond = 1e12;
+using sim::kPsPerSecond;
 
-inline double to_seconds(Ps t) { return static_cast<double>(t) / kPsPerSecond; }
+inline double to_seconds(Ps t) { return sim::ps_to_seconds(t); }
 
 // Whole picoseconds covering `seconds`, rounded up (a transfer never ends
 // early). The small slack keeps exact products such as 4096 B / 4.096e9 B/s

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "sim/error.h"
+#include "sim/params.h"
 
 namespace interconnect {
 
@@ -14,21 +15,18 @@ std::string join_key(const std::string& prefix, const std::string& field) {
 }
 }  // namespace
 
-TopologyKind parse_topology_kind(const std::string& name, const std::string& key_path) {
-  if (name == "ring") return TopologyKind::ring;
-  if (name == "torus2d") return TopologyKind::torus2d;
-  if (name == "torus3d") return TopologyKind::torus3d;
-  bad(key_path, "unknown topology '" + name + "' (expected ring, torus2d or torus3d)");
+const sim::EnumNames<TopologyKind>& topology_kinds() {
+  static const sim::EnumNames<TopologyKind> names("topology", {{TopologyKind::ring, "ring", "1 axis"},
+                                                               {TopologyKind::torus2d, "torus2d", "2 axes"},
+                                                               {TopologyKind::torus3d, "torus3d", "3 axes"}});
+  return names;
 }
 
-const char* to_string(TopologyKind kind) {
-  switch (kind) {
-    case TopologyKind::ring: return "ring";
-    case TopologyKind::torus2d: return "torus2d";
-    case TopologyKind::torus3d: return "torus3d";
-  }
-  return "?";
+TopologyKind parse_topology_kind(const std::string& name, const std::string& key_path) {
+  return topology_kinds().parse(name, key_path);
 }
+
+const char* to_string(TopologyKind kind) { return topology_kinds().name(kind); }
 
 int axes_of(TopologyKind kind) {
   switch (kind) {

@@ -9,11 +9,18 @@
 #include <string>
 #include <vector>
 
+namespace sim {
+template <class E>
+class EnumNames;
+}
+
 namespace interconnect {
 
 enum class TopologyKind { ring, torus2d, torus3d };
 
-// "ring" | "torus2d" | "torus3d"; throws sim::ConfigError at key_path otherwise.
+// The YAML spellings: ring, torus2d, torus3d.
+const sim::EnumNames<TopologyKind>& topology_kinds();
+// Throws sim::ConfigError at key_path for a word that is not one of them.
 TopologyKind parse_topology_kind(const std::string& name, const std::string& key_path);
 const char* to_string(TopologyKind kind);
 int axes_of(TopologyKind kind);  // 1, 2, 3

@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "hw/mxu_timing.h"
+#include "sim/units.h"
 
 namespace kernels {
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using sim::ceil_div;
+using sim::kBf16Bytes;
 
 // Block edge candidates: the whole dimension, and array-aligned powers of two below it.
 std::vector<std::uint64_t> edge_candidates(std::uint64_t dim, std::uint64_t align) {
@@ -44,11 +46,21 @@ std::uint64_t step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uin
 
 }  // namespace
 
+CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core) {
+  const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
+  CoreDmaEngines d;
+  d.first = core * per_core;
+  d.loads = std::min<std::uint32_t>(2, per_core);
+  d.engines = chip.dma_engines;
+  d.store = (d.first + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines;
+  return d;
+}
+
 MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b) {
   MatmulTraffic t;
   // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
-  t.hbm_read = 2 * (m * k * ceil_div(n, b.bn) + k * n * ceil_div(m, b.bm));
-  t.hbm_written = 2 * m * n;
+  t.hbm_read = kBf16Bytes * (m * k * ceil_div(n, b.bn) + k * n * ceil_div(m, b.bm));
+  t.hbm_written = kBf16Bytes * m * n;
   return t;
 }
 
@@ -70,12 +82,12 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             // bandwidth). With `buffers` slots a slot cycles through load then
             // compute, so a step takes max(C, L_bw, (L + C) / buffers).
             const double c_step = double(step_cycles(chip, bm, bk, bn)) * cycle;
-            const double l_bw = double(2 * (bm * bk + bk * bn)) * chip.tensorcores / bw;
+            const double l_bw = double(kBf16Bytes * (bm * bk + bk * bn)) * chip.tensorcores / bw;
             const double l_step = chip.hbm.latency_s + l_bw;
             const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
             const double traffic = double(matmul_traffic(m, k, n, b).total()) / bw;
             // The first step's loads and the last block's store are not overlapped.
-            const double fill = l_step + double(2 * bm * bn) / bw + chip.hbm.latency_s;
+            const double fill = l_step + double(kBf16Bytes * bm * bn) / bw + chip.hbm.latency_s;
             const double est = std::max(double(steps_per_core) * period, traffic) + fill +
                                (accs == 1 ? 0.01 * double(steps_per_core) * c_step : 0.0);
             if (est < best_time * (1 - 1e-9)) {
@@ -92,22 +104,13 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
   plan.blocking = bl;
   plan.traffic = matmul_traffic(m, k, n, bl);
   plan.flops = 2.0 * double(m) * double(k) * double(n);
-  const std::uint64_t a_base = 0, b_base = a_base + 2 * m * k, c_base = b_base + 2 * k * n;
-  plan.hbm_footprint = c_base + 2 * m * n;
+  const std::uint64_t a_base = 0, b_base = a_base + kBf16Bytes * m * k, c_base = b_base + kBf16Bytes * k * n;
+  plan.hbm_footprint = c_base + kBf16Bytes * m * n;
 
   const std::uint64_t mb = ceil_div(m, bl.bm), nb = ceil_div(n, bl.bn), kb = ceil_div(k, bl.bk);
   const std::uint32_t cores = chip.tensorcores;
-  // DMA engines per core: two load engines, A and B of a step on different
-  // ones (their access latencies overlap) and swapped every step, and a store
-  // engine, so a store never sits in front of the next prefetch.
-  const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / cores);
-  auto load_engine = [&](std::uint32_t core, std::size_t step) {
-    return (core * per_core + static_cast<std::uint32_t>(step % std::min<std::uint32_t>(2, per_core))) %
-           chip.dma_engines;
-  };
-  auto store_engine = [&](std::uint32_t core) {
-    return (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines;
-  };
+  auto load_engine = [&](std::uint32_t core, std::size_t step) { return core_dma_engines(chip, core).load(step); };
+  auto store_engine = [&](std::uint32_t core) { return core_dma_engines(chip, core).store; };
 
   struct CoreState {
     std::vector<std::vector<std::uint32_t>> step_ops;  // MXU ops of each step, by step index
@@ -133,13 +136,13 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
       const std::string tag = "blk(" + std::to_string(bi) + "," + std::to_string(bj) + ") k" + std::to_string(kk);
       hw::Op la{"load A " + tag,
                 {hw::EngineKind::dma, load_engine(core, step)},
-                hw::DmaOp{a_base + 2 * (r0 * k + k0 * rows), 2 * rows * depth, false},
+                hw::DmaOp{a_base + kBf16Bytes * (r0 * k + k0 * rows), kBf16Bytes * rows * depth, false},
                 slot_free,
                 0};
       std::uint32_t ia = prog.add(la);
       hw::Op lb{"load B " + tag,
                 {hw::EngineKind::dma, load_engine(core, step + 1)},
-                hw::DmaOp{b_base + 2 * (k0 * n + c0 * depth), 2 * depth * cols, false},
+                hw::DmaOp{b_base + kBf16Bytes * (k0 * n + c0 * depth), kBf16Bytes * depth * cols, false},
                 slot_free,
                 0};
       std::uint32_t ib = prog.add(lb);
@@ -179,7 +182,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
     }
     hw::Op st{"store C blk(" + std::to_string(bi) + "," + std::to_string(bj) + ")",
               {hw::EngineKind::dma, store_engine(core)},
-              hw::DmaOp{c_base + 2 * (r0 * n + c0 * rows), 2 * rows * cols, true},
+              hw::DmaOp{c_base + kBf16Bytes * (r0 * n + c0 * rows), kBf16Bytes * rows * cols, true},
               last_step,
               0};
     cs.stores.push_back(prog.add(st));

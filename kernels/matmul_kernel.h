@@ -16,13 +16,30 @@ struct MatmulBlocking {
   std::uint64_t bm = 0, bk = 0, bn = 0;
   std::uint32_t buffers = 2;       // VMEM slots per operand (2 = double-buffered)
   std::uint32_t accumulators = 2;  // FP32 output blocks in VMEM
-  std::uint64_t vmem_bytes() const { return buffers * (bm * bk + bk * bn) * 2 + accumulators * bm * bn * 4; }
+  std::uint64_t vmem_bytes() const {
+    return buffers * (bm * bk + bk * bn) * hw::kBf16Bytes + accumulators * bm * bn * 4;
+  }
 };
 
 struct MatmulTraffic {
   std::uint64_t hbm_read = 0, hbm_written = 0;
   std::uint64_t total() const { return hbm_read + hbm_written; }
 };
+
+// The DMA engines the matmul kernel gives TensorCore `core`: chip.dma_engines
+// / tensorcores of them (at least one), two as load engines, A and B of a
+// step on different ones (their access latencies overlap) and swapped every
+// step, and the third (or the last) as the store engine, so a store never
+// sits in front of the next prefetch. Every kernel that moves a core's data
+// uses these engines.
+struct CoreDmaEngines {
+  std::uint32_t first = 0;  // the core's first engine (not yet wrapped to the chip's count)
+  std::uint32_t loads = 1;  // load engines: 1 or 2
+  std::uint32_t engines = 1;
+  std::uint32_t store = 0;
+  std::uint32_t load(std::size_t step) const { return (first + static_cast<std::uint32_t>(step % loads)) % engines; }
+};
+CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core);
 
 // Chooses the blocking with the lowest estimated time that fits VMEM.
 MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n);

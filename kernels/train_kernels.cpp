@@ -4,12 +4,13 @@
 
 #include "hw/mxu_timing.h"
 #include "kernels/matmul_kernel.h"
+#include "sim/units.h"
 
 namespace kernels {
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+using sim::ceil_div;
 
 // Divisors g of the block rows, largest first, for which g block rows fit
 // VMEM together (the kernel moves g blocks per DMA) and every core keeps at
@@ -56,18 +57,6 @@ bool scale_program(hw::Program& p, std::uint64_t g, const hw::ChipConfig& chip) 
   return true;
 }
 
-struct CoreDma {
-  std::uint32_t load, store;
-};
-
-// The engines the matmul kernel gives a core: its first as a load engine,
-// its third (or last) as the store engine.
-CoreDma core_dma(const hw::ChipConfig& chip, std::uint32_t core) {
-  const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
-  return {(core * per_core) % chip.dma_engines,
-          (core * per_core + std::min<std::uint32_t>(2, per_core - 1)) % chip.dma_engines};
-}
-
 }  // namespace
 
 const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
@@ -102,12 +91,16 @@ std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig
   const bool compute = elements > 0 && work.flops_per_element > 0;
   std::vector<std::uint32_t> sinks;
   for (std::uint32_t c = 0; c < cores; ++c) {
-    const CoreDma dma = core_dma(chip, c);
+    // The matmul kernel's engines: its first load engine, its store engine.
+    const CoreDmaEngines dma = core_dma_engines(chip, c);
     for (std::uint64_t i = 0; i < chunks; ++i) {
       std::vector<std::uint32_t> after = deps;
       if (load > 0)
-        after = {prog.add(
-            {name + " load", {hw::EngineKind::dma, dma.load}, hw::DmaOp{0, ceil_div(load, chunks), false}, after, 0})};
+        after = {prog.add({name + " load",
+                           {hw::EngineKind::dma, dma.load(0)},
+                           hw::DmaOp{0, ceil_div(load, chunks), false},
+                           after,
+                           0})};
       if (compute) {
         const std::uint64_t e = ceil_div(elements, chunks);
         after = {prog.add({name,

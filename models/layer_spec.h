@@ -9,6 +9,7 @@
 
 #include "models/elementwise_spec.h"
 #include "models/matmul_spec.h"
+#include "sim/units.h"
 
 namespace models {
 
@@ -29,8 +30,8 @@ struct ParamSpec {
 struct StashSpec {
   std::string name;  // the tensor, e.g. "block3.attn.softmax.out"
   std::uint64_t elements = 0;
-  std::uint64_t bytes_per_element = 2;  // BF16, or 4 for int32 token ids
-  std::string why;                      // which backward op reads it
+  std::uint64_t bytes_per_element = sim::kBf16Bytes;  // BF16, or 4 for int32 token ids
+  std::string why;                                    // which backward op reads it
   std::uint64_t bytes() const { return elements * bytes_per_element; }
 };
 

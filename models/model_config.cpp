@@ -8,19 +8,14 @@ namespace {
 
 constexpr double kMaxWidth = 1 << 24;  // keeps every product of sizes well inside 64 bits
 
-void load_widths(const sim::YamlNode& node, MlpConfig& out) {
-  const sim::YamlNode w = node["widths"];
-  if (!w.present()) w.fail("missing required key (layer widths: input, hidden..., output)");
+void load_widths(const sim::YamlNode& w, MlpConfig& out) {
   if (!w.is_sequence())
     w.fail("expected a list of layer widths, e.g. [784, 1024, 10], got " + sim::describe_yaml(w.raw()));
   if (w.size() < 2) w.fail("need at least 2 widths (input and output), got " + std::to_string(w.size()));
   out.widths.clear();
   for (std::size_t i = 0; i < w.size(); ++i) {
     const sim::YamlNode e = w[i];
-    const std::uint64_t v = e.as_uint();
-    if (v < 1 || double(v) > kMaxWidth)
-      e.fail("value " + e.scalar() + " is out of range: expected " + sim::between(1, kMaxWidth).str() + " elements");
-    out.widths.push_back(v);
+    out.widths.push_back(sim::read_integer_as<std::uint64_t>(e, sim::between(1, kMaxWidth), "elements"));
   }
 }
 
@@ -29,10 +24,11 @@ void load_widths(const sim::YamlNode& node, MlpConfig& out) {
 const sim::ParamTable<MlpConfig>& mlp_params() {
   static const sim::ParamTable<MlpConfig> t = [] {
     sim::ParamTable<MlpConfig> p("model.mlp", "multilayer perceptron: dense layers + softmax cross-entropy");
-    p.choice("activation", &MlpConfig::activation, {"relu", "gelu"}, std::string("relu"),
-             "activation after every layer but the last")
-        .allow("type")
-        .allow("widths");  // a list: loaded by load_widths
+    p.custom("widths", {"list of integer", "elements", "", sim::between(1, kMaxWidth).str() + " each, at least 2"},
+             "layer widths: input, hidden..., output", load_widths, true)
+        .choice("activation", &MlpConfig::activation, {"relu", "gelu"}, std::string("relu"),
+                "activation after every layer but the last")
+        .allow("type");
     return p;
   }();
   return t;
@@ -73,7 +69,6 @@ ModelConfig load_model(const sim::YamlNode& node) {
   c.type = type.as_string();
   if (c.type == "mlp") {
     mlp_params().load(node, c.mlp);
-    load_widths(node, c.mlp);
   } else if (c.type == "transformer") {
     transformer_params().load(node, c.transformer);
   } else {

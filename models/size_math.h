@@ -5,9 +5,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/units.h"
+
 namespace models {
 
-constexpr std::uint64_t kBf16Bytes = 2;     // activations, weights and gradients
+using sim::kBf16Bytes;                      // activations, weights and gradients
 constexpr std::uint64_t kTokenIdBytes = 4;  // int32 token ids and labels
 
 inline std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {

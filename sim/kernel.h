@@ -4,14 +4,13 @@
 // destroyed (docs/architecture.md, "Several simulations in one process").
 #include <cstdint>
 
+#include "sim/units.h"  // kPsPerSecond, the kernel's time resolution
+
 namespace sim {
 
 // Fresh simulation context, report handler and TLM global quantum; time
 // resolution 1 ps. Call before constructing any module of a new simulation.
 void reset_kernel();
-
-// Picoseconds per second, the kernel's time resolution.
-constexpr double kPsPerSecond = 1e12;
 
 // Events the kernel processed since the last reset (delta cycles + timed
 // notifications), for the report's simulator.events.

@@ -16,20 +16,20 @@ std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
 
+// Edits (insert, delete, substitute, or swap two neighbours: "tlie" is one
+// edit from "tile") that turn a into b: the optimal string alignment distance.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      std::size_t subst = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, subst});
-      diag = up;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 // What yaml-cpp accepts but a config must not: a key given twice (yaml-cpp
@@ -113,20 +113,28 @@ std::string describe_yaml(const YAML::Node& n) {
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
+  std::vector<std::string> best;  // every candidate at the smallest distance, in order
   std::size_t best_d = std::string::npos;
   for (const auto& c : candidates) {
-    std::size_t d = edit_distance(word, c);
+    const std::size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
-      best = c;
+      best.clear();
     }
+    if (d == best_d && std::find(best.begin(), best.end(), c) == best.end()) best.push_back(c);
   }
   // Close enough to be a typo: at most a third of the word wrong, or a prefix.
-  bool close =
-      best_d != std::string::npos && ((best_d * 3 <= std::max<std::size_t>(word.size(), 3) && best_d < word.size()) ||
-                                      (!word.empty() && best.rfind(word, 0) == 0));
-  return close ? "did you mean '" + best + "'?" : "";
+  const bool near =
+      best_d != std::string::npos && best_d * 3 <= std::max<std::size_t>(word.size(), 3) && best_d < word.size();
+  std::vector<std::string> close;
+  for (const auto& b : best)
+    if (near || (!word.empty() && b.rfind(word, 0) == 0)) close.push_back(b);
+  if (close.empty()) return "";
+  // A tie names every candidate: "did you mean 'torus2d' or 'torus3d'?"
+  std::string s = "did you mean ";
+  for (std::size_t i = 0; i < close.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + ("'" + close[i] + "'");
+  return s + "?";
 }
 
 YamlNode::YamlNode(YAML::Node node, std::string file, std::string path, SourceLocation parent_loc)
@@ -205,6 +213,16 @@ double YamlNode::as_double() const {
 }
 
 std::int64_t YamlNode::as_int() const {
+  // A plain decimal integer is read exactly (a double keeps only 53 bits).
+  const std::string s = node_.IsScalar() ? node_.Scalar() : std::string();
+  const std::size_t digits = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (s.size() > digits && s.find_first_not_of("0123456789", digits) == std::string::npos) {
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == ERANGE) fail("value " + s + " is out of range: expected an integer that fits in 64 bits");
+    return v;
+  }
   double v = as_double();
   if (v != std::floor(v) || std::fabs(v) > 9.0e15) fail("expected an integer, got " + describe_yaml(node_));
   return static_cast<std::int64_t>(v);

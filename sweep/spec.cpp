@@ -18,9 +18,6 @@ namespace {
 
 constexpr std::size_t kMaxPoints = 100000;
 
-const std::vector<std::string> kTopLevelKeys = {"name", "description", "experiment", "scaling", "combine",
-                                                "set",  "per_chip",    "sweep",      "plot"};
-
 // One-line YAML for a value, as `--set key=VALUE` parses it back.
 std::string flow_yaml(const YAML::Node& n) {
   YAML::Emitter e;
@@ -50,109 +47,57 @@ SweepValue value_of(const sim::YamlNode& n) {
   return SweepValue{flow_yaml(n.raw()), n.location()};
 }
 
-Scaling parse_scaling(const sim::YamlNode& n) {
-  const std::string s = n.as_string();
-  if (s == "strong") return Scaling::strong;
-  if (s == "weak") return Scaling::weak;
-  if (s == "none") return Scaling::none;
-  std::string hint = sim::did_you_mean(s, {"strong", "weak", "none"});
-  n.fail("expected strong (fixed global work), weak (fixed work per chip) or none, got '" + s + "'" +
-         (hint.empty() ? "" : " (" + hint + ")"));
+// A key path may be set in only one of set, per_chip and sweep.
+void claim(const SweepSpec& spec, const sim::YamlNode& at, const std::string& key) {
+  check_key_path(at, key);
+  bool used = false;
+  for (const auto& f : spec.fixed) used = used || f.key == key;
+  for (const auto& p : spec.per_chip) used = used || p.key == key;
+  for (const auto& a : spec.axes) used = used || a.key == key;
+  if (used) at.fail("'" + key + "' is already given in set, per_chip or sweep; give each key path once");
 }
 
-Combine parse_combine(const sim::YamlNode& n) {
-  const std::string s = n.as_string();
-  if (s == "product") return Combine::product;
-  if (s == "zip") return Combine::zip;
-  std::string hint = sim::did_you_mean(s, {"product", "zip"});
-  n.fail("expected product (every combination) or zip (the i-th values together), got '" + s + "'" +
-         (hint.empty() ? "" : " (" + hint + ")"));
-}
-
-}  // namespace
-
-const char* to_string(Scaling s) {
-  switch (s) {
-    case Scaling::strong: return "strong";
-    case Scaling::weak: return "weak";
-    case Scaling::none: return "none";
-  }
-  return "?";
-}
-
-const char* to_string(Combine c) { return c == Combine::zip ? "zip" : "product"; }
-
-std::size_t SweepSpec::point_count() const {
-  if (axes.empty()) return 1;
-  if (combine == Combine::zip) return axes.front().values.size();
-  std::size_t n = 1;
-  for (const auto& a : axes) n *= a.values.size();
-  return n;
-}
-
-SweepSpec load_sweep_spec(const std::string& path) {
-  const sim::YamlNode root = sim::YamlNode::load_file(path);
-  if (!root.is_map()) root.fail("a sweep file must be a mapping with 'experiment' and 'sweep'");
-  root.reject_unknown_keys(kTopLevelKeys);
-
-  SweepSpec spec;
-  spec.path = path;
-  spec.name = root["name"].present() ? root["name"].as_string() : fs::path(path).stem().string();
+void load_name(const sim::YamlNode& n, SweepSpec& spec) {
+  spec.name = n.as_string();
   if (spec.name.empty() || spec.name.find('/') != std::string::npos)
-    root["name"].fail("a sweep name is a folder name under runs/; no '/' and not empty");
+    n.fail("a sweep name is a folder name under runs/; no '/' and not empty");
+}
 
-  const sim::YamlNode exp = root["experiment"];
-  if (!exp.present()) exp.fail("missing required key: the base experiment file (e.g. ../experiments/x.yaml)");
+void load_experiment_path(const sim::YamlNode& exp, SweepSpec& spec) {
   fs::path e = exp.as_string();
-  if (e.is_relative()) e = fs::path(path).parent_path() / e;
+  if (e.is_relative()) e = fs::path(spec.path).parent_path() / e;
   spec.experiment_path = e.lexically_normal().string();
   // The std::error_code overload: a name the OS rejects (too long, ...)
   // is "no experiment file", never a filesystem_error.
   std::error_code ec;
   if (!fs::is_regular_file(spec.experiment_path, ec))
     exp.fail("no experiment file '" + spec.experiment_path + "' (relative paths start at the sweep file's folder)");
+}
 
-  if (root["scaling"].present()) spec.scaling = parse_scaling(root["scaling"]);
-  if (root["combine"].present()) spec.combine = parse_combine(root["combine"]);
-  if (root["plot"].present()) spec.plot = root["plot"].as_bool();
-
-  std::set<std::string> used;  // a key may be set in only one place
-  auto claim = [&used](const sim::YamlNode& at, const std::string& key) {
-    check_key_path(at, key);
-    if (!used.insert(key).second)
-      at.fail("'" + key + "' is already given in set, per_chip or sweep; give each key path once");
-  };
-
-  const sim::YamlNode set = root["set"];
-  if (set.present()) {
-    if (!set.is_map()) set.fail("expected a mapping of key paths to values, e.g. {workload.m: 4096}");
-    for (const auto& key : set.keys()) {
-      claim(set[key], key);
-      spec.fixed.push_back({key, value_of(set[key])});
-    }
+void load_set(const sim::YamlNode& set, SweepSpec& spec) {
+  if (!set.is_map()) set.fail("expected a mapping of key paths to values, e.g. {workload.m: 4096}");
+  for (const auto& key : set.keys()) {
+    claim(spec, set[key], key);
+    spec.fixed.push_back({key, value_of(set[key])});
   }
+}
 
-  const sim::YamlNode per_chip = root["per_chip"];
-  if (per_chip.present()) {
-    if (!per_chip.is_map())
-      per_chip.fail("expected a mapping of key paths to per-chip numbers, e.g. {workload.global_batch: 16}");
-    for (const auto& key : per_chip.keys()) {
-      const sim::YamlNode v = per_chip[key];
-      claim(v, key);
-      const double x = v.as_double();
-      if (!(x > 0)) v.fail("a per-chip value must be > 0, got " + v.scalar());
-      spec.per_chip.push_back({key, x, v.location()});
-    }
+void load_per_chip(const sim::YamlNode& per_chip, SweepSpec& spec) {
+  if (!per_chip.is_map())
+    per_chip.fail("expected a mapping of key paths to per-chip numbers, e.g. {workload.global_batch: 16}");
+  for (const auto& key : per_chip.keys()) {
+    const sim::YamlNode v = per_chip[key];
+    claim(spec, v, key);
+    spec.per_chip.push_back({key, sim::read_real(v, sim::positive(), ""), v.location()});
   }
+}
 
-  const sim::YamlNode sweep = root["sweep"];
-  if (!sweep.present())
-    sweep.fail("missing required key: the key paths to vary and their values, e.g. {pod.shape: [[1], [2], [4]]}");
+void load_axes(const sim::YamlNode& sweep, SweepSpec& spec) {
   if (!sweep.is_map())
     sweep.fail("expected a mapping of key paths to lists of values, got " + sim::describe_yaml(sweep.raw()));
   for (const auto& key : sweep.keys()) {
     const sim::YamlNode values = sweep[key];
-    claim(values, key);
+    claim(spec, values, key);
     if (!values.is_sequence() || values.size() == 0)
       values.fail("expected a non-empty list of values, got " + sim::describe_yaml(values.raw()));
     SweepAxis axis{key, {}};
@@ -160,7 +105,11 @@ SweepSpec load_sweep_spec(const std::string& path) {
     spec.axes.push_back(std::move(axis));
   }
   if (spec.axes.empty()) sweep.fail("nothing to sweep: give at least one key path and its values");
+}
 
+// Zip needs lists of equal length; a product at most kMaxPoints points.
+void check_points(const sim::YamlNode& root, SweepSpec& spec) {
+  const sim::YamlNode sweep = root["sweep"];
   if (spec.combine == Combine::zip) {
     const SweepAxis& first = spec.axes.front();
     for (const auto& a : spec.axes)
@@ -174,6 +123,71 @@ SweepSpec load_sweep_spec(const std::string& path) {
   for (const auto& a : spec.axes) count *= double(a.values.size());
   if (spec.combine == Combine::product && count > double(kMaxPoints))
     sweep.fail("the product has " + sim::fixed(count, 0) + " points; at most " + std::to_string(kMaxPoints));
+}
+
+}  // namespace
+
+const sim::EnumNames<Scaling>& scaling_names() {
+  static const sim::EnumNames<Scaling> names(
+      "scaling", {{Scaling::strong, "strong", "fixed global work: speedups against Amdahl's law"},
+                  {Scaling::weak, "weak", "fixed work per chip: against Gustafson's law"},
+                  {Scaling::none, "none", "no speedups, just the table"}});
+  return names;
+}
+
+const sim::EnumNames<Combine>& combine_names() {
+  static const sim::EnumNames<Combine> names(
+      "combine", {{Combine::product, "product", "every combination, the first key varying slowest"},
+                  {Combine::zip, "zip", "the i-th values of every key together"}});
+  return names;
+}
+
+const char* to_string(Scaling s) { return scaling_names().name(s); }
+
+const char* to_string(Combine c) { return combine_names().name(c); }
+
+const sim::ParamTable<SweepSpec>& sweep_params() {
+  static const sim::ParamTable<SweepSpec> t = [] {
+    sim::ParamTable<SweepSpec> p("sweep", "one experiment run at many points, each a set of --set overrides");
+    p.custom("name", {"string", "", "the file name without .yaml", ""},
+             "names the sweep and its default output folder runs/<name>/", load_name)
+        .text("description", &SweepSpec::description, "", "free text for the reader")
+        .custom("experiment", {"path", "", "", ""}, "the base experiment file, relative to this file",
+                load_experiment_path, true)
+        .enumeration("scaling", &SweepSpec::scaling, scaling_names(), Scaling::strong,
+                     "which law the step times are read against")
+        .enumeration("combine", &SweepSpec::combine, combine_names(), Combine::product,
+                     "how the lists of `sweep` combine into points")
+        .custom("set", {"mapping of key path to value", "", "nothing", ""},
+                "overrides applied to every point, e.g. {workload.optimizer: adam}", load_set)
+        .custom("per_chip", {"mapping of key path to number", "", "nothing", "> 0"},
+                "a key set to the number times the point's chip count, e.g. {workload.global_batch: 16}", load_per_chip)
+        .custom("sweep", {"mapping of key path to list of values", "", "", ""},
+                "the key paths to vary (as --set takes them) and their values, e.g. {pod.shape: [[1], [2], [4]]}",
+                load_axes, true)
+        .then(check_points)
+        .flag("plot", &SweepSpec::plot, true, "draw speedup.png");
+    return p;
+  }();
+  return t;
+}
+
+std::size_t SweepSpec::point_count() const {
+  if (axes.empty()) return 1;
+  if (combine == Combine::zip) return axes.front().values.size();
+  std::size_t n = 1;
+  for (const auto& a : axes) n *= a.values.size();
+  return n;
+}
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  const sim::YamlNode root = sim::YamlNode::load_file(path);
+  if (!root.is_map()) root.fail("a sweep file must be a mapping with 'experiment' and 'sweep'");
+  SweepSpec spec;
+  spec.path = path;
+  spec.name = fs::path(path).stem().string();
+  sweep_params().load(root, spec);
+  if (spec.name.empty()) root["name"].fail("a sweep name is a folder name under runs/; no '/' and not empty");
   return spec;
 }
 

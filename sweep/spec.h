@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/params.h"
 
 namespace sweep {
 
@@ -17,6 +18,8 @@ enum class Scaling { strong, weak, none };
 // values of every axis together.
 enum class Combine { product, zip };
 
+const sim::EnumNames<Scaling>& scaling_names();  // the YAML spellings: strong, weak, none
+const sim::EnumNames<Combine>& combine_names();  // product, zip
 const char* to_string(Scaling s);
 const char* to_string(Combine c);
 
@@ -44,6 +47,7 @@ struct PerChipOverride {
 
 struct SweepSpec {
   std::string name;
+  std::string description;
   std::string path;             // the sweep file as given
   std::string experiment_path;  // the base experiment; relative to the sweep file's folder when relative there
   Scaling scaling = Scaling::strong;
@@ -54,6 +58,9 @@ struct SweepSpec {
   bool plot = true;
   std::size_t point_count() const;
 };
+
+// Every key of a sweep file (tpusim explain sweep).
+const sim::ParamTable<SweepSpec>& sweep_params();
 
 // Loads and checks a sweep file; throws sim::ConfigError located in it.
 SweepSpec load_sweep_spec(const std::string& path);

@@ -93,44 +93,48 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) cons
 
 }  // namespace
 
+const sim::ParamTable<interconnect::CollectiveSpec>& collective_params() {
+  using interconnect::CollectiveSpec;
+  static const sim::ParamTable<CollectiveSpec> t = [] {
+    sim::ParamTable<CollectiveSpec> p("workload.collective", "one collective over the pod or some of its mesh axes");
+    p.enumeration("op", &CollectiveSpec::op, interconnect::collective_op_names(), std::nullopt, "the collective")
+        .integer<std::uint64_t>("bytes", &CollectiveSpec::bytes, "B", std::nullopt, sim::between(1, 1.2e15),
+                                "each participant's full buffer, as NCCL-tests counts it: the array reduced "
+                                "(all_reduce), the input (reduce_scatter, all_to_all), the output (all_gather), "
+                                "what is sent (permute, broadcast)")
+        .enumeration("algorithm", &CollectiveSpec::algorithm, interconnect::algorithm_names(),
+                     interconnect::Algorithm::automatic,
+                     "auto: torus for all_reduce, reduce_scatter and all_gather, direct for all_to_all and permute, "
+                     "bidirectional_ring for broadcast")
+        .list("axes", &CollectiveSpec::axes, sim::text_item(), {0, std::numeric_limits<std::size_t>::max(), true},
+              "every mesh axis", "mesh axes taking part: one name or a list")
+        .integer<int>("element_bytes", &CollectiveSpec::element_bytes, "B", 4, sim::between(1, 8),
+                      "bytes of one element: 1, 2, 4 or 8")
+        .integer<int>("root", &CollectiveSpec::root, "", 0, sim::at_least(0),
+                      "broadcast: the source, as an index in its group")
+        .custom("pairs", {"list of [source, destination]", "", "every chip sends to the next one in group order", ""},
+                "permute: pairs of indices in the group, each source and each destination at most once",
+                [](const sim::YamlNode& pairs, CollectiveSpec& spec) {
+                  if (!pairs.is_sequence()) pairs.fail("expected a list of [source, destination] pairs");
+                  const sim::Range index = sim::at_least(0);
+                  for (std::size_t i = 0; i < pairs.size(); ++i) {
+                    const sim::YamlNode pair = pairs[i];
+                    if (!pair.is_sequence() || pair.size() != 2) pair.fail("expected [source, destination]");
+                    spec.pairs.push_back(
+                        {sim::read_integer_as<int>(pair[0], index, ""), sim::read_integer_as<int>(pair[1], index, "")});
+                  }
+                })
+        .integer<int>("pipeline_chunks", &CollectiveSpec::pipeline_chunks, "pieces", 0, sim::at_least(0),
+                      "broadcast: pieces the data is pipelined in (0: chosen from the link latency)")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
 std::unique_ptr<Workload> load_collective_workload(const sim::YamlNode& node, const Experiment& exp) {
-  node.reject_unknown_keys(
-      {"kind", "op", "bytes", "algorithm", "axes", "element_bytes", "root", "pairs", "pipeline_chunks"});
   interconnect::CollectiveSpec spec;
-  sim::YamlNode op = node["op"];
-  if (!op.present())
-    op.fail("missing required key; one of all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast");
-  sim::located(node, [&] { spec.op = interconnect::parse_collective_op(op.as_string(), "workload.op"); });
-  sim::YamlNode bytes = node["bytes"];
-  if (!bytes.present()) bytes.fail("missing required key (each participant's full buffer, NCCL-tests convention)");
-  const double b = bytes.as_double();
-  if (!(b >= 1) || b != std::floor(b) || b > 1.2e15)
-    bytes.fail("expected a whole number of bytes >= 1, got " + bytes.scalar());
-  spec.bytes = static_cast<std::uint64_t>(b);
-  if (node["algorithm"].present())
-    sim::located(node, [&] {
-      spec.algorithm = interconnect::parse_algorithm(node["algorithm"].as_string(), "workload.algorithm");
-    });
-  if (node["element_bytes"].present()) spec.element_bytes = static_cast<int>(node["element_bytes"].as_int());
-  if (node["root"].present()) spec.root = static_cast<int>(node["root"].as_int());
-  if (node["pipeline_chunks"].present()) spec.pipeline_chunks = static_cast<int>(node["pipeline_chunks"].as_uint());
-  sim::YamlNode axes = node["axes"];
-  if (axes.present()) {
-    if (axes.is_scalar()) {
-      spec.axes.push_back(axes.as_string());
-    } else {
-      if (!axes.is_sequence()) axes.fail("expected a mesh axis name or a list of them");
-      for (std::size_t i = 0; i < axes.size(); ++i) spec.axes.push_back(axes[i].as_string());
-    }
-  }
-  sim::YamlNode pairs = node["pairs"];
-  if (pairs.present()) {
-    if (!pairs.is_sequence()) pairs.fail("expected a list of [source, destination] pairs");
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      if (!pairs[i].is_sequence() || pairs[i].size() != 2) pairs[i].fail("expected [source, destination]");
-      spec.pairs.push_back({static_cast<int>(pairs[i][0].as_int()), static_cast<int>(pairs[i][1].as_int())});
-    }
-  }
+  collective_params().load(node, spec);
   spec.functional = exp.functional;
   sim::located(node, [&] { spec.validate(pod_network_config(exp)); });
   return std::make_unique<CollectiveWorkload>(std::move(spec));

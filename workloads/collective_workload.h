@@ -4,9 +4,14 @@
 // per-link utilization and bytes per chip.
 #include <memory>
 
+#include "interconnect/collective_spec.h"
+#include "sim/params.h"
 #include "workloads/experiment.h"
 
 namespace workloads {
+
+// Every key of `kind: collective` (tpusim explain collective).
+const sim::ParamTable<interconnect::CollectiveSpec>& collective_params();
 
 std::unique_ptr<Workload> load_collective_workload(const sim::YamlNode& node, const Experiment& exp);
 

@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <tuple>
 
 #include "sim/error.h"
 #include "sim/kernel.h"
@@ -15,12 +14,6 @@ namespace workloads {
 namespace fs = std::filesystem;
 
 namespace {
-
-const std::vector<std::string> kTopLevelKeys = {"name",       "chip",     "pod",      "mesh",  "fidelity",
-                                                "functional", "replicas", "workload", "limits"};
-const std::vector<std::string> kTopologies = {"ring", "torus2d", "torus3d"};
-
-std::size_t topology_rank(const std::string& t) { return t == "ring" ? 1 : t == "torus2d" ? 2 : 3; }
 
 std::vector<std::string> yaml_files_in(const std::vector<std::string>& dirs) {
   std::vector<std::string> names;
@@ -83,78 +76,204 @@ std::string resolve_named_file(const sim::YamlNode& ref, const std::string& expe
   ref.fail(msg);
 }
 
-std::uint32_t positive_u32(const sim::YamlNode& n, std::uint32_t max) {
-  std::int64_t v = n.as_int();
-  if (v < 1 || v > max) n.fail("expected an integer between 1 and " + std::to_string(max) + ", got " + n.scalar());
-  return static_cast<std::uint32_t>(v);
-}
-
-PodSpec load_pod(const sim::YamlNode& node, hw::ChipConfig& chip) {
-  PodSpec pod;
-  node.reject_unknown_keys({"topology", "shape", "wraparound", "link_bandwidth", "link_latency", "packet_bytes",
-                            "switching", "network_model"});
-  if (node["packet_bytes"].present()) {
-    std::int64_t p = node["packet_bytes"].as_int();
-    if (p < 1 || p > (1 << 30))
-      node["packet_bytes"].fail("expected bytes between 1 and 2^30, got " + node["packet_bytes"].scalar());
-    pod.packet_bytes = static_cast<std::uint64_t>(p);
-  }
-  for (auto [key, field, choices] : {std::tuple<const char*, std::string*, std::vector<std::string>>{
-                                         "switching", &pod.switching, {"cut_through", "store_and_forward"}},
-                                     {"network_model", &pod.network_model, {"fluid", "packet"}}}) {
-    if (!node[key].present()) continue;
-    *field = node[key].as_string();
-    if (std::find(choices.begin(), choices.end(), *field) == choices.end()) {
-      std::string hint = sim::did_you_mean(*field, choices);
-      node[key].fail("expected " + choices[0] + " or " + choices[1] + ", got '" + *field + "'" +
-                     (hint.empty() ? "" : " (" + hint + ")"));
-    }
-  }
-  if (node["topology"].present()) {
-    pod.topology = node["topology"].as_string();
-    if (std::find(kTopologies.begin(), kTopologies.end(), pod.topology) == kTopologies.end()) {
-      std::string hint = sim::did_you_mean(pod.topology, kTopologies);
-      node["topology"].fail("unknown topology '" + pod.topology + "'; expected ring, torus2d or torus3d" +
-                            (hint.empty() ? "" : " (" + hint + ")"));
-    }
-  }
-  const std::size_t rank = topology_rank(pod.topology);
-  sim::YamlNode shape = node["shape"];
-  if (!shape.present()) shape.fail("missing required key (chips along each axis, e.g. [4, 4])");
-  if (!shape.is_sequence() || shape.size() != rank)
-    shape.fail("a " + pod.topology + " needs a list of " + std::to_string(rank) + " axis size" + (rank > 1 ? "s" : "") +
-               ", got " + sim::describe_yaml(shape.raw()));
-  pod.shape.clear();
-  for (std::size_t i = 0; i < rank; ++i) pod.shape.push_back(positive_u32(shape[i], 65536));
-  if (pod.chips() > 65536) shape.fail("at most 65536 chips are supported, got " + std::to_string(pod.chips()));
-  pod.wraparound.assign(rank, true);
-  sim::YamlNode wrap = node["wraparound"];
-  if (wrap.present()) {
-    if (wrap.is_scalar()) {
-      pod.wraparound.assign(rank, wrap.as_bool());
-    } else {
-      if (!wrap.is_sequence() || wrap.size() != rank)
-        wrap.fail("expected true/false or a list of " + std::to_string(rank) + " booleans");
-      for (std::size_t i = 0; i < rank; ++i) pod.wraparound[i] = wrap[i].as_bool();
-    }
-  }
-  if (node["link_bandwidth"].present()) {
-    double bw = node["link_bandwidth"].as_double();
-    if (!(bw > 0)) node["link_bandwidth"].fail("must be > 0 bytes/s, got " + node["link_bandwidth"].scalar());
-    chip.ici.link_bandwidth = bw;
-  }
-  if (node["link_latency"].present()) {
-    double lat = node["link_latency"].as_double();
-    if (lat < 0) node["link_latency"].fail("must be >= 0 s, got " + node["link_latency"].scalar());
-    chip.ici.link_latency = lat;
-  }
-  return pod;
-}
-
 }  // namespace
 
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path) {
   return search_dirs(experiment_path, "chips");
+}
+
+const sim::EnumNames<Replicas>& replicas_names() {
+  static const sim::EnumNames<Replicas> names(
+      "replicas mode", {{Replicas::automatic, "auto", "one chip per group of identical replicas, when that is exact"},
+                        {Replicas::all, "all", "every chip"}});
+  return names;
+}
+
+const char* to_string(Replicas r) { return replicas_names().name(r); }
+
+namespace {
+
+constexpr std::uint32_t kMaxChips = 65536;
+
+// The workload kinds of the registry, in its order: workload.kind's values.
+const sim::EnumNames<std::size_t>& workload_kind_names() {
+  static const sim::EnumNames<std::size_t> names = [] {
+    std::vector<sim::EnumChoice<std::size_t>> choices;
+    for (std::size_t i = 0; i < workload_kinds().size(); ++i) choices.push_back({i, workload_kinds()[i].name, ""});
+    return sim::EnumNames<std::size_t>("workload kind", choices);
+  }();
+  return names;
+}
+
+// Pod shape and wraparound against the topology, once all three are read.
+void check_pod_axes(const sim::YamlNode& node, PodSpec& pod) {
+  const std::size_t rank = static_cast<std::size_t>(interconnect::axes_of(pod.topology));
+  const std::string topology = interconnect::to_string(pod.topology);
+  const sim::YamlNode shape = node["shape"];
+  if (pod.shape.size() != rank)
+    shape.fail("a " + topology + " needs a list of " + std::to_string(rank) + " axis size" + (rank > 1 ? "s" : "") +
+               ", got " + std::to_string(pod.shape.size()));
+  std::uint64_t chips = 1;
+  for (auto s : pod.shape) chips *= s;
+  if (chips > kMaxChips)
+    shape.fail("at most " + std::to_string(kMaxChips) + " chips are supported, got " + std::to_string(chips));
+  const sim::YamlNode wrap = node["wraparound"];
+  if (!wrap.present()) {
+    pod.wraparound.assign(rank, true);
+  } else if (wrap.is_scalar()) {
+    pod.wraparound.assign(rank, pod.wraparound.front());
+  } else if (pod.wraparound.size() != rank) {
+    wrap.fail("expected true/false or a list of " + std::to_string(rank) + " booleans, got " +
+              std::to_string(pod.wraparound.size()));
+  }
+}
+
+// `mesh:` in file order, each axis 1..65536 chips, multiplying to the pod's chips.
+void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
+  if (!mesh.is_map()) mesh.fail("expected a mapping of axis names to sizes, e.g. {data: 4, model: 2}");
+  std::uint64_t product = 1;
+  for (const auto& axis : mesh.keys()) {
+    const auto size = sim::read_integer_as<std::uint32_t>(mesh[axis], sim::between(1, kMaxChips), "chips");
+    exp.mesh.push_back({axis, size});
+    product *= size;
+  }
+  if (product != exp.pod.chips())
+    mesh.fail("mesh axes multiply to " + std::to_string(product) + " chips but the pod has " +
+              std::to_string(exp.pod.chips()));
+}
+
+// `pod:` a pod file name (looked up in pods/) or an inline mapping; its link
+// overrides go into the chip, which the run reads.
+void load_pod(const sim::YamlNode& pod, Experiment& exp) {
+  if (pod.is_scalar()) {
+    const std::string file = resolve_named_file(pod, exp.config_path, "pods", "pod");
+    const sim::YamlNode pod_doc = sim::YamlNode::load_file(file);
+    pod_params().load(pod_doc["pod"].present() ? pod_doc["pod"] : pod_doc, exp.pod);
+  } else {
+    pod_params().load(pod, exp.pod);
+  }
+  if (exp.pod.link_bandwidth) exp.chip.ici.link_bandwidth = *exp.pod.link_bandwidth;
+  if (exp.pod.link_latency) exp.chip.ici.link_latency = *exp.pod.link_latency;
+}
+
+// `chip:` a chip file name (looked up in chips/) or an inline mapping.
+void load_chip_ref(const sim::YamlNode& chip, Experiment& exp) {
+  if (chip.is_map()) {
+    exp.chip_ref = "inline";
+    exp.chip = hw::load_chip(chip);
+  } else {
+    const std::string file = resolve_named_file(chip, exp.config_path, "chips", "chip");
+    exp.chip_ref = chip.as_string();
+    exp.chip = hw::load_chip(sim::YamlNode::load_file(file));
+  }
+  if (exp.chip.name.empty()) exp.chip.name = exp.chip_ref;
+}
+
+// `workload:` a mapping whose `kind` picks the loader of the registry.
+void load_workload(const sim::YamlNode& wl, Experiment& exp) {
+  if (!wl.is_map()) wl.fail("expected a mapping with 'kind', got " + sim::describe_yaml(wl.raw()));
+  const sim::YamlNode kind = wl["kind"];
+  if (!kind.present()) kind.fail("missing required key; " + workload_kind_names().expected());
+  const std::size_t k = workload_kind_names().parse(kind);
+  exp.workload = workload_kinds()[k].load(wl, exp);
+}
+
+// workload.kind, documented under `workload`.
+nlohmann::json workload_keys() {
+  const auto& names = workload_kind_names();
+  return {{"params", nlohmann::json::array(
+                         {{{"name", "kind"},
+                           {"type", names.type()},
+                           {"unit", ""},
+                           {"default", "(required)"},
+                           {"description", "what to run; the other keys are the kind's (tpusim explain KIND)"}}})}};
+}
+
+}  // namespace
+
+const sim::ParamTable<PodSpec>& pod_params() {
+  static const sim::ParamTable<PodSpec> t = [] {
+    sim::ParamTable<PodSpec> p("pod", "chips joined by ICI links: a ring or a 2D/3D torus");
+    p.enumeration("topology", &PodSpec::topology, interconnect::topology_kinds(), interconnect::TopologyKind::ring,
+                  "ring (1 axis), torus2d (2), torus3d (3)")
+        .list("shape", &PodSpec::shape, sim::integer_item<std::uint32_t>("chips", sim::between(1, kMaxChips)), {},
+              nullptr, "chips along each axis, one size per axis of the topology; at most 65536 chips in all")
+        .list("wraparound", &PodSpec::wraparound, sim::flag_item(), {0, std::numeric_limits<std::size_t>::max(), true},
+              "true on every axis",
+              "whether each axis wraps around (a torus) or not (a mesh): one boolean for every axis, or one per axis")
+        .then(check_pod_axes)
+        .real("link_bandwidth", &PodSpec::link_bandwidth, "B/s", "the chip's ici.link_bandwidth", sim::positive(),
+              "bandwidth of one ICI link in one direction")
+        .real("link_latency", &PodSpec::link_latency, "s", "the chip's ici.link_latency", sim::at_least(0),
+              "latency of one ICI hop")
+        .integer<std::uint64_t>("packet_bytes", &PodSpec::packet_bytes, "B", 4096, sim::between(1, 1 << 30),
+                                "ICI packet size (an assumption): the packet model's granularity, the "
+                                "store-and-forward delay and a reduction's tail")
+        .enumeration("switching", &PodSpec::switching, interconnect::switching_names(),
+                     interconnect::Switching::cut_through,
+                     "cut_through: a message pays its serialization once; store_and_forward: at every hop")
+        .enumeration("network_model", &PodSpec::network_model, interconnect::network_model_names(),
+                     interconnect::NetworkModel::fluid,
+                     "fluid: max-min fair flows, recomputed when a flow starts or ends; packet: every packet hop by "
+                     "hop (the slow reference the fluid model is tested against)");
+    return p;
+  }();
+  return t;
+}
+
+const sim::ParamTable<runtime::Limits>& limits_params() {
+  static const sim::ParamTable<runtime::Limits> t = [] {
+    const runtime::Limits d;
+    sim::ParamTable<runtime::Limits> p("limits", "runaway guards: reaching one ends the run with exit status 3");
+    // SystemC time is 64-bit picoseconds: at most ~1.8e7 s.
+    p.real("max_sim_time", &runtime::Limits::max_sim_time_s, "s", d.max_sim_time_s, sim::between(1e-12, 1e6),
+           "simulated time")
+        .integer<std::uint64_t>("max_events", &runtime::Limits::max_events, "events", d.max_events, sim::at_least(1),
+                                "SystemC events and ICI network events");
+    return p;
+  }();
+  return t;
+}
+
+const sim::ParamTable<Experiment>& experiment_params() {
+  static const sim::ParamTable<Experiment> t = [] {
+    sim::ParamTable<Experiment> p("experiment", "one simulated run: a chip, a pod of them, a workload");
+    p.custom("name", {"string", "", "the file name without .yaml", ""}, "names the run and its default output folder",
+             [](const sim::YamlNode& n, Experiment& exp) { exp.name = n.as_string(); })
+        .custom("chip", {"chip file name or mapping", "", "", ""},
+                "a chip file name (e.g. tpu-v4, looked up in chips/) or an inline chip mapping (tpusim explain chip)",
+                load_chip_ref, true)
+        .custom("pod", {"pod file name or mapping", "", "one chip", ""},
+                "a pod file name (e.g. v4-4x4x4, looked up in pods/) or an inline pod mapping (tpusim explain pod)",
+                load_pod)
+        .custom(
+            "mesh",
+            {"mapping of axis name to size", "chips", "axes x, y, z of the pod's shape", "each between 1 and 65536"},
+            "named mesh axes in order, e.g. {data: 4, model: 2}; the sizes multiply to the chip count and each "
+            "axis covers whole physical axes",
+            load_mesh)
+        .then([](const sim::YamlNode& root, Experiment& exp) {
+          if (!root["mesh"].present()) {
+            static const char* names[] = {"x", "y", "z"};
+            for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
+          }
+          // The interconnect checks what it knows (topology, link values,
+          // that each mesh axis lands on whole physical axes); its messages
+          // name key paths.
+          sim::located(root, [&] { pod_network_config(exp).validate(); });
+        })
+        .enumeration("fidelity", &Experiment::fidelity, hw::fidelity_names(), hw::Fidelity::tile,
+                     "how the MXU is simulated")
+        .flag("functional", &Experiment::functional, false,
+              "real BF16 values flow and are checked against a host reference (result.functional)")
+        .enumeration("replicas", &Experiment::replicas, replicas_names(), Replicas::automatic,
+                     "which chips are simulated")
+        .group("limits", &Experiment::limits, limits_params())
+        .custom("workload", {"mapping", "", "", ""}, "what runs: `kind` and the kind's own keys", load_workload, true,
+                workload_keys);
+    return p;
+  }();
+  return t;
 }
 
 namespace {
@@ -163,108 +282,11 @@ Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
                                 const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) root.apply_override(o);
   if (!root.is_map()) root.fail("an experiment file must be a mapping with at least 'chip' and 'workload'");
-  root.reject_unknown_keys(kTopLevelKeys);
-
   Experiment exp;
   exp.config_path = path;
-  exp.name = root["name"].present() ? root["name"].as_string() : fs::path(path).stem().string();
-
-  sim::YamlNode chip = root["chip"];
-  if (!chip.present()) chip.fail("missing required key: a chip name (e.g. tpu-v4) or an inline chip mapping");
-  if (chip.is_map()) {
-    exp.chip_ref = "inline";
-    exp.chip = hw::load_chip(chip);
-  } else {
-    std::string file = resolve_named_file(chip, path, "chips", "chip");
-    exp.chip_ref = chip.as_string();
-    exp.chip = hw::load_chip(sim::YamlNode::load_file(file));
-  }
-  if (exp.chip.name.empty()) exp.chip.name = exp.chip_ref;
-
-  sim::YamlNode pod = root["pod"];
-  if (pod.present()) {
-    if (pod.is_scalar()) {
-      std::string file = resolve_named_file(pod, path, "pods", "pod");
-      sim::YamlNode pod_doc = sim::YamlNode::load_file(file);
-      exp.pod = load_pod(pod_doc["pod"].present() ? pod_doc["pod"] : pod_doc, exp.chip);
-    } else {
-      exp.pod = load_pod(pod, exp.chip);
-    }
-  }
-
-  sim::YamlNode mesh = root["mesh"];
-  if (mesh.present()) {
-    if (!mesh.is_map()) mesh.fail("expected a mapping of axis names to sizes, e.g. {data: 4, model: 2}");
-    std::uint64_t product = 1;
-    for (const auto& axis : mesh.keys()) {
-      std::uint32_t size = positive_u32(mesh[axis], 65536);
-      exp.mesh.push_back({axis, size});
-      product *= size;
-    }
-    if (product != exp.pod.chips())
-      mesh.fail("mesh axes multiply to " + std::to_string(product) + " chips but the pod has " +
-                std::to_string(exp.pod.chips()));
-  } else {
-    static const char* names[] = {"x", "y", "z"};
-    for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
-  }
-
-  // The interconnect checks what it knows (topology, link values, that each
-  // mesh axis lands on whole physical axes); its messages name key paths.
-  sim::located(root, [&] { pod_network_config(exp).validate(); });
-
-  if (root["fidelity"].present()) {
-    exp.fidelity = root["fidelity"].as_string();
-    if (exp.fidelity != "tile" && exp.fidelity != "pe")
-      root["fidelity"].fail("expected tile or pe, got '" + exp.fidelity + "'");
-  }
-  if (root["functional"].present()) exp.functional = root["functional"].as_bool();
-  if (root["replicas"].present()) {
-    exp.replicas = root["replicas"].as_string();
-    if (exp.replicas != "auto" && exp.replicas != "all")
-      root["replicas"].fail("expected auto (one chip per group of identical replicas, when exact) or all, got '" +
-                            exp.replicas + "'");
-  }
-
-  sim::YamlNode limits = root["limits"];
-  if (limits.present()) {
-    if (!limits.is_map())
-      limits.fail("expected a mapping, e.g. {max_sim_time: 10, max_events: 1e8}, got " +
-                  sim::describe_yaml(limits.raw()));
-    limits.reject_unknown_keys({"max_sim_time", "max_events"});
-    if (limits["max_sim_time"].present()) {
-      // SystemC time is 64-bit picoseconds: at most ~1.8e7 s.
-      exp.limits.max_sim_time_s = limits["max_sim_time"].as_double();
-      if (!(exp.limits.max_sim_time_s >= 1e-12 && exp.limits.max_sim_time_s <= 1e6))
-        limits["max_sim_time"].fail("expected simulated seconds between 1e-12 and 1e6, got " +
-                                    limits["max_sim_time"].scalar());
-    }
-    if (limits["max_events"].present()) {
-      exp.limits.max_events = limits["max_events"].as_uint();
-      if (exp.limits.max_events < 1)
-        limits["max_events"].fail("expected at least 1 event, got " + limits["max_events"].scalar());
-    }
-  }
-
-  sim::YamlNode wl = root["workload"];
-  if (!wl.present()) wl.fail("missing required key: the workload to run (a mapping with 'kind')");
-  if (!wl.is_map()) wl.fail("expected a mapping with 'kind', got " + sim::describe_yaml(wl.raw()));
-  sim::YamlNode kind = wl["kind"];
-  if (!kind.present()) kind.fail("missing required key; one of: matmul, collective");
-  std::string k = kind.as_string();
-  std::vector<std::string> names;
-  for (const auto& wk : workload_kinds()) {
-    names.push_back(wk.name);
-    if (wk.name == k) {
-      exp.workload = wk.load(wl, exp);
-      return exp;
-    }
-  }
-  std::string msg = "unknown workload kind '" + k + "'; expected one of:";
-  for (const auto& n : names) msg += " " + n;
-  std::string hint = sim::did_you_mean(k, names);
-  if (!hint.empty()) msg += " (" + hint + ")";
-  kind.fail(msg);
+  exp.name = fs::path(path).stem().string();
+  experiment_params().load(root, exp);
+  return exp;
 }
 
 // Validates a chip, pod or experiment document; returns its kind, or
@@ -275,8 +297,8 @@ std::string validate_node(const sim::YamlNode& root, const std::string& path) {
     return "experiment";
   }
   if (root.is_map() && root["pod"].present() && !root["workload"].present()) {
-    hw::ChipConfig chip;
-    load_pod(root["pod"], chip);
+    PodSpec pod;
+    pod_params().load(root["pod"], pod);
     return "pod";
   }
   if (root.is_map() && root["clock"].present()) {
@@ -312,14 +334,14 @@ std::string validate_text(const std::string& text, const std::string& path) {
 
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   interconnect::PodNetworkConfig cfg;
-  cfg.topology = interconnect::parse_topology_kind(exp.pod.topology, "pod.topology");
+  cfg.topology = exp.pod.topology;
   for (auto s : exp.pod.shape) cfg.shape.push_back(static_cast<int>(s));
   cfg.wraparound = exp.pod.wraparound;
   cfg.link.bandwidth = exp.chip.ici.link_bandwidth;
   cfg.link.latency = exp.chip.ici.link_latency;
   cfg.link.packet_bytes = exp.pod.packet_bytes;
-  cfg.link.switching = interconnect::parse_switching(exp.pod.switching, "pod.switching");
-  cfg.model = interconnect::parse_network_model(exp.pod.network_model, "pod.network_model");
+  cfg.link.switching = exp.pod.switching;
+  cfg.model = exp.pod.network_model;
   // A reduction stores one (8,128) f32 vreg (4096 B) per cycle per
   // TensorCore (tpu-specs v5p.vmem_load_store: 1 store per cycle;
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
@@ -333,9 +355,9 @@ runtime::PodConfig pod_config(const Experiment& exp) {
   runtime::PodConfig c;
   c.chip = exp.chip;
   c.network = pod_network_config(exp);
-  c.fidelity = exp.fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
+  c.fidelity = exp.fidelity;
   c.limits = exp.limits;
-  c.simulate_every_chip = exp.replicas == "all";
+  c.simulate_every_chip = exp.replicas == Replicas::all;
   return c;
 }
 

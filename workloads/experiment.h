@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,18 +13,30 @@
 #include "interconnect/pod_config.h"
 #include "runtime/limits.h"
 #include "runtime/pod_run.h"
+#include "sim/params.h"
 #include "sim/yaml_node.h"
 #include "workloads/workload.h"
 
 namespace workloads {
 
+// auto: simulate one chip per group of identical replicas when that is
+// exact (runtime/pod_run.h); all: every chip, always.
+enum class Replicas { automatic, all };
+const sim::EnumNames<Replicas>& replicas_names();  // the YAML spellings: auto, all
+const char* to_string(Replicas r);
+
+// The `pod:` mapping (pod_params() declares every key).
 struct PodSpec {
-  std::string topology = "ring";  // ring | torus2d | torus3d
+  interconnect::TopologyKind topology = interconnect::TopologyKind::ring;
   std::vector<std::uint32_t> shape{1};
   std::vector<bool> wraparound{false};
-  std::uint64_t packet_bytes = 4096;      // ICI packet; an assumption (docs/interconnect.md)
-  std::string switching = "cut_through";  // cut_through | store_and_forward
-  std::string network_model = "fluid";    // fluid | packet (the slow reference)
+  // Overrides of the chip's ICI link; the loader writes them into
+  // Experiment::chip.ici, which is what the run uses.
+  std::optional<double> link_bandwidth;  // bytes/s per direction
+  std::optional<double> link_latency;    // seconds per hop
+  std::uint64_t packet_bytes = 4096;     // ICI packet; an assumption (docs/interconnect.md)
+  interconnect::Switching switching = interconnect::Switching::cut_through;
+  interconnect::NetworkModel network_model = interconnect::NetworkModel::fluid;  // packet: the slow reference
   std::uint32_t chips() const {
     std::uint32_t n = 1;
     for (auto s : shape) n *= s;
@@ -38,14 +51,19 @@ struct Experiment {
   hw::ChipConfig chip;
   PodSpec pod;
   std::vector<std::pair<std::string, std::uint32_t>> mesh;  // axis name -> size, in file order
-  std::string fidelity = "tile";
+  hw::Fidelity fidelity = hw::Fidelity::tile;
   bool functional = false;
-  // auto: simulate one chip per group of identical replicas when that is
-  // exact (pod_runtime.h); all: every chip, always.
-  std::string replicas = "auto";
+  Replicas replicas = Replicas::automatic;
   runtime::Limits limits;
   std::unique_ptr<Workload> workload;
 };
+
+// The tables that load, check and document an experiment file's top level
+// (with `limits`), a `pod:` mapping and `limits:` (tpusim explain
+// experiment, tpusim explain pod).
+const sim::ParamTable<Experiment>& experiment_params();
+const sim::ParamTable<PodSpec>& pod_params();
+const sim::ParamTable<runtime::Limits>& limits_params();
 
 // The experiment's pod as the interconnect sees it, and as the runtime runs it.
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp);

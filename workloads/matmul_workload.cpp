@@ -30,6 +30,28 @@ class MatmulWorkload : public Workload {
   MatmulWorkloadSpec spec_;
 };
 
+const sim::EnumNames<MatmulDtype>& dtype_names() {
+  static const sim::EnumNames<MatmulDtype> names("dtype", {{MatmulDtype::bf16, "bf16", "the only type modelled"}});
+  return names;
+}
+
+const sim::ParamTable<kernels::MatmulBlocking>& block_params() {
+  static const sim::ParamTable<kernels::MatmulBlocking> t = [] {
+    using kernels::MatmulBlocking;
+    sim::ParamTable<MatmulBlocking> p("workload.matmul.block",
+                                      "the VMEM blocking, forced (give all of bm, bk, bn, or leave block out)");
+    const sim::Range edge = sim::at_least(1);
+    p.integer<std::uint64_t>("bm", &MatmulBlocking::bm, "elements", std::nullopt, edge, "rows of an A and C block")
+        .integer<std::uint64_t>("bk", &MatmulBlocking::bk, "elements", std::nullopt, edge, "depth of an A and B block")
+        .integer<std::uint64_t>("bn", &MatmulBlocking::bn, "elements", std::nullopt, edge,
+                                "columns of a B and C block");
+    return p;
+  }();
+  return t;
+}
+
+}  // namespace
+
 const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
   static const sim::ParamTable<MatmulWorkloadSpec> t = [] {
     sim::ParamTable<MatmulWorkloadSpec> p("workload.matmul", "C = A (m x k) x B (k x n), BF16 in, FP32 accumulate");
@@ -37,15 +59,17 @@ const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
     p.integer<std::uint64_t>("m", &MatmulWorkloadSpec::m, "elements", std::nullopt, dim, "rows of A and C")
         .integer<std::uint64_t>("k", &MatmulWorkloadSpec::k, "elements", std::nullopt, dim, "contraction dimension")
         .integer<std::uint64_t>("n", &MatmulWorkloadSpec::n, "elements", std::nullopt, dim, "columns of B and C")
+        .enumeration("dtype", &MatmulWorkloadSpec::dtype, dtype_names(), MatmulDtype::bf16, "element type of A and B")
+        .optional_group("block", &MatmulWorkloadSpec::blocking, block_params(), "chosen by the kernel")
         .integer<std::uint64_t>("seed", &MatmulWorkloadSpec::seed, "", 1, sim::at_least(0),
                                 "random operands of functional runs")
-        .allow("kind")
-        .allow("dtype")
-        .allow("block");
+        .allow("kind");
     return p;
   }();
   return t;
 }
+
+namespace {
 
 // Host reference: double-precision GEMM of the BF16 values, and the FP32
 // accumulation error bound gamma_k * sum |a||b| (Higham, Accuracy and
@@ -83,7 +107,7 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
 // op list (the closed form gives each op's cycles without running it).
 std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Program& program, hw::Chip& chip,
                                            const std::string& out_dir) {
-  if (exp.fidelity != "pe")
+  if (exp.fidelity != hw::Fidelity::pe)
     throw sim::ConfigError(
         {"command line"}, "--vcd",
         "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe (add --set fidelity=pe)");
@@ -107,20 +131,10 @@ std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Prog
 std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
   MatmulWorkloadSpec spec;
   matmul_params().load(node, spec);
-  if (node["dtype"].present() && node["dtype"].as_string() != "bf16")
-    node["dtype"].fail("only bf16 matmuls are modelled, got '" + node["dtype"].scalar() + "'");
 
   const hw::ChipConfig& chip = exp.chip;
-  sim::YamlNode block = node["block"];
+  const sim::YamlNode block = node["block"];
   if (block.present()) {
-    block.reject_unknown_keys({"bm", "bk", "bn"});
-    for (const char* key : {"bm", "bk", "bn"})
-      if (!block[key].present()) block[key].fail("missing: give all of bm, bk, bn or omit 'block'");
-    spec.blocking.bm = block["bm"].as_uint();
-    spec.blocking.bk = block["bk"].as_uint();
-    spec.blocking.bn = block["bn"].as_uint();
-    for (const char* key : {"bm", "bk", "bn"})
-      if (block[key].as_uint() == 0) block[key].fail("must be >= 1");
     if (spec.blocking.vmem_bytes() > chip.vmem)
       block.fail("blocks need " + std::to_string(spec.blocking.vmem_bytes()) + " bytes of VMEM per core but " +
                  chip.name + " has " + std::to_string(chip.vmem));
@@ -172,8 +186,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
                           chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
 
   sim::reset_kernel();
-  const hw::Fidelity fidelity = exp.fidelity == "pe" ? hw::Fidelity::pe : hw::Fidelity::tile;
-  auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, fidelity);
+  auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, exp.fidelity);
   hw::Chip& c = *chip_mod;
   auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
   std::unique_ptr<hw::MxuVcd> vcd = opts.vcd ? attach_mxu_vcd(exp, plan.program, c, opts.out_dir) : nullptr;

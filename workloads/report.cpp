@@ -274,7 +274,7 @@ Report report_for(const Experiment& exp) {
   r.name = exp.name;
   r.config_path = exp.config_path;
   r.chips = exp.pod.chips();
-  r.topology = exp.pod.topology;
+  r.topology = interconnect::to_string(exp.pod.topology);
   r.chip = exp.chip.name;
   r.shape = exp.pod.shape;
   r.wraparound = exp.pod.wraparound;
@@ -284,7 +284,7 @@ Report report_for(const Experiment& exp) {
 
 Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t events) {
   Simulator s;
-  s.fidelity = exp.fidelity;
+  s.fidelity = hw::to_string(exp.fidelity);
   s.wall_time_s = wall_time_s;
   s.events = events;
   s.peak_rss_bytes = sim::peak_rss_bytes();

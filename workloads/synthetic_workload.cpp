@@ -39,6 +39,8 @@ const sim::ParamTable<SyntheticUnit>& unit_params() {
   return t;
 }
 
+}  // namespace
+
 const sim::ParamTable<SyntheticSpec>& synthetic_params() {
   static const sim::ParamTable<SyntheticSpec> t = [] {
     sim::ParamTable<SyntheticSpec> p("workload.synthetic",
@@ -57,6 +59,8 @@ const sim::ParamTable<SyntheticSpec>& synthetic_params() {
   }();
   return t;
 }
+
+namespace {
 
 // Appends `count` copies of a unit's program, each waiting for the previous
 // one (so they run strictly one after another); returns the last sinks.

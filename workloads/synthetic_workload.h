@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "runtime/pod_run.h"
+#include "sim/params.h"
 #include "workloads/experiment.h"
 
 namespace workloads {
@@ -39,6 +40,9 @@ struct SyntheticSpec {
   // Parallel units dealt to `chip` of `chips`: the first (parallel % chips) get one more.
   std::uint64_t parallel_units_on(std::uint32_t chip, std::uint32_t chips) const;
 };
+
+// Every key of `kind: synthetic` (tpusim explain synthetic).
+const sim::ParamTable<SyntheticSpec>& synthetic_params();
 
 std::unique_ptr<Workload> load_synthetic_workload(const sim::YamlNode& node, const Experiment& exp);
 

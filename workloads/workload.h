@@ -41,6 +41,8 @@ struct WorkloadKind {
   // Validates the `workload:` mapping against the (already loaded) rest of
   // the experiment; throws sim::ConfigError.
   std::function<std::unique_ptr<Workload>(const sim::YamlNode&, const Experiment&)> load;
+  // Its keys, as sim::ParamTable::describe() gives them (tpusim explain KIND).
+  std::function<nlohmann::json()> keys;
 };
 
 // Every workload kind, in the order documented in docs/interface.md.

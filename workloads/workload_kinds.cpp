@@ -9,11 +9,16 @@ namespace workloads {
 
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> kinds = {
-      {"matmul", "C = A x B in BF16 on one chip, blocked through VMEM", load_matmul_workload},
-      {"collective", "one collective (all_reduce, all_gather, ...) timed on the ICI model", load_collective_workload},
-      {"sharded_matmul", "C = A x B over a pod, operands split by PartitionSpecs", load_sharded_matmul_workload},
-      {"train", "one training step: data, tensor and pipeline parallelism", load_train_workload},
-      {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload},
+      {"matmul", "C = A x B in BF16 on one chip, blocked through VMEM", load_matmul_workload,
+       [] { return matmul_params().describe(); }},
+      {"collective", "one collective (all_reduce, all_gather, ...) timed on the ICI model", load_collective_workload,
+       [] { return collective_params().describe(); }},
+      {"sharded_matmul", "C = A x B over a pod, operands split by PartitionSpecs", load_sharded_matmul_workload,
+       sharded_matmul_params},
+      {"train", "one training step: data, tensor and pipeline parallelism", load_train_workload,
+       [] { return train_params().describe(); }},
+      {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload,
+       [] { return synthetic_params().describe(); }},
   };
   return kinds;
 }

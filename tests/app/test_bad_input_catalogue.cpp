@@ -46,21 +46,25 @@ const BadCase kCases[] = {
      "tests/data/bad/wrong_bool.yaml:3:13:", "functional:", "expected true or false, got 'yes please'"},
     {"a word that is not one of the choices", "run tests/data/bad/replicas_value.yaml", 2,
      "tests/data/bad/replicas_value.yaml:3:11:", "replicas:",
-     "expected auto (one chip per group of identical replicas"},
+     "unknown replicas mode 'one'; expected one of: auto (one chip per group of identical replicas"},
     {"a limit out of range", "run tests/data/bad/limits_time.yaml", 2, "tests/data/bad/limits_time.yaml:3:24:",
-     "limits.max_sim_time:", "expected simulated seconds between 1e-12 and 1e6"},
+     "limits.max_sim_time:", "is out of range: expected between 1e-12 and 1000000 s"},
     {"an event limit of zero", "run tests/data/bad/limits_events.yaml", 2,
-     "tests/data/bad/limits_events.yaml:4:15:", "limits.max_events:", "expected at least 1 event, got 0"},
+     "tests/data/bad/limits_events.yaml:4:15:", "limits.max_events:", "value 0 is out of range: expected >= 1 events"},
     {"an unknown collective", "run tests/data/bad/collective_op.yaml", 2,
-     "tests/data/bad/collective_op.yaml:6:7:", "workload.op:", "unknown collective 'allreduce'"},
+     "tests/data/bad/collective_op.yaml:6:7:", "workload.op:",
+     "unknown collective 'allreduce'; expected one of: all_reduce, reduce_scatter, all_gather, all_to_all, permute, "
+     "broadcast; did you mean 'all_reduce'?"},
     // Chip and pod files.
     {"an unknown pod file", "run tests/data/bad/unknown_pod.yaml", 2,
-     "tests/data/bad/unknown_pod.yaml:3:6:", "pod:", "unknown pod 'v4-4x4x9'; did you mean"},
+     "tests/data/bad/unknown_pod.yaml:3:6:", "pod:", "unknown pod 'v4-4x4x9'; did you mean 'v4-4x4x4' or 'v4-4x4x8'?"},
     {"a chip file with a bad value (named in the chip file)", "run tests/data/bad/bad_chip_file.yaml", 2,
      "tests/data/bad/chips/broken-chip.yaml:7:9:", "mxu.rows:", "expected an integer, got '128.5'"},
     // Topology and mesh.
     {"an unknown topology", "run tests/data/bad/unknown_topology.yaml", 2,
-     "tests/data/bad/unknown_topology.yaml:4:13:", "pod.topology:", "unknown topology 'torus4d'"},
+     "tests/data/bad/unknown_topology.yaml:4:13:", "pod.topology:",
+     "unknown topology 'torus4d'; expected one of: ring (1 axis), torus2d (2 axes), torus3d (3 axes); did you mean "
+     "'torus2d' or 'torus3d'?"},
     {"a shape of the wrong rank for the topology", "run tests/data/bad/shape_rank.yaml", 2,
      "tests/data/bad/shape_rank.yaml:5:10:", "pod.shape:", "a torus2d needs a list of 2 axis sizes"},
     {"more chips than supported", "run tests/data/bad/too_many_chips.yaml", 2,
@@ -111,6 +115,103 @@ const BadCase kCases[] = {
      "tests/data/bad/sweep_unknown_key.yaml:4:1:", "sweeps:", "did you mean 'sweep'?"},
     {"a swept value that makes a point invalid", "sweep tests/data/bad/sweep_bad_point.yaml", 2,
      "tests/data/bad/sweep_bad_point.yaml:5:25:", "sweep.pod.shape[2]:", "point p002 (pod.shape=[0])"},
+    // Every section is typed (sim::ParamTable): per section a wrong type, an
+    // out-of-range value, a misspelt word with its suggestion, an unknown key
+    // with its suggestion.
+    // Experiment top level.
+    {"a list where the experiment name goes", "run tests/data/bad/name_list.yaml", 2,
+     "tests/data/bad/name_list.yaml:1:7:", "name:", "expected a string, got a list"},
+    {"a misspelt fidelity (letters swapped)", "run tests/data/bad/fidelity_typo.yaml", 2,
+     "tests/data/bad/fidelity_typo.yaml:3:11:", "fidelity:",
+     "unknown fidelity 'tlie'; expected one of: tile (closed-form MXU tile timing), pe (every processing element "
+     "every cycle); did you mean 'tile'?"},
+    // limits.
+    {"a word where an event limit goes", "run tests/data/bad/limits_type.yaml", 2,
+     "tests/data/bad/limits_type.yaml:4:15:", "limits.max_events:", "expected a number, got 'lots'"},
+    {"a misspelt limit", "run tests/data/bad/limits_unknown_key.yaml", 2, "tests/data/bad/limits_unknown_key.yaml:4:3:",
+     "limits.max_sim_tme:", "unknown key 'max_sim_tme'; did you mean 'max_sim_time'?"},
+    // pod.
+    {"a word where the pod shape goes", "run tests/data/bad/pod_shape_type.yaml", 2,
+     "tests/data/bad/pod_shape_type.yaml:5:10:", "pod.shape:", "expected a list of integer values, got 'four'"},
+    {"an ICI packet of zero bytes", "run tests/data/bad/pod_packet_range.yaml", 2,
+     "tests/data/bad/pod_packet_range.yaml:6:17:", "pod.packet_bytes:",
+     "value 0 is out of range: expected between 1 and 1073741824 B"},
+    {"a misspelt switching", "run tests/data/bad/pod_switching_typo.yaml", 2,
+     "tests/data/bad/pod_switching_typo.yaml:6:14:", "pod.switching:",
+     "unknown switching 'cut-through'; expected one of: cut_through (a packet's head moves on after the hop latency), "
+     "store_and_forward (every hop waits for the whole packet); did you mean 'cut_through'?"},
+    {"a misspelt network model", "run tests/data/bad/pod_network_model_typo.yaml", 2,
+     "tests/data/bad/pod_network_model_typo.yaml:3:50:", "pod.network_model:",
+     "unknown network model 'packets'; expected one of: fluid (max-min fair flows, the fast model), packet (every "
+     "packet hop by hop, the slow reference); did you mean 'packet'?"},
+    {"a misspelt pod key", "run tests/data/bad/pod_unknown_key.yaml", 2, "tests/data/bad/pod_unknown_key.yaml:6:3:",
+     "pod.wrapround:", "unknown key 'wrapround'; did you mean 'wraparound'?"},
+    // kind: collective.
+    {"a word where a collective's bytes go", "run tests/data/bad/collective_bytes_type.yaml", 2,
+     "tests/data/bad/collective_bytes_type.yaml:7:10:", "workload.bytes:", "expected a number, got 'lots'"},
+    {"an element size that would wrap to 2 in 32 bits", "run tests/data/bad/collective_element_bytes_wrap.yaml", 2,
+     "tests/data/bad/collective_element_bytes_wrap.yaml:8:18:", "workload.element_bytes:",
+     "value 4294967298 is out of range: expected between 1 and 8 B"},
+    {"a broadcast root that would wrap to 0 in 32 bits", "run tests/data/bad/collective_root_wrap.yaml", 2,
+     "tests/data/bad/collective_root_wrap.yaml:8:9:", "workload.root:",
+     "value 4294967296 is out of range: expected between 0 and 2147483647"},
+    {"a misspelt collective algorithm", "run tests/data/bad/collective_algorithm_typo.yaml", 2,
+     "tests/data/bad/collective_algorithm_typo.yaml:8:14:", "workload.algorithm:",
+     "unknown algorithm 'bidirectional-ring'; expected one of: auto (the op's default), ring, bidirectional_ring, "
+     "torus (all_reduce, reduce_scatter, all_gather), direct (all_to_all, permute); did you mean "
+     "'bidirectional_ring'?"},
+    {"a misspelt collective key", "run tests/data/bad/collective_unknown_key.yaml", 2,
+     "tests/data/bad/collective_unknown_key.yaml:8:3:", "workload.element_byte:",
+     "unknown key 'element_byte'; did you mean 'element_bytes'?"},
+    // kind: train.
+    {"a word where a training flag goes", "run tests/data/bad/train_overlap_type.yaml", 2,
+     "tests/data/bad/train_overlap_type.yaml:9:12:", "workload.overlap:", "expected true or false, got 'sometimes'"},
+    {"a global batch of zero", "run tests/data/bad/train_batch_range.yaml", 2,
+     "tests/data/bad/train_batch_range.yaml:8:17:", "workload.global_batch:",
+     "value 0 is out of range: expected between 1 and 16777216 samples"},
+    {"microbatches that would wrap to 1 in 32 bits", "run tests/data/bad/train_microbatches_range.yaml", 2,
+     "tests/data/bad/train_microbatches_range.yaml:11:19:", "workload.parallelism.microbatches:",
+     "value 4294967297 is out of range: expected between 1 and 65536"},
+    {"a misspelt elementwise mode", "run tests/data/bad/train_elementwise_typo.yaml", 2,
+     "tests/data/bad/train_elementwise_typo.yaml:9:16:", "workload.elementwise:",
+     "unknown elementwise mode 'fuse'; expected one of: fused (no HBM traffic of their own), unfused (each op's own "
+     "HBM round trip); did you mean 'fused'?"},
+    {"a misspelt pipeline schedule", "run tests/data/bad/train_schedule_typo.yaml", 2,
+     "tests/data/bad/train_schedule_typo.yaml:9:72:", "workload.parallelism.schedule:",
+     "unknown pipeline schedule 'gpip'; expected one of: gpipe (all forwards, then all backwards), 1f1b (one "
+     "forward, one backward: PipeDream-Flush); did you mean 'gpipe'?"},
+    {"a misspelt training key", "run tests/data/bad/train_unknown_key.yaml", 2,
+     "tests/data/bad/train_unknown_key.yaml:9:3:", "workload.optimiser:",
+     "unknown key 'optimiser'; did you mean 'optimizer'?"},
+    // kind: sharded_matmul.
+    {"a word where the collective matmul flag goes", "run tests/data/bad/shard_bool_type.yaml", 2,
+     "tests/data/bad/shard_bool_type.yaml:11:22:", "workload.collective_matmul:",
+     "expected true or false, got 'maybe'"},
+    {"a sharded matmul with no rows", "run tests/data/bad/shard_m_range.yaml", 2,
+     "tests/data/bad/shard_m_range.yaml:7:6:", "workload.m:",
+     "value 0 is out of range: expected between 1 and 4194304 elements"},
+    {"a misspelt mesh axis in a PartitionSpec", "run tests/data/bad/shard_axis_typo.yaml", 2,
+     "tests/data/bad/shard_axis_typo.yaml:10:12:", "workload.a_spec[0]:",
+     "unknown mesh axis 'dta' in the spec of A; the mesh has: model data (did you mean 'data'?)"},
+    {"a misspelt sharded matmul key", "run tests/data/bad/shard_unknown_key.yaml", 2,
+     "tests/data/bad/shard_unknown_key.yaml:10:3:", "workload.a_spex:", "unknown key 'a_spex'; did you mean 'a_spec'?"},
+    // kind: matmul.
+    {"a misspelt matmul dtype", "run tests/data/bad/matmul_dtype_typo.yaml", 2,
+     "tests/data/bad/matmul_dtype_typo.yaml:3:57:", "workload.dtype:",
+     "unknown dtype 'bf17'; expected one of: bf16 (the only type modelled); did you mean 'bf16'?"},
+    {"a forced blocking without bn", "run tests/data/bad/matmul_block_missing.yaml", 2,
+     "tests/data/bad/matmul_block_missing.yaml:8:10:", "workload.block.bn:",
+     "missing required key (columns of a B and C block)"},
+    // Sweep files.
+    {"a word where a sweep flag goes", "sweep tests/data/bad/sweep_plot_type.yaml", 2,
+     "tests/data/bad/sweep_plot_type.yaml:3:7:", "plot:", "expected true or false, got 'sometimes'"},
+    {"a per-chip value of zero", "sweep tests/data/bad/sweep_per_chip_range.yaml", 2,
+     "tests/data/bad/sweep_per_chip_range.yaml:3:28:", "per_chip.workload.units:",
+     "value 0 is out of range: expected > 0"},
+    {"a misspelt scaling law (letters swapped)", "sweep tests/data/bad/sweep_scaling_typo.yaml", 2,
+     "tests/data/bad/sweep_scaling_typo.yaml:3:10:", "scaling:",
+     "unknown scaling 'strnog'; expected one of: strong (fixed global work: speedups against Amdahl's law), weak "
+     "(fixed work per chip: against Gustafson's law), none (no speedups, just the table); did you mean 'strong'?"},
 };
 
 // Every regular file under `dir` (none when it does not exist).

@@ -70,7 +70,7 @@ TEST_CASE("model YAML: bad input gives located errors", "[models][yaml]") {
       {typo.c_str(), 4, 3, "model.d_modle", "did you mean 'd_model'?"},
       {negative.c_str(), 9, 10, "model.vocab", "value -5 is out of range"},
       {tied.c_str(), 10, 20, "model.tied_embeddings", "expected true or false"},
-      {mlp_variant.c_str(), 10, 8, "model.mlp", "expected one of: gelu swiglu"},
+      {mlp_variant.c_str(), 10, 8, "model.mlp", "expected one of: gelu, swiglu"},
       {"model:\n  type: transformer\n  layers: 2\n", 2, 3, "model.d_model", "missing required key"},
       {"model:\n  type: transfomer\n", 2, 9, "model.type", "did you mean 'transformer'?"},
       {"model:\n  widths: [4, 2]\n", 2, 3, "model.type", "missing required key"},
@@ -81,7 +81,7 @@ TEST_CASE("model YAML: bad input gives located errors", "[models][yaml]") {
       {"model:\n  type: mlp\n  widths: [10, 0, 2]\n", 3, 16, "model.widths[1]", "value 0 is out of range"},
       {"model:\n  type: mlp\n  widths: [10, wide]\n", 3, 16, "model.widths[1]", "expected a number"},
       {"model:\n  type: mlp\n  widths: [4, 2]\n  activation: tanh\n", 4, 15, "model.activation",
-       "expected one of: relu gelu"},
+       "expected one of: relu, gelu"},
       {"model:\n  type: mlp\n  widths: [4, 2]\n  heads: 2\n", 4, 3, "model.heads", "unknown key 'heads'"},
   };
   for (const auto& c : cases) {

@@ -71,7 +71,7 @@ struct Runs {
 Runs run_both(const runtime::PodProgram& pp) {
   const workloads::Experiment exp = ring_experiment(8);
   workloads::Experiment all = ring_experiment(8);
-  all.replicas = "all";
+  all.replicas = workloads::Replicas::all;
   return {runtime::run_pod(workloads::pod_config(exp), pp, false),
           runtime::run_pod(workloads::pod_config(all), pp, false)};
 }

@@ -48,7 +48,7 @@ TEST_CASE("collective experiment: bad input is located", "[workloads][collective
                     Catch::Contains("allgather-ring-v5e-16.yaml") || Catch::Contains("--set workload.algorithm=tree"));
   CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.axes=[q]"}), Catch::Contains("unknown mesh axis 'q'"));
   CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"pod.link_bandwidth=0"}),
-                    Catch::Contains("pod.link_bandwidth: must be > 0"));
+                    Catch::Contains("pod.link_bandwidth: value 0 is out of range: expected > 0 B/s"));
   CHECK_THROWS_WITH(run("allreduce-v4-4x4x4.yaml", {"mesh={data: 3}"}),
                     Catch::Contains("mesh axes multiply to 3 chips but the pod has 64"));
 }

@@ -83,13 +83,13 @@ ShardedMatmulData::ShardedMatmulData(const Experiment& exp, const ShardedMatmulS
     ch.c.push_back(c0);
   }
   for (const auto& step : plan.after) {
-    if (step.op == "all_gather") {
+    if (step.op == interconnect::CollectiveOp::all_gather) {
       if (!is_suffix(step.axes, chips_[0].c.back().axes[step.dim]))
         where.fail("functional mode follows output gathers over the minor axes of a dimension only");
       after_.push_back(gather(&Chip::c, step.dim, step.axes));
       continue;
     }
-    const bool scatter = step.op == "reduce_scatter";
+    const bool scatter = step.op == interconnect::CollectiveOp::reduce_scatter;
     const std::size_t v_in = chips_[0].c.size() - 1;
     for (auto& ch : chips_) {
       Matrix out = ch.c.back();

@@ -131,7 +131,8 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
     // Bytes of one participant's gathered buffer: the tensor with `which` undone.
     std::uint64_t full_rows = rows, full_cols = cols;
     (dim == 0 ? full_rows : full_cols) *= axes_size(which, mesh);
-    plan.before.push_back({"all_gather", tensor, dim, which, full_rows * full_cols * eb, why});
+    plan.before.push_back(
+        {interconnect::CollectiveOp::all_gather, tensor, dim, which, full_rows * full_cols * eb, why});
     axes = minus(axes, which);
   };
   if (ak != bk) {
@@ -171,8 +172,8 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
           x.insert(x.end(), k.begin(), k.end());
           return x;
         }()) {
-      plan.after.push_back(
-          {"reduce_scatter", "C", 1, k, local_c, "partial sums over " + axes_str(k) + ", output split along n"});
+      plan.after.push_back({interconnect::CollectiveOp::reduce_scatter, "C", 1, k, local_c,
+                            "partial sums over " + axes_str(k) + ", output split along n"});
       cn = out.dims[1];
       cases.push_back("contracting dimensions sharded alike: local matmul, then reduce-scatter");
     } else if (out.dims[0] == [&] {
@@ -180,12 +181,13 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
                  x.insert(x.end(), k.begin(), k.end());
                  return x;
                }()) {
-      plan.after.push_back(
-          {"reduce_scatter", "C", 0, k, local_c, "partial sums over " + axes_str(k) + ", output split along m"});
+      plan.after.push_back({interconnect::CollectiveOp::reduce_scatter, "C", 0, k, local_c,
+                            "partial sums over " + axes_str(k) + ", output split along m"});
       cm = out.dims[0];
       cases.push_back("contracting dimensions sharded alike: local matmul, then reduce-scatter");
     } else {
-      plan.after.push_back({"all_reduce", "C", 0, k, local_c, "partial sums over " + axes_str(k)});
+      plan.after.push_back(
+          {interconnect::CollectiveOp::all_reduce, "C", 0, k, local_c, "partial sums over " + axes_str(k)});
       cases.push_back("contracting dimensions sharded alike: local matmul, then all-reduce");
     }
   }
@@ -200,7 +202,7 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
     Axes drop(have.begin() + static_cast<long>(keep.size()), have.end());
     std::uint64_t rows = s.m / axes_size(cm, mesh), cols = s.n / axes_size(cn, mesh);
     (d == 0 ? rows : cols) *= axes_size(drop, mesh);
-    plan.after.push_back({"all_gather", "C", d, drop, rows * cols * eb,
+    plan.after.push_back({interconnect::CollectiveOp::all_gather, "C", d, drop, rows * cols * eb,
                           "the output is split as " + axes_str(have) + " along " + (d ? "n" : "m") +
                               " but out_spec asks for " + axes_str(want)});
     have = keep;

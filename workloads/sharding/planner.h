@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "hw/bf16.h"
+#include "interconnect/collective_spec.h"
 #include "sim/yaml_node.h"
 
 namespace workloads {
@@ -34,7 +36,7 @@ std::uint64_t axes_size(const std::vector<std::string>& axes, const MeshAxes& me
 // participant's full buffer (the gathered output of an all_gather, the input
 // of a reduce_scatter, the array of an all_reduce).
 struct ShardingStep {
-  std::string op;                 // all_gather | reduce_scatter | all_reduce
+  interconnect::CollectiveOp op;  // all_gather | reduce_scatter | all_reduce
   std::string tensor;             // A | B | C
   int dim = 0;                    // tensor dimension it gathers / scatters
   std::vector<std::string> axes;  // mesh axes taking part
@@ -54,7 +56,7 @@ struct ShardedMatmulPlan {
 
 struct ShardedMatmulShape {
   std::uint64_t m = 0, k = 0, n = 0;
-  int element_bytes = 2;  // BF16 operands and output
+  int element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 operands and output
 };
 
 // Throws sim::ConfigError (at `where`) when a dimension does not divide by

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "hw/bf16.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/program_append.h"
 #include "sim/host.h"
@@ -33,10 +34,6 @@ std::string axes_list(const std::vector<std::string>& axes) {
   return s;
 }
 
-interconnect::CollectiveOp collective_op(const std::string& op) {
-  return interconnect::parse_collective_op(op, "workload");
-}
-
 // Adds a communication op that every chip joins; returns its op index.
 std::uint32_t add_comm(runtime::PodProgram& pp, hw::Program& prog, bool first_chip, std::uint32_t& next_collective,
                        interconnect::CollectiveSpec spec, const std::string& name, std::vector<std::uint32_t> deps,
@@ -53,15 +50,16 @@ std::uint32_t add_comm(runtime::PodProgram& pp, hw::Program& prog, bool first_ch
 
 interconnect::CollectiveSpec collective(const ShardingStep& step) {
   interconnect::CollectiveSpec c;
-  c.op = collective_op(step.op);
+  c.op = step.op;
   c.bytes = step.bytes;
-  c.element_bytes = 2;
+  c.element_bytes = static_cast<int>(hw::kBf16Bytes);
   c.axes = step.axes;
   return c;
 }
 
 std::string step_name(const ShardingStep& s) {
-  return s.op + " " + s.tensor + "[dim " + std::to_string(s.dim) + "] over " + axes_list(s.axes);
+  return std::string(interconnect::to_string(s.op)) + " " + s.tensor + "[dim " + std::to_string(s.dim) + "] over " +
+         axes_list(s.axes);
 }
 
 }  // namespace
@@ -111,7 +109,7 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
           interconnect::CollectiveSpec p;
           p.op = interconnect::CollectiveOp::permute;
           p.bytes = g.bytes / parts;
-          p.element_bytes = 2;
+          p.element_bytes = static_cast<int>(hw::kBf16Bytes);
           p.axes = g.axes;
           auto d = data ? hook(data->permute(j)) : std::nullopt;
           prev_permute =
@@ -137,22 +135,62 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
   return pp;
 }
 
-std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
-  node.reject_unknown_keys({"kind", "m", "k", "n", "a_spec", "b_spec", "out_spec", "collective_matmul", "seed"});
+namespace {
+
+// The workload mapping with the mesh its PartitionSpecs name.
+struct ShardedMatmulLoad {
   ShardedMatmulSpec spec;
-  auto dim = [&](const char* key) {
-    sim::YamlNode v = node[key];
-    if (!v.present()) v.fail("missing required key (a positive integer)");
-    std::int64_t x = v.as_int();
-    if (x < 1 || x > (1 << 22)) v.fail("expected an integer between 1 and 4194304, got " + v.scalar());
-    return static_cast<std::uint64_t>(x);
-  };
-  spec.shape = {dim("m"), dim("k"), dim("n"), 2};
-  spec.a = parse_partition_spec(node["a_spec"], 2, exp.mesh, "A");
-  spec.b = parse_partition_spec(node["b_spec"], 2, exp.mesh, "B");
-  spec.out = parse_partition_spec(node["out_spec"], 2, exp.mesh, "C");
-  if (node["collective_matmul"].present()) spec.collective_matmul = node["collective_matmul"].as_bool();
-  if (node["seed"].present()) spec.seed = node["seed"].as_uint();
+  const MeshAxes* mesh = nullptr;
+};
+
+const sim::ParamTable<ShardedMatmulLoad>& load_params() {
+  static const sim::ParamTable<ShardedMatmulLoad> t = [] {
+    using L = ShardedMatmulLoad;
+    sim::ParamTable<L> p("workload.sharded_matmul",
+                         "C = A (m x k) x B (k x n) in BF16 over the pod, each tensor split by a PartitionSpec");
+    const sim::Range dim = sim::between(1, 1 << 22);
+    const sim::Doc spec_doc{"PartitionSpec", "", "replicated: [null, null]", ""};
+    auto partition = [](const char* tensor, PartitionSpec ShardedMatmulSpec::*field) {
+      return [tensor, field](const sim::YamlNode& n, L& l) {
+        l.spec.*field = parse_partition_spec(n, 2, *l.mesh, tensor);
+      };
+    };
+    p.integer<std::uint64_t>(
+         "m", [](L& l) -> std::uint64_t& { return l.spec.shape.m; }, "elements", std::nullopt, dim, "rows of A and C")
+        .integer<std::uint64_t>(
+            "k", [](L& l) -> std::uint64_t& { return l.spec.shape.k; }, "elements", std::nullopt, dim,
+            "contraction dimension")
+        .integer<std::uint64_t>(
+            "n", [](L& l) -> std::uint64_t& { return l.spec.shape.n; }, "elements", std::nullopt, dim,
+            "columns of B and C")
+        .custom("a_spec", spec_doc,
+                "how A is split: per dimension a mesh axis, a list of axes (major first) or null, e.g. [data, null]",
+                partition("A", &ShardedMatmulSpec::a))
+        .custom("b_spec", spec_doc, "how B is split, as a_spec", partition("B", &ShardedMatmulSpec::b))
+        .custom("out_spec", spec_doc, "how C is split, as a_spec", partition("C", &ShardedMatmulSpec::out))
+        .flag(
+            "collective_matmul", [](L& l) -> bool& { return l.spec.collective_matmul; }, false,
+            "split the one all-gather into permutes that overlap the partial matmuls")
+        .integer<std::uint64_t>(
+            "seed", [](L& l) -> std::uint64_t& { return l.spec.seed; }, "", 1, sim::at_least(0),
+            "random operands of functional runs")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json sharded_matmul_params() { return load_params().describe(); }
+
+std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp) {
+  ShardedMatmulLoad load;
+  load.mesh = &exp.mesh;
+  const PartitionSpec replicated{std::vector<std::vector<std::string>>(2)};
+  load.spec.a = load.spec.b = load.spec.out = replicated;
+  load_params().load(node, load);
+  ShardedMatmulSpec spec = std::move(load.spec);
   spec.plan = plan_sharded_matmul(spec.shape, spec.a, spec.b, spec.out, exp.mesh, node);
   if (spec.collective_matmul && spec.plan.before.size() != 1)
     node["collective_matmul"].fail("collective matmul splits exactly one all-gather; this sharding needs " +

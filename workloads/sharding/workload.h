@@ -16,6 +16,9 @@ namespace workloads {
 
 class ShardedMatmulData;
 
+// Every key of `kind: sharded_matmul` (tpusim explain sharded_matmul).
+nlohmann::json sharded_matmul_params();
+
 std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node, const Experiment& exp);
 
 // The per-chip programs (exposed for tests).

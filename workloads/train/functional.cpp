@@ -114,7 +114,7 @@ std::vector<std::size_t> gradient_layers(const TrainProgram& program, const std:
     if (found == widths.size() || !program.gradient_collective[c])
       throw std::logic_error("functional training: collective '" + name + "' is not a layer's gradient all-reduce");
     const std::uint64_t elements = widths[found] * widths[found + 1] + widths[found + 1];
-    if (program.pod.collectives[c].bytes != 2 * elements)
+    if (program.pod.collectives[c].bytes != hw::kBf16Bytes * elements)
       throw std::logic_error("functional training: collective '" + name + "' moves " +
                              std::to_string(program.pod.collectives[c].bytes) + " bytes, the layer has " +
                              std::to_string(elements) + " BF16 gradients");
@@ -131,19 +131,7 @@ void load_functional_training(const sim::YamlNode& node, const Experiment& exp, 
   for (const char* key : {"steps", "learning_rate", "seed"})
     if (node[key].present() && !exp.functional)
       node[key].fail("only used by functional training (set functional: true at the top of the experiment)");
-  if (!exp.functional) return;
-  if (node["steps"].present()) {
-    const std::uint64_t s = node["steps"].as_uint();
-    if (s < 1 || s > 1000) node["steps"].fail("expected an integer between 1 and 1000, got " + node["steps"].scalar());
-    f.steps = static_cast<std::uint32_t>(s);
-  }
-  if (node["learning_rate"].present()) {
-    const double lr = node["learning_rate"].as_double();
-    if (!(lr > 0 && lr <= 100))
-      node["learning_rate"].fail("expected a number in (0, 100], got " + node["learning_rate"].scalar());
-    f.learning_rate = lr;
-  }
-  if (node["seed"].present()) f.seed = node["seed"].as_uint();
+  if (!exp.functional) return;  // steps, learning_rate and seed are read by train_params()
 
   const sim::YamlNode model = node["model"];
   if (spec.model.type != "mlp")
@@ -158,7 +146,7 @@ void load_functional_training(const sim::YamlNode& node, const Experiment& exp, 
   if (p.pipeline.degree > 1)
     par["pipeline"].fail("functional training runs pure data parallelism; pipeline parallelism of " +
                          std::to_string(p.pipeline.degree) + " is not supported");
-  if (spec.optimizer.name != "sgd")
+  if (spec.optimizer.kind != Optimizer::sgd)
     (node["optimizer"].present() ? node["optimizer"] : node)
         .fail("functional training updates the weights with SGD; set optimizer: sgd (got " + spec.optimizer.name + ")");
   const double work = double(parameter_count(spec.model.mlp.widths)) * double(spec.global_batch);

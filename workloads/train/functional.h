@@ -32,7 +32,8 @@ namespace workloads {
 
 struct TrainProgram;
 
-// Reads `steps`, `learning_rate` and `seed` into spec.functional and, when
+// Sets spec.functional.enabled; refuses `steps`, `learning_rate` and `seed`
+// (read by train_params()) without functional training and, when
 // exp.functional, checks that the experiment is one functional training can
 // run (MLP with relu, pure data parallelism, sgd, small enough); throws
 // sim::ConfigError located at the offending key.

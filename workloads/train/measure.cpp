@@ -4,13 +4,13 @@
 #include <limits>
 #include <map>
 
-#include "sim/kernel.h"
+#include "sim/units.h"
 
 namespace workloads {
 
 namespace {
 
-double ps_to_s(std::uint64_t ps) { return double(ps) / sim::kPsPerSecond; }
+using sim::ps_to_seconds;
 
 struct Span {
   std::uint64_t start = std::numeric_limits<std::uint64_t>::max(), end = 0;
@@ -82,7 +82,7 @@ TrainMeasurement measure_train(const TrainProgram& program, const runtime::PodRu
         const Span s = task_span(prog, timing, t.begin, t.end, true);
         if (s.empty()) continue;
         spans.push_back(s);
-        (t.task.backward ? cm.backward_s : cm.forward_s) += ps_to_s(s.length());
+        (t.task.backward ? cm.backward_s : cm.forward_s) += ps_to_seconds(s.length());
         cm.span.start = std::min(cm.span.start, s.start);
         cm.span.end = std::max(cm.span.end, s.end);
         events.push_back(t.task.backward ? std::make_pair(s.end, -1) : std::make_pair(s.start, +1));
@@ -92,7 +92,7 @@ TrainMeasurement measure_train(const TrainProgram& program, const runtime::PodRu
       int live = 0;
       for (const auto& e : events)
         cm.peak = std::max<std::uint32_t>(cm.peak, static_cast<std::uint32_t>(live += e.second));
-      cm.optimizer_s = ps_to_s(task_span(prog, timing, map.optimizer_begin, map.optimizer_end, false).length());
+      cm.optimizer_s = ps_to_seconds(task_span(prog, timing, map.optimizer_begin, map.optimizer_end, false).length());
       it = measured.emplace(key, cm).first;
     }
     const ChipMeasure& cm = it->second;
@@ -104,14 +104,14 @@ TrainMeasurement measure_train(const TrainProgram& program, const runtime::PodRu
     pipeline.end = std::max(pipeline.end, cm.span.end);
     const std::uint32_t stage = layout.roles[c].stage;
     m.peak_in_flight[stage] = std::max(m.peak_in_flight[stage], cm.peak);
-    m.stage_busy_s[stage] += ps_to_s(busy[c]);
+    m.stage_busy_s[stage] += ps_to_seconds(busy[c]);
     ++chips_in_stage[stage];
   }
   for (std::size_t s = 0; s < stages; ++s)
     if (chips_in_stage[s]) m.stage_busy_s[s] /= chips_in_stage[s];
   if (pipeline.empty()) return m;
-  m.span_start_s = ps_to_s(pipeline.start);
-  m.span_end_s = ps_to_s(pipeline.end);
+  m.span_start_s = ps_to_seconds(pipeline.start);
+  m.span_end_s = ps_to_seconds(pipeline.end);
   const double span = double(pipeline.length());
   double idle = 0;
   for (std::uint32_t c = 0; c < chips; ++c) idle += span - double(busy[c]);

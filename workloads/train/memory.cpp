@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "hw/bf16.h"
 #include "sim/error.h"
 #include "workloads/train/pipeline_schedule.h"
 #include "workloads/train/program_builder.h"
@@ -21,8 +22,8 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       for (const auto* p : held_params(micro, stage, l)) params += local_param_elements(*p, tp);
       m.activations_per_microbatch += local_stash_bytes(micro.layers[l], tp);
     }
-    m.params = 2 * params;  // BF16
-    m.grads = 2 * params;   // BF16, accumulated over the microbatches
+    m.params = hw::kBf16Bytes * params;
+    m.grads = hw::kBf16Bytes * params;  // accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(params));
     m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
     m.activations = m.activations_per_microbatch * m.microbatches_in_flight;

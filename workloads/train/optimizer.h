@@ -5,17 +5,27 @@
 #include <string>
 #include <vector>
 
+namespace sim {
+template <class E>
+class EnumNames;
+}
+
 namespace workloads {
 
+enum class Optimizer { adam, sgd };
+const sim::EnumNames<Optimizer>& optimizer_names();  // the YAML spellings: adam, sgd
+const char* to_string(Optimizer o);
+
 struct OptimizerCost {
-  std::string name;              // the YAML spelling
+  Optimizer kind = Optimizer::adam;
+  std::string name;              // to_string(kind)
   double state_bytes_per_param;  // kept between steps, besides BF16 params and grads
   double flops_per_param;        // of one update, on the vector unit
   double read_bytes_per_param;   // HBM traffic of one update
   double written_bytes_per_param;
 };
 
-// adam, sgd. The numbers and their sources are in train_optimizer.cpp.
-const std::vector<OptimizerCost>& optimizer_costs();
+// adam, sgd. The numbers and their sources are in optimizer.cpp.
+const OptimizerCost& optimizer_cost(Optimizer o);
 
 }  // namespace workloads

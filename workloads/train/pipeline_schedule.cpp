@@ -3,19 +3,18 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/params.h"
+
 namespace workloads {
 
-const std::vector<PipelineScheduleName>& pipeline_schedule_names() {
-  static const std::vector<PipelineScheduleName> names = {{PipelineSchedule::gpipe, "gpipe"},
-                                                          {PipelineSchedule::one_f_one_b, "1f1b"}};
+const sim::EnumNames<PipelineSchedule>& pipeline_schedule_names() {
+  static const sim::EnumNames<PipelineSchedule> names(
+      "pipeline schedule", {{PipelineSchedule::gpipe, "gpipe", "all forwards, then all backwards"},
+                            {PipelineSchedule::one_f_one_b, "1f1b", "one forward, one backward: PipeDream-Flush"}});
   return names;
 }
 
-const char* to_string(PipelineSchedule s) {
-  for (const auto& n : pipeline_schedule_names())
-    if (n.schedule == s) return n.name;
-  return "?";
-}
+const char* to_string(PipelineSchedule s) { return pipeline_schedule_names().name(s); }
 
 std::vector<PipelineTask> stage_tasks(PipelineSchedule schedule, std::uint32_t stages, std::uint32_t stage,
                                       std::uint32_t microbatches) {

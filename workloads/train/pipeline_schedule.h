@@ -15,15 +15,16 @@
 #include <string>
 #include <vector>
 
+namespace sim {
+template <class E>
+class EnumNames;
+}
+
 namespace workloads {
 
 enum class PipelineSchedule { gpipe, one_f_one_b };
 
-struct PipelineScheduleName {
-  PipelineSchedule schedule;
-  const char* name;
-};
-const std::vector<PipelineScheduleName>& pipeline_schedule_names();  // the YAML spellings
+const sim::EnumNames<PipelineSchedule>& pipeline_schedule_names();  // the YAML spellings: gpipe, 1f1b
 const char* to_string(PipelineSchedule s);
 
 struct PipelineTask {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "hw/bf16.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
 #include "workloads/experiment.h"
@@ -37,7 +38,7 @@ class CollectiveRegistry {
       interconnect::CollectiveSpec c;
       c.op = interconnect::CollectiveOp::all_reduce;
       c.bytes = bytes;
-      c.element_bytes = 2;  // BF16 activations and gradients
+      c.element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 activations and gradients
       c.axes = axes;
       out_.pod.collectives.push_back(std::move(c));
       out_.pod.collective_names.push_back(name);
@@ -119,7 +120,7 @@ class LayerPass {
   }
   std::uint64_t output_bytes(std::size_t i) const {
     return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).output_bytes()
-                        : 2 * local_elements(*items_[i].ew, ctx_.tp());
+                        : hw::kBf16Bytes * local_elements(*items_[i].ew, ctx_.tp());
   }
   std::size_t lookup(const std::string& n, std::size_t from) const {
     auto it = index_.find(n);
@@ -145,8 +146,9 @@ class LayerPass {
     } else {
       const auto& ew = *items_[i].ew;
       const std::uint64_t elements = local_elements(ew, ctx_.tp());
-      const std::uint64_t bytes = ew.elements && !ctx_.spec.fuse_elementwise ? ew.bytes / ew.elements * elements : 0;
-      const std::uint64_t store = std::min(bytes, 2 * elements);  // the BF16 output
+      const std::uint64_t bytes =
+          ew.elements && ctx_.spec.elementwise == Elementwise::unfused ? ew.bytes / ew.elements * elements : 0;
+      const std::uint64_t store = std::min(bytes, hw::kBf16Bytes * elements);  // the BF16 output
       sinks_[i] = kernels::append_stream(prog_, ctx_.exp.chip, {bytes - store, store, elements, ew.flops_per_element},
                                          deps, label);
     }
@@ -314,7 +316,7 @@ class ChipProgramBuilder {
     const auto& axes = ctx_.spec.parallelism.data.axes;
     const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
                              " gradients all-reduce over " + axes_text(axes);
-    const std::uint32_t c = ctx_.collectives.all_reduce(name, 2 * n, axes, true);  // BF16 gradients
+    const std::uint32_t c = ctx_.collectives.all_reduce(name, hw::kBf16Bytes * n, axes, true);  // BF16 gradients
     return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 

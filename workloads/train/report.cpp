@@ -118,7 +118,7 @@ Report train_report(const TrainRun& r) {
   t.optimizer = r.spec.optimizer.name;
   t.overlap = r.spec.overlap;
   t.sync_gradients = par.sync_gradients;
-  t.elementwise = r.spec.fuse_elementwise ? "fused" : "unfused";
+  t.elementwise = to_string(r.spec.elementwise);
   t.forward_s = mean(m.forward_s);
   t.backward_s = mean(m.backward_s);
   t.optimizer_s = mean(m.optimizer_s);

@@ -12,12 +12,6 @@ namespace workloads {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"kind",      "model",         "global_batch", "parallelism",
-                                        "optimizer", "overlap",       "elementwise",  "simulate_anyway",
-                                        "steps",     "learning_rate", "seed"};
-const std::vector<std::string> kParallelismKeys = {"data",         "tensor",   "pipeline",
-                                                   "microbatches", "schedule", "sync_gradients"};
-
 // The three parallelisms, in the order they are reported.
 struct ParallelismKey {
   const char* key;
@@ -52,10 +46,29 @@ bool is_degree(const sim::YamlNode& n) {
   return n.is_scalar() && !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// `parallelism.data` (or tensor, pipeline) as written: mesh axis names, or
+// (no names) a degree.
+void read_axes(const sim::YamlNode& n, ParallelAxes& out) {
+  out.axes.clear();
+  out.degree = 1;
+  if (is_degree(n)) {
+    out.degree = sim::read_integer_as<std::uint32_t>(n, sim::between(1, 65536), "chips");
+  } else if (n.is_sequence()) {
+    if (n.size() == 0) n.fail("expected mesh axis names, got an empty list");
+    for (std::size_t i = 0; i < n.size(); ++i) out.axes.push_back(n[i].as_string());
+  } else {
+    out.axes.push_back(n.as_string());
+  }
+}
+
 // Mesh axes each parallelism runs over, every axis of more than one chip
-// used exactly once (so the degrees multiply to the chip count).
-void load_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshAxes& mesh, TrainParallelism& out) {
+// used exactly once (so the degrees multiply to the chip count). `out` holds
+// what the table read (names, or a degree); it ends with the axes and the
+// product of their sizes.
+void resolve_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshAxes& mesh, TrainParallelism& out) {
+  const TrainParallelism asked = out;
   std::map<std::string, const char*> used_by;  // axis -> parallelism
+  for (const auto& k : kParallelisms) out.*k.field = ParallelAxes{};
   auto take = [&](const sim::YamlNode& at, const ParallelismKey& k, const std::string& axis) {
     if (axis_size(mesh, axis) == 0) {
       std::string msg = "'" + axis + "' is not a mesh axis; the mesh has " + mesh_list(mesh);
@@ -75,20 +88,14 @@ void load_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshA
   }
   for (const auto& k : kParallelisms) {  // axis names first, then degrees pick among the rest
     const sim::YamlNode n = par[k.key];
-    if (!n.present() || is_degree(n)) continue;
-    if (n.is_sequence()) {
-      if (n.size() == 0) n.fail("expected mesh axis names, got an empty list");
-      for (std::size_t i = 0; i < n.size(); ++i) take(n[i], k, n[i].as_string());
-    } else {
-      take(n, k, n.as_string());
-    }
+    const ParallelAxes& a = asked.*k.field;
+    for (std::size_t i = 0; i < a.axes.size(); ++i) take(n.is_sequence() ? n[i] : n, k, a.axes[i]);
   }
   for (const auto& k : kParallelisms) {
     const sim::YamlNode n = par[k.key];
-    if (!n.present() || !is_degree(n)) continue;
-    const std::uint64_t d = n.as_uint();
-    if (d == 0) n.fail("a degree is at least 1");
-    if (d == 1) continue;
+    const ParallelAxes& a = asked.*k.field;
+    if (!n.present() || !a.axes.empty() || a.degree == 1) continue;
+    const std::uint32_t d = a.degree;
     std::vector<std::string> fits;
     for (const auto& [name, size] : mesh)
       if (size == d && !used_by.count(name)) fits.push_back(name);
@@ -112,31 +119,6 @@ void load_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshA
   }
 }
 
-template <class T>
-const T& pick(const sim::YamlNode& n, const std::vector<T>& table, std::string T::*name_of) {
-  const std::string v = n.as_string();
-  std::vector<std::string> names;
-  for (const auto& e : table) {
-    if (e.*name_of == v) return e;
-    names.push_back(e.*name_of);
-  }
-  std::string msg = "'" + v + "' is not one of:";
-  for (const auto& s : names) msg += " " + s;
-  const std::string hint = sim::did_you_mean(v, names);
-  n.fail(msg + (hint.empty() ? "" : " (" + hint + ")"));
-}
-
-PipelineSchedule pick_schedule(const sim::YamlNode& n) {
-  const std::string v = n.as_string();
-  std::vector<std::string> names;
-  for (const auto& e : pipeline_schedule_names()) {
-    if (v == e.name) return e.schedule;
-    names.push_back(e.name);
-  }
-  const std::string hint = sim::did_you_mean(v, names);
-  n.fail("'" + v + "' is not a pipeline schedule; expected gpipe or 1f1b" + (hint.empty() ? "" : " (" + hint + ")"));
-}
-
 // Tensor parallelism splits these model sizes (Megatron-LM: heads and the
 // MLP's hidden width; the MLP model's hidden widths). The vocabulary and the
 // MLP's output width are padded instead, as Megatron pads the vocabulary.
@@ -154,48 +136,103 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
       node.fail(std::to_string(size) + " does not split evenly over tensor parallelism of " + std::to_string(tp));
 }
 
+// The keys of `model:`, for the documentation: `type`, then the keys of
+// each type, marked with it.
+nlohmann::json model_keys() {
+  nlohmann::json params = nlohmann::json::array();
+  params.push_back({{"name", "type"},
+                    {"type", "mlp | transformer"},
+                    {"unit", ""},
+                    {"default", "(required)"},
+                    {"description", "which model; the keys below are those of that type"}});
+  for (const auto& [type, table] : {std::pair<const char*, nlohmann::json>{"mlp", models::mlp_params().describe()},
+                                    {"transformer", models::transformer_params().describe()}})
+    for (auto p : table["params"]) {
+      p["description"] = std::string("[") + type + "] " + p["description"].get<std::string>();
+      params.push_back(p);
+    }
+  return {{"params", params}};
+}
+
 }  // namespace
 
+const sim::EnumNames<Elementwise>& elementwise_names() {
+  static const sim::EnumNames<Elementwise> names("elementwise mode",
+                                                 {{Elementwise::fused, "fused", "no HBM traffic of their own"},
+                                                  {Elementwise::unfused, "unfused", "each op's own HBM round trip"}});
+  return names;
+}
+
+const char* to_string(Elementwise e) { return elementwise_names().name(e); }
+
+const sim::ParamTable<TrainParallelism>& parallelism_params() {
+  static const sim::ParamTable<TrainParallelism> t = [] {
+    sim::ParamTable<TrainParallelism> p("parallelism",
+                                        "how the chips share the step: mesh axes for data, tensor and pipeline "
+                                        "parallelism, each mesh axis of more than one chip used exactly once");
+    const sim::Doc axes{"mesh axis name, list of names, or degree", "", "", "a degree between 1 and 65536"};
+    sim::Doc data = axes;
+    data.def = "every mesh axis the others leave (all of them without parallelism:)";
+    sim::Doc other = axes;
+    other.def = "1 (none)";
+    p.custom("data", data, "data parallelism: replicas of the model, each on its share of the batch",
+             [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.data); })
+        .custom("tensor", other, "tensor (Megatron) parallelism: attention heads and MLP widths split",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.tensor); })
+        .custom("pipeline", other, "pipeline parallelism: consecutive layers on consecutive stages",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.pipeline); })
+        .integer<std::uint32_t>("microbatches", &TrainParallelism::microbatches, "", 1, sim::between(1, 65536),
+                                "microbatches per replica and step (they must divide its batch)")
+        .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
+                     "the order each pipeline stage runs its microbatches in")
+        .flag("sync_gradients", &TrainParallelism::sync_gradients, true,
+              "all-reduce the gradients over data parallelism (false: the replicas diverge, for comparisons)");
+    return p;
+  }();
+  return t;
+}
+
+const sim::ParamTable<TrainSpec>& train_params() {
+  static const sim::ParamTable<TrainSpec> t = [] {
+    sim::ParamTable<TrainSpec> p("workload.train", "one training step of a model on the pod");
+    p.custom(
+         "model", {"mapping", "", "", ""}, "the model: an MLP or a decoder Transformer",
+         [](const sim::YamlNode& n, TrainSpec& spec) { spec.model = models::load_model(n); }, true, model_keys)
+        .integer<std::uint64_t>("global_batch", &TrainSpec::global_batch, "samples", std::nullopt,
+                                sim::between(1, 1 << 24), "samples (MLP) or sequences (Transformer) per step")
+        .group("parallelism", &TrainSpec::parallelism, parallelism_params())
+        .enumeration<Optimizer>(
+            "optimizer", [](TrainSpec& s) -> Optimizer& { return s.optimizer.kind; }, optimizer_names(),
+            Optimizer::adam, "the update after the step, in mixed precision (FP32 master weights)")
+        .then([](const sim::YamlNode&, TrainSpec& spec) { spec.optimizer = optimizer_cost(spec.optimizer.kind); })
+        .flag("overlap", &TrainSpec::overlap, true, "gradient all-reduces run under the backward pass")
+        .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
+                     "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
+                     "writes HBM (the pessimistic bound)")
+        .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
+              "run even when the model does not fit in HBM (result.memory.fits is then false)")
+        .integer<std::uint32_t>(
+            "steps", [](TrainSpec& s) -> std::uint32_t& { return s.functional.steps; }, "steps", 10,
+            sim::between(1, 1000), "functional training only: training steps to run")
+        .real(
+            "learning_rate", [](TrainSpec& s) -> double& { return s.functional.learning_rate; }, "", 0.1,
+            sim::above(0, 100), "functional training only: SGD learning rate")
+        .integer<std::uint64_t>(
+            "seed", [](TrainSpec& s) -> std::uint64_t& { return s.functional.seed; }, "", 1, sim::at_least(0),
+            "functional training only: the inputs, labels and initial weights")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
-  node.reject_unknown_keys(kKeys);
   TrainSpec spec;
-  spec.model = models::load_model(node["model"]);
-
+  train_params().load(node, spec);
   const sim::YamlNode gb = node["global_batch"];
-  if (!gb.present()) gb.fail("missing required key (samples or sequences per step, e.g. 256)");
-  spec.global_batch = gb.as_uint();
-  if (spec.global_batch < 1 || spec.global_batch > (1u << 24))
-    gb.fail("expected an integer between 1 and 16777216, got " + gb.scalar());
-
   const sim::YamlNode par = node["parallelism"];
-  if (par.present()) {
-    if (!par.is_map()) par.fail("expected a mapping, e.g. {data: data, tensor: model, pipeline: pipe}");
-    par.reject_unknown_keys(kParallelismKeys);
-  }
   TrainParallelism& p = spec.parallelism;
-  load_axes(par, par.present() ? par : node, exp.mesh, p);
-  if (par.present() && par["microbatches"].present()) {
-    const sim::YamlNode mb = par["microbatches"];
-    const std::uint64_t m = mb.as_uint();
-    if (m < 1 || m > 65536) mb.fail("expected an integer between 1 and 65536, got " + mb.scalar());
-    p.microbatches = static_cast<std::uint32_t>(m);
-  }
-  if (par.present() && par["schedule"].present()) p.schedule = pick_schedule(par["schedule"]);
-  if (par.present() && par["sync_gradients"].present()) p.sync_gradients = par["sync_gradients"].as_bool();
-  if (node["optimizer"].present()) {
-    spec.optimizer = pick(node["optimizer"], optimizer_costs(), &OptimizerCost::name);
-  } else {
-    spec.optimizer = optimizer_costs().front();
-  }
-  if (node["overlap"].present()) spec.overlap = node["overlap"].as_bool();
-  if (node["elementwise"].present()) {
-    static const std::vector<std::pair<std::string, bool>> kElementwise = {{"fused", true}, {"unfused", false}};
-    const std::string v = node["elementwise"].as_string();
-    auto it = std::find_if(kElementwise.begin(), kElementwise.end(), [&](const auto& e) { return e.first == v; });
-    if (it == kElementwise.end()) node["elementwise"].fail("'" + v + "' is not one of: fused unfused");
-    spec.fuse_elementwise = it->second;
-  }
-  if (node["simulate_anyway"].present()) spec.simulate_anyway = node["simulate_anyway"].as_bool();
+  resolve_axes(par, par.present() ? par : node, exp.mesh, p);
 
   if (spec.global_batch % p.data.degree != 0)
     gb.fail("global_batch " + std::to_string(spec.global_batch) + " does not divide over data parallelism of " +

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/model_config.h"
+#include "sim/params.h"
 #include "sim/yaml_node.h"
 #include "workloads/train/optimizer.h"
 #include "workloads/train/pipeline_schedule.h"
@@ -27,10 +28,21 @@ namespace workloads {
 
 struct Experiment;
 
+// As read from YAML: the axes named, or (no names) a degree that picks one
+// axis of that size. After load_train_spec: the axes and the product of
+// their sizes.
 struct ParallelAxes {
   std::vector<std::string> axes;  // mesh axes, major first; empty: degree 1
   std::uint32_t degree = 1;       // product of their sizes
 };
+
+// fused: elementwise ops work on data the neighbouring matmul kernels hold
+// in VMEM (XLA's output and input fusion): vector-unit time, no HBM traffic
+// of their own. unfused: each reads its operands from HBM and writes its
+// result back (ElementwiseSpec::bytes), the pessimistic bound.
+enum class Elementwise { fused, unfused };
+const sim::EnumNames<Elementwise>& elementwise_names();
+const char* to_string(Elementwise e);
 
 struct TrainParallelism {
   ParallelAxes data, tensor, pipeline;
@@ -54,19 +66,19 @@ struct TrainSpec {
   models::ModelConfig model;
   std::uint64_t global_batch = 0;
   TrainParallelism parallelism;
-  OptimizerCost optimizer;
+  OptimizerCost optimizer = optimizer_cost(Optimizer::adam);  // optimizer.kind is the YAML value
   bool overlap = true;
-  // fused: elementwise ops work on data the neighbouring matmul kernels hold
-  // in VMEM (XLA's output and input fusion): vector-unit time, no HBM
-  // traffic of their own. unfused: each reads its operands from HBM and
-  // writes its result back (ElementwiseSpec::bytes), the pessimistic bound.
-  bool fuse_elementwise = true;
+  Elementwise elementwise = Elementwise::fused;
   bool simulate_anyway = false;
   FunctionalTraining functional;
 
   std::uint64_t replica_batch() const { return global_batch / parallelism.data.degree; }
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
 };
+
+// Every key of `kind: train` and of its `parallelism:` (tpusim explain train).
+const sim::ParamTable<TrainSpec>& train_params();
+const sim::ParamTable<TrainParallelism>& parallelism_params();
 
 // Validates against the experiment's mesh; throws sim::ConfigError located
 // at the offending key.

@@ -5,6 +5,7 @@
 // padded, as Megatron pads the vocabulary.
 #include <cstdint>
 
+#include "hw/bf16.h"
 #include "models/layer_spec.h"
 
 namespace workloads {
@@ -15,7 +16,7 @@ struct LocalMatmul {
   // output, which needs an all-reduce over the tensor-parallel ranks.
   bool partial_sum = false;
   double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n); }
-  std::uint64_t output_bytes() const { return 2 * count * m * n; }  // BF16
+  std::uint64_t output_bytes() const { return hw::kBf16Bytes * count * m * n; }
 };
 
 LocalMatmul local_matmul(const models::MatmulSpec& spec, std::uint32_t tp);

@@ -36,7 +36,7 @@ TEST_CASE("case 1: compatible shardings need no communication", "[workloads][sha
 TEST_CASE("case 2: one contracting dimension sharded: all-gather it first", "[workloads][sharding]") {
   auto p = plan("[x, y]", "[null, null]", "[x, null]");
   REQUIRE(p.before.size() == 1);
-  CHECK(p.before[0].op == "all_gather");
+  CHECK(p.before[0].op == interconnect::CollectiveOp::all_gather);
   CHECK(p.before[0].tensor == "A");
   CHECK(p.before[0].axes == std::vector<std::string>{"y"});
   // The gathered A block each chip ends with: (1024/4) x 512 BF16.
@@ -49,14 +49,14 @@ TEST_CASE("case 3: both contracting dimensions sharded alike: reduce after", "[w
   auto ar = plan("[null, x]", "[x, null]", "[null, null]");
   CHECK(ar.before.empty());
   REQUIRE(ar.after.size() == 1);
-  CHECK(ar.after[0].op == "all_reduce");
+  CHECK(ar.after[0].op == interconnect::CollectiveOp::all_reduce);
   CHECK(ar.after[0].axes == std::vector<std::string>{"x"});
   CHECK(ar.after[0].bytes == 1024 * 256 * 2);  // every chip holds a full partial C
   CHECK(ar.local_k == 512 / 4);
 
   auto rs = plan("[null, x]", "[x, null]", "[null, x]");
   REQUIRE(rs.after.size() == 1);
-  CHECK(rs.after[0].op == "reduce_scatter");
+  CHECK(rs.after[0].op == interconnect::CollectiveOp::reduce_scatter);
   CHECK(rs.after[0].dim == 1);
   CHECK(rs.c_shard == std::vector<std::uint64_t>{1024, 64});
 }
@@ -64,7 +64,7 @@ TEST_CASE("case 3: both contracting dimensions sharded alike: reduce after", "[w
 TEST_CASE("case 4: both non-contracting dimensions on one axis: gather an operand", "[workloads][sharding]") {
   auto p = plan("[x, null]", "[null, x]", "[x, null]");
   REQUIRE(p.before.size() == 1);
-  CHECK(p.before[0].op == "all_gather");
+  CHECK(p.before[0].op == interconnect::CollectiveOp::all_gather);
   CHECK(p.before[0].tensor == "B");  // B (512x256) is smaller than A (1024x512)
   CHECK(p.before[0].dim == 1);
   CHECK(p.before[0].bytes == 512 * 256 * 2);
@@ -75,7 +75,7 @@ TEST_CASE("case 4: both non-contracting dimensions on one axis: gather an operan
 TEST_CASE("resharding the output: dropping an axis gathers, adding one slices", "[workloads][sharding]") {
   auto gather = plan("[x, null]", "[null, null]", "[null, null]");
   REQUIRE(gather.after.size() == 1);
-  CHECK(gather.after[0].op == "all_gather");
+  CHECK(gather.after[0].op == interconnect::CollectiveOp::all_gather);
   CHECK(gather.after[0].bytes == 1024 * 256 * 2);
   auto slice = plan("[x, null]", "[null, null]", "[x, y]");
   CHECK(slice.after.empty());

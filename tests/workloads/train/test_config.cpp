@@ -53,10 +53,11 @@ const BadCase kCases[] = {
      "workload.global_batch:", "global_batch 15 does not divide over data parallelism of 2"},
     {"heads-do-not-split", "heads: 4", "heads: 3", "3, head_dim",
      "workload.model.heads:", "3 does not split evenly over tensor parallelism of 2"},
-    {"unknown-schedule", "schedule: 1f1b", "schedule: 1f1f", "1f1f",
-     "workload.parallelism.schedule:", "'1f1f' is not a pipeline schedule; expected gpipe or 1f1b"},
-    {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw",
-     "workload.optimizer:", "'adamw' is not one of: adam sgd"},
+    {"unknown-schedule", "schedule: 1f1b", "schedule: 1f1f", "1f1f", "workload.parallelism.schedule:",
+     "unknown pipeline schedule '1f1f'; expected one of: gpipe (all forwards, then all backwards), 1f1b"},
+    {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw", "workload.optimizer:",
+     "unknown optimizer 'adamw'; expected one of: adam (12 bytes of state per parameter), sgd (4 bytes of state "
+     "per parameter); did you mean 'adam'?"},
     {"parallelism-typo", "microbatches: 4", "microbatch: 4",
      "microbatch:", "workload.parallelism.microbatch:", "did you mean 'microbatches'?"},
 };

@@ -87,6 +87,9 @@ TEST_CASE(
 
 TEST_CASE("data parallel gradient all-reduce takes the bidirectional ring's time", "[workloads][train]") {
   const auto r = run(ring_of_8());
+  // One gradient all-reduce per dense layer: with none the loop below
+  // would check nothing.
+  REQUIRE(r["collectives"].size() == 4);
   // 2(n-1) steps, each moving V/n split over both directions plus one hop:
   // 2 (n-1) (V / (n W_bidi) + T_min) (docs/reference/formulas.md §1-2, latency per step).
   const double v = kWidth * kWidth * 2;  // one layer's BF16 weight gradient (+ its bias, below 0.1%)

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "app/cli_runner.h"
 #include "workloads/experiment.h"
@@ -40,12 +41,21 @@ void check_common(const nlohmann::json& r) {
 }  // namespace
 
 TEST_CASE("example: data parallel on v4 and v5e", "[workloads][train][examples]") {
-  for (const char* name : {"train-dp-v4", "train-dp-v5e"}) {
+  // One gradient all-reduce per layer that holds parameters: train-dp-v4's
+  // embedding, 12 Transformer blocks and output layer; train-dp-v5e's 4
+  // dense layers (the loss holds none).
+  for (const auto& [name, gradient_all_reduces] :
+       {std::pair<const char*, std::size_t>{"train-dp-v4", 14}, {"train-dp-v5e", 4}}) {
     const auto r = run_example(name);
     INFO(name << ": " << r["result"]["communication"]);
     check_common(r);
     CHECK(r["result"]["communication"]["overlap_fraction"].get<double>() > 0);
-    for (const auto& c : r["collectives"]) CHECK(c["purpose"] == "gradients");
+    REQUIRE(r["collectives"].size() == gradient_all_reduces);
+    for (const auto& c : r["collectives"]) {
+      CHECK(c["purpose"] == "gradients");
+      CHECK(c["op"] == "all_reduce");
+      CHECK(c["participants"] == r["result"]["parallelism"]["data"]["degree"]);
+    }
   }
 }
 

@@ -1,0 +1,30 @@
+#pragma once
+// One whole kernel as one op (fidelity: kernel, docs/matmul.md): a flow of
+// its HBM bytes on the chip's fluid HBM (hbm_fluid.h), never faster than its
+// engine allows, after the fill of its first load and before the drain of
+// its last store. The kernel's bytes are the exact bytes the blocked kernel
+// moves, and its engine time the closed-form time of its steps, so the op
+// costs the same few events whatever the tensor size.
+#include <cstdint>
+
+namespace hw {
+
+struct KernelOp {
+  // HBM traffic: read before the engine can start (the first block's
+  // operands), moved while it computes, and written after it has finished
+  // (the last block's result). fill + body + drain = read + written.
+  std::uint64_t fill_bytes = 0, body_bytes = 0, drain_bytes = 0;
+  std::uint64_t read_bytes = 0, written_bytes = 0;
+  // The least time the body can take, whatever HBM gives it (its engine
+  // time, with the latency the kernel's buffering cannot hide), in ps; the
+  // body's bytes are capped at body_bytes / min_body_ps.
+  std::uint64_t min_body_ps = 0;
+  // What the op's engine does, for its statistics: MXU cycles of the
+  // busiest MXU of the core and the core's multiply-accumulates (a matmul),
+  // or vector cycles and FLOPs (a stream op).
+  std::uint64_t engine_cycles = 0;
+  std::uint64_t macs = 0;
+  double vector_flops = 0;
+};
+
+}  // namespace hw
