@@ -1,4 +1,4 @@
-#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the rare blocking op
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the rare op that advances cycle by cycle
 #include "hw/chip.h"
 
 #include <algorithm>
@@ -20,6 +20,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
   for (std::uint32_t c = 0; c < config_.tensorcores; ++c)
     vpus_.push_back(std::make_unique<VectorUnit>(("vpu" + std::to_string(c)).c_str(),
                                                  VectorUnitConfig{config_.vector_flops_per_cycle}, period_));
+  accumulations_.resize(mxus_.size());
   SC_METHOD(on_timer);
   sensitive << timer_;
   dont_initialize();
@@ -54,123 +55,99 @@ void accumulate(const MatmulOp& op, const std::vector<float>& y) {
 
 }  // namespace
 
-void Chip::run_matmul(Mxu& mxu, const MatmulOp& op) {
-  const MxuShape shape{op.m, op.k, op.n};
-  if (!op.y) {
-    mxu.execute(shape);
-    return;
-  }
-  PackedMatmul p = pack(op);
-  mxu.execute(shape, p.a.data(), p.b.data(), p.y.data());
-  accumulate(op, p.y);
-}
-
-std::uint64_t Chip::begin_matmul(Mxu& mxu, const MatmulOp& op, std::function<void()>& done) {
-  // As run_matmul, with Mxu::begin in place of the blocking execute. The
-  // product is added into the VMEM accumulators at completion, as the
-  // blocking path does, so that ops sharing accumulators add in the same
-  // order (FP32 addition does not associate).
+std::uint64_t Chip::begin_matmul(std::uint32_t index, const MatmulOp& op) {
+  // The product is added into the VMEM accumulators at completion, so that
+  // ops sharing accumulators add in the order they complete (FP32 addition
+  // does not associate).
+  Mxu& mxu = *mxus_.at(index);
   const MxuShape shape{op.m, op.k, op.n};
   if (!op.y) return mxu.begin(shape);
   PackedMatmul p = pack(op);
   const std::uint64_t cycles = mxu.begin(shape, p.a.data(), p.b.data(), p.y.data());
-  done = [&op, y = std::move(p.y), next = std::move(done)] {
-    accumulate(op, y);
-    next();
-  };
+  accumulations_[index] = {&op, std::move(p.y)};
   return cycles;
 }
 
-void Chip::after_cycles(std::uint64_t cycles, std::function<void()> done) {
+void Chip::after_cycles(std::uint64_t cycles, Completion done, std::uint32_t mxu) {
   // Mxu::begin has checked that cycles * period fits; vector ops are far
   // below that.
   const std::uint64_t span = cycles * static_cast<std::uint64_t>(period_.value());
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   if (timed_.empty() || now + span < timed_.top().due) timer_.notify(sc_core::sc_time::from_value(span));
-  timed_.push(Timed{now + span, timed_seq_++, std::move(done)});
+  timed_.push(Timed{now + span, timed_seq_++, done, mxu});
 }
 
 void Chip::on_timer() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   while (!timed_.empty() && timed_.top().due <= now) {
-    // Move out before popping: `done` may start new ops, which push here.
-    std::function<void()> done = std::move(const_cast<Timed&>(timed_.top()).done);
+    // Copy out before popping: `done` may start new ops, which push here.
+    const Timed t = timed_.top();
     timed_.pop();
-    done();
+    if (t.mxu != kNoMxu) {
+      Accumulation& acc = accumulations_[t.mxu];
+      if (acc.op) accumulate(*acc.op, acc.y);
+      acc.op = nullptr;
+    }
+    t.done();
   }
   if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(timed_.top().due - now));
 }
 
-void Chip::run_in_thread(std::function<void()> body, std::function<void()> done) {
+void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(64 * 1024);
   sc_core::sc_spawn(
-      [this, body = std::move(body), done = std::move(done)] {
+      [&mxu, &op, done] {
         try {
-          body();
+          const MxuShape shape{op.m, op.k, op.n};
+          if (!op.y) {
+            mxu.execute(shape);
+          } else {
+            PackedMatmul p = pack(op);
+            mxu.execute(shape, p.a.data(), p.b.data(), p.y.data());
+            accumulate(op, p.y);
+          }
         } catch (...) {
-          // Exceptions must not unwind into the kernel; as the sequencer does.
-          if (!failure_) failure_ = std::current_exception();
-          sc_core::sc_stop();
+          // Exceptions must not unwind into the kernel: the listener keeps
+          // it and stops the simulation.
+          done.fail(std::current_exception());
           return;
         }
         done();
       },
-      sc_core::sc_gen_unique_name("blocking_op"), &opts);
+      sc_core::sc_gen_unique_name("cycle_by_cycle_op"), &opts);
 }
 
-void Chip::start(const Op& op, std::function<void()> done) {
+void Chip::start(const Op& op, Completion done) {
   switch (op.engine.kind) {
     case EngineKind::mxu: {
-      Mxu& mxu = *mxus_.at(op.engine.index);
       const auto& m = std::get<MatmulOp>(op.payload);
+      Mxu& mxu = *mxus_.at(op.engine.index);
       if (mxu.needs_thread()) {
-        run_in_thread([this, &mxu, &m] { run_matmul(mxu, m); }, std::move(done));
+        run_in_thread(mxu, m, done);
         return;
       }
-      const std::uint64_t cycles = begin_matmul(mxu, m, done);
-      after_cycles(cycles, std::move(done));
+      after_cycles(begin_matmul(op.engine.index, m), done, op.engine.index);
       return;
     }
     case EngineKind::vector: {
       const auto& v = std::get<VectorOp>(op.payload);
-      after_cycles(vpus_.at(op.engine.index)->begin(v.elements, v.flops_per_element), std::move(done));
+      const std::uint64_t cycles = vpus_.at(op.engine.index)->begin(v.elements, v.flops_per_element);
+      if (cycles == 0) {
+        done();  // no time: done in the delta cycle it started in
+        return;
+      }
+      after_cycles(cycles, done);
       return;
     }
     case EngineKind::dma: {
       const auto& d = std::get<DmaOp>(op.payload);
-      dmas_.at(op.engine.index)->start(d.hbm_addr, d.bytes, d.write, std::move(done));
+      dmas_.at(op.engine.index)->start(d.hbm_addr, d.bytes, d.write, done);
       return;
     }
-    case EngineKind::ici:
-      if (const auto* custom = std::get_if<CustomOp>(&op.payload)) {
-        run_in_thread(custom->run, std::move(done));
-        return;
-      }
-      throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through a PodRuntime");
+    case EngineKind::ici: break;
   }
-}
-
-void Chip::execute(const Op& op) {
-  switch (op.engine.kind) {
-    case EngineKind::mxu: run_matmul(*mxus_.at(op.engine.index), std::get<MatmulOp>(op.payload)); return;
-    case EngineKind::vector: {
-      const auto& v = std::get<VectorOp>(op.payload);
-      vpus_.at(op.engine.index)->execute(v.elements, v.flops_per_element);
-      return;
-    }
-    case EngineKind::dma: {
-      const auto& d = std::get<DmaOp>(op.payload);
-      dmas_.at(op.engine.index)->transfer(d.hbm_addr, d.bytes, d.write);
-      return;
-    }
-    case EngineKind::ici:
-      if (const auto* custom = std::get_if<CustomOp>(&op.payload)) {
-        custom->run();
-        return;
-      }
-      throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through a PodRuntime");
-  }
+  throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through runtime::run_pod");
 }
 
 double Chip::mxu_busy_s() const {

@@ -1,47 +1,42 @@
 #pragma once
 // One TPU chip: TensorCores with their MXUs and vector unit, DMA engines and
-// HBM behind a TLM-2.0 socket. It executes program ops on the right engine;
-// the Sequencer decides when.
+// HBM behind a TLM-2.0 socket. It starts program ops on the right engine,
+// without blocking; the Sequencer decides when.
 #include <systemc>
 
 #include <cstdint>
-#include <exception>
-#include <functional>
 #include <memory>
 #include <queue>
 #include <vector>
 
 #include "hw/chip_config.h"
+#include "hw/completion.h"
 #include "hw/dma.h"
 #include "hw/hbm.h"
 #include "hw/mxu.h"
 #include "hw/program.h"
+#include "hw/sequencer.h"
 #include "hw/vector_unit.h"
 #include "sim/stats.h"
 
 namespace hw {
 
-class Chip : public sc_core::sc_module {
+class Chip : public sc_core::sc_module, public OpExecutor {
  public:
   SC_HAS_PROCESS(Chip);
   Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity);
 
-  // Blocking: runs one op on its engine (call from an SC_THREAD).
-  void execute(const Op& op);
-
-  // Non-blocking, from any process after elaboration: starts one op on its
-  // engine now and returns; `done` runs (from a method process, never
-  // inside start) when it completes, at the time execute() would have
-  // returned. The caller runs one op per engine instance at a time (an
-  // event-driven sequencer; hw::Sequencer still uses execute()). Errors found at start (bad shapes, a
-  // range outside HBM) are thrown from start.
-  void start(const Op& op, std::function<void()> done);
-  // An exception thrown by an op that start() had to run in a thread of its
-  // own stops the simulation (its `done` never runs); the caller rethrows it
-  // after sc_start() returns, next to Sequencer::rethrow_failure().
-  void rethrow_failure() const {
-    if (failure_) std::rethrow_exception(failure_);
-  }
+  // Starts one op on its engine now and returns, from any process after
+  // elaboration (the DMA sockets are complete only then). `done` is called
+  // when the op completes, from the chip's timer (MXU, vector unit) or the
+  // HBM's response (DMA); from inside start() only for a vector op of no
+  // cycles, which takes no time. One op per engine instance at a time (the
+  // sequencer's rule). Errors found at start (bad shapes, a range outside
+  // HBM) are thrown from start. The one op that must advance cycle by cycle,
+  // an MXU op at pe fidelity with a cycle hook (--vcd), runs in a thread of
+  // its own for its duration and reports an exception through done.fail.
+  // ICI ops need the pod's network: a pod runtime runs those itself.
+  void start(const Op& op, Completion done) override;
 
   const ChipConfig& config() const { return config_; }
   sc_core::sc_time clock_period() const { return period_; }
@@ -60,15 +55,17 @@ class Chip : public sc_core::sc_module {
   void dump_stats(sim::StatGroup& group, double elapsed_s) const;
 
  private:
-  void run_matmul(Mxu& mxu, const MatmulOp& op);
-  // The non-blocking MXU path: values and cycles now; wraps `done` with the
-  // accumulation that belongs to the op's completion.
-  std::uint64_t begin_matmul(Mxu& mxu, const MatmulOp& op, std::function<void()>& done);
-  // Runs `done` after `cycles` clock periods.
-  void after_cycles(std::uint64_t cycles, std::function<void()> done);
-  // Ops that must block (a CustomOp, an MXU with a cycle hook) get a thread
-  // of their own for their duration; rare, so the stack is paid only then.
-  void run_in_thread(std::function<void()> body, std::function<void()> done);
+  static constexpr std::uint32_t kNoMxu = ~std::uint32_t{0};
+
+  // Values and cycles of an MXU op starting now. A functional op's product
+  // is kept for the accumulation that belongs to its completion.
+  std::uint64_t begin_matmul(std::uint32_t mxu, const MatmulOp& op);
+  // Calls `done` after `cycles` clock periods, first adding MXU `mxu`'s
+  // product into its accumulators (unless kNoMxu).
+  void after_cycles(std::uint64_t cycles, Completion done, std::uint32_t mxu = kNoMxu);
+  // The MXU op with a cycle hook, blocking in a thread of its own; rare, so
+  // the stack is paid only then.
+  void run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done);
   void on_timer();
 
   // Timed completions of this chip's MXU and vector ops: one event and one
@@ -77,13 +74,20 @@ class Chip : public sc_core::sc_module {
   struct Timed {
     std::uint64_t due;
     std::uint64_t seq;
-    std::function<void()> done;
+    Completion done;
+    std::uint32_t mxu;  // whose product to accumulate first, or kNoMxu
     bool operator>(const Timed& o) const { return due != o.due ? due > o.due : seq > o.seq; }
   };
   std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_;
   std::uint64_t timed_seq_ = 0;
   sc_core::sc_event timer_;
-  std::exception_ptr failure_;
+  // Per MXU: the functional op in flight and its product, added into the
+  // VMEM accumulators when it completes.
+  struct Accumulation {
+    const MatmulOp* op = nullptr;
+    std::vector<float> y;
+  };
+  std::vector<Accumulation> accumulations_;
 
   ChipConfig config_;
   sc_core::sc_time period_;

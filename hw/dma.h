@@ -4,11 +4,12 @@
 // bandwidth, sharing between engines and latency all come from the target.
 #include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <systemc>
 #include <tlm>
 #include <vector>
+
+#include "hw/completion.h"
 
 namespace hw {
 
@@ -18,19 +19,15 @@ class DmaEngine : public sc_core::sc_module {
 
   explicit DmaEngine(sc_core::sc_module_name name);
 
-  // Blocking; call from an SC_THREAD. write = on-chip -> HBM. One transfer at
-  // a time: a second caller waits until the engine is free. Throws
-  // sim::SimFailure if the target rejects the range (e.g. beyond capacity).
-  void transfer(std::uint64_t hbm_addr, std::uint64_t bytes, bool write);
-
   // Non-blocking (TLM-2.0 AT), from any process after elaboration (the
   // multi-socket's callbacks are bound only then): issues the transfer now
-  // and returns; `done` runs (inside the Hbm's process) when it completes,
-  // at the time transfer() would have returned. The caller keeps the engine to one
-  // transfer at a time (std::logic_error otherwise). Throws sim::SimFailure
-  // at once if the target rejects the range; the transfer is then abandoned
-  // and `done` never runs (the caller stops the simulation).
-  void start(std::uint64_t hbm_addr, std::uint64_t bytes, bool write, std::function<void()> done);
+  // (write = on-chip -> HBM) and returns; `done` is called (inside the Hbm's
+  // process) when it completes. One transfer at a time: the caller starts
+  // the next after `done` (std::logic_error otherwise). Throws
+  // sim::SimFailure at once if the target rejects the range (e.g. beyond
+  // capacity); the transfer is then abandoned, `done` is never called and
+  // the engine is free again.
+  void start(std::uint64_t hbm_addr, std::uint64_t bytes, bool write, Completion done);
 
   std::uint64_t transfers() const { return transfers_; }
   std::uint64_t bytes_read() const { return bytes_read_; }
@@ -40,25 +37,21 @@ class DmaEngine : public sc_core::sc_module {
   sc_core::sc_time busy() const { return busy_; }
 
  private:
-  // Issues one payload and waits for it; returns the target's response.
-  tlm::tlm_response_status issue(std::uint64_t addr, std::uint64_t bytes, bool write);
-
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   [[noreturn]] void reject(std::uint64_t hbm_addr, std::uint64_t bytes, bool write) const;
 
-  sc_core::sc_mutex engine_;
-  // The non-blocking transfer in flight: its payloads (one per chunk, alive
-  // until their BEGIN_RESP), the responses still due, and what to call then.
-  struct Pending {
-    std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads;
-    std::size_t left = 0;
-    std::uint64_t bytes = 0;
-    bool write = false;
-    sc_core::sc_time start;
-    std::function<void()> done;
-  };
-  std::unique_ptr<Pending> pending_;
-  std::vector<std::unique_ptr<Pending>> abandoned_;  // rejected, chunks possibly still in the Hbm
+  // The transfer in flight: its payloads (one per chunk; kept from one
+  // transfer to the next, each alive until its BEGIN_RESP), the responses
+  // still due, and whom to tell.
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> payloads_;
+  std::size_t chunks_ = 0;  // payloads_ in use
+  std::size_t left_ = 0;    // responses still due; 0: the engine is free
+  std::uint64_t bytes_ = 0;
+  bool write_ = false;
+  sc_core::sc_time start_;
+  Completion done_;
+  // Payloads of a rejected transfer, whose accepted chunks may still be in the Hbm.
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> abandoned_;
   std::uint64_t transfers_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t bytes_written_ = 0;

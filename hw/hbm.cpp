@@ -43,12 +43,12 @@ struct Hbm::Channel {
 };
 
 // Blocking: lives on the stack of the initiator's thread for the length of
-// b_transport, which waits on `done`. Non-blocking: owned by the Hbm (heap)
-// from BEGIN_REQ until BEGIN_RESP; `trans` and `initiator` say where the
-// response goes.
+// b_transport, which waits on `done`. Non-blocking: taken from the Hbm's
+// pool at BEGIN_REQ and given back at BEGIN_RESP; `trans` and `initiator`
+// say where the response goes.
 struct Hbm::Transfer {
   std::uint32_t parts_left = 0;
-  sc_core::sc_event done;
+  sc_core::sc_event* done = nullptr;          // set for blocking transfers only
   tlm::tlm_generic_payload* trans = nullptr;  // set for non-blocking transfers only
   int initiator = -1;
 };
@@ -70,12 +70,19 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
   dont_initialize();
 }
 
-Hbm::~Hbm() {
-  // A simulation stopped early (sc_stop on a failure) leaves non-blocking
-  // transfers behind; the blocking ones live on thread stacks.
-  for (auto& [id, t] : in_flight_)
-    if (t->trans) delete t;
-  for (auto& r : responding_) delete r.second;
+// The pool owns every non-blocking transfer, in flight or not (a
+// simulation stopped early leaves some behind); blocking ones live on
+// thread stacks.
+Hbm::~Hbm() = default;
+
+Hbm::Transfer* Hbm::take_transfer() {
+  if (spare_.empty()) {
+    pool_.push_back(std::make_unique<Transfer>());
+    return pool_.back().get();
+  }
+  Transfer* t = spare_.back();
+  spare_.pop_back();
+  return t;
 }
 
 std::uint64_t Hbm::now_ticks() const { return sc_core::sc_time_stamp().value(); }
@@ -105,7 +112,7 @@ void Hbm::on_wake() {
         if (t->trans)
           respond_after_latency(t);
         else
-          t->done.notify();
+          t->done->notify();
       }
     }
     ch->refresh();
@@ -159,13 +166,15 @@ void Hbm::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_cor
     wait(delay);
     delay = sc_core::SC_ZERO_TIME;
   }
+  sc_core::sc_event done;
   Transfer transfer;
+  transfer.done = &done;
   const std::uint64_t id = next_id_++;
   transfer.parts_left = accept(trans, id);
   if (!trans.is_response_ok() || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return;
   if (transfer.parts_left > 0) {
     in_flight_.emplace(id, &transfer);
-    wait(transfer.done);
+    wait(done);
   }
   if (latency_ != sc_core::SC_ZERO_TIME) wait(latency_);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -189,14 +198,14 @@ tlm::tlm_sync_enum Hbm::nb_transport_fw(int initiator, tlm::tlm_generic_payload&
     phase = tlm::BEGIN_RESP;
     return tlm::TLM_COMPLETED;
   }
-  auto t = std::make_unique<Transfer>();
+  Transfer* t = take_transfer();
   t->parts_left = parts;
   t->trans = &trans;
   t->initiator = initiator;
   if (parts > 0)
-    in_flight_.emplace(id, t.release());
+    in_flight_.emplace(id, t);
   else
-    respond_after_latency(t.release());
+    respond_after_latency(t);
   return tlm::TLM_ACCEPTED;
 }
 
@@ -210,13 +219,16 @@ void Hbm::respond_after_latency(Transfer* t) {
 void Hbm::on_respond() {
   const std::uint64_t now = now_ticks();
   while (!responding_.empty() && responding_.front().first <= now) {
-    std::unique_ptr<Transfer> t(responding_.front().second);
+    Transfer* t = responding_.front().second;
     responding_.pop_front();
+    tlm::tlm_generic_payload& trans = *t->trans;
+    const int initiator = t->initiator;
+    spare_.push_back(t);
     tlm::tlm_phase phase = tlm::BEGIN_RESP;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     // The initiator may start its next transfer from inside this call, which
-    // can push onto responding_ (only behind the entries due now).
-    socket[t->initiator]->nb_transport_bw(*t->trans, phase, delay);
+    // can push onto responding_ (only behind the entries due now) and reuse t.
+    socket[initiator]->nb_transport_bw(trans, phase, delay);
   }
   if (!responding_.empty()) respond_.notify(sc_core::sc_time::from_value(responding_.front().first - now));
 }

@@ -67,6 +67,7 @@ class Hbm : public sc_core::sc_module {
   // Sets wake_ to the earliest channel completion.
   void schedule_wake();
   std::uint64_t now_ticks() const;
+  Transfer* take_transfer();  // for a non-blocking request
 
   HbmConfig config_;
   sc_core::sc_time tick_;  // kernel time resolution; FairShare counts in it
@@ -81,6 +82,9 @@ class Hbm : public sc_core::sc_module {
   // and one event (for its head) serves it.
   std::deque<std::pair<std::uint64_t, Transfer*>> responding_;  // (due tick, transfer)
   sc_core::sc_event respond_;
+  // Non-blocking transfers, reused: no allocation per request.
+  std::vector<std::unique_ptr<Transfer>> pool_;
+  std::vector<Transfer*> spare_;
   std::uint64_t next_id_ = 0;
   std::uint64_t transfers_ = 0;
   std::uint64_t bytes_read_ = 0;

@@ -1,8 +1,11 @@
 #pragma once
-// hw::Mxu: one matrix unit as a SystemC module. Callers (the TensorCore
-// sequencer) call execute() from their SC_THREAD; the MXU computes the op's
-// cycles (tile fidelity: closed form; pe fidelity: the PE engine) and
-// advances time once by the whole span.
+// hw::Mxu: one matrix unit as a SystemC module. An op's cycles come from
+// the tile fidelity's closed form or the pe fidelity's PE engine. hw::Chip
+// starts ops with begin(), which does the op's work at once and returns its
+// cycles; the chip completes it that many periods later. execute() is the
+// blocking form, for a thread: it advances time once by the whole span, or
+// cycle by cycle while a cycle hook watches (the VCD; the chip then gives
+// the op a thread of its own).
 #include <cstdint>
 #include <systemc>
 
@@ -44,7 +47,7 @@ class Mxu : public sc_core::sc_module {
   // y, if given, receives m * n floats.
   void execute(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr, float* y = nullptr);
 
-  // Non-blocking entry for the event-driven sequencer: does what execute()
+  // Non-blocking entry for hw::Chip: does what execute()
   // does (checks, values, stats) for an op starting now, without waiting,
   // and returns its cycles; the caller completes the op after
   // cycles * period and runs one op per MXU at a time. Not available while

@@ -5,7 +5,6 @@
 // order as soon as their dependencies are done, so engines overlap exactly
 // as far as the dependencies allow.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -54,12 +53,6 @@ struct CommOp {
   std::uint32_t collective = 0;
 };
 
-// Anything else an engine does, as a blocking call made from the engine's
-// thread (collectives, send/recv): it may wait on SystemC events.
-struct CustomOp {
-  std::function<void()> run;
-};
-
 // A point-to-point message over the pod's network (pipeline activations and
 // gradients), run on an ICI engine. The receiver matches it by (sender, tag);
 // tags are the program's own, below 2^48, and unique per sender and receiver
@@ -77,7 +70,7 @@ struct RecvOp {
   std::uint64_t tag = 0;
 };
 
-using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, CustomOp, SendOp, RecvOp>;
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp>;
 
 struct Op {
   std::string name;  // shown in traces

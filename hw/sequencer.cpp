@@ -1,4 +1,3 @@
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "hw/sequencer.h"
 
 #include <algorithm>
@@ -10,23 +9,26 @@ namespace hw {
 
 namespace {
 std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()); }
+// Limits of the sequencer's state words: an op index must differ from its
+// "no op" value, a dependency count must stay below its kWaitedOn bit.
+constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
+constexpr std::uint32_t kMaxDeps = (std::uint32_t{1} << 31) - 1;
 }  // namespace
 
-Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, Executor execute)
-    : sc_core::sc_module(name), program_(program), execute_(std::move(execute)) {
+ProgramGraph::ProgramGraph(const Program& program) : program_(program) {
   const std::size_t n = program_.ops.size();
   if (n >= kNoOp) throw std::logic_error("program has too many ops for a sequencer");
-  state_.resize(n);
+  deps_.resize(n);
+  std::vector<std::uint32_t> queue_of(n);
   first_dependent_.assign(n + 1, 0);
   // One pass over the ops (they are large and scattered): engine queues in
   // order of first use, dependency counts, and the edges in a flat copy.
   // A dependency on a later op could never be met.
   std::vector<EngineRef> engines;
-  std::vector<std::uint32_t> queue_of(n);
   std::vector<std::uint32_t> deps;
   for (std::uint32_t i = 0; i < n; ++i) {
     const Op& op = program_.ops[i];
-    if (op.deps.size() >= kWaitedOn - 1) throw std::logic_error("op '" + op.name + "' has too many dependencies");
+    if (op.deps.size() >= kMaxDeps) throw std::logic_error("op '" + op.name + "' has too many dependencies");
     for (auto d : op.deps) {
       if (d >= i) throw std::logic_error("op '" + op.name + "' depends on a later op");
       ++first_dependent_[d + 1];
@@ -34,7 +36,7 @@ Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, Execu
     deps.insert(deps.end(), op.deps.begin(), op.deps.end());
     if (deps.size() > std::numeric_limits<std::uint32_t>::max())
       throw std::logic_error("program has too many dependencies for a sequencer");
-    state_[i] = static_cast<std::uint32_t>(op.deps.size());
+    deps_[i] = static_cast<std::uint32_t>(op.deps.size());
     auto it = std::find(engines.begin(), engines.end(), op.engine);
     queue_of[i] = static_cast<std::uint32_t>(it - engines.begin());
     if (it == engines.end()) engines.push_back(op.engine);
@@ -45,80 +47,125 @@ Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, Execu
   for (std::size_t i = 0; i < n; ++i) first_dependent_[i + 1] += first_dependent_[i];
   dependents_.resize(deps.size());
   for (std::uint32_t i = 0, e = 0; i < n; ++i)
-    for (const std::uint32_t end = e + state_[i]; e < end; ++e) dependents_[first_dependent_[deps[e]]++] = i;
+    for (const std::uint32_t end = e + deps_[i]; e < end; ++e) dependents_[first_dependent_[deps[e]]++] = i;
   for (std::size_t i = n; i > 0; --i) first_dependent_[i] = first_dependent_[i - 1];
   first_dependent_[0] = 0;
 
-  const std::size_t queues = engines.size();
+  const auto queues = static_cast<std::uint32_t>(engines.size());
   queue_begin_.assign(queues + 1, 0);
   for (auto q : queue_of) ++queue_begin_[q + 1];
   for (std::size_t q = 0; q < queues; ++q) queue_begin_[q + 1] += queue_begin_[q];
   queue_ops_.resize(n);
-  {
-    std::vector<std::uint32_t> next(queue_begin_.begin(), queue_begin_.end() - 1);
-    for (std::uint32_t i = 0; i < n; ++i) queue_ops_[next[queue_of[i]]++] = i;
-  }
-  waiting_for_.assign(queues, kNoOp);
-  wake_ = std::make_unique<sc_core::sc_event[]>(queues);
-  timings_.resize(n);
-
-  for (std::uint32_t q = 0; q < queues; ++q) {
-    std::string thread_name = std::string(engine_kind_name(engines[q].kind)) + std::to_string(engines[q].index);
-    sc_core::sc_spawn_options opts;
-    opts.set_stack_size(64 * 1024);
-    sc_core::sc_spawn([this, q]() { run_engine(q); }, thread_name.c_str(), &opts);
-  }
+  std::vector<std::uint32_t> next(queue_begin_.begin(), queue_begin_.end() - 1);
+  for (std::uint32_t i = 0; i < n; ++i) queue_ops_[next[queue_of[i]]++] = i;
 }
 
-void Sequencer::run_engine(std::uint32_t queue) {
-  const std::uint32_t last = queue_begin_[queue + 1];
-  for (std::uint32_t k = queue_begin_[queue]; k < last; ++k) {
-    const std::uint32_t i = queue_ops_[k];
-    while (state_[i] != 0) {
-      // Woken by the completion that meets the last dependency, in the next
-      // delta cycle (wake()).
+Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor)
+    : Sequencer(name, std::make_shared<const ProgramGraph>(program), executor) {}
+
+Sequencer::Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor)
+    : sc_core::sc_module(name),
+      graph_(std::move(graph)),
+      g_(*graph_),
+      executor_(executor),
+      state_(g_.deps_),
+      next_(g_.queue_begin_.begin(), g_.queue_begin_.end() - 1),
+      running_(next_.size(), kNone),
+      timings_(std::make_shared<std::vector<OpTiming>>(state_.size())) {
+  // At time 0 every engine looks at its first op, in order of first use.
+  for (std::uint32_t q = 0; q < next_.size(); ++q) woken_.push_back(q);
+  SC_METHOD(on_wake);
+  sensitive << wake_;
+}
+
+void Sequencer::on_wake() {
+  waking_.swap(woken_);  // engines woken from here on run in the next delta cycle
+  for (const std::uint32_t q : waking_) run_queue(q);
+  waking_.clear();
+}
+
+void Sequencer::run_queue(std::uint32_t queue) {
+  const std::uint32_t last = g_.queue_begin_[queue + 1];
+  while (running_[queue] == kNone && next_[queue] < last) {
+    const std::uint32_t i = g_.queue_ops_[next_[queue]];
+    if (state_[i] != 0) {
+      // The completion that meets the last dependency wakes this engine,
+      // for the next delta cycle (finish()).
       state_[i] |= kWaitedOn;
-      waiting_for_[queue] = i;
-      wait(wake_[queue]);
-    }
-    timings_[i].start_ps = now_ps();
-    try {
-      execute_(program_.ops[i]);
-    } catch (...) {
-      // Exceptions must not unwind through the kernel (they would surface as
-      // an untyped sc_report); keep the first and stop the simulation.
-      if (!failure_) failure_ = std::current_exception();
-      sc_core::sc_stop();
       return;
     }
-    complete(i);
+    running_[queue] = i;
+    (*timings_)[i].start_ps = now_ps();
+    // A start may complete other engines' ops and run their queues (this
+    // function, re-entered); the op under way is restored afterwards.
+    const std::uint32_t outer = starting_;
+    const bool outer_inside = completed_inside_;
+    starting_ = i;
+    completed_inside_ = false;
+    try {
+      executor_.start(g_.program_.ops[i], Completion{this, std::uint64_t{queue} << 32 | i});
+    } catch (...) {
+      // Exceptions must not unwind through the kernel (they would surface as
+      // an untyped sc_report) nor through the process of another unit (an
+      // op may start inside a DMA's or the network's completion). The op
+      // keeps its engine and stays pending.
+      starting_ = outer;
+      completed_inside_ = outer_inside;
+      fail(std::current_exception());
+      return;
+    }
+    const bool inside = completed_inside_;
+    starting_ = outer;
+    completed_inside_ = outer_inside;
+    if (!inside) return;  // completed() goes on from there
+    running_[queue] = kNone;
+    ++next_[queue];
   }
 }
 
-void Sequencer::complete(std::uint32_t op) {
-  timings_[op].end_ps = now_ps();
+void Sequencer::completed(std::uint64_t token) {
+  const auto op = static_cast<std::uint32_t>(token);
+  finish(op);
+  if (op == starting_) {
+    // An op that took no time: run_queue() goes on with the next one.
+    completed_inside_ = true;
+    return;
+  }
+  // The engine is free: its next op goes on in this delta cycle if ready.
+  const auto queue = static_cast<std::uint32_t>(token >> 32);
+  running_[queue] = kNone;
+  ++next_[queue];
+  run_queue(queue);
+}
+
+void Sequencer::failed(std::uint64_t /*op*/, std::exception_ptr error) { fail(std::move(error)); }
+
+void Sequencer::fail(std::exception_ptr error) {
+  // Keep the first and stop the simulation.
+  if (!failure_) failure_ = std::move(error);
+  sc_core::sc_stop();
+}
+
+void Sequencer::finish(std::uint32_t op) {
+  (*timings_)[op].end_ps = now_ps();
   state_[op] = kDone;
   ++completed_;
-  end_ps_ = std::max(end_ps_, timings_[op].end_ps);
-  for (std::uint32_t e = first_dependent_[op]; e < first_dependent_[op + 1]; ++e) {
-    const std::uint32_t j = dependents_[e];
-    if (--state_[j] == kWaitedOn) wake(j);
-  }
-}
-
-void Sequencer::wake(std::uint32_t op) {
-  // For the next delta cycle, as the event that every completion notified
-  // and every waiting thread shared. (That also woke threads for nothing,
-  // and one so woken could take up an op completed in zero time earlier in
-  // the same delta cycle, by the luck of the kernel's order: such a start
-  // now comes one delta cycle later, at the same simulated time.)
-  state_[op] = 0;
-  // Few queues (one per engine instance), and only on a wakeup.
-  for (std::size_t q = 0; q < waiting_for_.size(); ++q) {
-    if (waiting_for_[q] != op) continue;
-    waiting_for_[q] = kNoOp;
-    wake_[q].notify(sc_core::SC_ZERO_TIME);
-    return;
+  end_ps_ = std::max(end_ps_, (*timings_)[op].end_ps);
+  for (std::uint32_t e = g_.first_dependent_[op]; e < g_.first_dependent_[op + 1]; ++e) {
+    const std::uint32_t j = g_.dependents_[e];
+    if (--state_[j] != kWaitedOn) continue;
+    // j was its idle engine's next op and is ready now: the engine takes it
+    // in the next delta cycle (one activation for every engine woken in
+    // this one, in the order they were woken).
+    state_[j] = 0;
+    if (woken_.empty()) wake_.notify(sc_core::SC_ZERO_TIME);
+    // Few queues (one per engine instance), and only on a wakeup: the idle
+    // one whose next op is j.
+    for (std::uint32_t q = 0; q < running_.size(); ++q) {
+      if (running_[q] != kNone || next_[q] == g_.queue_begin_[q + 1] || g_.queue_ops_[next_[q]] != j) continue;
+      woken_.push_back(q);
+      break;
+    }
   }
 }
 

@@ -1,66 +1,120 @@
 #pragma once
-// The TensorCore sequencer of one chip: one thread per engine instance that
-// issues the engine's ops in program order, each as soon as its dependencies
-// are done. It never polls, and only a thread that can go on is woken: every
-// op counts its unmet dependencies, and the completion that brings an op's
-// count to zero while its engine's thread waits for it notifies that
-// thread's event, for the next delta cycle.
+// The TensorCore sequencer of one chip, event-driven: it keeps each engine
+// instance's ops in program order and starts an op, through a non-blocking
+// executor, when its dependencies are done and its engine is free; it hears
+// of completions through hw::Completion callbacks. No thread, no polling:
+// every op counts its unmet dependencies, and only the completion that
+// brings the count of an engine's next op to zero while the engine is idle
+// wakes that engine, for the next delta cycle (one method activation for
+// all engines woken in a delta cycle). An engine whose op completes goes on
+// with its next op at once, in the same delta cycle, if that op is ready.
 #include <systemc>
 
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <vector>
 
+#include "hw/completion.h"
 #include "hw/program.h"
 
 namespace hw {
 
-class Sequencer : public sc_core::sc_module {
+// Runs ops for a sequencer (hw::Chip, or a pod's runtime in front of one).
+class OpExecutor {
  public:
-  using Executor = std::function<void(const Op&)>;  // blocking; called from the engine's thread
+  // Starts `op` now and returns without waiting; `done` is called once when
+  // it completes: from a later process activation, or from inside start()
+  // for an op that takes no time (it then completes in the delta cycle it
+  // started in). The sequencer runs one op per engine instance at a time.
+  // An op that cannot start throws from start(); the sequencer stops the run.
+  virtual void start(const Op& op, Completion done) = 0;
 
-  // `program` must outlive the sequencer and stay unchanged; it is only read,
-  // so several sequencers may share one. Throws std::logic_error when an op
-  // depends on itself or a later op.
-  Sequencer(sc_core::sc_module_name name, const Program& program, Executor execute);
+ protected:
+  ~OpExecutor() = default;
+};
 
+// What a sequencer reads of a program, worked out once: each engine
+// instance's ops in program order and each op's dependents. Sequencers of
+// chips that run one program share it; only their progress is their own.
+class ProgramGraph {
+ public:
+  // `program` must outlive the graph and stay unchanged. Throws
+  // std::logic_error when an op depends on itself or a later op.
+  explicit ProgramGraph(const Program& program);
   const Program& program() const { return program_; }
-  const std::vector<OpTiming>& timings() const { return timings_; }
-  bool finished() const { return completed_ == program_.ops.size(); }
-  // Ops not completed, with what each still waits for (for deadlock reports).
-  std::vector<std::uint32_t> pending_ops() const;
-  std::uint64_t end_ps() const { return end_ps_; }  // completion of the last op
-  // An exception thrown by an op (e.g. sim::SimFailure from a DMA) stops the
-  // simulation; the caller rethrows it after sc_start() returns.
-  void rethrow_failure() const;
 
  private:
-  void run_engine(std::uint32_t queue);
-  void complete(std::uint32_t op);
-  void wake(std::uint32_t op);
-
-  // state_[op]: dependencies not done yet (low 31 bits), kWaitedOn while the
-  // op's engine thread sleeps until that count is zero, kDone once it ran.
-  static constexpr std::uint32_t kWaitedOn = std::uint32_t{1} << 31;
-  static constexpr std::uint32_t kDone = ~std::uint32_t{0};
-  static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
-
+  friend class Sequencer;
   const Program& program_;
-  Executor execute_;
-  std::vector<std::uint32_t> state_;
+  std::vector<std::uint32_t> deps_;  // per op: how many it depends on
   // The ops that depend on op i (CSR, in program order):
   // dependents_[first_dependent_[i] .. first_dependent_[i + 1]).
   std::vector<std::uint32_t> first_dependent_;
   std::vector<std::uint32_t> dependents_;
-  // Queue q (one per engine instance) issues
+  // Queue q (one per engine instance, in order of first use) issues
   // queue_ops_[queue_begin_[q] .. queue_begin_[q + 1]) in that order.
   std::vector<std::uint32_t> queue_ops_;
   std::vector<std::uint32_t> queue_begin_;
-  std::vector<std::uint32_t> waiting_for_;     // per queue: the op its thread sleeps on, or kNoOp
-  std::unique_ptr<sc_core::sc_event[]> wake_;  // per queue
-  std::vector<OpTiming> timings_;
+};
+
+class Sequencer : public sc_core::sc_module, private CompletionListener {
+ public:
+  SC_HAS_PROCESS(Sequencer);
+  // `executor` (and the program) must outlive the sequencer. Ops start from
+  // time 0, after elaboration. The first form works out the program's graph
+  // for itself (and throws std::logic_error as ProgramGraph does).
+  Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor);
+  Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor);
+
+  const Program& program() const { return graph_->program(); }
+  const std::vector<OpTiming>& timings() const { return *timings_; }
+  // The same, kept alive for as long as the caller needs it (no copy).
+  std::shared_ptr<const std::vector<OpTiming>> shared_timings() const { return timings_; }
+  bool finished() const { return completed_ == state_.size(); }
+  // Ops not completed, in program order (for deadlock reports: the first of
+  // a chip is what it waits in).
+  std::vector<std::uint32_t> pending_ops() const;
+  std::uint64_t end_ps() const { return end_ps_; }  // completion of the last op
+  // An exception thrown by an op (from the executor's start, or reported
+  // through Completion::fail, e.g. sim::SimFailure from a DMA) stops the
+  // simulation; the caller rethrows it after sc_start() returns.
+  void rethrow_failure() const;
+
+ private:
+  void completed(std::uint64_t op) override;
+  void failed(std::uint64_t op, std::exception_ptr error) override;
+  void fail(std::exception_ptr error);
+  // Marks `op` done and wakes the idle engines whose next op it made ready.
+  void finish(std::uint32_t op);
+  // Engine `queue` is free: starts its ops in order while they are ready
+  // (ops that take no time complete inside), then leaves the next one
+  // waited on.
+  void run_queue(std::uint32_t queue);
+  void on_wake();
+
+  // state_[op]: dependencies not done yet (low 31 bits), kWaitedOn while it
+  // is its idle engine's next op, kDone once it completed.
+  static constexpr std::uint32_t kWaitedOn = std::uint32_t{1} << 31;
+  static constexpr std::uint32_t kDone = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  const std::shared_ptr<const ProgramGraph> graph_;
+  const ProgramGraph& g_;
+  OpExecutor& executor_;
+  std::vector<std::uint32_t> state_;
+  // Per queue: the position (in g_.queue_ops_) of its next op, and the op
+  // it runs (kNone while idle). A completion's token carries its op's queue.
+  std::vector<std::uint32_t> next_;
+  std::vector<std::uint32_t> running_;
+  // Engines woken for the next delta cycle, in the order they were woken
+  // (all of them at time 0); on_wake runs them.
+  std::vector<std::uint32_t> woken_, waking_;
+  sc_core::sc_event wake_;
+  // The op whose start() is under way, and whether it completed inside it.
+  std::uint32_t starting_ = kNone;
+  bool completed_inside_ = false;
+  std::shared_ptr<std::vector<OpTiming>> timings_;
   std::size_t completed_ = 0;
   std::uint64_t end_ps_ = 0;
   std::exception_ptr failure_;

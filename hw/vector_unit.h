@@ -17,14 +17,10 @@ class VectorUnit : public sc_core::sc_module {
  public:
   VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, const sc_core::sc_time& clock_period);
 
-  // Blocking; call from an SC_THREAD. Takes
-  // ceil(elements * flops_per_element / flops_per_cycle) whole cycles. One
-  // operation at a time: a second caller waits until the unit is free.
-  void execute(std::uint64_t elements, double flops_per_element);
-
-  // Non-blocking: accounts one operation starting now and returns its
-  // cycles; the caller (the sequencer, which runs one op per engine at a
-  // time) completes it after cycles * period. Same arithmetic as execute().
+  // Accounts one operation starting now and returns its cycles,
+  // ceil(elements * flops_per_element / flops_per_cycle) whole ones; the
+  // caller (hw::Chip, for a sequencer that runs one op per engine at a
+  // time) completes it after cycles * period.
   std::uint64_t begin(std::uint64_t elements, double flops_per_element);
 
   // Cycles an operation of this size occupies the unit.
@@ -39,7 +35,6 @@ class VectorUnit : public sc_core::sc_module {
  private:
   VectorUnitConfig config_;
   sc_core::sc_time period_;
-  sc_core::sc_mutex unit_;
   std::uint64_t operations_ = 0;
   std::uint64_t busy_cycles_ = 0;
   double flops_ = 0.0;

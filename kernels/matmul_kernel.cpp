@@ -36,15 +36,15 @@ MxuSplit split_block(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t
   return {false, ceil_div(bm, units)};
 }
 
+}  // namespace
+
 // Cycles of one block step on the busiest MXU of a core.
-std::uint64_t step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn) {
+std::uint64_t block_step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn) {
   MxuSplit s = split_block(chip, bm, bn);
   hw::MxuShape shape =
       s.by_columns ? hw::MxuShape{bm, bk, std::min(bn, s.chunk)} : hw::MxuShape{std::min(bm, s.chunk), bk, bn};
   return hw::mxu_tile_cycles(chip.mxu, shape);
 }
-
-}  // namespace
 
 CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core) {
   const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
@@ -81,7 +81,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             // Per step: MXU time C, load time L (latency + the core's share of
             // bandwidth). With `buffers` slots a slot cycles through load then
             // compute, so a step takes max(C, L_bw, (L + C) / buffers).
-            const double c_step = double(step_cycles(chip, bm, bk, bn)) * cycle;
+            const double c_step = double(block_step_cycles(chip, bm, bk, bn)) * cycle;
             const double l_bw = double(kBf16Bytes * (bm * bk + bk * bn)) * chip.tensorcores / bw;
             const double l_step = chip.hbm.latency_s + l_bw;
             const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});

@@ -41,6 +41,11 @@ struct CoreDmaEngines {
 };
 CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core);
 
+// MXU cycles of one block step (bm x bk by bk x bn) on the busiest MXU of a
+// core, the block's columns (or, for narrow blocks, rows) split over the
+// core's MXUs as the kernel splits them.
+std::uint64_t block_step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn);
+
 // Chooses the blocking with the lowest estimated time that fits VMEM.
 MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n);
 

@@ -188,7 +188,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   sim::reset_kernel();
   auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, exp.fidelity);
   hw::Chip& c = *chip_mod;
-  auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, [&c](const hw::Op& op) { c.execute(op); });
+  auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, c);
   std::unique_ptr<hw::MxuVcd> vcd = opts.vcd ? attach_mxu_vcd(exp, plan.program, c, opts.out_dir) : nullptr;
   const runtime::SimulationEnd sim_end = runtime::simulate_within(exp.limits);
   vcd.reset();  // closes mxu.vcd

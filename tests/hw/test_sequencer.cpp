@@ -2,7 +2,8 @@
 // delta cycle, on a hand-worked dependency graph over six engines (with
 // zero-duration ops and dependencies that finish together on different
 // engines) and on random graphs (against the rule and against the broadcast
-// sequencer it replaced); failures and what is left pending.
+// sequencer, engine threads on one shared event, that it replaced);
+// failures and what is left pending.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 
@@ -30,8 +31,7 @@ constexpr std::uint64_t kNs = 1000;  // ps
 const EngineRef kMxu0{EngineKind::mxu, 0}, kMxu1{EngineKind::mxu, 1}, kVector{EngineKind::vector, 0},
     kDma0{EngineKind::dma, 0}, kDma1{EngineKind::dma, 1}, kIci{EngineKind::ici, 0};
 
-// A program whose ops take fixed durations: the executor waits that long (a
-// zero-duration op returns at once, in the delta cycle it started in).
+// A program whose ops take fixed durations.
 struct TimedProgram {
   hw::Program program;
   std::vector<std::uint64_t> duration_ps;
@@ -50,19 +50,75 @@ struct Seen {
 
 std::uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-struct Recorder {
+// Runs the program's ops for the duration each is given, and records when
+// they ran. For the sequencer, non-blocking: an op of no time completes
+// inside start(), in the delta cycle it started in; the others complete
+// from a timer of the recorder's own (one event, completions in order of
+// due time, then of start). For the broadcast reference, blocking: run()
+// waits the duration in the calling thread (not at all for no time).
+struct Recorder : sc_core::sc_module, hw::OpExecutor {
+  SC_HAS_PROCESS(Recorder);
   const TimedProgram& tp;
   std::vector<Seen> seen;
-  explicit Recorder(const TimedProgram& p) : tp(p), seen(p.program.ops.size()) {}
+  std::string fail_on;        // start() of the op of this name throws
+  std::string fail_later_on;  // this op fails when it would have completed
 
-  void run(const hw::Op& op) {
-    const auto i = static_cast<std::size_t>(&op - tp.program.ops.data());
+  Recorder(sc_core::sc_module_name name, const TimedProgram& p)
+      : sc_core::sc_module(name), tp(p), seen(p.program.ops.size()) {
+    SC_METHOD(on_timer);
+    sensitive << timer_;
+    dont_initialize();
+  }
+
+  std::size_t index(const hw::Op& op) const { return static_cast<std::size_t>(&op - tp.program.ops.data()); }
+  void started(std::size_t i) {
     seen[i].start_ps = now_ps();
     seen[i].start_delta = sc_core::sc_delta_count();
-    if (tp.duration_ps[i] > 0) sc_core::wait(sc_core::sc_time::from_value(tp.duration_ps[i]));
+  }
+  void ended(std::size_t i) {
     seen[i].end_ps = now_ps();
     seen[i].end_delta = sc_core::sc_delta_count();
   }
+
+  void run(const hw::Op& op) {
+    const std::size_t i = index(op);
+    started(i);
+    if (tp.duration_ps[i] > 0) sc_core::wait(sc_core::sc_time::from_value(tp.duration_ps[i]));
+    ended(i);
+  }
+
+  void start(const hw::Op& op, hw::Completion done) override {
+    if (op.name == fail_on) throw std::runtime_error(op.name + " failed");
+    const std::size_t i = index(op);
+    started(i);
+    if (tp.duration_ps[i] == 0 && op.name != fail_later_on) {
+      ended(i);
+      done();
+      return;
+    }
+    const std::uint64_t due = now_ps() + tp.duration_ps[i];
+    if (due_.empty() || due < due_.begin()->first.first) timer_.notify(sc_core::sc_time::from_value(due - now_ps()));
+    due_.emplace(std::make_pair(due, seq_++), std::make_pair(i, done));
+  }
+
+ private:
+  void on_timer() {
+    while (!due_.empty() && due_.begin()->first.first <= now_ps()) {
+      const auto [i, done] = due_.begin()->second;
+      due_.erase(due_.begin());
+      if (tp.program.ops[i].name == fail_later_on) {
+        done.fail(std::make_exception_ptr(std::runtime_error(tp.program.ops[i].name + " failed later")));
+        continue;
+      }
+      ended(i);
+      done();
+    }
+    if (!due_.empty()) timer_.notify(sc_core::sc_time::from_value(due_.begin()->first.first - now_ps()));
+  }
+
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::size_t, hw::Completion>> due_;  // (due, seq)
+  std::uint64_t seq_ = 0;
+  sc_core::sc_event timer_;
 };
 
 struct Result {
@@ -74,8 +130,8 @@ struct Result {
 
 Result run_sequencer(const TimedProgram& tp) {
   sim::reset_kernel();
-  Recorder rec(tp);
-  hw::Sequencer seq("seq", tp.program, [&rec](const hw::Op& op) { rec.run(op); });
+  Recorder rec("recorder", tp);
+  hw::Sequencer seq("seq", tp.program, rec);
   sc_core::sc_start();
   seq.rethrow_failure();
   return {seq.timings(), rec.seen, seq.end_ps(), seq.finished()};
@@ -85,7 +141,7 @@ Result run_sequencer(const TimedProgram& tp) {
 // event that every completion notifies, and re-checks its head op.
 Result run_broadcast(const TimedProgram& tp) {
   sim::reset_kernel();
-  Recorder rec(tp);
+  Recorder rec("recorder", tp);
   const testing_hw::BroadcastRun b =
       testing_hw::run_broadcast_sequencer(tp.program, [&rec](const hw::Op& op) { rec.run(op); });
   return {b.timings, rec.seen, b.end_ps, b.finished};
@@ -159,8 +215,8 @@ TEST_CASE("sequencer: hand-worked start and end times over six engines", "[seque
   CHECK(r.end_ps == 75 * kNs);
   CHECK(r.finished);
 
-  // Delta cycles: a thread woken by another engine's completion starts one
-  // delta cycle after it; a thread whose next op is already ready goes on in
+  // Delta cycles: an engine woken by another engine's completion starts one
+  // delta cycle after it; an engine whose next op is already ready goes on in
   // the same delta cycle.
   const auto& s = r.seen;
   enum : std::size_t { ld0, ld1, mm0, mm1, z0, z1, mm1b, v1, st0, ld2, z2, mm2, z3, send, z4, z5, fin };
@@ -189,7 +245,7 @@ TEST_CASE("sequencer: random graphs: as soon as possible, one delta cycle after 
     const Result got = run_sequencer(tp);
     REQUIRE(got.finished);
     // Each op starts when its engine is free and its dependencies are done.
-    // Delta cycles: a thread that had to sleep starts one delta cycle after
+    // Delta cycles: an engine that had to wait starts one delta cycle after
     // the completion that woke it; one that finds its op ready goes on in
     // the delta cycle it got there. (When both happen in the same delta
     // cycle, which comes first depends on the kernel's order: either is right.)
@@ -255,19 +311,40 @@ TEST_CASE("sequencer: an op's exception stops the run, the rest stays pending", 
   const auto b = tp.add("b", kMxu0, 5, {a});
   tp.add("c", kVector, 1, {b});
   tp.add("d", kDma0, 100, {});
+  // b fails as it starts, or (Completion::fail) when it would have ended.
+  for (const bool later : {false, true}) {
+    INFO((later ? "fails later" : "fails at start"));
+    sim::reset_kernel();
+    Recorder rec("recorder", tp);
+    (later ? rec.fail_later_on : rec.fail_on) = "b";
+    hw::Sequencer seq("seq", tp.program, rec);
+    sc_core::sc_start();
+    CHECK_THROWS_WITH(seq.rethrow_failure(), later ? "b failed later" : "b failed");
+    CHECK_FALSE(seq.finished());
+    CHECK(seq.pending_ops() == std::vector<std::uint32_t>{1, 2, 3});
+    CHECK(sc_core::sc_time_stamp().value() == (later ? 10 : 5) * kNs);  // stopped when b failed
+    CHECK(seq.timings()[0].end_ps == 5 * kNs);
+    CHECK(seq.end_ps() == 5 * kNs);
+  }
+}
+
+TEST_CASE("sequencer: an op that fails as it starts inside another op's completion stops the run there",
+          "[sequencer]") {
+  // b starts on a's engine inside a's completion, in the executor's own
+  // process: the exception must reach the sequencer, not that process.
+  TimedProgram tp;
+  tp.add("a", kDma0, 5, {});
+  tp.add("b", kDma0, 5, {});
+  tp.add("c", kMxu0, 1, {0});
   sim::reset_kernel();
-  Recorder rec(tp);
-  hw::Sequencer seq("seq", tp.program, [&rec](const hw::Op& op) {
-    if (op.name == "b") throw std::runtime_error("b failed");
-    rec.run(op);
-  });
+  Recorder rec("recorder", tp);
+  rec.fail_on = "b";
+  hw::Sequencer seq("seq", tp.program, rec);
   sc_core::sc_start();
   CHECK_THROWS_WITH(seq.rethrow_failure(), "b failed");
-  CHECK_FALSE(seq.finished());
-  CHECK(seq.pending_ops() == std::vector<std::uint32_t>{1, 2, 3});
-  CHECK(sc_core::sc_time_stamp().value() == 5 * kNs);  // stopped when b failed
+  CHECK(seq.pending_ops() == std::vector<std::uint32_t>{1, 2});
+  CHECK(sc_core::sc_time_stamp().value() == 5 * kNs);
   CHECK(seq.timings()[0].end_ps == 5 * kNs);
-  CHECK(seq.end_ps() == 5 * kNs);
 }
 
 TEST_CASE("sequencer: a run cut short leaves the unfinished ops and what needs them pending", "[sequencer]") {
@@ -277,8 +354,8 @@ TEST_CASE("sequencer: a run cut short leaves the unfinished ops and what needs t
   tp.add("c", kMxu0, 1, {a});
   tp.add("d", kIci, 1, {});
   sim::reset_kernel();
-  Recorder rec(tp);
-  hw::Sequencer seq("seq", tp.program, [&rec](const hw::Op& op) { rec.run(op); });
+  Recorder rec("recorder", tp);
+  hw::Sequencer seq("seq", tp.program, rec);
   sc_core::sc_start(sc_core::sc_time::from_value(50 * kNs));
   seq.rethrow_failure();
   CHECK_FALSE(seq.finished());
@@ -297,5 +374,6 @@ TEST_CASE("sequencer: a dependency on a later op is refused", "[sequencer]") {
   tp.add("a", kDma0, 1, {});
   tp.add("b", kMxu0, 1, {1});
   sim::reset_kernel();
-  CHECK_THROWS_AS(hw::Sequencer("seq", tp.program, [](const hw::Op&) {}), std::logic_error);
+  Recorder rec("recorder", tp);
+  CHECK_THROWS_AS(hw::Sequencer("seq", tp.program, rec), std::logic_error);
 }
