@@ -169,6 +169,14 @@ double Chip::dma_busy_s() const {
 }
 
 void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
+  // The chip's engines at a glance: means per instance, the busiest MXU.
+  double mxu_max = 0;
+  for (const auto& m : mxus_) mxu_max = std::max(mxu_max, double(m->stats().busy_cycles) / config_.clock);
+  g.scalar("mxu_busy_time", mxu_busy_s() / double(mxus_.size()), "s", "busy time per MXU, mean over the MXUs");
+  g.scalar("mxu_busy_time_max", mxu_max, "s", "busy time of the busiest MXU");
+  g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
+  g.scalar("dma_busy_time", dma_busy_s() / double(dmas_.size()), "s", "busy time per DMA engine, mean");
+  g.scalar("hbm_bytes", double(hbm_->bytes_read() + hbm_->bytes_written()), "B", "HBM bytes read and written");
   for (std::size_t i = 0; i < mxus_.size(); ++i) {
     const MxuStats st = mxus_[i]->stats();
     const double cells = double(config_.mxu.rows) * config_.mxu.cols;

@@ -53,8 +53,8 @@ std::uint64_t to_ps(double seconds) { return static_cast<std::uint64_t>(std::cei
 
 }  // namespace
 
-std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k,
-                                          std::uint64_t n, const MatmulBlocking& b) {
+std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                          const MatmulBlocking& b) {
   const std::uint32_t cores = chip.tensorcores;
   const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn), kb = ceil_div(k, b.bk);
   const std::uint64_t m_tail = m - (mb - 1) * b.bm, n_tail = n - (nb - 1) * b.bn;

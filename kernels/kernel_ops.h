@@ -23,8 +23,8 @@ struct CoreKernel {
 // C (m x n) = A (m x k) x B (k x n) blocked as `blocking`, output blocks
 // round-robin over the TensorCores as plan_matmul deals them: one op per
 // core that gets a block. The ops' bytes add up to matmul_traffic().
-std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k,
-                                          std::uint64_t n, const MatmulBlocking& blocking);
+std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                          const MatmulBlocking& blocking);
 
 // Streamed elementwise work (elementwise layers, optimizer updates): HBM
 // bytes in and out and vector-unit work, split evenly over the cores, in

@@ -40,4 +40,10 @@ double StatGroup::value(const std::string& dotted) const {
   throw std::out_of_range("no group '" + head + "' in group '" + name_ + "'");
 }
 
+const StatGroup& StatGroup::child(const std::string& name) const {
+  for (const auto& c : children_)
+    if (c->name_ == name) return *c;
+  throw std::out_of_range("no group '" + name + "' in group '" + name_ + "'");
+}
+
 }  // namespace sim

@@ -27,6 +27,8 @@ class StatGroup {
   nlohmann::json to_json() const;
   // Looks up "a.b.c" (groups then stat); throws std::out_of_range if absent.
   double value(const std::string& dotted) const;
+  // The child group `name`; throws std::out_of_range if absent.
+  const StatGroup& child(const std::string& name) const;
 
  private:
   struct Stat {

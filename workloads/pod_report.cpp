@@ -7,20 +7,44 @@
 
 namespace workloads {
 
+namespace {
+
+// One chip's figures, read from the statistics of the chip that stood for it.
+struct ChipFigures {
+  double mxu_s, mxu_max_s, vector_s, dma_s, hbm_bytes;
+  double compute_s, comm_s, hidden_s;
+};
+
+ChipFigures figures(const runtime::PodRunResult& run, std::uint32_t c) {
+  const sim::StatGroup& g = run.chip_stats(c);
+  return {g.value("mxu_busy_time"),
+          g.value("mxu_busy_time_max"),
+          g.value("vector_busy_time"),
+          g.value("dma_busy_time"),
+          g.value("hbm_bytes"),
+          g.value("program.compute_time"),
+          g.value("program.communication_time"),
+          g.value("program.hidden_communication_time")};
+}
+
+}  // namespace
+
 PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   PodSummary s;
   s.step_s = run.step_time_s;
-  const double chips = double(run.chips.size());
-  for (const runtime::ChipTiming& t : run.chips) {
-    s.hbm_bytes += double(t.hbm_bytes);
-    s.ici_bytes += double(t.ici_bytes_out);
-    s.comm_s += t.ici_busy_s / chips;
-    s.hidden_s += t.comm_hidden_s / chips;
-    s.compute_s += t.compute_busy_s / chips;
+  const std::uint32_t n = static_cast<std::uint32_t>(run.representative.size());
+  const double chips = double(n);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const ChipFigures f = figures(run, c);
+    s.hbm_bytes += f.hbm_bytes;
+    s.ici_bytes += double(run.ici_bytes_out[c]);
+    s.comm_s += f.comm_s / chips;
+    s.hidden_s += f.hidden_s / chips;
+    s.compute_s += f.compute_s / chips;
     if (s.step_s > 0) {
-      s.mxu_fraction = std::max(s.mxu_fraction, t.mxu_busy_max_s / s.step_s);
-      s.hbm_fraction = std::max(s.hbm_fraction, double(t.hbm_bytes) / (exp.chip.hbm.bandwidth_bytes_per_s * s.step_s));
-      s.ici_fraction = std::max(s.ici_fraction, (t.ici_busy_s - t.comm_hidden_s) / s.step_s);
+      s.mxu_fraction = std::max(s.mxu_fraction, f.mxu_max_s / s.step_s);
+      s.hbm_fraction = std::max(s.hbm_fraction, f.hbm_bytes / (exp.chip.hbm.bandwidth_bytes_per_s * s.step_s));
+      s.ici_fraction = std::max(s.ici_fraction, (f.comm_s - f.hidden_s) / s.step_s);
     }
   }
   return s;
@@ -93,20 +117,20 @@ std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip) {
 
 std::vector<PerChip> pod_per_chip(const Experiment& exp, const runtime::PodRunResult& run) {
   std::vector<PerChip> per_chip;
-  for (std::size_t c = 0; c < run.chips.size(); ++c) {
-    const runtime::ChipTiming& t = run.chips[c];
+  for (std::uint32_t c = 0; c < run.representative.size(); ++c) {
+    const ChipFigures f = figures(run, c);
     PerChip p;
-    p.chip = static_cast<std::uint32_t>(c);
-    p.coords = chip_coords(exp, p.chip);
-    p.mxu_s = t.mxu_busy_s;
-    p.vector_s = t.vector_busy_s;
-    p.dma_s = t.dma_busy_s;
-    p.ici_s = t.ici_busy_s;
-    p.compute_s = t.compute_busy_s;
-    p.exposed_communication_s = t.ici_busy_s - t.comm_hidden_s;
-    p.hbm_bytes = t.hbm_bytes;
-    p.ici_bytes_out = t.ici_bytes_out;
-    p.ici_bytes_in = t.ici_bytes_in;
+    p.chip = c;
+    p.coords = chip_coords(exp, c);
+    p.mxu_s = f.mxu_s;
+    p.vector_s = f.vector_s;
+    p.dma_s = f.dma_s;
+    p.ici_s = f.comm_s;
+    p.compute_s = f.compute_s;
+    p.exposed_communication_s = f.comm_s - f.hidden_s;
+    p.hbm_bytes = static_cast<std::uint64_t>(f.hbm_bytes);
+    p.ici_bytes_out = run.ici_bytes_out[c];
+    p.ici_bytes_in = run.ici_bytes_in[c];
     per_chip.push_back(std::move(p));
   }
   return per_chip;

@@ -147,7 +147,7 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   Report rep = report_for(exp);
   rep.per_chip = pod_per_chip(exp, run);
   for (std::uint32_t c = 0; c < chips; ++c) {
-    rep.per_chip[c].end_s = run.chips[c].end_s;
+    rep.per_chip[c].end_s = run.end_s[c];
     rep.per_chip[c].units = (c == 0 ? spec.serial_units() : 0) + spec.parallel_units_on(c, chips);
   }
   Result& res = rep.result;

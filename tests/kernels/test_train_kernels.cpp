@@ -22,7 +22,7 @@ Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog) {
   runtime::PodProgram pp;
   pp.add_chip(prog);
   const runtime::PodRunResult r = runtime::run_pod(workloads::pod_config(exp), pp, false);
-  Ran out{r.step_time_s, 0, r.chips[0].hbm_bytes, prog.ops.size()};
+  Ran out{r.step_time_s, 0, static_cast<std::uint64_t>(r.chip_stats(0).value("hbm_bytes")), prog.ops.size()};
   for (const auto& op : prog.ops) out.flops += op.flops;
   return out;
 }

@@ -70,7 +70,7 @@ TEST_CASE("pod trace: schema, and every op of every chip with its start and dura
     const auto& prog = program.chip(c);
     for (std::size_t i = 0; i < prog.ops.size(); ++i, ++ops) {
       const auto& op = prog.ops[i];
-      const auto& t = (*run.chips[c].ops)[i];
+      const auto& t = (*run.timings[c])[i];
       const std::string engine = std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index);
       auto range = events.equal_range({static_cast<int>(c), op.name, engine});
       bool found = false;
@@ -83,5 +83,5 @@ TEST_CASE("pod trace: schema, and every op of every chip with its start and dura
   }
   CHECK(events.size() == ops);
   // The collective matmul's permutes run while the MXUs work: visible in the trace.
-  CHECK(run.chips[0].comm_hidden_s > 0);
+  CHECK(run.chip_stats(0).value("program.hidden_communication_time") > 0);
 }

@@ -69,11 +69,11 @@ TrainMeasurement measure_train(const TrainProgram& program, const runtime::PodRu
   };
   std::map<std::pair<std::uint32_t, const void*>, ChipMeasure> measured;
   for (std::uint32_t c = 0; c < chips; ++c) {
-    const auto key = std::make_pair(program.pod.program_of[c], static_cast<const void*>(run.chips[c].ops.get()));
+    const auto key = std::make_pair(program.pod.program_of[c], static_cast<const void*>(run.timings[c].get()));
     auto it = measured.find(key);
     if (it == measured.end()) {
       const hw::Program& prog = program.pod.chip(c);
-      const auto& timing = *run.chips[c].ops;
+      const auto& timing = *run.timings[c];
       const ChipProgramMap& map = program.map(c);
       ChipMeasure cm;
       std::vector<std::pair<std::uint64_t, int>> events;  // (time, +1 forward starts / -1 backward ends)

@@ -143,7 +143,7 @@ Report train_report(const TrainRun& r) {
     pc.forward_s = m.forward_s[c];
     pc.backward_s = m.backward_s[c];
     pc.optimizer_s = m.optimizer_s[c];
-    pc.end_s = r.run.chips[c].end_s;
+    pc.end_s = r.run.end_s[c];
     pc.ops = r.program.pod.chip(c).ops.size();
     pc.mxu_flops = f.mxu;
     pc.vector_flops = f.vector;
@@ -236,7 +236,7 @@ std::string train_trace(const TrainRun& r) {
                            std::to_string(role.data) + ", tensor " + std::to_string(role.tensor) + ")");
     tw.name_track(c, kPipelineTrack, "pipeline tasks");
     const hw::Program& prog = r.program.pod.chip(c);
-    const auto& timing = *r.run.chips[c].ops;
+    const auto& timing = *r.run.timings[c];
     std::vector<char> named(4 * 1000 + 8, 0);
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
       const hw::Op& op = prog.ops[i];

@@ -1,0 +1,64 @@
+#pragma once
+// What a pod simulation gives back: the step, how it was simulated, each
+// chip's times and traffic, the collectives, the links, and the statistics
+// of every simulated chip.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/program.h"
+#include "sim/stats.h"
+
+namespace runtime {
+
+struct CollectiveTiming {
+  std::string name, op, algorithm;
+  int participants = 0;
+  std::uint64_t bytes = 0;
+  double start_s = 0, end_s = 0;  // first join .. last chip done
+  double time_s() const { return end_s - start_s; }
+};
+
+// What the network carried on one link direction.
+struct LinkTraffic {
+  int link = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t busy_ps = 0;
+};
+
+struct PodRunResult {
+  double step_time_s = 0;
+  // Chips whose programs the kernel ran: every chip, or one per group of
+  // identical replicas when that is exact (see run_pod).
+  int chips_simulated = 0;
+  std::string replicas;  // "one per group" | "all (why)"
+  // With one per group: the largest difference between replicas' end times
+  // of each collective, summed over collectives (0 when they all agree).
+  double replica_spread_s = 0;
+  int collectives_replayed = 0;  // collective_replay.h
+  // Per chip: the chip whose simulation stands for it (itself when it was
+  // simulated), when its program ended, and its ops' times (shared by the
+  // members of a group of replicas).
+  std::vector<std::uint32_t> representative;
+  std::vector<double> end_s;
+  std::vector<std::shared_ptr<const std::vector<hw::OpTiming>>> timings;
+  // Per chip, every chip: ICI bytes it sent and received, and the work its
+  // collective reductions took (interconnect/reduction.h).
+  std::vector<std::uint64_t> ici_bytes_out, ici_bytes_in;
+  std::vector<double> reduce_vector_s, reduce_hbm_bytes;
+  std::vector<CollectiveTiming> collectives;
+  std::vector<LinkTraffic> links;  // every link direction of the pod
+  double link_utilization_max = 0, link_utilization_mean = 0;
+  // Statistics of every simulated chip, grouped like the modules
+  // (chip<N>.mxu<i>.busy_cycles, chip<N>.hbm.bytes_read, ...), with the
+  // chip's figures over its program in chip<N>.program (see pod_run.cpp).
+  sim::StatGroup stats{"pod"};
+  std::uint64_t kernel_events = 0, network_events = 0, messages = 0;
+  std::string trace_json;  // when asked for
+
+  // The statistics group standing for chip `c`.
+  const sim::StatGroup& chip_stats(std::uint32_t c) const;
+};
+
+}  // namespace runtime

@@ -1,0 +1,259 @@
+#include "runtime/pod_simulation.h"
+
+#include <algorithm>
+#include <map>
+#include <systemc>
+
+#include "interconnect/algorithms.h"
+#include "interconnect/network_factory.h"
+#include "runtime/busy_time.h"
+#include "runtime/program_trace.h"
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/kernel.h"
+#include "sim/log.h"
+#include "sim/trace.h"
+#include "sim/units.h"
+
+namespace runtime {
+
+namespace {
+
+using sim::ps_to_seconds;
+
+interconnect::Topology validated_topology(const interconnect::PodNetworkConfig& cfg) {
+  cfg.validate();
+  return cfg.make_topology();
+}
+
+// A receive occupies no link of its chip: its duration is waiting, so it
+// does not count as communication time.
+bool is_communication(const hw::Op& op) {
+  return op.engine.kind == hw::EngineKind::ici && !std::holds_alternative<hw::RecvOp>(op.payload);
+}
+
+// chip<N>.program: what the chip's ops did over the step, from their times.
+// Communication is hidden while the chip does its own work on any engine:
+// computing, or streaming operands through HBM (an optimizer's HBM-bound
+// update hides an all-reduce as well as a matmul).
+void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
+                   std::uint64_t end_ps) {
+  std::vector<Interval> compute, work, comm;
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    const auto kind = prog.ops[i].engine.kind;
+    const Interval iv{timings[i].start_ps, timings[i].end_ps};
+    if (is_communication(prog.ops[i])) comm.push_back(iv);
+    if (kind == hw::EngineKind::mxu || kind == hw::EngineKind::vector) compute.push_back(iv);
+    if (kind != hw::EngineKind::ici) work.push_back(iv);
+  }
+  compute = merge(std::move(compute));
+  work = merge(std::move(work));
+  comm = merge(std::move(comm));
+  g.scalar("ops", double(prog.ops.size()), "ops", "ops in the chip's program");
+  g.scalar("end_time", ps_to_seconds(end_ps), "s", "completion of the chip's last op");
+  g.scalar("compute_time", ps_to_seconds(length(compute)), "s", "time with an MXU or vector op running");
+  g.scalar("communication_time", ps_to_seconds(length(comm)), "s",
+           "time with a collective or a send running (receives only wait)");
+  g.scalar("hidden_communication_time", ps_to_seconds(overlap(work, comm)), "s",
+           "communication time while an MXU, vector or DMA op of the chip runs");
+}
+
+}  // namespace
+
+PodSimulation::PodSimulation(const PodConfig& config, const PodProgram& program, Shortcuts use)
+    : config_(config), pp_(program), use_(use), topology_(validated_topology(config.network)) {}
+
+PodSimulation::~PodSimulation() {
+  // Modules go before the next reset_kernel(); collectives before the network.
+  seqs_.clear();
+  engines_.clear();
+  chips_.clear();
+  next_delta_.reset();
+  p2p_.reset();
+  collectives_.reset();
+  reduction_.reset();
+  net_.reset();
+}
+
+void PodSimulation::elaborate(const Observers& observers) {
+  const interconnect::PodNetworkConfig& cfg = config_.network;
+  const interconnect::Mesh mesh(topology_, cfg.mesh);
+  const int n = topology_.chips();
+  if (static_cast<int>(pp_.chip_count()) != n) throw std::logic_error("one program per chip expected");
+  if (pp_.collectives.size() >= PointToPoint::kTagSpace)
+    throw std::logic_error("too many collectives for the message tag space");
+
+  // Collectives with equal specs share one plan: a training step has one
+  // gradient all-reduce per layer, mostly of the same size.
+  std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
+  std::vector<interconnect::CollectiveSpec> specs;
+  std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
+  for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
+    interconnect::CollectiveSpec spec = pp_.collectives[i];
+    spec.functional = i < pp_.collective_data.size();
+    auto& plan = planned[collective_key(spec)];
+    if (!plan) {
+      spec.validate(cfg);
+      plan = std::make_shared<const interconnect::CollectivePlan>(
+          interconnect::plan_collective(topology_, mesh, cfg.link, spec));
+    }
+    plans.push_back(plan);
+    specs.push_back(spec);
+  }
+
+  // Each chip's representative (itself unless reduced) and each
+  // representative's group, in chip order.
+  rep_of_.assign(n, 0);
+  group_of_.assign(n, {});
+  {
+    std::vector<int> first(pp_.programs.size(), -1);
+    for (int c = 0; c < n; ++c) {
+      int& f = first[pp_.program_of[c]];
+      if (!use_.replicas || f < 0) f = c;
+      rep_of_[c] = f;
+      group_of_[f].push_back(c);
+    }
+  }
+
+  sim::WallTimer elaboration;
+  sim::reset_kernel();
+  net_ = interconnect::make_network("ici", topology_, cfg);
+  reduction_ = std::make_unique<interconnect::VectorUnitReduction>(n, cfg.reduction, cfg.link.packet_bytes);
+  collectives_ = std::make_unique<PodCollectives>(*net_, *reduction_, plans, specs, use_.replays);
+  first_join_.assign(plans.size(), UINT64_MAX);
+  p2p_ = std::make_unique<PointToPoint>(*net_);
+  next_delta_ = std::make_unique<NextDelta>("ici_done");
+
+  // Chips that share a program share its graph, worked out once.
+  std::vector<std::shared_ptr<const hw::ProgramGraph>> graphs(pp_.programs.size());
+  chips_.resize(n);
+  engines_.resize(n);
+  seqs_.resize(n);
+  std::size_t ops = 0;
+  for (int c = 0; c < n; ++c) {
+    if (rep_of_[c] != c) continue;
+    auto& graph = graphs[pp_.program_of[c]];
+    if (!graph) graph = std::make_shared<const hw::ProgramGraph>(pp_.chip(c));
+    chips_[c] = std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), config_.chip, config_.fidelity);
+    engines_[c] = std::make_unique<ChipEngines>(*chips_[c], c, group_of_[c], pp_, *collectives_, *p2p_, *next_delta_,
+                                                first_join_);
+    seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c]);
+    ops += pp_.chip(c).ops.size();
+  }
+  if (observers.chip0_mxu0) chips_.at(0)->mxus().at(0)->set_cycle_hook(observers.chip0_mxu0);
+  spdlog::debug("pod: {} chips ({} simulated), {} ops, {} collectives; elaborated in {:.3f} s", n,
+                n - std::count(chips_.begin(), chips_.end(), nullptr), ops, pp_.collectives.size(),
+                elaboration.seconds());
+}
+
+void PodSimulation::run() {
+  sim::WallTimer simulation;
+  const SimulationEnd end = simulate_within(config_.limits, [this] { return net_->events(); });
+  spdlog::debug("pod: simulated {} s in {:.3f} s", sc_core::sc_time_stamp().to_seconds(), simulation.seconds());
+  for (const auto& s : seqs_)
+    if (s) s->rethrow_failure();
+  std::vector<std::string> stuck;
+  for (std::size_t c = 0; c < seqs_.size() && stuck.size() < 12; ++c) {
+    if (!seqs_[c]) continue;
+    for (auto i : seqs_[c]->pending_ops()) {
+      const hw::Op& op = pp_.chip(static_cast<std::uint32_t>(c)).ops[i];
+      stuck.push_back("chip " + std::to_string(c) + " waits in '" + op.name + "' (" +
+                      hw::engine_kind_name(op.engine.kind) + std::to_string(op.engine.index) + ")");
+      break;
+    }
+  }
+  if (stuck.empty()) return;
+  std::string msg = end.runaway() ? end.describe(config_.limits) + " with work left"
+                                  : "deadlock: the simulation ran out of events with work left";
+  for (const auto& s : stuck) msg += "\n  " + s;
+  for (const auto& line : collectives_->pending()) msg += "\n  " + line;
+  throw sim::SimFailure(msg);
+}
+
+PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
+  // Replicas stand in for each other only if every collective ended at the
+  // same time on all members of a group as on their representative. Where
+  // a buffer does not divide evenly into ring chunks, and where events of
+  // one instant are taken in a different order on different chips, end
+  // times differ (from picoseconds up to microseconds on uneven tori).
+  ReplicaCheck check;
+  check.replay_conflict = collectives_->conflict();
+  const int n = topology_.chips();
+  for (std::size_t i = 0; i < collectives_->size(); ++i) {
+    std::uint64_t spread = 0;
+    for (int c = 0; c < n; ++c) {
+      const int r = rep_of_[c];
+      if (r == c) continue;
+      if (collectives_->joined(i, c) != collectives_->joined(i, r) ||
+          collectives_->finished(i, c) != collectives_->finished(i, r)) {
+        check.inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
+                        " as chip " + std::to_string(r) + " did";
+        return check;
+      }
+      const std::uint64_t a = collectives_->finish_time(i, c), b = collectives_->finish_time(i, r);
+      spread = std::max(spread, a > b ? a - b : b - a);
+    }
+    check.spread_ps += spread;
+  }
+  return check;
+}
+
+PodRunResult PodSimulation::collect(bool trace) const {
+  const int n = topology_.chips();
+  PodRunResult r;
+  r.representative.resize(n);
+  r.end_s.resize(n);
+  r.timings.resize(n);
+  for (int c = 0; c < n; ++c) {
+    const int rep = rep_of_[c];
+    r.representative[c] = static_cast<std::uint32_t>(rep);
+    r.end_s[c] = ps_to_seconds(seqs_[rep]->end_ps());
+    r.timings[c] = seqs_[rep]->shared_timings();
+    r.step_time_s = std::max(r.step_time_s, r.end_s[c]);
+    r.ici_bytes_out.push_back(net_->chip_bytes_out(c));
+    r.ici_bytes_in.push_back(net_->chip_bytes_in(c));
+    r.reduce_vector_s.push_back(reduction_->vector_busy_s(c));
+    r.reduce_hbm_bytes.push_back(reduction_->hbm_bytes(c));
+  }
+  for (int c = 0; c < n; ++c) {
+    if (rep_of_[c] != c) continue;
+    sim::StatGroup& g = r.stats.group("chip" + std::to_string(c));
+    chips_[c]->dump_stats(g, r.step_time_s);
+    program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps());
+  }
+  r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
+  r.collectives_replayed = static_cast<int>(collectives_->replayed());
+  for (std::size_t i = 0; i < collectives_->size(); ++i) {
+    CollectiveTiming t;
+    t.name = i < pp_.collective_names.size()
+                 ? pp_.collective_names[i]
+                 : interconnect::Collective::name_of(pp_.collectives[i].op, static_cast<int>(i));
+    t.op = interconnect::to_string(pp_.collectives[i].op);
+    t.algorithm = interconnect::to_string(collectives_->plan(i).algorithm);
+    t.participants = collectives_->plan(i).group_size();
+    t.bytes = pp_.collectives[i].bytes;
+    t.start_s = first_join_[i] == UINT64_MAX ? 0.0 : ps_to_seconds(first_join_[i]);
+    t.end_s = ps_to_seconds(collectives_->end_time(i));
+    r.collectives.push_back(t);
+  }
+  double util_sum = 0;
+  for (int l = 0; l < topology_.link_slots(); ++l) {
+    if (!topology_.link_exists(l)) continue;
+    r.links.push_back(LinkTraffic{l, net_->link_bytes(l), net_->link_busy(l)});
+    const double u = r.step_time_s > 0 ? ps_to_seconds(net_->link_busy(l)) / r.step_time_s : 0.0;
+    r.link_utilization_max = std::max(r.link_utilization_max, u);
+    util_sum += u;
+  }
+  r.link_utilization_mean = r.links.empty() ? 0.0 : util_sum / double(r.links.size());
+  r.kernel_events = sim::kernel_events();
+  r.network_events = net_->events();
+  r.messages = net_->messages();
+  if (trace) {
+    sim::TraceWriter tw;
+    for (int c = 0; c < n; ++c) trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c]);
+    r.trace_json = tw.json();
+  }
+  return r;
+}
+
+}  // namespace runtime

@@ -1,0 +1,80 @@
+#pragma once
+// One simulation of a pod, in the steps run_pod (pod_run.h) takes it
+// through: elaborate (plan the collectives, pick the chips to simulate,
+// build the modules), run (until every program is done, a limit is reached
+// or nothing can move), check that the simulated chips stood for their
+// replicas, and collect what the run measured.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/chip.h"
+#include "hw/sequencer.h"
+#include "interconnect/collective.h"
+#include "interconnect/mesh.h"
+#include "interconnect/network.h"
+#include "interconnect/reduction.h"
+#include "interconnect/topology.h"
+#include "runtime/chip_engines.h"
+#include "runtime/collective_replay.h"
+#include "runtime/limits.h"
+#include "runtime/pod_program.h"
+#include "runtime/pod_config.h"
+#include "runtime/pod_result.h"
+#include "runtime/point_to_point.h"
+
+namespace runtime {
+
+struct Shortcuts {
+  bool replicas = false;  // one chip per group of replicas
+  bool replays = false;   // collectives replayed (collective_replay.h)
+};
+
+class PodSimulation {
+ public:
+  // `config` and `program` must outlive the simulation.
+  PodSimulation(const PodConfig& config, const PodProgram& program, Shortcuts use);
+  ~PodSimulation();
+
+  // Plans the collectives (equal specs share a plan), groups the chips that
+  // share a program when replicas are used, and builds one chip, one
+  // sequencer and one engine adapter per simulated chip, and the network.
+  void elaborate(const Observers& observers);
+  // Runs the kernel; throws sim::SimFailure on a deadlock or a runaway,
+  // naming the ops the chips wait in.
+  void run();
+
+  struct ReplicaCheck {
+    std::string inexact;       // why the replicas may differ from their representative; "" when they cannot
+    std::uint64_t spread_ps = 0;  // summed over collectives: the largest gap between members' end times
+    bool replay_conflict = false;  // a collective started while a replayed one ran
+  };
+  // Whether every replica took part in each collective as its
+  // representative did, and how far their end times differ.
+  ReplicaCheck check_replicas() const;
+
+  PodRunResult collect(bool trace) const;
+
+ private:
+  const PodConfig& config_;
+  const PodProgram& pp_;
+  Shortcuts use_;
+  interconnect::Topology topology_;
+  std::vector<int> rep_of_;                   // per chip
+  std::vector<std::vector<int>> group_of_;    // per representative: its group, in chip order
+  std::vector<std::uint64_t> first_join_;     // per collective
+  // Modules, destroyed in the reverse order of their members (sequencers
+  // before chips, collectives before the network) before the next run
+  // resets the kernel.
+  std::unique_ptr<interconnect::Network> net_;
+  std::unique_ptr<interconnect::VectorUnitReduction> reduction_;
+  std::unique_ptr<PodCollectives> collectives_;
+  std::unique_ptr<PointToPoint> p2p_;
+  std::unique_ptr<NextDelta> next_delta_;
+  std::vector<std::unique_ptr<hw::Chip>> chips_;
+  std::vector<std::unique_ptr<ChipEngines>> engines_;
+  std::vector<std::unique_ptr<hw::Sequencer>> seqs_;
+};
+
+}  // namespace runtime
