@@ -2,8 +2,10 @@
 // What a pod simulation is given: the chip, the network, the MXU engine's
 // fidelity, the runaway limits, whether identical replicas may be simulated
 // once, and what may watch it from outside.
+#include <functional>
+
+#include "hw/chip.h"
 #include "hw/chip_config.h"
-#include "hw/mxu.h"
 #include "interconnect/pod_config.h"
 #include "runtime/limits.h"
 
@@ -20,10 +22,11 @@ struct PodConfig {
   bool simulate_every_chip = false;  // `replicas: all`
 };
 
-// What a run may watch from outside: MXU 0 of chip 0 cycle by cycle
-// (`run --vcd` on a one-chip matmul at pe fidelity).
+// What may watch a run from outside: called once chip 0 is built (in the
+// kernel the run elaborates, so a watcher made there, such as a VCD file,
+// belongs to it), e.g. to hook its MXU 0 cycle by cycle (`run --vcd`).
 struct Observers {
-  hw::MxuCycleHook* chip0_mxu0 = nullptr;
+  std::function<void(hw::Chip& chip0)> chip0;
 };
 
 }  // namespace runtime

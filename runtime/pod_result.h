@@ -16,7 +16,9 @@ struct CollectiveTiming {
   std::string name, op, algorithm;
   int participants = 0;
   std::uint64_t bytes = 0;
-  double start_s = 0, end_s = 0;  // first join .. last chip done
+  int groups = 0;                  // groups of participants (one per combination of the other axes)
+  double start_s = 0, end_s = 0;   // first join .. last chip done
+  std::vector<double> chip_end_s;  // per chip: when its part was done (0: it took no part)
   double time_s() const { return end_s - start_s; }
 };
 
@@ -54,6 +56,7 @@ struct PodRunResult {
   // (chip<N>.mxu<i>.busy_cycles, chip<N>.hbm.bytes_read, ...), with the
   // chip's figures over its program in chip<N>.program (see pod_run.cpp).
   sim::StatGroup stats{"pod"};
+  std::string network_model;  // fluid | packet
   std::uint64_t kernel_events = 0, network_events = 0, messages = 0;
   std::string trace_json;  // when asked for
 

@@ -140,7 +140,7 @@ void PodSimulation::elaborate(const Observers& observers) {
     seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c]);
     ops += pp_.chip(c).ops.size();
   }
-  if (observers.chip0_mxu0) chips_.at(0)->mxus().at(0)->set_cycle_hook(observers.chip0_mxu0);
+  if (observers.chip0 && chips_.at(0)) observers.chip0(*chips_[0]);
   spdlog::debug("pod: {} chips ({} simulated), {} ops, {} collectives; elaborated in {:.3f} s", n,
                 n - std::count(chips_.begin(), chips_.end(), nullptr), ops, pp_.collectives.size(),
                 elaboration.seconds());
@@ -155,12 +155,12 @@ void PodSimulation::run() {
   std::vector<std::string> stuck;
   for (std::size_t c = 0; c < seqs_.size() && stuck.size() < 12; ++c) {
     if (!seqs_[c]) continue;
-    for (auto i : seqs_[c]->pending_ops()) {
-      const hw::Op& op = pp_.chip(static_cast<std::uint32_t>(c)).ops[i];
-      stuck.push_back("chip " + std::to_string(c) + " waits in '" + op.name + "' (" +
-                      hw::engine_kind_name(op.engine.kind) + std::to_string(op.engine.index) + ")");
-      break;
-    }
+    const std::vector<std::uint32_t> pending = seqs_[c]->pending_ops();
+    if (pending.empty()) continue;
+    const hw::Op& op = pp_.chip(static_cast<std::uint32_t>(c)).ops[pending.front()];
+    stuck.push_back("chip " + std::to_string(c) + " waits in '" + op.name + "' (" +
+                    hw::engine_kind_name(op.engine.kind) + std::to_string(op.engine.index) + "), " +
+                    std::to_string(pending.size()) + " ops pending");
   }
   if (stuck.empty()) return;
   std::string msg = end.runaway() ? end.describe(config_.limits) + " with work left"
@@ -231,6 +231,10 @@ PodRunResult PodSimulation::collect(bool trace) const {
     t.op = interconnect::to_string(pp_.collectives[i].op);
     t.algorithm = interconnect::to_string(collectives_->plan(i).algorithm);
     t.participants = collectives_->plan(i).group_size();
+    t.groups = static_cast<int>(collectives_->plan(i).groups.size());
+    t.chip_end_s.assign(n, 0.0);
+    for (int c = 0; c < n; ++c)
+      if (collectives_->finished(i, c)) t.chip_end_s[c] = ps_to_seconds(collectives_->finish_time(i, c));
     t.bytes = pp_.collectives[i].bytes;
     t.start_s = first_join_[i] == UINT64_MAX ? 0.0 : ps_to_seconds(first_join_[i]);
     t.end_s = ps_to_seconds(collectives_->end_time(i));
@@ -246,6 +250,7 @@ PodRunResult PodSimulation::collect(bool trace) const {
   }
   r.link_utilization_mean = r.links.empty() ? 0.0 : util_sum / double(r.links.size());
   r.kernel_events = sim::kernel_events();
+  r.network_model = net_->model();
   r.network_events = net_->events();
   r.messages = net_->messages();
   if (trace) {

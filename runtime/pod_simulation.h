@@ -19,8 +19,8 @@
 #include "runtime/chip_engines.h"
 #include "runtime/collective_replay.h"
 #include "runtime/limits.h"
-#include "runtime/pod_program.h"
 #include "runtime/pod_config.h"
+#include "runtime/pod_program.h"
 #include "runtime/pod_result.h"
 #include "runtime/point_to_point.h"
 
@@ -46,8 +46,8 @@ class PodSimulation {
   void run();
 
   struct ReplicaCheck {
-    std::string inexact;       // why the replicas may differ from their representative; "" when they cannot
-    std::uint64_t spread_ps = 0;  // summed over collectives: the largest gap between members' end times
+    std::string inexact;           // why the replicas may differ from their representative; "" when they cannot
+    std::uint64_t spread_ps = 0;   // summed over collectives: the largest gap between members' end times
     bool replay_conflict = false;  // a collective started while a replayed one ran
   };
   // Whether every replica took part in each collective as its
@@ -61,9 +61,9 @@ class PodSimulation {
   const PodProgram& pp_;
   Shortcuts use_;
   interconnect::Topology topology_;
-  std::vector<int> rep_of_;                   // per chip
-  std::vector<std::vector<int>> group_of_;    // per representative: its group, in chip order
-  std::vector<std::uint64_t> first_join_;     // per collective
+  std::vector<int> rep_of_;                 // per chip
+  std::vector<std::vector<int>> group_of_;  // per representative: its group, in chip order
+  std::vector<std::uint64_t> first_join_;   // per collective
   // Modules, destroyed in the reverse order of their members (sequencers
   // before chips, collectives before the network) before the next run
   // resets the kernel.

@@ -4,6 +4,15 @@
 
 namespace sim {
 
+StatGroup::StatGroup(const StatGroup& other) : name_(other.name_), stats_(other.stats_) {
+  for (const auto& c : other.children_) children_.push_back(std::make_unique<StatGroup>(*c));
+}
+
+StatGroup& StatGroup::operator=(const StatGroup& other) {
+  if (this != &other) *this = StatGroup(other);
+  return *this;
+}
+
 StatGroup& StatGroup::group(const std::string& name) {
   for (auto& c : children_)
     if (c->name_ == name) return *c;

@@ -17,6 +17,11 @@ namespace sim {
 class StatGroup {
  public:
   explicit StatGroup(std::string name = "") : name_(std::move(name)) {}
+  // Copies are deep: a report keeps the statistics of a run it outlives.
+  StatGroup(const StatGroup& other);
+  StatGroup& operator=(const StatGroup& other);
+  StatGroup(StatGroup&&) = default;
+  StatGroup& operator=(StatGroup&&) = default;
 
   StatGroup& group(const std::string& name);  // created on first use, kept in insertion order
   void scalar(const std::string& name, double value, const std::string& unit, const std::string& desc);

@@ -1,9 +1,17 @@
 #include "workloads/collective_workload.h"
 
-#include "interconnect/run_collective.h"
+#include <optional>
+
+#include "interconnect/algorithms.h"
+#include "interconnect/collective.h"
+#include "interconnect/functional_reference.h"
+#include "interconnect/mesh.h"
+#include "interconnect/topology.h"
 #include "runtime/pod_run.h"
 #include "sim/host.h"
 #include "sim/output.h"
+#include "sim/units.h"
+#include "workloads/pod_report.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -20,75 +28,109 @@ class CollectiveWorkload : public Workload {
   interconnect::CollectiveSpec spec_;
 };
 
-RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions&) const {
+RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts) const {
   sim::WallTimer wall;
-  const interconnect::CollectiveResult c = interconnect::run_collective(pod_network_config(exp), spec_);
+  // Every chip runs one program: its part in the collective, from time 0.
+  const interconnect::PodNetworkConfig net = pod_network_config(exp);
+  const interconnect::Topology topology = net.make_topology();
+  const int n = topology.chips();
+  const std::string name = interconnect::Collective::name_of(spec_.op, 0);
+  runtime::PodProgram pp;
+  hw::Program part;
+  part.add(hw::Op{name, {hw::EngineKind::ici, 0}, hw::CommOp{0}, {}, 0});
+  pp.add_replicas(std::move(part), static_cast<std::uint32_t>(n));
+  pp.collectives = {spec_};
+  pp.collective_names = {name};
+  // Functional runs: every chip's input is a test pattern; its output is
+  // checked against what the op's definition says it must hold.
+  std::optional<interconnect::CollectivePlan> plan;
+  std::vector<std::vector<double>> inputs, outputs(n);
+  if (spec_.functional) {
+    plan = interconnect::plan_collective(topology, interconnect::Mesh(topology, net.mesh), net.link, spec_);
+    const std::uint64_t elements =
+        spec_.op == interconnect::CollectiveOp::all_gather ? plan->shard_elements() : plan->elements;
+    for (int c = 0; c < n; ++c) inputs.push_back(interconnect::test_pattern(c, elements));
+    pp.collective_data.push_back({[&inputs](int c) { return inputs[c]; },
+                                  [&outputs](int c, const std::vector<double>& out) { outputs[c] = out; }});
+  }
+  const runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);
+  const runtime::CollectiveTiming& c = run.collectives.at(0);
+  const double time_s = c.end_s;  // every chip joins at 0
 
   Report rep = report_for(exp);
   Result& res = rep.result;
-  res.step_time_s = c.time_s;
-  res.cycles = std::round(c.time_s * exp.chip.clock);
-  double hbm = 0;
-  for (const auto& pc : c.per_chip) hbm += pc.reduce_hbm_bytes;
-  res.hbm_bytes = hbm;
-  res.ici_bytes = double(c.ici_bytes);
-  res.roofline = make_roofline(exp.chip, 0, hbm / c.chips, 0, 0, c.link_utilization_max);
-  res.communication.collective_time_s = c.time_s;
-  res.communication.exposed_time_s = c.time_s;
-  res.communication.overlap_fraction = 0.0;
-  if (c.functional.checked) {
-    FunctionalCheck f;
-    f.matches_reference = c.functional.matches;
-    f.mismatches = c.functional.mismatches;
-    f.first_mismatch = c.functional.first_mismatch;
-    if (c.functional.matches) f.max_abs_error = 0.0;
-    res.functional = f;
+  res.step_time_s = time_s;
+  res.cycles = std::round(time_s * exp.chip.clock);
+  double hbm = 0, ici = 0;
+  for (int chip = 0; chip < n; ++chip) {
+    hbm += run.reduce_hbm_bytes[chip];
+    ici += double(run.ici_bytes_out[chip]);
   }
-  res.links = LinkUtilization{c.link_utilization_max, c.link_utilization_mean};
-  CollectiveRecord rec;
-  rec.op = c.op;
-  rec.algorithm = c.algorithm;
-  rec.participants = c.participants;
+  res.hbm_bytes = hbm;
+  res.ici_bytes = ici;
+  res.roofline = make_roofline(exp.chip, 0, hbm / n, 0, 0, run.link_utilization_max);
+  res.communication.collective_time_s = time_s;
+  res.communication.exposed_time_s = time_s;
+  res.communication.overlap_fraction = 0.0;
+  FunctionalCheck check;
+  if (spec_.functional) {
+    check.matches_reference = true;
+    check.mismatches = 0;
+    check.first_mismatch = "";
+    for (int chip = 0; chip < n; ++chip) {
+      const std::vector<double> want = interconnect::expected_output(*plan, spec_, inputs, chip);
+      const std::vector<double>& got = outputs[chip];
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (i < got.size() && got[i] == want[i]) continue;
+        if ((*check.mismatches)++ == 0)
+          check.first_mismatch = "chip " + std::to_string(chip) + " element " + std::to_string(i) + ": got " +
+                                 (i < got.size() ? std::to_string(got[i]) : std::string("nothing")) + ", expected " +
+                                 std::to_string(want[i]);
+      }
+    }
+    check.matches_reference = *check.mismatches == 0;
+    if (check.matches_reference) check.max_abs_error = 0.0;
+    res.functional = check;
+  }
+  res.links = LinkUtilization{run.link_utilization_max, run.link_utilization_mean};
+  rep.collectives = pod_collectives(run);
+  CollectiveRecord& rec = rep.collectives.at(0);
   rec.groups = c.groups;
-  rec.bytes = c.bytes;
-  rec.time_s = c.time_s;
-  rec.algbw_bytes_per_s = c.algbw_bytes_per_s;
-  rec.busbw_bytes_per_s = c.busbw_bytes_per_s;
-  rec.messages = c.messages;
-  rec.network_model = c.network_model;
-  rep.collectives.push_back(rec);
-  for (const auto& pc : c.per_chip) {
-    PerChip p;
-    p.chip = static_cast<std::uint32_t>(pc.chip);
-    p.coords = pc.coords;
-    p.vector_s = pc.reduce_vector_s;
-    p.ici_s = pc.finish_s;
-    p.ici_bytes_out = pc.bytes_out;
-    p.ici_bytes_in = pc.bytes_in;
-    p.reduce_hbm_bytes = pc.reduce_hbm_bytes;
-    rep.per_chip.push_back(std::move(p));
+  rec.messages = run.messages;
+  rec.network_model = run.network_model;
+  rep.per_chip = pod_per_chip(exp, run);
+  for (int chip = 0; chip < n; ++chip) {
+    PerChip& p = rep.per_chip[chip];
+    p.coords = topology.coords(chip);
+    p.vector_s = run.reduce_vector_s[chip];  // the vector units' work is the reductions
+    p.ici_s = c.chip_end_s[chip];
+    p.reduce_hbm_bytes = run.reduce_hbm_bytes[chip];
   }
   rep.links.emplace();
-  for (const auto& l : c.links)
-    rep.links->push_back(LinkRecord{l.link, l.from, l.to, l.axis, l.dir, l.bytes, l.busy_s, l.utilization});
-  rep.simulator = simulator_for(exp, wall.seconds(), c.kernel_events);
-  rep.simulator.network_events = c.events;
-  rep.simulator.messages = c.messages;
+  for (const runtime::LinkTraffic& l : run.links) {
+    const interconnect::LinkEnds e = topology.link_ends(l.link);
+    const double busy_s = sim::ps_to_seconds(l.busy_ps);
+    rep.links->push_back(LinkRecord{l.link, e.from, e.to, interconnect::axis_name(e.axis), e.dir, l.bytes, busy_s,
+                                    time_s > 0 ? busy_s / time_s : 0.0});
+  }
+  rep.stats = run.stats;
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
-  sim::Table t("tpusim: " + exp.name + " (" + c.op + ", " + c.algorithm + ", " + sim::si(double(c.bytes), "B") +
-               " on " + std::to_string(c.chips) + " x " + exp.chip.name + ")");
-  t.row("participants per group", std::to_string(c.participants), "(" + std::to_string(c.groups) + " groups)");
-  t.row("time", sim::si(c.time_s, "s"));
-  t.row("algbw", sim::si(c.algbw_bytes_per_s, "B/s"));
-  t.row("busbw", sim::si(c.busbw_bytes_per_s, "B/s"));
-  t.row("link utilization max", sim::fixed(100 * c.link_utilization_max, 1), "%");
-  t.row("link utilization mean", sim::fixed(100 * c.link_utilization_mean, 1), "%");
-  t.row("ICI bytes (all chips)", sim::si(double(c.ici_bytes), "B"));
-  t.row("messages", std::to_string(c.messages));
-  if (c.functional.checked)
-    t.row("functional check", c.functional.matches ? "matches reference" : "MISMATCH: " + c.functional.first_mismatch);
+  const std::string op = interconnect::to_string(spec_.op);
+  sim::Table t("tpusim: " + exp.name + " (" + op + ", " + rec.algorithm + ", " + sim::si(double(spec_.bytes), "B") +
+               " on " + std::to_string(n) + " x " + exp.chip.name + ")");
+  t.row("participants per group", std::to_string(rec.participants), "(" + std::to_string(c.groups) + " groups)");
+  t.row("time", sim::si(time_s, "s"));
+  t.row("algbw", sim::si(rec.algbw_bytes_per_s, "B/s"));
+  t.row("busbw", sim::si(rec.busbw_bytes_per_s, "B/s"));
+  t.row("link utilization max", sim::fixed(100 * run.link_utilization_max, 1), "%");
+  t.row("link utilization mean", sim::fixed(100 * run.link_utilization_mean, 1), "%");
+  t.row("ICI bytes (all chips)", sim::si(ici, "B"));
+  t.row("messages", std::to_string(run.messages));
+  if (spec_.functional)
+    t.row("functional check", check.matches_reference ? "matches reference" : "MISMATCH: " + *check.first_mismatch);
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
-  return RunOutput{to_json(rep), t.str(), ""};
+  return RunOutput{to_json(rep), t.str(), run.trace_json};
 }
 
 }  // namespace

@@ -4,16 +4,15 @@
 #include <filesystem>
 #include <random>
 
-#include "hw/chip.h"
 #include "hw/mxu_timing.h"
 #include "hw/mxu_vcd.h"
-#include "hw/sequencer.h"
-#include "runtime/program_trace.h"
+#include "runtime/pod_run.h"
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/log.h"
 #include "sim/output.h"
+#include "workloads/pod_report.h"
 #include "workloads/report.h"
 
 namespace workloads {
@@ -105,8 +104,7 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
 // --vcd: MXU 0 of chip 0 dumps every cycle of its ops into OUT/mxu.vcd.
 // Checked before the run: it needs pe fidelity and a small enough array and
 // op list (the closed form gives each op's cycles without running it).
-std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Program& program, hw::Chip& chip,
-                                           const std::string& out_dir) {
+void check_mxu_vcd(const Experiment& exp, const hw::Program& program) {
   if (exp.fidelity != hw::Fidelity::pe)
     throw sim::ConfigError(
         {"command line"}, "--vcd",
@@ -119,11 +117,13 @@ std::unique_ptr<hw::MxuVcd> attach_mxu_vcd(const Experiment& exp, const hw::Prog
     ++ops;
   }
   hw::check_mxu_vcd_size(exp.chip.mxu, cycles, "MXU 0's " + std::to_string(ops) + " ops");
+}
+
+// The file, in the kernel of the run (made when the run has built chip 0).
+std::unique_ptr<hw::MxuVcd> open_mxu_vcd(const Experiment& exp, const std::string& out_dir) {
   std::error_code ignored;  // an unusable directory is reported by MxuVcd, naming the file
   std::filesystem::create_directories(out_dir, ignored);
-  auto vcd = std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
-  chip.mxus().at(0)->set_cycle_hook(vcd.get());
-  return vcd;
+  return std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
 }
 
 }  // namespace
@@ -185,31 +185,29 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(double(plan.hbm_footprint), "B") + " of HBM but " +
                           chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
 
-  sim::reset_kernel();
-  auto chip_mod = std::make_unique<hw::Chip>("chip0", chip, exp.fidelity);
-  hw::Chip& c = *chip_mod;
-  auto seq = std::make_unique<hw::Sequencer>("seq0", plan.program, c);
-  std::unique_ptr<hw::MxuVcd> vcd = opts.vcd ? attach_mxu_vcd(exp, plan.program, c, opts.out_dir) : nullptr;
-  const runtime::SimulationEnd sim_end = runtime::simulate_within(exp.limits);
+  runtime::PodProgram pp;
+  pp.add_chip(std::move(plan.program));
+  if (opts.vcd) check_mxu_vcd(exp, pp.chip(0));
+  std::unique_ptr<hw::MxuVcd> vcd;
+  runtime::Observers watch;
+  if (opts.vcd)
+    watch.chip0 = [&](hw::Chip& chip0) {
+      vcd = open_mxu_vcd(exp, opts.out_dir);
+      chip0.mxus().at(0)->set_cycle_hook(vcd.get());
+    };
+  const runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace, watch);
   vcd.reset();  // closes mxu.vcd
-  seq->rethrow_failure();
-  if (!seq->finished()) {
-    auto pending = seq->pending_ops();
-    std::string first = plan.program.ops[pending.front()].name;
-    throw sim::SimFailure(std::string(sim_end.runaway() ? sim_end.describe(exp.limits) : "deadlock") + " with " +
-                          std::to_string(pending.size()) + " ops pending on chip 0, first: '" + first + "'");
-  }
+  const hw::Program& program = pp.chip(0);
 
-  const double step = double(seq->end_ps()) / sim::kPsPerSecond;
+  const sim::StatGroup& stats = run.chip_stats(0);
+  const double step = run.step_time_s;
   const double flops = plan.flops;
-  const double hbm_bytes = double(c.hbm().bytes_read() + c.hbm().bytes_written());
+  const double hbm_bytes = stats.value("hbm_bytes");
   const double peak = chip.peak_flops_per_s();
   const double cells = double(chip.mxu.rows) * chip.mxu.cols * chip.mxus();
-  double macs = 0, mxu_busy_max = 0;
-  for (const auto& m : c.mxus()) {
-    macs += double(m->stats().macs);
-    mxu_busy_max = std::max(mxu_busy_max, double(m->stats().busy_cycles) / chip.clock);
-  }
+  double macs = 0;
+  for (std::uint32_t m = 0; m < chip.mxus(); ++m) macs += stats.value("mxu" + std::to_string(m) + ".macs");
+  const double mxu_busy_max = stats.value("mxu_busy_time_max");
   const double cycles = std::round(step * chip.clock);
   const double mxu_busy_fraction = step > 0 ? mxu_busy_max / step : 0;
   const double hbm_busy_fraction = step > 0 ? hbm_bytes / (chip.hbm.bandwidth_bytes_per_s * step) : 0;
@@ -240,30 +238,16 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
                              blocking.accumulators,
                              blocking.vmem_bytes(),
                              chip.vmem,
-                             plan.program.ops.size(),
+                             program.ops.size(),
                              plan.traffic.total()};
   if (exp.functional) {
     FunctionalCheck fc = check_against_host(a, b, y, spec.m, spec.k, spec.n);
     res.functional = fc;
   }
-  PerChip pc;
-  pc.coords = std::vector<int>(exp.pod.shape.size(), 0);
-  pc.mxu_s = c.mxu_busy_s() / double(c.mxus().size());
-  pc.vector_s = c.vector_busy_s() / double(c.vector_units().size());
-  pc.dma_s = c.dma_busy_s() / double(c.dma_engines().size());
-  rep.per_chip.push_back(pc);
-  rep.stats.emplace();
-  c.dump_stats(rep.stats->group("chip0"), step);
-  std::string trace_json;
-  if (opts.trace) {
-    sim::TraceWriter trace;
-    runtime::trace_program(trace, 0, plan.program, seq->timings());
-    trace_json = trace.json();
-  }
-  const std::uint64_t events = sim::kernel_events();
-  seq.reset();
-  chip_mod.reset();
-  rep.simulator = simulator_for(exp, wall.seconds(), events);
+  rep.per_chip = pod_per_chip(exp, run);
+  rep.collectives = pod_collectives(run);
+  rep.stats = run.stats;
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (matmul " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                std::to_string(spec.n) + " on " + chip.name + ")");
@@ -285,7 +269,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
           std::get<FunctionalCheck>(res.functional).matches_reference ? "matches reference" : "MISMATCH");
   if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
-  return RunOutput{to_json(rep), t.str(), trace_json};
+  return RunOutput{to_json(rep), t.str(), run.trace_json};
 }
 
 }  // namespace workloads

@@ -43,7 +43,8 @@ TEST_CASE("limits: max_sim_time stops a one-chip run, exit 3, naming the pending
   CHECK(r.status == 3);
   CHECK(r.output.find("simulation failed: runaway: simulated time reached limits.max_sim_time (100 us)") !=
         std::string::npos);
-  CHECK(r.output.find("ops pending on chip 0, first: '") != std::string::npos);
+  CHECK(r.output.find("\n  chip 0 waits in '") != std::string::npos);
+  CHECK(r.output.find(" ops pending") != std::string::npos);
   CHECK_FALSE(written(kOut + "time"));
 }
 
@@ -52,7 +53,8 @@ TEST_CASE("limits: max_events stops a one-chip run, exit 3", "[app][limits]") {
   INFO(r.output);
   CHECK(r.status == 3);
   CHECK(r.output.find("exceeded limits.max_events (100) at ") != std::string::npos);
-  CHECK(r.output.find("ops pending on chip 0, first: '") != std::string::npos);
+  CHECK(r.output.find("\n  chip 0 waits in '") != std::string::npos);
+  CHECK(r.output.find(" ops pending") != std::string::npos);
   CHECK_FALSE(written(kOut + "events"));
   // Deterministic: the same run stops at the same event with the same message.
   CHECK(run_tpusim("run configs/experiments/matmul-v4.yaml --set 'limits={max_events: 100}' --out " + kOut + "events")
