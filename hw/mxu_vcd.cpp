@@ -20,16 +20,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void check_mxu_vcd_size(const MxuConfig& config, std::uint64_t cycles, const std::string& what) {
   if (config.rows > kMxuVcdMaxSide || config.cols > kMxuVcdMaxSide) {
-    throw sim::ConfigError({"command line"}, "--vcd",
+    throw sim::ConfigError({}, "mxu.vcd",
                            "VCD is for small arrays: the MXU is " + std::to_string(config.rows) + "x" +
                                std::to_string(config.cols) + ", the limit is " + std::to_string(kMxuVcdMaxSide) + "x" +
-                               std::to_string(kMxuVcdMaxSide) +
-                               " (use a small chip such as configs/chips/teach-8x8.yaml or "
-                               "`explain mxu --rows 8 --cols 8`)");
+                               std::to_string(kMxuVcdMaxSide) + " (a small chip such as configs/chips/teach-8x8.yaml)");
   }
   const double pe_cycles = double(config.rows) * config.cols * double(cycles);
   if (pe_cycles > double(kMxuVcdMaxPeCycles)) {
-    throw sim::ConfigError({"command line"}, "--vcd",
+    throw sim::ConfigError({}, "mxu.vcd",
                            "VCD is for small ops: " + what + " would trace " + std::to_string(cycles) + " cycles x " +
                                std::to_string(config.rows * config.cols) + " PEs = " +
                                std::to_string(static_cast<std::uint64_t>(pe_cycles)) + " PE-cycles, the limit is " +
@@ -40,11 +38,11 @@ void check_mxu_vcd_size(const MxuConfig& config, std::uint64_t cycles, const std
 MxuVcd::MxuVcd(const std::string& path, const MxuConfig& config) : config_(config) {
   validate(config_);
   if (!ends_with(path, kVcdSuffix) || path.size() == sizeof kVcdSuffix - 1) {
-    throw sim::ConfigError({"command line"}, "--vcd", "the VCD file name must end in .vcd, got '" + path + "'");
+    throw sim::ConfigError({}, "mxu.vcd", "the VCD file name must end in .vcd, got '" + path + "'");
   }
   // SystemC opens the file only at the first time step and then fails with
   // an sc_report; find out now, with a message that names the path.
-  if (!std::ofstream(path)) throw sim::ConfigError({"command line"}, "--vcd", "cannot write '" + path + "'");
+  if (!std::ofstream(path)) throw sim::ConfigError({}, "mxu.vcd", "cannot write '" + path + "'");
 
   // sc_create_vcd_trace_file appends the extension itself.
   file_ = sc_core::sc_create_vcd_trace_file(path.substr(0, path.size() - (sizeof kVcdSuffix - 1)).c_str());

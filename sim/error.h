@@ -22,6 +22,11 @@ class ConfigError : public std::runtime_error {
   const SourceLocation& where() const { return where_; }
   const std::string& key_path() const { return key_path_; }
   const std::string& detail() const { return detail_; }  // the message without location and key path
+  // The same problem, told at another place (a lower layer reports what is
+  // wrong; the caller knows which file or command-line option it came from).
+  ConfigError at(const SourceLocation& where, const std::string& key_path) const {
+    return ConfigError(where, key_path, detail_);
+  }
 
  private:
   SourceLocation where_;

@@ -116,14 +116,22 @@ void check_mxu_vcd(const Experiment& exp, const hw::Program& program) {
     cycles += hw::mxu_tile_cycles(exp.chip.mxu, {mm.m, mm.k, mm.n});
     ++ops;
   }
-  hw::check_mxu_vcd_size(exp.chip.mxu, cycles, "MXU 0's " + std::to_string(ops) + " ops");
+  try {
+    hw::check_mxu_vcd_size(exp.chip.mxu, cycles, "MXU 0's " + std::to_string(ops) + " ops");
+  } catch (const sim::ConfigError& e) {
+    throw e.at({"command line"}, "--vcd");
+  }
 }
 
 // The file, in the kernel of the run (made when the run has built chip 0).
 std::unique_ptr<hw::MxuVcd> open_mxu_vcd(const Experiment& exp, const std::string& out_dir) {
   std::error_code ignored;  // an unusable directory is reported by MxuVcd, naming the file
   std::filesystem::create_directories(out_dir, ignored);
-  return std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
+  try {
+    return std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
+  } catch (const sim::ConfigError& e) {
+    throw e.at({"command line"}, "--vcd");
+  }
 }
 
 }  // namespace

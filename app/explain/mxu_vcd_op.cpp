@@ -44,16 +44,24 @@ MxuVcdOpResult run_mxu_op_to_vcd(const std::string& path, const hw::MxuConfig& c
   if (a.size() != shape.m * shape.k || b.size() != shape.k * shape.n) {
     throw std::invalid_argument("run_mxu_op_to_vcd: operand sizes do not match the shape");
   }
-  // The closed form equals the PE engine's count (docs/mxu.md), so the
-  // size check needs no trial run.
-  hw::check_mxu_vcd_size(config, hw::mxu_tile_cycles(config, shape), "this op");
-
   MxuVcdOpResult result;
   result.y.assign(shape.m * shape.n, 0.0f);
+  try {
+    // The closed form equals the PE engine's count (docs/mxu.md), so the
+    // size check needs no trial run.
+    hw::check_mxu_vcd_size(config, hw::mxu_tile_cycles(config, shape), "this op");
+  } catch (const sim::ConfigError& e) {
+    throw e.at({"command line"}, "--vcd");
+  }
   sim::reset_kernel();
   {
     auto mxu = std::make_unique<hw::Mxu>("mxu", config, period, hw::Fidelity::pe);
-    auto vcd = std::make_unique<hw::MxuVcd>(path, config);
+    std::unique_ptr<hw::MxuVcd> vcd;
+    try {
+      vcd = std::make_unique<hw::MxuVcd>(path, config);
+    } catch (const sim::ConfigError& e) {
+      throw e.at({"command line"}, "--vcd");
+    }
     mxu->set_cycle_hook(vcd.get());
     OneOpDriver driver("driver", *mxu, shape, a.data(), b.data(), result.y.data());
     sc_core::sc_start();
