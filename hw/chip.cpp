@@ -2,18 +2,34 @@
 #include "hw/chip.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sim/error.h"
+#include "sim/units.h"
+
 namespace hw {
 
 Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity)
-    : sc_core::sc_module(name), config_(config), period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
-  hbm_ = std::make_unique<Hbm>("hbm", config_.hbm);
-  for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
-    dmas_.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str()));
-    dmas_.back()->socket.bind(hbm_->socket);
+    : sc_core::sc_module(name),
+      config_(config),
+      fidelity_(fidelity),
+      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
+  if (fidelity_ == Fidelity::kernel) {
+    // The vector units stream one (8,128) f32 vreg (4096 B) per cycle per
+    // TensorCore (docs/reference/tpu-specs.md#common.vpu_shape; v5p's
+    // vmem_load_store: one store per cycle), as collective reductions use them.
+    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, 4096.0 * config_.tensorcores * config_.clock);
+    fluid_dmas_.resize(config_.dma_engines);
+    latency_ps_ = static_cast<std::uint64_t>(std::llround(config_.hbm.latency_s * sim::kPsPerSecond));
+  } else {
+    hbm_ = std::make_unique<Hbm>("hbm", config_.hbm);
+    for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
+      dmas_.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str()));
+      dmas_.back()->socket.bind(hbm_->socket);
+    }
   }
   for (std::uint32_t i = 0; i < config_.mxus(); ++i)
     mxus_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(i)).c_str(), config_.mxu, period_, fidelity));
@@ -71,7 +87,10 @@ std::uint64_t Chip::begin_matmul(std::uint32_t index, const MatmulOp& op) {
 void Chip::after_cycles(std::uint64_t cycles, Completion done, std::uint32_t mxu) {
   // Mxu::begin has checked that cycles * period fits; vector ops are far
   // below that.
-  const std::uint64_t span = cycles * static_cast<std::uint64_t>(period_.value());
+  after_ps(cycles * static_cast<std::uint64_t>(period_.value()), done, mxu);
+}
+
+void Chip::after_ps(std::uint64_t span, Completion done, std::uint32_t mxu) {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
   if (timed_.empty() || now + span < timed_.top().due) timer_.notify(sc_core::sc_time::from_value(span));
   timed_.push(Timed{now + span, timed_seq_++, done, mxu});
@@ -119,6 +138,10 @@ void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {
 }
 
 void Chip::start(const Op& op, Completion done) {
+  if (std::holds_alternative<KernelOp>(op.payload) || (hbm_fluid_ && std::holds_alternative<DmaOp>(op.payload))) {
+    start_fluid(op, done);
+    return;
+  }
   switch (op.engine.kind) {
     case EngineKind::mxu: {
       const auto& m = std::get<MatmulOp>(op.payload);
@@ -150,6 +173,122 @@ void Chip::start(const Op& op, Completion done) {
   throw std::logic_error("op '" + op.name + "' needs the pod's network; run it through runtime::run_pod");
 }
 
+const Hbm& Chip::hbm() const {
+  if (!hbm_) throw std::logic_error("chip: no per-channel HBM at kernel fidelity");
+  return *hbm_;
+}
+
+const HbmFluid& Chip::hbm_fluid() const {
+  if (!hbm_fluid_) throw std::logic_error("chip: no fluid HBM at tile or pe fidelity");
+  return *hbm_fluid_;
+}
+
+std::uint64_t Chip::hbm_bytes_read() const { return hbm_ ? hbm_->bytes_read() : fluid_read_; }
+std::uint64_t Chip::hbm_bytes_written() const { return hbm_ ? hbm_->bytes_written() : fluid_written_; }
+
+void Chip::start_fluid(const Op& op, Completion done) {
+  if (!hbm_fluid_)
+    throw std::logic_error("op '" + op.name + "' is a kernel-fidelity op; this chip runs at " +
+                           std::string(to_string(fidelity_)) + " fidelity");
+  if (const auto* d = std::get_if<DmaOp>(&op.payload)) {
+    if (op.engine.index >= fluid_dmas_.size()) throw std::logic_error("op '" + op.name + "': no such DMA engine");
+    if (d->bytes > config_.hbm.capacity_bytes || d->hbm_addr > config_.hbm.capacity_bytes - d->bytes)
+      throw sim::SimFailure(std::string(name()) + ".dma" + std::to_string(op.engine.index) + ": HBM rejected " +
+                            (d->write ? "write" : "read") + " of " + std::to_string(d->bytes) + " bytes at address " +
+                            std::to_string(d->hbm_addr));
+    (d->write ? fluid_written_ : fluid_read_) += d->bytes;
+  } else {
+    const auto& k = std::get<KernelOp>(op.payload);
+    const std::uint32_t first = op.engine.index;
+    if (op.engine.kind == EngineKind::mxu ? first % config_.mxus_per_core != 0 || first >= mxus_.size()
+                                          : op.engine.kind != EngineKind::vector || first >= vpus_.size())
+      throw std::logic_error("kernel op '" + op.name + "' must run on a core's first MXU or its vector unit");
+    if (k.fill_bytes + k.body_bytes + k.drain_bytes != k.read_bytes + k.written_bytes)
+      throw std::logic_error("kernel op '" + op.name + "': its phases do not add up to its bytes");
+    fluid_read_ += k.read_bytes;
+    fluid_written_ += k.written_bytes;
+  }
+  std::uint32_t slot;
+  if (free_fluid_.empty()) {
+    slot = static_cast<std::uint32_t>(fluid_ops_.size());
+    fluid_ops_.emplace_back();
+  } else {
+    slot = free_fluid_.back();
+    free_fluid_.pop_back();
+  }
+  fluid_ops_[slot] = Fluid{&op, done, Phase::start, static_cast<std::uint64_t>(sc_core::sc_time_stamp().value())};
+  advance(slot);
+}
+
+void Chip::advance(std::uint32_t slot) {
+  const Op& op = *fluid_ops_[slot].op;
+  const auto* d = std::get_if<DmaOp>(&op.payload);
+  const KernelOp k = d ? KernelOp{0, d->bytes, 0, 0, 0, 0, 0, 0, 0} : std::get<KernelOp>(op.payload);
+  const Completion self{this, slot};
+  // Each phase either starts (and returns, to be called again when it
+  // ends) or has nothing to do and falls through to the next.
+  for (;;) {
+    Phase& phase = fluid_ops_[slot].phase;
+    phase = static_cast<Phase>(static_cast<int>(phase) + 1);
+    switch (phase) {
+      case Phase::fill:
+        if (k.fill_bytes == 0) break;
+        hbm_fluid_->start({double(k.fill_bytes), 1.0, 0.0, sim::FluidShare::kNoCap}, this, slot);
+        return;
+      case Phase::fill_latency:
+        if (k.fill_bytes == 0 || latency_ps_ == 0) break;
+        after_ps(latency_ps_, self);
+        return;
+      case Phase::body:
+        if (k.body_bytes > 0) {
+          // Never faster than the engine takes the bytes.
+          const double cap = k.min_body_ps > 0 ? double(k.body_bytes) / (double(k.min_body_ps) / sim::kPsPerSecond)
+                                               : sim::FluidShare::kNoCap;
+          hbm_fluid_->start({double(k.body_bytes), 1.0, 0.0, cap}, this, slot);
+          return;
+        }
+        if (k.min_body_ps == 0) break;
+        after_ps(k.min_body_ps, self);
+        return;
+      case Phase::drain:
+        if (k.drain_bytes == 0) break;
+        hbm_fluid_->start({double(k.drain_bytes), 1.0, 0.0, sim::FluidShare::kNoCap}, this, slot);
+        return;
+      case Phase::drain_latency:
+        // A DMA pays its access latency once, after its bytes.
+        if ((k.drain_bytes == 0 && !d) || latency_ps_ == 0) break;
+        after_ps(latency_ps_, self);
+        return;
+      case Phase::done: finish_fluid(slot); return;
+      case Phase::start: break;
+    }
+  }
+}
+
+void Chip::finish_fluid(std::uint32_t slot) {
+  const Fluid f = fluid_ops_[slot];
+  free_fluid_.push_back(slot);
+  const Op& op = *f.op;
+  if (const auto* d = std::get_if<DmaOp>(&op.payload)) {
+    FluidDma& e = fluid_dmas_[op.engine.index];
+    ++e.transfers;
+    e.bytes += d->bytes;
+    e.busy_ps += static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()) - f.started_ps;
+  } else {
+    const auto& k = std::get<KernelOp>(op.payload);
+    if (op.engine.kind == EngineKind::mxu) {
+      // The core's MXUs work side by side: each is busy for the op's MXU
+      // cycles, and they share its multiply-accumulates.
+      const std::uint32_t units = config_.mxus_per_core;
+      for (std::uint32_t u = 0; u < units; ++u)
+        mxus_[op.engine.index + u]->account(k.macs / units + (u < k.macs % units ? 1 : 0), k.engine_cycles);
+    } else {
+      vpus_[op.engine.index]->account(k.engine_cycles, k.vector_flops);
+    }
+  }
+  f.done();
+}
+
 double Chip::mxu_busy_s() const {
   double s = 0;
   for (const auto& m : mxus_) s += double(m->stats().busy_cycles) / config_.clock;
@@ -165,6 +304,7 @@ double Chip::vector_busy_s() const {
 double Chip::dma_busy_s() const {
   double s = 0;
   for (const auto& d : dmas_) s += d->busy().to_seconds();
+  for (const auto& d : fluid_dmas_) s += double(d.busy_ps) / sim::kPsPerSecond;
   return s;
 }
 
@@ -175,8 +315,8 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   g.scalar("mxu_busy_time", mxu_busy_s() / double(mxus_.size()), "s", "busy time per MXU, mean over the MXUs");
   g.scalar("mxu_busy_time_max", mxu_max, "s", "busy time of the busiest MXU");
   g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
-  g.scalar("dma_busy_time", dma_busy_s() / double(dmas_.size()), "s", "busy time per DMA engine, mean");
-  g.scalar("hbm_bytes", double(hbm_->bytes_read() + hbm_->bytes_written()), "B", "HBM bytes read and written");
+  g.scalar("dma_busy_time", dma_busy_s() / double(config_.dma_engines), "s", "busy time per DMA engine, mean");
+  g.scalar("hbm_bytes", double(hbm_bytes_read() + hbm_bytes_written()), "B", "HBM bytes read and written");
   for (std::size_t i = 0; i < mxus_.size(); ++i) {
     const MxuStats st = mxus_[i]->stats();
     const double cells = double(config_.mxu.rows) * config_.mxu.cols;
@@ -198,27 +338,34 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
     vg.scalar("flops", vpus_[i]->flops(), "FLOP", "vector FLOPs");
     vg.scalar("busy_time", vpus_[i]->busy().to_seconds(), "s", "time with an operation in flight");
   }
-  for (std::size_t i = 0; i < dmas_.size(); ++i) {
+  for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
     auto& dg = g.group("dma" + std::to_string(i));
-    const double bytes = double(dmas_[i]->bytes()), busy = dmas_[i]->busy().to_seconds();
-    dg.scalar("transfers", double(dmas_[i]->transfers()), "transfers", "DMA transfers");
+    const double transfers = hbm_ ? double(dmas_[i]->transfers()) : double(fluid_dmas_[i].transfers);
+    const double bytes = hbm_ ? double(dmas_[i]->bytes()) : double(fluid_dmas_[i].bytes);
+    const double busy = hbm_ ? dmas_[i]->busy().to_seconds() : double(fluid_dmas_[i].busy_ps) / sim::kPsPerSecond;
+    dg.scalar("transfers", transfers, "transfers", "DMA transfers");
     dg.scalar("bytes", bytes, "B", "bytes moved");
     dg.scalar("busy_time", busy, "s", "time with a transfer in flight");
     dg.formula(
         "bandwidth", [=] { return busy > 0 ? bytes / busy : 0; }, "B/s", "bytes / busy_time");
   }
   auto& hg = g.group("hbm");
-  const double rd = double(hbm_->bytes_read()), wr = double(hbm_->bytes_written());
+  const double rd = double(hbm_bytes_read()), wr = double(hbm_bytes_written());
   const double peak = config_.hbm.bandwidth_bytes_per_s;
   hg.scalar("bytes_read", rd, "B", "bytes read");
   hg.scalar("bytes_written", wr, "B", "bytes written");
-  hg.scalar("transfers", double(hbm_->transfers()), "transfers", "transactions served");
+  hg.scalar("transfers", double(hbm_ ? hbm_->transfers() : hbm_fluid_->flows()), "transfers",
+            hbm_ ? "transactions served" : "flows served (kernel phases, DMA copies)");
   hg.formula(
       "bandwidth", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s : 0; }, "B/s",
       "(bytes_read + bytes_written) / elapsed");
   hg.formula(
       "bandwidth_utilization", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s / peak : 0; }, "1",
       "bandwidth / peak bandwidth");
+  if (hbm_fluid_) {
+    hg.scalar("busy_time", hbm_fluid_->busy().to_seconds(), "s", "time with a flow active");
+    return;
+  }
   for (std::uint32_t c = 0; c < config_.hbm.channels; ++c) {
     auto& cg = hg.group("channel" + std::to_string(c));
     cg.scalar("bytes", double(hbm_->channel_bytes(c)), "B", "bytes served");

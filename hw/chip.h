@@ -1,7 +1,10 @@
 #pragma once
 // One TPU chip: TensorCores with their MXUs and vector unit, DMA engines and
-// HBM behind a TLM-2.0 socket. It starts program ops on the right engine,
-// without blocking; the Sequencer decides when.
+// HBM. It starts program ops on the right engine, without blocking; the
+// Sequencer decides when. At tile and pe fidelity HBM is the per-channel
+// model behind a TLM-2.0 socket, driven by DMA engines; at kernel fidelity
+// it is one fluid server (hbm_fluid.h) on which whole kernels (kernel_op.h)
+// and DMA copies are flows.
 #include <systemc>
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include "hw/completion.h"
 #include "hw/dma.h"
 #include "hw/hbm.h"
+#include "hw/hbm_fluid.h"
 #include "hw/mxu.h"
 #include "hw/program.h"
 #include "hw/sequencer.h"
@@ -21,7 +25,7 @@
 
 namespace hw {
 
-class Chip : public sc_core::sc_module, public OpExecutor {
+class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Listener, private CompletionListener {
  public:
   SC_HAS_PROCESS(Chip);
   Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity);
@@ -39,8 +43,13 @@ class Chip : public sc_core::sc_module, public OpExecutor {
   void start(const Op& op, Completion done) override;
 
   const ChipConfig& config() const { return config_; }
+  Fidelity fidelity() const { return fidelity_; }
   sc_core::sc_time clock_period() const { return period_; }
-  const Hbm& hbm() const { return *hbm_; }
+  // The per-channel HBM (tile and pe fidelity) or the fluid one (kernel).
+  const Hbm& hbm() const;
+  const HbmFluid& hbm_fluid() const;
+  std::uint64_t hbm_bytes_read() const;
+  std::uint64_t hbm_bytes_written() const;
   const std::vector<std::unique_ptr<Mxu>>& mxus() const { return mxus_; }
   const std::vector<std::unique_ptr<VectorUnit>>& vector_units() const { return vpus_; }
   const std::vector<std::unique_ptr<DmaEngine>>& dma_engines() const { return dmas_; }
@@ -67,6 +76,33 @@ class Chip : public sc_core::sc_module, public OpExecutor {
   // the stack is paid only then.
   void run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done);
   void on_timer();
+  // Calls `done` `span_ps` from now (the chip's timer).
+  void after_ps(std::uint64_t span_ps, Completion done, std::uint32_t mxu = kNoMxu);
+
+  // Kernel fidelity: a kernel op walks fill -> latency -> body -> drain ->
+  // latency, each phase a flow on the fluid HBM or a wait on the timer; a
+  // DMA op is a flow and a latency.
+  enum class Phase : std::uint8_t { start, fill, fill_latency, body, drain, drain_latency, done };
+  struct Fluid {
+    const Op* op = nullptr;
+    Completion done;
+    Phase phase = Phase::start;
+    std::uint64_t started_ps = 0;
+  };
+  void start_fluid(const Op& op, Completion done);
+  void advance(std::uint32_t slot);
+  void finish_fluid(std::uint32_t slot);
+  void flow_done(std::uint64_t token) override { advance(static_cast<std::uint32_t>(token)); }
+  void completed(std::uint64_t token) override { advance(static_cast<std::uint32_t>(token)); }
+  void failed(std::uint64_t, std::exception_ptr error) override { std::rethrow_exception(error); }
+  std::vector<Fluid> fluid_ops_;
+  std::vector<std::uint32_t> free_fluid_;
+  struct FluidDma {  // a DMA engine at kernel fidelity: what it moved
+    std::uint64_t transfers = 0, bytes = 0, busy_ps = 0;
+  };
+  std::vector<FluidDma> fluid_dmas_;
+  std::uint64_t fluid_read_ = 0, fluid_written_ = 0;
+  std::uint64_t latency_ps_ = 0;
 
   // Timed completions of this chip's MXU and vector ops: one event and one
   // method for the whole chip, a heap ordered by (due tick, issue order) so
@@ -90,8 +126,10 @@ class Chip : public sc_core::sc_module, public OpExecutor {
   std::vector<Accumulation> accumulations_;
 
   ChipConfig config_;
+  Fidelity fidelity_;
   sc_core::sc_time period_;
-  std::unique_ptr<Hbm> hbm_;
+  std::unique_ptr<Hbm> hbm_;             // tile and pe fidelity
+  std::unique_ptr<HbmFluid> hbm_fluid_;  // kernel fidelity
   std::vector<std::unique_ptr<DmaEngine>> dmas_;
   std::vector<std::unique_ptr<Mxu>> mxus_;
   std::vector<std::unique_ptr<VectorUnit>> vpus_;

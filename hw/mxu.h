@@ -54,6 +54,9 @@ class Mxu : public sc_core::sc_module {
   // a cycle hook needs the op to advance cycle by cycle (needs_thread()):
   // throws std::logic_error then.
   std::uint64_t begin(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr, float* y = nullptr);
+  // A kernel-fidelity op (hw/kernel_op.h) kept this MXU busy for `cycles`
+  // and did `macs` on it: counted as one op, as if it had run here.
+  void account(std::uint64_t macs, std::uint64_t cycles) { count(macs, cycles); }
   // True when ops must go through the blocking execute() (a cycle hook on a
   // pe-fidelity MXU pauses after every cycle).
   bool needs_thread() const { return fidelity_ == Fidelity::pe && cycle_hook_ != nullptr; }

@@ -30,9 +30,12 @@ using sim::ceil_div;
 }  // namespace
 
 const sim::EnumNames<Fidelity>& fidelity_names() {
-  static const sim::EnumNames<Fidelity> names("fidelity",
-                                              {{Fidelity::tile, "tile", "closed-form MXU tile timing"},
-                                               {Fidelity::pe, "pe", "every processing element every cycle"}});
+  static const sim::EnumNames<Fidelity> names(
+      "fidelity", {{Fidelity::kernel, "kernel",
+                    "a whole kernel is one op: a flow on the chip's HBM capped by its "
+                    "engine time"},
+                   {Fidelity::tile, "tile", "every block's DMA and MXU ops, each MXU op in closed form"},
+                   {Fidelity::pe, "pe", "every processing element every cycle"}});
   return names;
 }
 

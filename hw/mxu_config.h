@@ -12,8 +12,13 @@ namespace hw {
 
 // How an MXU op is simulated: `tile` computes its cycles in closed form and
 // advances time once; `pe` steps every processing element every cycle.
-enum class Fidelity { tile, pe };
-const sim::EnumNames<Fidelity>& fidelity_names();  // the YAML spellings: tile, pe
+// How finely a chip is simulated (docs/architecture.md, "Timing model"):
+// kernel: a whole kernel is one op, a flow on the chip's fluid HBM
+// (hw/kernel_op.h); tile: every block's DMA and MXU ops, an MXU op in
+// closed form; pe: every processing element every cycle. An MXU runs its
+// own ops as at tile fidelity when the chip is at kernel fidelity.
+enum class Fidelity { kernel, tile, pe };
+const sim::EnumNames<Fidelity>& fidelity_names();  // the YAML spellings: kernel, tile, pe
 const char* to_string(Fidelity f);
 
 // Weight-stationary R x C systolic array. rows = R = contraction (k) extent of

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hw/bf16.h"
+#include "hw/kernel_op.h"
 
 namespace hw {
 
@@ -70,7 +71,7 @@ struct RecvOp {
   std::uint64_t tag = 0;
 };
 
-using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp>;
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp, KernelOp>;
 
 struct Op {
   std::string name;  // shown in traces

@@ -23,6 +23,14 @@ class VectorUnit : public sc_core::sc_module {
   // time) completes it after cycles * period.
   std::uint64_t begin(std::uint64_t elements, double flops_per_element);
 
+  // A kernel-fidelity op (hw/kernel_op.h) kept the unit busy for `cycles`
+  // doing `flops`: counted as one operation.
+  void account(std::uint64_t cycles, double flops) {
+    ++operations_;
+    busy_cycles_ += cycles;
+    flops_ += flops;
+  }
+
   // Cycles an operation of this size occupies the unit.
   std::uint64_t cycles_for(std::uint64_t elements, double flops_per_element) const;
 

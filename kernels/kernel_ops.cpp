@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "sim/units.h"
 
@@ -94,6 +96,20 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
     out.push_back(ck);
   }
   return out;
+}
+
+hw::Program matmul_program(const hw::ChipConfig& chip, hw::Fidelity fidelity, std::uint64_t m, std::uint64_t k,
+                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data) {
+  if (fidelity != hw::Fidelity::kernel) return plan_matmul(chip, m, k, n, blocking, data).program;
+  if (data.a) throw std::logic_error("matmul_program: functional operands need tile or pe fidelity");
+  hw::Program p;
+  for (const CoreKernel& ck : matmul_kernel_ops(chip, m, k, n, blocking))
+    p.add(hw::Op{"matmul core " + std::to_string(ck.core),
+                 {hw::EngineKind::mxu, ck.core * chip.mxus_per_core},
+                 ck.op,
+                 {},
+                 2.0 * double(ck.op.macs)});
+  return p;
 }
 
 std::uint64_t stream_chunks(const hw::ChipConfig& chip, std::uint64_t load_bytes, std::uint64_t store_bytes) {

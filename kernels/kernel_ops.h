@@ -11,6 +11,8 @@
 
 #include "hw/chip_config.h"
 #include "hw/kernel_op.h"
+#include "hw/mxu_config.h"
+#include "hw/program.h"
 #include "kernels/matmul_kernel.h"
 
 namespace kernels {
@@ -35,6 +37,13 @@ struct StreamShape {
   double flops_per_element = 0;
 };
 std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const StreamShape& work);
+
+// A matmul as the program of its fidelity: at kernel fidelity one op per
+// TensorCore that gets a block (on the core's first MXU, standing for all of
+// them), else plan_matmul's blocked program. Functional operands (`data`)
+// need the blocked program: at kernel fidelity they are a logic error.
+hw::Program matmul_program(const hw::ChipConfig& chip, hw::Fidelity fidelity, std::uint64_t m, std::uint64_t k,
+                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data = {});
 
 // The chunks append_stream cuts one core's share of a stream into.
 std::uint64_t stream_chunks(const hw::ChipConfig& chip, std::uint64_t load_bytes, std::uint64_t store_bytes);

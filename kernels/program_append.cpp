@@ -5,9 +5,12 @@ namespace kernels {
 std::vector<std::uint32_t> append_program(hw::Program& dst, const hw::Program& src,
                                           const std::vector<std::uint32_t>& after, const std::string& name_suffix) {
   const std::uint32_t base = static_cast<std::uint32_t>(dst.ops.size());
-  std::vector<std::uint32_t> sinks;
-  for (const hw::Op& op : src.ops) {
-    hw::Op copy = op;
+  std::vector<char> needed(src.ops.size(), 0);  // some later op of src depends on it
+  for (const hw::Op& op : src.ops)
+    for (auto d : op.deps) needed[d] = 1;
+  std::vector<std::uint32_t> stores, leaves;
+  for (std::size_t i = 0; i < src.ops.size(); ++i) {
+    hw::Op copy = src.ops[i];
     copy.name += name_suffix;
     if (copy.deps.empty()) {
       copy.deps = after;
@@ -15,10 +18,10 @@ std::vector<std::uint32_t> append_program(hw::Program& dst, const hw::Program& s
       for (auto& d : copy.deps) d += base;
     }
     const std::uint32_t id = dst.add(std::move(copy));
-    if (const auto* dma = std::get_if<hw::DmaOp>(&op.payload); dma && dma->write) sinks.push_back(id);
+    if (const auto* dma = std::get_if<hw::DmaOp>(&src.ops[i].payload); dma && dma->write) stores.push_back(id);
+    if (!needed[i]) leaves.push_back(id);
   }
-  if (sinks.empty() && !src.ops.empty()) sinks.push_back(static_cast<std::uint32_t>(dst.ops.size() - 1));
-  return sinks;
+  return stores.empty() ? leaves : stores;
 }
 
 }  // namespace kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw/mxu_timing.h"
+#include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "sim/units.h"
 
@@ -65,6 +66,8 @@ const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std
   if (it != cache_.end()) return it->second;
   const MatmulBlocking b = choose_blocking(chip_, m, k, n);
   const std::uint64_t rows = count * m;
+  if (fidelity_ == hw::Fidelity::kernel)
+    return cache_.emplace(key, matmul_program(chip_, fidelity_, rows, k, n, b)).first->second;
   hw::Program prog;
   bool folded = false;
   if (rows % b.bm == 0) {
@@ -77,17 +80,22 @@ const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std
   return cache_.emplace(key, std::move(prog)).first->second;
 }
 
-std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, const StreamWork& work,
-                                         const std::vector<std::uint32_t>& deps, const std::string& name) {
-  // A chunk's input and output, double-buffered, fit a quarter of VMEM each;
-  // more than kMaxChunks chunks would add ops, not accuracy: the pipeline's
-  // fill is one chunk.
-  constexpr std::uint64_t kMaxChunks = 8;
+std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, hw::Fidelity fidelity,
+                                         const StreamWork& work, const std::vector<std::uint32_t>& deps,
+                                         const std::string& name) {
+  if (fidelity == hw::Fidelity::kernel) {
+    if (work.load_bytes == 0 && work.store_bytes == 0 && (work.elements == 0 || work.flops_per_element == 0))
+      return deps;
+    std::vector<std::uint32_t> sinks;
+    for (const CoreKernel& ck :
+         stream_kernel_ops(chip, {work.load_bytes, work.store_bytes, work.elements, work.flops_per_element}))
+      sinks.push_back(prog.add({name, {hw::EngineKind::vector, ck.core}, ck.op, deps, ck.op.vector_flops}));
+    return sinks;
+  }
   const std::uint32_t cores = chip.tensorcores;
   const std::uint64_t load = ceil_div(work.load_bytes, cores), store = ceil_div(work.store_bytes, cores);
   const std::uint64_t elements = ceil_div(work.elements, cores);
-  const std::uint64_t chunks =
-      std::clamp<std::uint64_t>(ceil_div(load + store, std::max<std::uint64_t>(1, chip.vmem / 4)), 1, kMaxChunks);
+  const std::uint64_t chunks = stream_chunks(chip, load, store);
   const bool compute = elements > 0 && work.flops_per_element > 0;
   std::vector<std::uint32_t> sinks;
   for (std::uint32_t c = 0; c < cores; ++c) {

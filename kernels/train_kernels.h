@@ -31,12 +31,13 @@ inline constexpr std::uint64_t kMinStepsPerCore = 32;
 
 class MatmulPrograms {
  public:
-  explicit MatmulPrograms(hw::ChipConfig chip) : chip_(std::move(chip)) {}
+  MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity) : chip_(std::move(chip)), fidelity_(fidelity) {}
   // `count` independent m x k x n BF16 matmuls, as one program (cached).
   const hw::Program& get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n);
 
  private:
   hw::ChipConfig chip_;
+  hw::Fidelity fidelity_;
   std::map<std::array<std::uint64_t, 4>, hw::Program> cache_;
 };
 
@@ -48,7 +49,8 @@ struct StreamWork {
 
 // Appends `work`, split evenly over the TensorCores, its first ops after
 // `deps`; returns its last ops (the stores, or the vector ops).
-std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, const StreamWork& work,
-                                         const std::vector<std::uint32_t>& deps, const std::string& name);
+std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig& chip, hw::Fidelity fidelity,
+                                         const StreamWork& work, const std::vector<std::uint32_t>& deps,
+                                         const std::string& name);
 
 }  // namespace kernels

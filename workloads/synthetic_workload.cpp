@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/program_append.h"
 #include "sim/error.h"
@@ -97,7 +98,7 @@ runtime::PodProgram build_synthetic_program(const Experiment& exp, const Synthet
   const hw::ChipConfig& chip = exp.chip;
   const SyntheticUnit& u = spec.unit;
   const hw::Program unit =
-      kernels::plan_matmul(chip, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n)).program;
+      kernels::matmul_program(chip, exp.fidelity, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n));
   const std::uint32_t chips = exp.pod.chips();
   const bool broadcast = chips > 1 && spec.broadcast_bytes > 0;
   runtime::PodProgram pp;

@@ -49,7 +49,7 @@ TEST_CASE("lean matmul: same bytes and FLOPs as the full kernel, time within the
                           {"tpu-v5e", 64, 1024, 128, 1024, true}};
   for (const auto& s : shapes) {
     const auto exp = one_chip(s.chip);
-    kernels::MatmulPrograms lean_programs(exp.chip);
+    kernels::MatmulPrograms lean_programs(exp.chip, hw::Fidelity::tile);
     const Ran lean = run_on_one_chip(exp, lean_programs.get(s.count, s.m, s.k, s.n));
     const std::uint64_t rows = s.count * s.m;
     const auto full_plan =

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "hw/bf16.h"
+#include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/program_append.h"
 #include "sim/host.h"
@@ -86,10 +87,11 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
         gathers.push_back(add_comm(pp, prog, first, next_collective, collective(plan.before[i]),
                                    step_name(plan.before[i]), {}, d ? &*d : nullptr));
       }
-      auto mm = kernels::plan_matmul(chip, plan.local_m, plan.local_k, plan.local_n,
-                                     kernels::choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n),
-                                     data ? data->local(chip_id) : kernels::MatmulData{});
-      stores = kernels::append_program(prog, mm.program, gathers, "");
+      const hw::Program mm =
+          kernels::matmul_program(chip, exp.fidelity, plan.local_m, plan.local_k, plan.local_n,
+                                  kernels::choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n),
+                                  data ? data->local(chip_id) : kernels::MatmulData{});
+      stores = kernels::append_program(prog, mm, gathers, "");
     } else {
       // Collective matmul: the gathered operand arrives one shard per step
       // from the ring neighbour while the shard already here is multiplied.
@@ -117,9 +119,9 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
                        "permute " + g.tensor + " shard " + std::to_string(j + 1) + " over " + axes_list(g.axes), after,
                        d ? &*d : nullptr);
         }
-        auto mm =
-            kernels::plan_matmul(chip, m, k, n, blocking, data ? data->split_step(chip_id, j) : kernels::MatmulData{});
-        auto s = kernels::append_program(prog, mm.program, after, " s" + std::to_string(j));
+        const hw::Program mm = kernels::matmul_program(chip, exp.fidelity, m, k, n, blocking,
+                                                       data ? data->split_step(chip_id, j) : kernels::MatmulData{});
+        auto s = kernels::append_program(prog, mm, after, " s" + std::to_string(j));
         stores.insert(stores.end(), s.begin(), s.end());
       }
     }

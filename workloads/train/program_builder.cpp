@@ -149,8 +149,8 @@ class LayerPass {
       const std::uint64_t bytes =
           ew.elements && ctx_.spec.elementwise == Elementwise::unfused ? ew.bytes / ew.elements * elements : 0;
       const std::uint64_t store = std::min(bytes, hw::kBf16Bytes * elements);  // the BF16 output
-      sinks_[i] = kernels::append_stream(prog_, ctx_.exp.chip, {bytes - store, store, elements, ew.flops_per_element},
-                                         deps, label);
+      sinks_[i] = kernels::append_stream(prog_, ctx_.exp.chip, ctx_.exp.fidelity,
+                                         {bytes - store, store, elements, ew.flops_per_element}, deps, label);
     }
     state_[i] = kBuilt;
   }
@@ -295,7 +295,7 @@ class ChipProgramBuilder {
       const kernels::StreamWork work{static_cast<std::uint64_t>(opt.read_bytes_per_param * double(n)),
                                      static_cast<std::uint64_t>(opt.written_bytes_per_param * double(n)), n,
                                      opt.flops_per_param};
-      kernels::append_stream(prog, ctx_.exp.chip, work, grads_done_[l],
+      kernels::append_stream(prog, ctx_.exp.chip, ctx_.exp.fidelity, work, grads_done_[l],
                              opt.name + " update " + ctx_.model.layers[l].name);
     }
   }
@@ -352,7 +352,7 @@ std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
                                  const models::ModelSpec& micro) {
   TrainProgram out;
-  kernels::MatmulPrograms matmuls(exp.chip);
+  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity);
   CollectiveRegistry collectives(out);
   const Context ctx{exp, spec, micro, matmuls, collectives};
   // Without a pipeline a chip's program depends on nothing but the model
