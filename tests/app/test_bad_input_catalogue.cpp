@@ -123,8 +123,9 @@ const BadCase kCases[] = {
      "tests/data/bad/name_list.yaml:1:7:", "name:", "expected a string, got a list"},
     {"a misspelt fidelity (letters swapped)", "run tests/data/bad/fidelity_typo.yaml", 2,
      "tests/data/bad/fidelity_typo.yaml:3:11:", "fidelity:",
-     "unknown fidelity 'tlie'; expected one of: tile (closed-form MXU tile timing), pe (every processing element "
-     "every cycle); did you mean 'tile'?"},
+     "unknown fidelity 'tlie'; expected one of: kernel (a whole kernel is one op: a flow on the chip's HBM capped "
+     "by its engine time), tile (every block's DMA and MXU ops, each MXU op in closed form), pe (every processing "
+     "element every cycle); did you mean 'tile'?"},
     // limits.
     {"a word where an event limit goes", "run tests/data/bad/limits_type.yaml", 2,
      "tests/data/bad/limits_type.yaml:4:15:", "limits.max_events:", "expected a number, got 'lots'"},
