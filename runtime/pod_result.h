@@ -39,6 +39,7 @@ struct PodRunResult {
   // of each collective, summed over collectives (0 when they all agree).
   double replica_spread_s = 0;
   int collectives_replayed = 0;  // collective_replay.h
+  std::uint64_t ops = 0;         // ops in the longest program of a simulated chip
   // Per chip: the chip whose simulation stands for it (itself when it was
   // simulated), when its program ended, and its ops' times (shared by the
   // members of a group of replicas).

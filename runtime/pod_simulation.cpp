@@ -220,6 +220,7 @@ PodRunResult PodSimulation::collect(bool trace) const {
     sim::StatGroup& g = r.stats.group("chip" + std::to_string(c));
     chips_[c]->dump_stats(g, r.step_time_s);
     program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps());
+    r.ops = std::max<std::uint64_t>(r.ops, pp_.chip(c).ops.size());
   }
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
   r.collectives_replayed = static_cast<int>(collectives_->replayed());

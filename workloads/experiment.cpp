@@ -266,6 +266,16 @@ const sim::ParamTable<Experiment>& experiment_params() {
                      "how the MXU is simulated")
         .flag("functional", &Experiment::functional, false,
               "real BF16 values flow and are checked against a host reference (result.functional)")
+        .then([](const sim::YamlNode& root, Experiment& exp) {
+          // Real values move through every block of the blocked program: a
+          // functional run is at tile (or pe) fidelity, which is its default.
+          if (!exp.functional || exp.fidelity != hw::Fidelity::kernel) return;
+          if (root["fidelity"].present())
+            root["fidelity"].fail(
+                "functional runs move real values through every block: use fidelity: tile or pe (or leave "
+                "fidelity out)");
+          exp.fidelity = hw::Fidelity::tile;
+        })
         .enumeration("replicas", &Experiment::replicas, replicas_names(), Replicas::automatic,
                      "which chips are simulated")
         .group("limits", &Experiment::limits, limits_params())

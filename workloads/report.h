@@ -199,6 +199,7 @@ struct Simulator {
   std::optional<std::string> replicas;
   std::optional<double> replica_spread_s;
   std::optional<int> collectives_replayed;
+  std::optional<std::uint64_t> ops;  // ops in the longest program of a simulated chip
 };
 
 struct Report {
