@@ -13,6 +13,14 @@ double sum_flops(const std::vector<Op>& ops) {
   return f;
 }
 
+// Matmuls of the model's own work, or only those that recompute.
+double matmul_flops(const std::vector<MatmulSpec>& ops, bool recompute) {
+  double f = 0;
+  for (const auto& op : ops)
+    if (op.recompute == recompute) f += op.flops();
+  return f;
+}
+
 }  // namespace
 
 std::uint64_t LayerSpec::param_count() const {
@@ -29,8 +37,9 @@ std::uint64_t LayerSpec::activation_bytes() const {
   return b;
 }
 
-double LayerSpec::forward_matmul_flops() const { return sum_flops(forward); }
-double LayerSpec::backward_matmul_flops() const { return sum_flops(backward); }
+double LayerSpec::forward_matmul_flops() const { return matmul_flops(forward, false); }
+double LayerSpec::backward_matmul_flops() const { return matmul_flops(backward, false); }
+double LayerSpec::recompute_matmul_flops() const { return matmul_flops(forward, true) + matmul_flops(backward, true); }
 double LayerSpec::forward_elementwise_flops() const { return sum_flops(elementwise_fwd); }
 double LayerSpec::backward_elementwise_flops() const { return sum_flops(elementwise_bwd); }
 

@@ -55,8 +55,11 @@ struct LayerSpec {
   std::uint64_t param_count() const;
   std::uint64_t param_bytes() const;       // BF16: the size of this layer's gradient all-reduce
   std::uint64_t activation_bytes() const;  // sum of the stash
+  // Matmul FLOPs of the model's own work (recomputation left out: it is in
+  // recompute_matmul_flops, which a kernel executes on top).
   double forward_matmul_flops() const;
   double backward_matmul_flops() const;
+  double recompute_matmul_flops() const;
   double forward_elementwise_flops() const;
   double backward_elementwise_flops() const;
   double forward_flops() const { return forward_matmul_flops() + forward_elementwise_flops(); }

@@ -2,6 +2,23 @@
 
 namespace models {
 
+double MatmulSpec::causal_fraction() const {
+  if (causal == Causal::none) return 1.0;
+  // The sequence length is the two equal dimensions of the triangle.
+  const double t = double(causal == Causal::out_lower ? m : k);
+  return (t + 1.0) / (2.0 * t);
+}
+
+const char* to_string(Causal c) {
+  switch (c) {
+    case Causal::none: return "none";
+    case Causal::out_lower: return "out_lower";
+    case Causal::depth_upto_row: return "depth_upto_row";
+    case Causal::depth_from_row: return "depth_from_row";
+  }
+  return "?";
+}
+
 const char* to_string(Pass p) {
   switch (p) {
     case Pass::forward: return "forward";

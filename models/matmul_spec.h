@@ -39,6 +39,15 @@ enum class TpRole { replicated, column, row, heads };
 // A dimension of one matmul (or none).
 enum class Dim { none, count, m, k, n };
 
+// Causal masking as a fused attention kernel skips it (flash attention, Dao
+// et al. 2022, arXiv:2205.14135): blocks wholly above the diagonal are not
+// computed. Which triangle is kept depends on where the two sequence axes
+// sit in this matmul:
+// - out_lower: C is queries x keys (m x n), keep keys <= query (S = Q K^T, dP);
+// - depth_upto_row: m is queries, k is keys, keep keys <= query (O = P V, dQ = dS K);
+// - depth_from_row: m is keys, k is queries, keep queries >= key (dV = P^T dO, dK = dS^T Q).
+enum class Causal { none, out_lower, depth_upto_row, depth_from_row };
+
 struct MatmulSpec {
   std::string name;  // unique in the model, e.g. "block3.mlp.up.dW"
   MatmulKind kind = MatmulKind::linear;
@@ -66,14 +75,27 @@ struct MatmulSpec {
   // Empty: it reads only the layer's input (forward) or the gradient arriving
   // from the next layer (backward), plus activations stashed by the forward.
   std::vector<std::string> after;
+  // Fused kernels keep tensors in VMEM: A produced on chip by the same
+  // kernel (flash attention's P = softmax(S)), and C consumed on chip (its
+  // S and dP) never cross HBM.
+  bool a_on_chip = false;
+  bool out_on_chip = false;
+  Causal causal = Causal::none;
+  // Work done again to save memory (flash attention's backward recomputes
+  // S = Q K^T): executed FLOPs, not model FLOPs.
+  bool recompute = false;
 
-  // 2 FLOPs (multiply + add) per multiply-accumulate.
-  double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n); }
+  // The share of the m x k x n products a causal kernel computes, over the
+  // exact triangle of a T x T square: (T + 1) / 2T; 1 when not causal.
+  double causal_fraction() const;
+  // 2 FLOPs (multiply + add) per multiply-accumulate computed.
+  double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n) * causal_fraction(); }
 };
 
 const char* to_string(Pass p);
 const char* to_string(MatmulKind k);
 const char* to_string(TpRole r);
 const char* to_string(Dim d);
+const char* to_string(Causal c);
 
 }  // namespace models

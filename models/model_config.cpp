@@ -52,8 +52,21 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                                 "vocabulary size V")
         .flag("tied_embeddings", &TransformerConfig::tied_embeddings, false,
               "the output layer reuses the embedding table (V x D parameters once, not twice)")
-        .choice("mlp", &TransformerConfig::mlp, {"gelu", "swiglu"}, std::string("gelu"),
-                "gelu: 2 matrices, 2DF params; swiglu: gated, 3 matrices, 3DF params")
+        .choice("mlp", &TransformerConfig::mlp, {"relu", "gelu", "swiglu"}, std::string("gelu"),
+                "relu, gelu: 2 matrices, 2DF params; swiglu: gated, 3 matrices, 3DF params")
+        .integer<std::uint64_t>("kv_heads", &TransformerConfig::kv_heads, "heads", 0, sim::between(0, 1 << 20),
+                                "key/value heads K (grouped-query attention; 1: multi-query); 0: as many as heads")
+        .choice("attention", &TransformerConfig::attention, {"materialized", "flash"}, std::string("materialized"),
+                "materialized: scores and probabilities go through HBM; flash: one fused kernel keeps them in VMEM, "
+                "skips causally masked blocks and recomputes the scores in backward")
+        .choice("block", &TransformerConfig::block, {"serial", "parallel"}, std::string("serial"),
+                "serial: x + Attn(LN1(x)), then h + MLP(LN2(h)); parallel: x + Attn(LN(x)) + MLP(LN(x)) (PaLM)")
+        .then([](const sim::YamlNode& node, TransformerConfig& c) {
+          if (c.kv_heads != 0 && c.heads % c.kv_heads != 0)
+            node["kv_heads"].fail(std::to_string(c.kv_heads) + " key/value heads do not divide the " +
+                                  std::to_string(c.heads) +
+                                  " query heads (each key/value head serves an equal group of query heads)");
+        })
         .allow("type");
     return p;
   }();

@@ -14,8 +14,9 @@ using Names = std::vector<std::string>;
 
 // Sizes of one (micro)batch, multiplied once with overflow checks.
 struct Dims {
-  std::uint64_t B, T, D, F, N, H, V;
-  std::uint64_t BT, NH, BN, probs;  // tokens, attention width, batch x heads, attention probabilities
+  std::uint64_t B, T, D, F, N, K, H, V;
+  // tokens, query width, key/value width, batch x heads, attention probabilities
+  std::uint64_t BT, NH, KH, BN, probs;
 
   Dims(const TransformerConfig& c, std::uint64_t batch)
       : B(batch),
@@ -23,15 +24,33 @@ struct Dims {
         D(c.d_model),
         F(c.d_ff),
         N(c.heads),
+        K(c.kv()),
         H(c.head_dim),
         V(c.vocab),
         BT(checked_mul(batch, c.seq_len, "tokens")),
         NH(checked_mul(c.heads, c.head_dim, "heads x head_dim")),
+        KH(checked_mul(c.kv(), c.head_dim, "kv_heads x head_dim")),
         BN(checked_mul(batch, c.heads, "batch x heads")),
         probs(checked_mul(BN, c.seq_len, c.seq_len, "attention probabilities")) {
     checked_mul(BT, std::max({D, F, NH, V}), "activations");
   }
 };
+
+// Marks an attention matmul as flash attention runs it.
+MatmulSpec fused(MatmulSpec s, Causal causal, bool a_on_chip, bool out_on_chip, bool recompute = false) {
+  s.causal = causal;
+  s.a_on_chip = a_on_chip;
+  s.out_on_chip = out_on_chip;
+  s.recompute = recompute;
+  return s;
+}
+
+// An elementwise op fused into the attention kernel: its work stays, its
+// tensors never cross HBM.
+ElementwiseSpec in_kernel(ElementwiseSpec e) {
+  e.bytes = 0;
+  return e;
+}
 
 // One of the four batched attention matmuls (count = batch x heads), split
 // over tensor-parallel ranks by heads.
@@ -69,18 +88,28 @@ LayerSpec embedding_layer(const Dims& d) {
   return l;
 }
 
-LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
+struct BlockShape {
+  std::string mlp;  // relu | gelu | swiglu
+  bool flash = false;
+  bool parallel = false;
+};
+
+LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
   const std::string p = "block" + std::to_string(i);
   const std::string a = p + ".attn", f = p + ".mlp";
-  const std::uint64_t x = d.BT * d.D, q = d.BT * d.NH, h = d.BT * d.F;
+  const bool swiglu = shape.mlp == "swiglu", flash = shape.flash, parallel = shape.parallel;
+  const std::uint64_t x = d.BT * d.D, q = d.BT * d.NH, kv = d.BT * d.KH, h = d.BT * d.F;
   LayerSpec l;
   l.name = p;
   l.kind = LayerKind::transformer_block;
   l.params = {norm_param(p + ".ln1.scale", d.D),         norm_param(p + ".ln1.bias", d.D),
-              {a + ".w_q", d.D, d.NH, ParamSplit::cols}, {a + ".w_k", d.D, d.NH, ParamSplit::cols},
-              {a + ".w_v", d.D, d.NH, ParamSplit::cols}, {a + ".w_o", d.NH, d.D, ParamSplit::rows},
-              norm_param(p + ".ln2.scale", d.D),         norm_param(p + ".ln2.bias", d.D),
-              {f + ".w_up", d.D, d.F, ParamSplit::cols}};
+              {a + ".w_q", d.D, d.NH, ParamSplit::cols}, {a + ".w_k", d.D, d.KH, ParamSplit::cols},
+              {a + ".w_v", d.D, d.KH, ParamSplit::cols}, {a + ".w_o", d.NH, d.D, ParamSplit::rows}};
+  if (!parallel) {
+    l.params.push_back(norm_param(p + ".ln2.scale", d.D));
+    l.params.push_back(norm_param(p + ".ln2.bias", d.D));
+  }
+  l.params.push_back({f + ".w_up", d.D, d.F, ParamSplit::cols});
   if (swiglu) l.params.push_back({f + ".w_gate", d.D, d.F, ParamSplit::cols});
   l.params.push_back({f + ".w_down", d.F, d.D, ParamSplit::rows});
 
@@ -90,9 +119,19 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
   const auto bwd = Pass::backward_data;
   const auto score = MatmulKind::attention_score;
   const auto context = MatmulKind::attention_context;
+  // Parallel blocks (PaLM) feed attention and MLP from one layer norm and
+  // add both to the residual stream at once: the two row-parallel outputs
+  // (O and down) sum into one tensor, so tensor parallelism all-reduces once
+  // forward, and the input gradients of Q, K, V, up and gate sum into one,
+  // all-reduced once backward.
+  const std::string mlp_in = parallel ? p + ".ln1" : p + ".ln2";
+  const std::string mlp_in_grad = (parallel ? p + ".ln1" : p + ".ln2") + ".out.grad";
+  const std::string attn_out = parallel ? p + ".mix" : a + ".out";
+  const std::string mlp_out = parallel ? p + ".mix" : f + ".down.out";
 
   // --- attention: x + W_o softmax(Q K^T) V, Q/K/V = LN1(x) W_q/W_k/W_v ---
   ef.push_back(make_elementwise(p + ".ln1", ElementwiseOp::layernorm, fwd, x, false, p + ".ln1.out", {}));
+  const std::string attn_bwd_after = parallel ? p + ".residual.bwd" : f + ".residual.bwd";
   add_linear(l, {a + ".q",
                  d.BT,
                  d.D,
@@ -106,7 +145,7 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
   add_linear(l, {a + ".k",
                  d.BT,
                  d.D,
-                 d.NH,
+                 d.KH,
                  a + ".w_k",
                  TpRole::column,
                  a + ".k",
@@ -116,49 +155,50 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
   add_linear(l, {a + ".v",
                  d.BT,
                  d.D,
-                 d.NH,
+                 d.KH,
                  a + ".w_v",
                  TpRole::column,
                  a + ".v",
                  p + ".ln1.out.grad",
                  {p + ".ln1"},
                  {a + ".context.dV"}});
+  // Each query head attends with its group's key and value head, so the
+  // attention matmuls are batch x (query) heads of them, whatever kv_heads.
   // scores[b,h] = Q[b,h] (T x H) K[b,h]^T (H x T)
-  l.forward.push_back(
-      attention_matmul(a + ".score", score, fwd, d, d.T, d.H, d.T, a + ".scores", {a + ".q", a + ".k"}));
-  ef.push_back(
-      make_elementwise(a + ".softmax", ElementwiseOp::softmax, fwd, d.probs, true, a + ".probs", {a + ".score"}));
+  MatmulSpec s_fwd = attention_matmul(a + ".score", score, fwd, d, d.T, d.H, d.T, a + ".scores", {a + ".q", a + ".k"});
+  l.forward.push_back(flash ? fused(s_fwd, Causal::out_lower, false, true) : s_fwd);
+  ElementwiseSpec softmax =
+      make_elementwise(a + ".softmax", ElementwiseOp::softmax, fwd, d.probs, true, a + ".probs", {a + ".score"});
+  ef.push_back(flash ? in_kernel(softmax) : softmax);
   // context[b,h] = P[b,h] (T x T) V[b,h] (T x H)
-  l.forward.push_back(
-      attention_matmul(a + ".context", context, fwd, d, d.T, d.T, d.H, a + ".context", {a + ".softmax", a + ".v"}));
+  MatmulSpec c_fwd =
+      attention_matmul(a + ".context", context, fwd, d, d.T, d.T, d.H, a + ".context", {a + ".softmax", a + ".v"});
+  l.forward.push_back(flash ? fused(c_fwd, Causal::depth_upto_row, true, false) : c_fwd);
   add_linear(l, {a + ".o",
                  d.BT,
                  d.NH,
                  d.D,
                  a + ".w_o",
                  TpRole::row,
-                 a + ".out",
+                 attn_out,
                  a + ".context.grad",
                  {a + ".context"},
-                 {f + ".residual.bwd"}});
-  ef.push_back(
-      make_elementwise(a + ".residual", ElementwiseOp::residual_add, fwd, x, false, a + ".residual.out", {a + ".o"}));
+                 {attn_bwd_after}});
+  if (!parallel)
+    ef.push_back(
+        make_elementwise(a + ".residual", ElementwiseOp::residual_add, fwd, x, false, a + ".residual.out", {a + ".o"}));
 
   // --- MLP: h + W_down act(LN2(h) W_up [, LN2(h) W_gate]) ---
-  const std::string act = f + (swiglu ? ".swiglu" : ".gelu");
-  const ElementwiseOp act_op = swiglu ? ElementwiseOp::swiglu : ElementwiseOp::gelu;
-  ef.push_back(
-      make_elementwise(p + ".ln2", ElementwiseOp::layernorm, fwd, x, false, p + ".ln2.out", {a + ".residual"}));
-  add_linear(l, {f + ".up",
-                 d.BT,
-                 d.D,
-                 d.F,
-                 f + ".w_up",
-                 TpRole::column,
-                 f + ".up.out",
-                 p + ".ln2.out.grad",
-                 {p + ".ln2"},
-                 {act + ".bwd"}});
+  const std::string act = f + "." + shape.mlp;
+  const ElementwiseOp act_op = swiglu                ? ElementwiseOp::swiglu
+                               : shape.mlp == "relu" ? ElementwiseOp::relu
+                                                     : ElementwiseOp::gelu;
+  if (!parallel)
+    ef.push_back(
+        make_elementwise(p + ".ln2", ElementwiseOp::layernorm, fwd, x, false, p + ".ln2.out", {a + ".residual"}));
+  add_linear(
+      l,
+      {f + ".up", d.BT, d.D, d.F, f + ".w_up", TpRole::column, f + ".up.out", mlp_in_grad, {mlp_in}, {act + ".bwd"}});
   if (swiglu)
     add_linear(l, {f + ".gate",
                    d.BT,
@@ -167,55 +207,110 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, bool swiglu) {
                    f + ".w_gate",
                    TpRole::column,
                    f + ".gate.out",
-                   p + ".ln2.out.grad",
-                   {p + ".ln2"},
+                   mlp_in_grad,
+                   {mlp_in},
                    {act + ".bwd"}});
   ef.push_back(make_elementwise(act, act_op, fwd, h, true, f + ".act.out",
                                 swiglu ? Names{f + ".up", f + ".gate"} : Names{f + ".up"}));
-  add_linear(
-      l, {f + ".down", d.BT, d.F, d.D, f + ".w_down", TpRole::row, f + ".down.out", f + ".act.out.grad", {act}, {}});
-  ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out",
-                                {f + ".down", a + ".residual"}));
+  add_linear(l, {f + ".down", d.BT, d.F, d.D, f + ".w_down", TpRole::row, mlp_out, f + ".act.out.grad", {act}, {}});
+  if (parallel)
+    ef.push_back(make_elementwise(p + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out",
+                                  {f + ".down", a + ".o"}));
+  else
+    ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out",
+                                  {f + ".down", a + ".residual"}));
 
   // --- backward elementwise, in execution order (the matmuls' order is in
   // their `after` lists) ---
   eb.push_back(make_elementwise(act + ".bwd", act_op, bwd, h, true, f + ".act.in.grad", {f + ".down.dX"}));
-  eb.push_back(make_elementwise(p + ".ln2.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln2.in.grad",
-                                swiglu ? Names{f + ".up.dX", f + ".gate.dX"} : Names{f + ".up.dX"}));
-  // dh = dY (skip path of the MLP residual) + LN2 backward (branch path)
-  eb.push_back(make_elementwise(f + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false,
-                                a + ".residual.out.grad", {p + ".ln2.bwd"}));
-  l.backward.push_back(
-      attention_matmul(a + ".context.dP", context, bwd, d, d.T, d.H, d.T, a + ".probs.grad", {a + ".o.dX"}));
-  l.backward.push_back(
-      attention_matmul(a + ".context.dV", context, bwd, d, d.T, d.T, d.H, a + ".v.grad", {a + ".o.dX"}));
-  eb.push_back(make_elementwise(a + ".softmax.bwd", ElementwiseOp::softmax, bwd, d.probs, true, a + ".scores.grad",
-                                {a + ".context.dP"}));
-  l.backward.push_back(
-      attention_matmul(a + ".score.dQ", score, bwd, d, d.T, d.T, d.H, a + ".q.grad", {a + ".softmax.bwd"}));
-  l.backward.push_back(
-      attention_matmul(a + ".score.dK", score, bwd, d, d.T, d.T, d.H, a + ".k.grad", {a + ".softmax.bwd"}));
-  eb.push_back(make_elementwise(p + ".ln1.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln1.in.grad",
-                                {a + ".q.dX", a + ".k.dX", a + ".v.dX"}));
+  if (parallel) {
+    // dx = dY (skip path) + LN backward of the summed branch gradients.
+    eb.push_back(
+        make_elementwise(p + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false, p + ".mix.grad", {}));
+  } else {
+    eb.push_back(make_elementwise(p + ".ln2.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln2.in.grad",
+                                  swiglu ? Names{f + ".up.dX", f + ".gate.dX"} : Names{f + ".up.dX"}));
+    // dh = dY (skip path of the MLP residual) + LN2 backward (branch path)
+    eb.push_back(make_elementwise(f + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false,
+                                  a + ".residual.out.grad", {p + ".ln2.bwd"}));
+  }
+  if (flash) {
+    // FlashAttention-2's backward (Dao 2023, arXiv:2307.08691, algorithm 2):
+    // S = Q K^T and P again from the saved log-sum-exp, dV = P^T dO,
+    // dP = dO V^T, dS = P (dP - rowsum(dO O)), dQ = dS K, dK = dS^T Q, all
+    // in one kernel that skips the blocks causal masking removes.
+    l.backward.push_back(
+        fused(attention_matmul(a + ".score.recompute", score, bwd, d, d.T, d.H, d.T, a + ".scores", {a + ".o.dX"}),
+              Causal::out_lower, false, true, true));
+    eb.push_back(in_kernel(make_elementwise(a + ".softmax.recompute", ElementwiseOp::softmax, fwd, d.probs, true,
+                                            a + ".probs", {a + ".score.recompute"})));
+    l.backward.push_back(
+        fused(attention_matmul(a + ".context.dP", context, bwd, d, d.T, d.H, d.T, a + ".probs.grad", {a + ".o.dX"}),
+              Causal::out_lower, false, true));
+    l.backward.push_back(fused(
+        attention_matmul(a + ".context.dV", context, bwd, d, d.T, d.T, d.H, a + ".v.grad", {a + ".softmax.recompute"}),
+        Causal::depth_from_row, true, false));
+    eb.push_back(in_kernel(make_elementwise(a + ".softmax.bwd", ElementwiseOp::softmax, bwd, d.probs, true,
+                                            a + ".scores.grad", {a + ".context.dP", a + ".softmax.recompute"})));
+    l.backward.push_back(
+        fused(attention_matmul(a + ".score.dQ", score, bwd, d, d.T, d.T, d.H, a + ".q.grad", {a + ".softmax.bwd"}),
+              Causal::depth_upto_row, true, false));
+    l.backward.push_back(
+        fused(attention_matmul(a + ".score.dK", score, bwd, d, d.T, d.T, d.H, a + ".k.grad", {a + ".softmax.bwd"}),
+              Causal::depth_from_row, true, false));
+  } else {
+    l.backward.push_back(
+        attention_matmul(a + ".context.dP", context, bwd, d, d.T, d.H, d.T, a + ".probs.grad", {a + ".o.dX"}));
+    l.backward.push_back(
+        attention_matmul(a + ".context.dV", context, bwd, d, d.T, d.T, d.H, a + ".v.grad", {a + ".o.dX"}));
+    eb.push_back(make_elementwise(a + ".softmax.bwd", ElementwiseOp::softmax, bwd, d.probs, true, a + ".scores.grad",
+                                  {a + ".context.dP"}));
+    l.backward.push_back(
+        attention_matmul(a + ".score.dQ", score, bwd, d, d.T, d.T, d.H, a + ".q.grad", {a + ".softmax.bwd"}));
+    l.backward.push_back(
+        attention_matmul(a + ".score.dK", score, bwd, d, d.T, d.T, d.H, a + ".k.grad", {a + ".softmax.bwd"}));
+  }
+  const Names ln1_grads = parallel
+                              ? (swiglu ? Names{a + ".q.dX", a + ".k.dX", a + ".v.dX", f + ".up.dX", f + ".gate.dX"}
+                                        : Names{a + ".q.dX", a + ".k.dX", a + ".v.dX", f + ".up.dX"})
+                              : Names{a + ".q.dX", a + ".k.dX", a + ".v.dX"};
+  eb.push_back(
+      make_elementwise(p + ".ln1.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln1.in.grad", ln1_grads));
   // dx = dh (skip path of the attention residual) + LN1 backward
-  eb.push_back(make_elementwise(a + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false, p + ".in.grad",
-                                {p + ".ln1.bwd", f + ".residual.bwd"}));
+  if (parallel)
+    eb.push_back(make_elementwise(p + ".ln1.residual.bwd", ElementwiseOp::residual_add, bwd, x, false, p + ".in.grad",
+                                  {p + ".ln1.bwd", p + ".residual.bwd"}));
+  else
+    eb.push_back(make_elementwise(a + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false, p + ".in.grad",
+                                  {p + ".ln1.bwd", f + ".residual.bwd"}));
 
   // Everything the backward pass reads, saved in BF16: Korthikanti et al.
   // 2022 (arXiv:2205.05198, section 4.1) without the dropout masks and
-  // outputs, i.e. 2 (4D + 4NH + 2F) bytes + 2NT per token (+2F for SwiGLU).
+  // outputs, i.e. 2 (4D + 4NH + 2F) bytes + 2NT per token (+2F for SwiGLU)
+  // for multi-head, materialized attention. Grouped-query attention keeps
+  // K and V at kv_heads x head_dim; flash attention keeps, instead of the
+  // T x T probabilities, the softmax's log-sum-exp per row (FP32).
   const std::uint64_t b = kBf16Bytes;
   l.stash = {{p + ".in", x, b, "LN1 backward"},
-             {p + ".ln1.out", x, b, "dW of Q, K, V projections"},
+             {p + ".ln1.out", x, b, parallel ? "dW of Q, K, V, up and gate" : "dW of Q, K, V projections"},
              {a + ".q", q, b, "dK = dS^T Q"},
-             {a + ".k", q, b, "dQ = dS K"},
-             {a + ".v", q, b, "dP = dO V^T"},
-             {a + ".probs", d.probs, b, "softmax backward, dV = P^T dO"},
-             {a + ".context", q, b, "dW of the output projection"},
-             {a + ".residual.out", x, b, "LN2 backward"},
-             {p + ".ln2.out", x, b, swiglu ? "dW of up and gate" : "dW of up"}};
+             {a + ".k", kv, b, "dQ = dS K"},
+             {a + ".v", kv, b, "dP = dO V^T"}};
+  if (flash)
+    l.stash.push_back({a + ".lse", d.BN * d.T, 4, "P = exp(S - lse) in the backward kernel"});
+  else
+    l.stash.push_back({a + ".probs", d.probs, b, "softmax backward, dV = P^T dO"});
+  l.stash.push_back(
+      {a + ".context", q, b, flash ? "dW of the output projection, rowsum(dO O)" : "dW of the output projection"});
+  if (!parallel) {
+    l.stash.push_back({a + ".residual.out", x, b, "LN2 backward"});
+    l.stash.push_back({p + ".ln2.out", x, b, swiglu ? "dW of up and gate" : "dW of up"});
+  }
   if (swiglu) l.stash.push_back({f + ".gate.out", h, b, "SwiGLU backward"});
-  l.stash.push_back({f + ".up.out", h, b, swiglu ? "SwiGLU backward" : "GELU backward"});
+  l.stash.push_back({f + ".up.out", h, b,
+                     swiglu                ? "SwiGLU backward"
+                     : shape.mlp == "relu" ? "ReLU backward"
+                                           : "GELU backward"});
   l.stash.push_back({f + ".act.out", h, b, "dW of down"});
 
   l.output_bytes = checked_mul(x, kBf16Bytes, "bytes");
@@ -279,8 +374,13 @@ ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
       {"head_dim", cfg.head_dim}, {"seq_len", cfg.seq_len}, {"vocab", cfg.vocab}, {"batch", batch}};
   for (const auto& [name, v] : sizes)
     if (v == 0) throw std::invalid_argument(std::string("build_transformer: ") + name + " must be >= 1");
-  if (cfg.mlp != "gelu" && cfg.mlp != "swiglu")
-    throw std::invalid_argument("build_transformer: mlp must be gelu or swiglu, got '" + cfg.mlp + "'");
+  if (cfg.mlp != "relu" && cfg.mlp != "gelu" && cfg.mlp != "swiglu")
+    throw std::invalid_argument("build_transformer: mlp must be relu, gelu or swiglu, got '" + cfg.mlp + "'");
+  if (cfg.heads % cfg.kv() != 0) throw std::invalid_argument("build_transformer: kv_heads must divide heads");
+  if (cfg.attention != "materialized" && cfg.attention != "flash")
+    throw std::invalid_argument("build_transformer: attention must be materialized or flash");
+  if (cfg.block != "serial" && cfg.block != "parallel")
+    throw std::invalid_argument("build_transformer: block must be serial or parallel");
 
   const Dims d(cfg, batch);
   ModelSpec m;
@@ -289,7 +389,8 @@ ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
   m.seq_len = cfg.seq_len;
   m.layers.reserve(cfg.layers + 3);
   m.layers.push_back(embedding_layer(d));
-  for (std::uint64_t i = 0; i < cfg.layers; ++i) m.layers.push_back(block_layer(i, d, cfg.mlp == "swiglu"));
+  const BlockShape shape{cfg.mlp, cfg.attention == "flash", cfg.block == "parallel"};
+  for (std::uint64_t i = 0; i < cfg.layers; ++i) m.layers.push_back(block_layer(i, d, shape));
   m.layers.push_back(output_layer(d, cfg.tied_embeddings));
   m.layers.push_back(loss_layer(d));
   return m;

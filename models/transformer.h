@@ -1,11 +1,18 @@
 #pragma once
 // A decoder-only Transformer language model (GPT-style, pre-layer-norm):
-//   embedding -> L x [x + Attn(LN1(x)), h + MLP(LN2(h))] -> LN -> logits -> loss
-// Multi-head causal self-attention with `heads` heads of `head_dim` each
-// (d_model need not equal heads x head_dim: W_q/W_k/W_v map d_model to
-// heads x head_dim and W_o maps back). No biases in the linear layers,
-// LayerNorm with scale and bias, positions without parameters (rotary or
-// none), no dropout. The MLP is either
+//   serial:   embedding -> L x [x + Attn(LN1(x)), h + MLP(LN2(h))] -> LN -> logits -> loss
+//   parallel: embedding -> L x [x + Attn(LN(x)) + MLP(LN(x))] -> ...   (PaLM, GPT-J)
+// Causal self-attention with `heads` query heads of `head_dim` each and
+// `kv_heads` key/value heads (grouped-query attention, Ainslie et al. 2023,
+// arXiv:2305.13245; kv_heads = 1 is multi-query attention, Shazeer 2019,
+// arXiv:1911.02150, as PaLM uses; kv_heads = heads is multi-head); d_model
+// need not equal heads x head_dim. Attention is either materialized (the
+// T x T scores and probabilities go through HBM, softmax is its own op) or
+// flash (Dao et al. 2022, arXiv:2205.14135: one fused kernel keeps them in
+// VMEM, skips the blocks causal masking removes, and recomputes S in the
+// backward pass). No biases in the linear layers, LayerNorm with scale and
+// bias, positions without parameters (rotary or none), no dropout. The MLP is
+//   relu:   W_down ReLU(W_up x)                     2 d_model d_ff params (MaxText's default)
 //   gelu:   W_down GELU(W_up x)                     2 d_model d_ff params (GPT-2/3)
 //   swiglu: W_down (SiLU(W_gate x) * W_up x)         3 d_model d_ff params (PaLM, LLaMA)
 // Formulas and what is stashed for backward: docs/models.md.
@@ -24,8 +31,13 @@ struct TransformerConfig {
   std::uint64_t head_dim = 0;
   std::uint64_t seq_len = 0;
   std::uint64_t vocab = 0;
-  bool tied_embeddings = false;  // the unembedding reuses the embedding table (transposed)
-  std::string mlp = "gelu";      // gelu | swiglu
+  bool tied_embeddings = false;            // the unembedding reuses the embedding table (transposed)
+  std::string mlp = "gelu";                // relu | gelu | swiglu
+  std::uint64_t kv_heads = 0;              // key/value heads; 0: as many as `heads`
+  std::string attention = "materialized";  // materialized | flash
+  std::string block = "serial";            // serial | parallel
+
+  std::uint64_t kv() const { return kv_heads ? kv_heads : heads; }
 };
 
 // The model for `batch` sequences of cfg.seq_len tokens. Layers, in order:

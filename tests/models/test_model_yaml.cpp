@@ -63,14 +63,20 @@ TEST_CASE("model YAML: bad input gives located errors", "[models][yaml]") {
   const std::string typo = with("d_model", "  d_modle: 64");
   const std::string negative = with("vocab", "  vocab: -5");
   const std::string tied = base + "  tied_embeddings: maybe\n";
-  const std::string mlp_variant = base + "  mlp: relu\n";
+  const std::string mlp_variant = base + "  mlp: silu\n";
+  const std::string kv_uneven = base + "  kv_heads: 3\n";
+  const std::string attention_typo = base + "  attention: flesh\n";
+  const std::string block_typo = base + "  block: paralel\n";
   const Bad cases[] = {
       {heads0.c_str(), 6, 10, "model.heads", "value 0 is out of range"},
       {layers_word.c_str(), 3, 11, "model.layers", "expected a number, got 'many'"},
       {typo.c_str(), 4, 3, "model.d_modle", "did you mean 'd_model'?"},
       {negative.c_str(), 9, 10, "model.vocab", "value -5 is out of range"},
       {tied.c_str(), 10, 20, "model.tied_embeddings", "expected true or false"},
-      {mlp_variant.c_str(), 10, 8, "model.mlp", "expected one of: gelu, swiglu"},
+      {mlp_variant.c_str(), 10, 8, "model.mlp", "expected one of: relu, gelu, swiglu"},
+      {kv_uneven.c_str(), 10, 13, "model.kv_heads", "3 key/value heads do not divide the 4 query heads"},
+      {attention_typo.c_str(), 10, 14, "model.attention", "did you mean 'flash'?"},
+      {block_typo.c_str(), 10, 10, "model.block", "did you mean 'parallel'?"},
       {"model:\n  type: transformer\n  layers: 2\n", 2, 3, "model.d_model", "missing required key"},
       {"model:\n  type: transfomer\n", 2, 9, "model.type", "did you mean 'transformer'?"},
       {"model:\n  widths: [4, 2]\n", 2, 3, "model.type", "missing required key"},
