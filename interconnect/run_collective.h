@@ -1,5 +1,6 @@
 #pragma once
-// One `kind: collective` experiment end to end: build the pod's network,
+// The interconnect layer's own test and benchmark driver (experiments run
+// through the pod runtime instead, runtime/pod_run.h): build the pod's network,
 // run the collective on every chip from time 0, and return what the report
 // needs. Throws sim::ConfigError for bad input (exit 2) and sim::SimFailure
 // for a deadlock (exit 3).

@@ -55,7 +55,7 @@ struct PodRunResult {
   double link_utilization_max = 0, link_utilization_mean = 0;
   // Statistics of every simulated chip, grouped like the modules
   // (chip<N>.mxu<i>.busy_cycles, chip<N>.hbm.bytes_read, ...), with the
-  // chip's figures over its program in chip<N>.program (see pod_run.cpp).
+  // chip's figures over its program in chip<N>.program (see program_stats in pod_simulation.cpp).
   sim::StatGroup stats{"pod"};
   std::string network_model;  // fluid | packet
   std::uint64_t kernel_events = 0, network_events = 0, messages = 0;

@@ -166,7 +166,11 @@ void PodSimulation::run() {
   std::string msg = end.runaway() ? end.describe(config_.limits) + " with work left"
                                   : "deadlock: the simulation ran out of events with work left";
   for (const auto& s : stuck) msg += "\n  " + s;
-  for (const auto& line : collectives_->pending()) msg += "\n  " + line;
+  // As many lines as a reader takes in, then how many more there are.
+  constexpr std::size_t kMaxLines = 20;
+  const std::vector<std::string> waiting = collectives_->pending();
+  for (std::size_t i = 0; i < waiting.size() && i < kMaxLines; ++i) msg += "\n  " + waiting[i];
+  if (waiting.size() > kMaxLines) msg += "\n  ... and " + std::to_string(waiting.size() - kMaxLines) + " more";
   throw sim::SimFailure(msg);
 }
 

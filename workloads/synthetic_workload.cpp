@@ -167,6 +167,7 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
                                    {u.m, u.k, u.n},
                                    chips > 1 ? spec.broadcast_bytes : 0};
   rep.collectives = pod_collectives(run);
+  rep.stats = run.stats;
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +

@@ -245,6 +245,7 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
                                  plan.summary, spec.collective_matmul, {plan.local_m, plan.local_k, plan.local_n},
                                  plan.a_shard, plan.b_shard,           plan.c_shard};
   rep.collectives = pod_collectives(run);
+  rep.stats = run.stats;
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +

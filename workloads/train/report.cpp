@@ -155,6 +155,7 @@ Report train_report(const TrainRun& r) {
                                  cm.activations_per_microbatch,
                                  cm.microbatches_in_flight};
   }
+  rep.stats = r.run.stats;
   rep.simulator = pod_simulator(r.exp, r.wall_time_s, r.run);
   return rep;
 }
