@@ -220,7 +220,13 @@ TEST_CASE("Transformer rejects zero sizes and unknown MLP variants", "[models][t
   c.heads = 0;
   CHECK_THROWS_AS(models::build_transformer(c, 1), std::invalid_argument);
   c = tiny();
-  c.mlp = "relu";
+  c.mlp = "silu";
+  CHECK_THROWS_AS(models::build_transformer(c, 1), std::invalid_argument);
+  c = tiny();
+  c.kv_heads = c.heads + 1;  // does not divide the query heads
+  CHECK_THROWS_AS(models::build_transformer(c, 1), std::invalid_argument);
+  c = tiny();
+  c.attention = "sparse";
   CHECK_THROWS_AS(models::build_transformer(c, 1), std::invalid_argument);
   c = tiny();
   c.seq_len = 1ull << 40;  // B N T^2 overflows 64 bits
