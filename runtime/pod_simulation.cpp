@@ -36,6 +36,24 @@ bool is_communication(const hw::Op& op) {
 // Communication is hidden while the chip does its own work on any engine:
 // computing, or streaming operands through HBM (an optimizer's HBM-bound
 // update hides an all-reduce as well as a matmul).
+// The network's figures over the run: what every link carried (summed, so
+// the group stays small on a pod of thousands of links; the report's links
+// list has each one), how busy the busiest and the mean link was, and what
+// the network model did.
+void network_stats(sim::StatGroup& g, const PodRunResult& r) {
+  double bytes = 0, busy = 0;
+  for (const LinkTraffic& l : r.links) {
+    bytes += double(l.bytes);
+    busy += ps_to_seconds(l.busy_ps);
+  }
+  g.scalar("links", double(r.links.size()), "links", "link directions of the pod");
+  g.scalar("link_bytes", bytes, "B", "bytes carried, summed over link directions");
+  g.scalar("link_busy_time", busy, "s", "time with a transfer on the link, summed over link directions");
+  g.scalar("link_utilization_max", r.link_utilization_max, "1", "busy time / step time of the busiest link");
+  g.scalar("link_utilization_mean", r.link_utilization_mean, "1", "busy time / step time, mean over links");
+  g.scalar("messages", double(r.messages), "messages", "messages the network carried");
+}
+
 void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
                    std::uint64_t end_ps) {
   std::vector<Interval> compute, work, comm;
@@ -224,6 +242,9 @@ PodRunResult PodSimulation::collect(bool trace) const {
     sim::StatGroup& g = r.stats.group("chip" + std::to_string(c));
     chips_[c]->dump_stats(g, r.step_time_s);
     program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps());
+    sim::StatGroup& red = g.group("reduction");
+    red.scalar("vector_busy_time", r.reduce_vector_s[c], "s", "vector-unit time of the chip's collective reductions");
+    red.scalar("hbm_bytes", r.reduce_hbm_bytes[c], "B", "HBM bytes the chip's collective reductions read and write");
     r.ops = std::max<std::uint64_t>(r.ops, pp_.chip(c).ops.size());
   }
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
@@ -258,6 +279,7 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_model = net_->model();
   r.network_events = net_->events();
   r.messages = net_->messages();
+  network_stats(r.stats.group("network"), r);
   if (trace) {
     sim::TraceWriter tw;
     for (int c = 0; c < n; ++c) trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c]);

@@ -27,6 +27,25 @@ TEST_CASE("collective experiment: ring all-gather time, algbw and busbw", "[work
   CHECK(r["links"].size() == 32);
   // Each chip sends n-1 shards.
   CHECK(r["per_chip"][3]["ici_bytes_out"].get<double>() == (n - 1) * bytes / n);
+  // The stats tree's network group: each of the n chips receives the n-1
+  // shards it lacks, each over one link (one hop on the ring).
+  const auto& net = r["stats"]["network"];
+  CHECK(net["link_bytes"]["value"].get<double>() == (n - 1) * bytes);
+  CHECK(net["links"]["value"].get<double>() == 32);
+  CHECK(net["link_utilization_max"]["value"].get<double>() > 0.9);  // every link of the ring carries a shard per step
+  CHECK(net["messages"]["value"].get<double>() == r["simulator"]["messages"].get<double>());
+  // An all-gather reduces nothing.
+  CHECK(r["stats"]["chip0"]["reduction"]["hbm_bytes"]["value"].get<double>() == 0);
+}
+
+TEST_CASE("collective experiment: an all-reduce's reductions in each chip's stats", "[workloads][collective]") {
+  // A ring all-reduce's reduce-scatter: each chip adds n-1 incoming shards of
+  // bytes/n into its own (reads both operands, writes the sum: 3 x shard).
+  auto r = run("allgather-ring-v5e-16.yaml", {"workload.op=all_reduce"});
+  const double n = 16, bytes = 67108864;
+  const auto& red = r["stats"]["chip0"]["reduction"];
+  CHECK(red["hbm_bytes"]["value"].get<double>() == Approx(3 * (n - 1) * bytes / n));
+  CHECK(red["vector_busy_time"]["value"].get<double>() > 0);
 }
 
 TEST_CASE("collective experiment: bidirectional ring halves the time", "[workloads][collective]") {
