@@ -57,6 +57,7 @@ json to_json(const Memory& m) {
             {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes}};
   put(j, "activations_per_microbatch_bytes", m.activations_per_microbatch_bytes);
   put(j, "microbatches_in_flight", m.microbatches_in_flight);
+  put(j, "gathered_weights_bytes", m.gathered_weights_bytes);
   put(j, "chip", m.chip);
   put(j, "fits", m.fits);
   return j;
@@ -129,6 +130,8 @@ void add_train(json& res, const TrainSection& t) {
   res["tokens"] = t.tokens;
   res["tokens_per_s"] = t.tokens_per_s;
   res["parallelism"] = {{"data", to_json(t.data)},
+                        {"fsdp", to_json(t.fsdp)},
+                        {"zero", t.zero},
                         {"tensor", to_json(t.tensor)},
                         {"pipeline", to_json(t.pipeline)},
                         {"microbatches", t.microbatches},
@@ -205,7 +208,9 @@ json to_json(const PerChip& p) {
   put(j, "end_s", p.end_s);
   if (p.shape_a) j["local_shapes"] = {{"A", *p.shape_a}, {"B", *p.shape_b}, {"C", *p.shape_c}};
   put(j, "units", p.units);
-  if (p.ranks) j["ranks"] = {{"data", p.ranks->data}, {"tensor", p.ranks->tensor}, {"stage", p.ranks->stage}};
+  if (p.ranks)
+    j["ranks"] = {
+        {"data", p.ranks->data}, {"fsdp", p.ranks->fsdp}, {"tensor", p.ranks->tensor}, {"stage", p.ranks->stage}};
   put(j, "forward_s", p.forward_s);
   put(j, "backward_s", p.backward_s);
   put(j, "optimizer_s", p.optimizer_s);
@@ -220,7 +225,8 @@ json to_json(const PerChip& p) {
                    {"optimizer_bytes", m.optimizer_bytes},
                    {"activations_bytes", m.activations_bytes},
                    {"activations_per_microbatch_bytes", m.activations_per_microbatch_bytes},
-                   {"microbatches_in_flight", m.microbatches_in_flight}};
+                   {"microbatches_in_flight", m.microbatches_in_flight},
+                   {"gathered_weights_bytes", m.gathered_weights_bytes}};
   }
   return j;
 }

@@ -51,6 +51,7 @@ struct Memory {
   std::uint64_t params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   // Training: the fullest chip's breakdown.
   std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
+  std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
   std::optional<bool> fits;
 };
 
@@ -108,7 +109,8 @@ struct TrainSection {
     std::uint32_t degree = 1;
   };
   double model_flops = 0, tokens = 0, tokens_per_s = 0;
-  Axes data, tensor, pipeline;
+  Axes data, fsdp, tensor, pipeline;
+  std::uint32_t zero = 0;
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;
   std::string schedule, optimizer, elementwise;
@@ -149,7 +151,7 @@ struct CollectiveRecord {
   double time_s = 0, algbw_bytes_per_s = 0, busbw_bytes_per_s = 0;
   std::optional<std::uint64_t> messages;
   std::optional<std::string> network_model;
-  std::optional<std::string> purpose;  // train: gradients | tensor_parallel
+  std::optional<std::string> purpose;  // train: gradients | tensor_parallel | weights
 };
 
 struct LinkRecord {
@@ -163,6 +165,7 @@ struct LinkRecord {
 struct ChipMemoryRecord {
   std::uint64_t total_bytes = 0, params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   std::uint64_t activations_per_microbatch_bytes = 0, microbatches_in_flight = 0;
+  std::uint64_t gathered_weights_bytes = 0;
 };
 
 struct PerChip {
@@ -179,7 +182,7 @@ struct PerChip {
   std::optional<std::uint64_t> units;
   // kind: train
   struct Ranks {
-    std::uint32_t data = 0, tensor = 0, stage = 0;
+    std::uint32_t data = 0, fsdp = 0, tensor = 0, stage = 0;
   };
   std::optional<Ranks> ranks;
   std::optional<double> forward_s, backward_s, optimizer_s;

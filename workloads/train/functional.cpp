@@ -111,7 +111,7 @@ std::vector<std::size_t> gradient_layers(const TrainProgram& program, const std:
     std::size_t found = widths.size();
     for (std::size_t l = 0; l + 1 < widths.size(); ++l)
       if (name.rfind("stage0 dense" + std::to_string(l) + " gradients all-reduce", 0) == 0) found = l;
-    if (found == widths.size() || !program.gradient_collective[c])
+    if (found == widths.size() || program.collective_purpose[c] != CollectivePurpose::gradients)
       throw std::logic_error("functional training: collective '" + name + "' is not a layer's gradient all-reduce");
     const std::uint64_t elements = widths[found] * widths[found + 1] + widths[found + 1];
     if (program.pod.collectives[c].bytes != hw::kBf16Bytes * elements)
@@ -146,6 +146,11 @@ void load_functional_training(const sim::YamlNode& node, const Experiment& exp, 
   if (p.pipeline.degree > 1)
     par["pipeline"].fail("functional training runs pure data parallelism; pipeline parallelism of " +
                          std::to_string(p.pipeline.degree) + " is not supported");
+  if (p.fsdp.degree > 1 || p.zero != 0)
+    (p.zero != 0 ? par["zero"] : par["fsdp"])
+        .fail(
+            "functional training runs pure data parallelism; sharded weights or optimizer state (fsdp, zero) are "
+            "not supported");
   if (spec.optimizer.kind != Optimizer::sgd)
     (node["optimizer"].present() ? node["optimizer"] : node)
         .fail("functional training updates the weights with SGD; set optimizer: sgd (got " + spec.optimizer.name + ")");

@@ -1,30 +1,39 @@
 #include "workloads/train/memory.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "hw/bf16.h"
 #include "sim/error.h"
+#include "sim/units.h"
 #include "workloads/train/pipeline_schedule.h"
 #include "workloads/train/program_builder.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
 
+using sim::ceil_div;
+
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro) {
   const TrainParallelism& par = spec.parallelism;
-  const std::uint32_t tp = par.tensor.degree;
+  const std::uint32_t tp = par.tensor.degree, fsdp = par.fsdp.degree;
+  const std::uint32_t optimizer_shards = par.zero == 1 ? par.data.degree : fsdp;
   std::vector<ChipMemory> per_stage(layout.stages.size());
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
     ChipMemory& m = per_stage[s];
     const StageLayers& stage = layout.stages[s];
-    std::uint64_t params = 0;
+    std::uint64_t params = 0, optimized = 0, largest = 0;  // elements
     for (std::size_t l = stage.begin; l < stage.end; ++l) {
-      for (const auto* p : held_params(micro, stage, l)) params += local_param_elements(*p, tp);
+      const std::uint64_t n = held_elements(micro, stage, l, tp);
+      params += ceil_div(n, fsdp);
+      optimized += ceil_div(n, optimizer_shards);
+      largest = std::max(largest, fsdp_gathered_elements(n, fsdp));
       m.activations_per_microbatch += local_stash_bytes(micro.layers[l], tp);
     }
     m.params = hw::kBf16Bytes * params;
     m.grads = hw::kBf16Bytes * params;  // accumulated over the microbatches
-    m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(params));
+    m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(optimized));
+    if (fsdp > 1) m.gathered = 3 * hw::kBf16Bytes * largest;
     m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
     m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
   }
@@ -51,7 +60,8 @@ std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
          binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) + ", optimizer " +
          binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
          std::to_string(m.microbatches_in_flight) + " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") +
-         " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")";
+         " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")" +
+         (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "");
 }
 
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {
@@ -61,7 +71,7 @@ void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout&
   if (memory.empty() || memory[worst].total() <= capacity) return;
   throw sim::SimFailure("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
                         std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
-                        ". Use more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
+                        ". Use fsdp, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
                         "(1f1b), or set workload.simulate_anyway: true to simulate it regardless");
 }
 

@@ -16,18 +16,25 @@
 
 namespace workloads {
 
+// With fsdp, params, grads and optimizer hold the chip's shards (each
+// layer's elements split over the fsdp axes, the last shard padded), and
+// `gathered` the weights it all-gathers: the layer in use and the one
+// prefetched, and the full gradients of the layer being reduce-scattered,
+// three times the stage's largest layer. With zero: 1 the optimizer state
+// is sharded over the data axes.
 struct ChipMemory {
-  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0;
+  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0;
   std::uint64_t activations_per_microbatch = 0;
   std::uint32_t microbatches_in_flight = 0;
-  std::uint64_t total() const { return params + grads + optimizer + activations; }
+  std::uint64_t total() const { return params + grads + optimizer + activations + gathered; }
 };
 
 // Per chip; `micro` is the model built for one microbatch.
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro);
 
 // "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
-// optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)".
+// optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)"
+// (and ", gathered weights 1.2 GiB" with fsdp).
 std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity);
 
 // Throws sim::SimFailure naming the fullest chip and its breakdown when it

@@ -7,6 +7,7 @@
 #include "hw/bf16.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
+#include "sim/units.h"
 #include "workloads/experiment.h"
 #include "workloads/train/tensor_split.h"
 
@@ -31,18 +32,18 @@ void append(Deps& to, const Deps& from) {
 class CollectiveRegistry {
  public:
   explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
-  std::uint32_t all_reduce(const std::string& name, std::uint64_t bytes, const std::vector<std::string>& axes,
-                           bool gradient) {
+  std::uint32_t add(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
+                    const std::vector<std::string>& axes, CollectivePurpose purpose) {
     auto [it, fresh] = by_name_.emplace(name, static_cast<std::uint32_t>(out_.pod.collectives.size()));
     if (fresh) {
       interconnect::CollectiveSpec c;
-      c.op = interconnect::CollectiveOp::all_reduce;
+      c.op = op;
       c.bytes = bytes;
-      c.element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 activations and gradients
+      c.element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 activations, weights and gradients
       c.axes = axes;
       out_.pod.collectives.push_back(std::move(c));
       out_.pod.collective_names.push_back(name);
-      out_.gradient_collective.push_back(gradient);
+      out_.collective_purpose.push_back(purpose);
     }
     return it->second;
   }
@@ -173,7 +174,8 @@ class LayerPass {
     const auto& axes = ctx_.spec.parallelism.tensor.axes;
     const std::string n =
         "stage" + std::to_string(stage_) + " " + tag_ + " " + tensor + " all-reduce over " + axes_text(axes);
-    const std::uint32_t c = ctx_.collectives.all_reduce(n, bytes, axes, false);
+    const std::uint32_t c = ctx_.collectives.add(n, interconnect::CollectiveOp::all_reduce, bytes, axes,
+                                                 CollectivePurpose::tensor_parallel);
     const std::uint32_t op = prog_.add({n, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
     reduced_[tensor] = op;
     return {op};
@@ -250,8 +252,12 @@ class ChipProgramBuilder {
     if (s > 0)
       x.push_back(prog.add(
           {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(-1), message_tag(task)}, {}, 0}));
-    for (std::size_t l = stage_.begin; l < stage_.end; ++l)
-      x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), x).build().all();
+    for (std::size_t l = stage_.begin; l < stage_.end; ++l) {
+      Deps in = x;
+      append(in, gather_weights(prog, l, label(task)));
+      x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), in).build().all();
+      pass_done(x);
+    }
     if (s + 1 < p)
       prog.add({"send " + label(task),
                 {hw::EngineKind::ici, kIciSend},
@@ -269,12 +275,18 @@ class ChipProgramBuilder {
     if (s + 1 < p)
       x.push_back(prog.add(
           {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(+1), message_tag(task)}, {}, 0}));
+    const TrainParallelism& par = ctx_.spec.parallelism;
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
-      const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), x).build();
+      Deps in = x;
+      append(in, gather_weights(prog, l, label(task)));
+      const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), in).build();
+      pass_done(r.all());
+      // fsdp: each microbatch's gradients go to their shards at once (the
+      // chip keeps only its shard of the accumulated gradients).
+      const Deps grads = par.fsdp.degree > 1 ? gradient_reduce_scatter(prog, l, label(task), r.all()) : r.all();
       if (final_task) {
-        const TrainParallelism& par = ctx_.spec.parallelism;
         const bool reduce_now = par.data.degree > 1 && par.sync_gradients && ctx_.spec.overlap;
-        grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, r.all()) : r.all();
+        grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, grads) : grads;
       }
       x = r.data.empty() ? r.all() : r.data;
     }
@@ -286,17 +298,24 @@ class ChipProgramBuilder {
                 0});
   }
 
-  // Each layer's update once its gradients are ready.
+  // Each layer's update of the chip's share of its parameters once its
+  // gradients are ready; with zero: 1, the all-gather of the updated
+  // shards after it.
   void optimizer(hw::Program& prog) {
     const OptimizerCost& opt = ctx_.spec.optimizer;
+    const TrainParallelism& par = ctx_.spec.parallelism;
+    const bool zero = par.zero == 1;
+    const std::uint32_t shards = zero ? par.data.degree : par.fsdp.degree;
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
-      const std::uint64_t n = held_elements(l);
+      const std::uint64_t n = sim::ceil_div(held_elements(l), shards);
       if (n == 0) continue;
       const kernels::StreamWork work{static_cast<std::uint64_t>(opt.read_bytes_per_param * double(n)),
                                      static_cast<std::uint64_t>(opt.written_bytes_per_param * double(n)), n,
                                      opt.flops_per_param};
-      kernels::append_stream(prog, ctx_.exp.chip, ctx_.exp.fidelity, work, grads_done_[l],
-                             opt.name + " update " + ctx_.model.layers[l].name);
+      const Deps updated = kernels::append_stream(prog, ctx_.exp.chip, ctx_.exp.fidelity, work, grads_done_[l],
+                                                  opt.name + " update " + ctx_.model.layers[l].name);
+      if (zero)
+        sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data.axes, updated);
     }
   }
 
@@ -305,18 +324,65 @@ class ChipProgramBuilder {
   }
 
   std::uint64_t held_elements(std::size_t layer) const {
-    std::uint64_t n = 0;
-    for (const auto* p : held_params(ctx_.model, stage_, layer)) n += local_param_elements(*p, ctx_.tp());
-    return n;
+    return workloads::held_elements(ctx_.model, stage_, layer, ctx_.tp());
   }
 
-  Deps gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
+  // A collective over a layer's weights or gradients split into equal
+  // shards over `axes` (fsdp or, with zero: 1, data): the all-gather of the
+  // shards or the reduce-scatter into them. `tag` names the microbatch
+  // where there is one per microbatch.
+  Deps sharded_collective(hw::Program& prog, interconnect::CollectiveOp op, std::size_t layer, const std::string& tag,
+                          const std::string& what, const std::vector<std::string>& axes, const Deps& deps) {
     const std::uint64_t n = held_elements(layer);
     if (n == 0) return deps;
-    const auto& axes = ctx_.spec.parallelism.data.axes;
+    std::uint32_t ranks = 1;
+    for (const auto& [axis, size] : ctx_.exp.mesh)
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) ranks *= size;
+    const bool gather = op == interconnect::CollectiveOp::all_gather;
+    const std::string name = "stage" + std::to_string(role_.stage) + (tag.empty() ? "" : " " + tag) + " " +
+                             ctx_.model.layers[layer].name + " " + what + (gather ? " all-gather" : " reduce-scatter") +
+                             " over " + axes_text(axes);
+    const std::uint32_t c =
+        ctx_.collectives.add(name, op, hw::kBf16Bytes * fsdp_gathered_elements(n, ranks), axes,
+                             what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients);
+    return {prog.add({name, {hw::EngineKind::ici, gather ? kIciWeights : kIciGradients}, hw::CommOp{c}, deps, 0})};
+  }
+
+  // fsdp: the all-gather of a layer's weights for the pass about to be
+  // built, one layer ahead: it waits only for the pass before the previous
+  // one (whose weights' buffer it takes), so it runs under the previous
+  // pass and at most two layers' weights are gathered at once.
+  Deps gather_weights(hw::Program& prog, std::size_t layer, const std::string& tag) {
+    const TrainParallelism& par = ctx_.spec.parallelism;
+    if (par.fsdp.degree == 1) return {};
+    const Deps after = passes_.size() == 2 ? passes_.front() : Deps{};
+    return sharded_collective(prog, interconnect::CollectiveOp::all_gather, layer, tag, "weights", par.fsdp.axes,
+                              after);
+  }
+  void pass_done(const Deps& sinks) {
+    if (passes_.size() == 2) passes_.erase(passes_.begin());
+    passes_.push_back(sinks);
+  }
+
+  Deps gradient_reduce_scatter(hw::Program& prog, std::size_t layer, const std::string& tag, const Deps& deps) {
+    return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, tag, "gradients",
+                              ctx_.spec.parallelism.fsdp.axes, deps);
+  }
+
+  // The data-parallel reduction of a layer's gradients: an all-reduce (of
+  // the chip's fsdp shard, with fsdp), or with zero: 1 a reduce-scatter
+  // into the shards the optimizer updates.
+  Deps gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
+    const TrainParallelism& par = ctx_.spec.parallelism;
+    const auto& axes = par.data.axes;
+    if (par.zero == 1)
+      return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", axes, deps);
+    const std::uint64_t n = sim::ceil_div(held_elements(layer), par.fsdp.degree);
+    if (n == 0) return deps;
     const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
                              " gradients all-reduce over " + axes_text(axes);
-    const std::uint32_t c = ctx_.collectives.all_reduce(name, hw::kBf16Bytes * n, axes, true);  // BF16 gradients
+    const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, hw::kBf16Bytes * n, axes,
+                                                 CollectivePurpose::gradients);  // BF16 gradients
     return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 
@@ -326,9 +392,30 @@ class ChipProgramBuilder {
   ChipRole role_;
   StageLayers stage_;
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
+  std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
 };
 
 }  // namespace
+
+const char* to_string(CollectivePurpose p) {
+  switch (p) {
+    case CollectivePurpose::tensor_parallel: return "tensor_parallel";
+    case CollectivePurpose::gradients: return "gradients";
+    case CollectivePurpose::weights: return "weights";
+  }
+  return "?";
+}
+
+std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
+                            std::uint32_t tp) {
+  std::uint64_t n = 0;
+  for (const auto* p : held_params(model, stage, layer)) n += local_param_elements(*p, tp);
+  return n;
+}
+
+std::uint64_t fsdp_gathered_elements(std::uint64_t elements, std::uint32_t fsdp) {
+  return sim::ceil_div(elements, fsdp) * fsdp;
+}
 
 bool is_task_work(const hw::Op& op) { return op.engine.kind != hw::EngineKind::ici || op.engine.index == kIciTensor; }
 

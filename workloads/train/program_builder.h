@@ -16,9 +16,14 @@
 //    pass;
 //  - the optimizer updates each layer once its gradients are reduced
 //    (without `overlap`: once all are).
-// Each chip's ICI work is split over four queues (ICI engine indices), so a
-// gradient all-reduce never holds up a tensor-parallel one or a pipeline
-// message queued behind it.
+//  - fsdp all-gathers each layer's weights before each of its passes, one
+//    layer ahead, and reduce-scatters its gradients after each backward;
+//    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
+//    gradients over the data axes, updates the shard, and all-gathers the
+//    updated weights.
+// Each chip's ICI work is split over five queues (ICI engine indices), so a
+// gradient all-reduce never holds up a tensor-parallel one, a weight
+// all-gather or a pipeline message queued behind it.
 #include <cstdint>
 #include <vector>
 
@@ -30,7 +35,11 @@
 
 namespace workloads {
 
-enum IciQueue : std::uint32_t { kIciTensor = 0, kIciGradients = 1, kIciSend = 2, kIciRecv = 3 };
+enum IciQueue : std::uint32_t { kIciTensor = 0, kIciGradients = 1, kIciSend = 2, kIciRecv = 3, kIciWeights = 4 };
+
+// What a training collective is for (report.json collectives[].purpose).
+enum class CollectivePurpose { tensor_parallel, gradients, weights };
+const char* to_string(CollectivePurpose p);
 
 // Whether an op of a task's range is the task's own work: everything but
 // pipeline messages and gradient all-reduces, which only start in it.
@@ -51,7 +60,7 @@ struct TrainProgram {
   runtime::PodProgram pod;
   std::vector<ChipProgramMap> maps;  // one per program of pod.programs
   const ChipProgramMap& map(std::uint32_t chip) const { return maps[pod.program_of[chip]]; }
-  std::vector<char> gradient_collective;  // per collective: a data-parallel gradient all-reduce
+  std::vector<CollectivePurpose> collective_purpose;  // per collective
 };
 
 // `micro` is the model built for one microbatch.
@@ -63,5 +72,12 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
 // matmuls read, as Megatron-LM keeps one on the last stage.
 std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
                                                   std::size_t layer);
+// Their elements on one tensor-parallel rank of `tp`.
+std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
+                            std::uint32_t tp);
+// What an all-gather over fsdp ranks of `fsdp` assembles from `elements`
+// split into equal shards: the elements padded to a multiple of the ranks,
+// as XLA pads a sharded dimension.
+std::uint64_t fsdp_gathered_elements(std::uint64_t elements, std::uint32_t fsdp);
 
 }  // namespace workloads

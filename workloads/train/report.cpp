@@ -39,7 +39,7 @@ std::vector<ProgramFlops> program_flops(const runtime::PodProgram& pod) {
 
 Work work(const TrainRun& r) {
   Work w;
-  const double replicas_x_micro = double(r.spec.parallelism.data.degree) * r.spec.parallelism.microbatches;
+  const double replicas_x_micro = double(r.spec.parallelism.batch_shards()) * r.spec.parallelism.microbatches;
   w.flops = r.micro.flops_per_step() * replicas_x_micro;
   w.model_flops = r.micro.matmul_flops_per_step() * replicas_x_micro;
   w.tokens = double(r.micro.tokens()) * replicas_x_micro;
@@ -101,6 +101,7 @@ Report train_report(const TrainRun& r) {
   memory.activations_bytes = mem.activations;
   memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
   memory.microbatches_in_flight = mem.microbatches_in_flight;
+  memory.gathered_weights_bytes = mem.gathered;
   memory.chip = worst;
   memory.fits = mem.total() <= chip.hbm.capacity_bytes;
   res.memory = memory;
@@ -109,6 +110,8 @@ Report train_report(const TrainRun& r) {
   t.tokens = w.tokens;
   t.tokens_per_s = step > 0 ? w.tokens / step : 0.0;
   t.data = axes_of(par.data);
+  t.fsdp = axes_of(par.fsdp);
+  t.zero = par.zero;
   t.tensor = axes_of(par.tensor);
   t.pipeline = axes_of(par.pipeline);
   t.microbatches = par.microbatches;
@@ -130,7 +133,7 @@ Report train_report(const TrainRun& r) {
 
   rep.collectives = pod_collectives(r.run);
   for (std::size_t i = 0; i < rep.collectives.size(); ++i)
-    rep.collectives[i].purpose = r.program.gradient_collective[i] ? "gradients" : "tensor_parallel";
+    rep.collectives[i].purpose = to_string(r.program.collective_purpose[i]);
 
   rep.per_chip = pod_per_chip(r.exp, r.run);
   const std::vector<ProgramFlops> flops = program_flops(r.program.pod);
@@ -139,7 +142,7 @@ Report train_report(const TrainRun& r) {
     const ChipMemory& cm = r.memory[c];
     const ProgramFlops& f = flops[r.program.pod.program_of[c]];
     PerChip& pc = rep.per_chip[c];
-    pc.ranks = PerChip::Ranks{role.data, role.tensor, role.stage};
+    pc.ranks = PerChip::Ranks{role.data, role.fsdp, role.tensor, role.stage};
     pc.forward_s = m.forward_s[c];
     pc.backward_s = m.backward_s[c];
     pc.optimizer_s = m.optimizer_s[c];
@@ -153,7 +156,8 @@ Report train_report(const TrainRun& r) {
                                  cm.optimizer,
                                  cm.activations,
                                  cm.activations_per_microbatch,
-                                 cm.microbatches_in_flight};
+                                 cm.microbatches_in_flight,
+                                 cm.gathered};
   }
   rep.stats = r.run.stats;
   rep.simulator = pod_simulator(r.exp, r.wall_time_s, r.run);
@@ -175,8 +179,14 @@ std::string train_table(const TrainRun& r, const Report& report) {
   };
   sim::Table t("tpusim: " + r.exp.name + " (train " + r.micro.type + ", " + sim::si(double(r.micro.param_count()), "") +
                " params, on " + std::to_string(r.layout.chips()) + " x " + r.exp.chip.name + ")");
-  t.row("data x tensor x pipeline", degree(par.data) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
-  t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.data.degree) + " replicas x " +
+  if (par.fsdp.degree > 1) {
+    t.row("data x fsdp x tensor x pipeline",
+          degree(par.data) + " x " + degree(par.fsdp) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
+  } else {
+    t.row("data x tensor x pipeline", degree(par.data) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
+  }
+  if (par.zero) t.row("ZeRO", "stage " + std::to_string(par.zero) + " (optimizer state sharded over data)");
+  t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.batch_shards()) + " replicas x " +
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
   t.row("optimizer, overlap", r.spec.optimizer.name + ", " + (r.spec.overlap ? "on" : "off"));
   t.row("step time", sim::si(res.step_time_s, "s"));
@@ -224,11 +234,13 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("optimizer state", binary_bytes(double(mem.optimizer)));
   t.row("activations", binary_bytes(double(mem.activations)) + " = " + std::to_string(mem.microbatches_in_flight) +
                            " in flight x " + binary_bytes(double(mem.activations_per_microbatch)));
+  if (mem.gathered) t.row("gathered weights (fsdp)", binary_bytes(double(mem.gathered)));
   return t.str();
 }
 
 std::string train_trace(const TrainRun& r) {
-  static const char* kIciQueueNames[] = {"ici tensor-parallel", "ici gradients", "ici send", "ici recv (waiting)"};
+  static const char* kIciQueueNames[] = {"ici tensor-parallel", "ici gradients", "ici send", "ici recv (waiting)",
+                                         "ici weights"};
   constexpr std::uint32_t kPipelineTrack = 0;
   sim::TraceWriter tw;
   for (std::uint32_t c = 0; c < r.layout.chips(); ++c) {
@@ -245,7 +257,7 @@ std::string train_trace(const TrainRun& r) {
       if (!named[tid]) {
         named[tid] = 1;
         tw.name_track(c, tid,
-                      op.engine.kind == hw::EngineKind::ici && op.engine.index < 4
+                      op.engine.kind == hw::EngineKind::ici && op.engine.index < 5
                           ? std::string(kIciQueueNames[op.engine.index])
                           : std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index));
       }

@@ -12,13 +12,14 @@ namespace workloads {
 
 namespace {
 
-// The three parallelisms, in the order they are reported.
+// The parallelisms, in the order they are reported.
 struct ParallelismKey {
   const char* key;
   const char* what;  // for messages
   ParallelAxes TrainParallelism::*field;
 };
 const ParallelismKey kParallelisms[] = {{"data", "data parallelism", &TrainParallelism::data},
+                                        {"fsdp", "fully sharded data parallelism", &TrainParallelism::fsdp},
                                         {"tensor", "tensor parallelism", &TrainParallelism::tensor},
                                         {"pipeline", "pipeline parallelism", &TrainParallelism::pipeline}};
 
@@ -111,11 +112,13 @@ void resolve_axes(const sim::YamlNode& par, const sim::YamlNode& where, const Me
   for (const auto& a : mesh) chips *= a.second;
   for (const auto& [name, size] : mesh) {
     if (size == 1 || used_by.count(name)) continue;
-    where.fail("data x tensor x pipeline = " + std::to_string(out.data.degree) + " x " +
+    const bool fsdp = out.fsdp.degree > 1;
+    where.fail(std::string(fsdp ? "data x fsdp x tensor x pipeline = " : "data x tensor x pipeline = ") +
+               std::to_string(out.data.degree) + " x " + (fsdp ? std::to_string(out.fsdp.degree) + " x " : "") +
                std::to_string(out.tensor.degree) + " x " + std::to_string(out.pipeline.degree) + " = " +
-               std::to_string(out.data.degree * out.tensor.degree * out.pipeline.degree) + " chips, but the pod has " +
-               std::to_string(chips) + ": mesh axis '" + name + "' (" + std::to_string(size) +
-               " chips) is used by no parallelism");
+               std::to_string(out.batch_shards() * out.tensor.degree * out.pipeline.degree) +
+               " chips, but the pod has " + std::to_string(chips) + ": mesh axis '" + name + "' (" +
+               std::to_string(size) + " chips) is used by no parallelism");
   }
 }
 
@@ -177,6 +180,10 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
     other.def = "1 (none)";
     p.custom("data", data, "data parallelism: replicas of the model, each on its share of the batch",
              [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.data); })
+        .custom("fsdp", other,
+                "fully sharded data parallelism (ZeRO-3): replicas on their shares of the batch, with parameters, "
+                "gradients and optimizer state sharded over these axes",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.fsdp); })
         .custom("tensor", other, "tensor (Megatron) parallelism: attention heads and MLP widths split",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.tensor); })
         .custom("pipeline", other, "pipeline parallelism: consecutive layers on consecutive stages",
@@ -186,7 +193,10 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
                      "the order each pipeline stage runs its microbatches in")
         .flag("sync_gradients", &TrainParallelism::sync_gradients, true,
-              "all-reduce the gradients over data parallelism (false: the replicas diverge, for comparisons)");
+              "all-reduce the gradients over data parallelism (false: the replicas diverge, for comparisons)")
+        .integer<std::uint32_t>("zero", &TrainParallelism::zero, "", 0, sim::between(0, 1),
+                                "ZeRO stage over the data axes: 0 replicates the optimizer state, 1 shards it "
+                                "(gradients reduce-scattered, updated weights all-gathered); for ZeRO-3 use fsdp");
     return p;
   }();
   return t;
@@ -234,14 +244,25 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   TrainParallelism& p = spec.parallelism;
   resolve_axes(par, par.present() ? par : node, exp.mesh, p);
 
-  if (spec.global_batch % p.data.degree != 0)
-    gb.fail("global_batch " + std::to_string(spec.global_batch) + " does not divide over data parallelism of " +
-            std::to_string(p.data.degree));
+  const std::string shards = p.fsdp.degree > 1 ? "data x fsdp parallelism of " + std::to_string(p.data.degree) + " x " +
+                                                     std::to_string(p.fsdp.degree)
+                                               : "data parallelism of " + std::to_string(p.data.degree);
+  if (spec.global_batch % p.batch_shards() != 0)
+    gb.fail("global_batch " + std::to_string(spec.global_batch) + " does not divide over " + shards);
   if (spec.replica_batch() % p.microbatches != 0)
     par["microbatches"].fail(std::to_string(p.microbatches) + " microbatches do not divide the per-replica batch of " +
                              std::to_string(spec.replica_batch()) + " (global_batch " +
-                             std::to_string(spec.global_batch) + " / data parallelism " +
-                             std::to_string(p.data.degree) + ")");
+                             std::to_string(spec.global_batch) + " / " + shards + ")");
+  if (p.zero == 1 && p.fsdp.degree > 1)
+    par["zero"].fail(
+        "zero: 1 shards the optimizer state over the data axes, and fsdp already shards it with the "
+        "parameters and gradients; use one of them");
+  if (p.fsdp.degree > 1 && !spec.overlap)
+    node["overlap"].fail(
+        "fsdp reduce-scatters each layer's gradients as its backward pass ends (the chip keeps only "
+        "its shard); overlap: false is not supported with it");
+  if (p.zero == 1 && p.data.degree == 1)
+    par["zero"].fail("zero: 1 shards the optimizer state over data parallelism, and there is none (data is 1)");
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
 
   models::ModelSpec micro;

@@ -4,8 +4,8 @@
 //     kind: train
 //     model: {type: transformer, ...}      # models/model_config.h
 //     global_batch: 256                    # samples or sequences per step
-//     parallelism: {data: data, tensor: model, pipeline: pipe,
-//                   microbatches: 8, schedule: 1f1b}
+//     parallelism: {data: data, fsdp: fsdp, tensor: model, pipeline: pipe,
+//                   microbatches: 8, schedule: 1f1b, zero: 0}
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
@@ -45,12 +45,23 @@ const sim::EnumNames<Elementwise>& elementwise_names();
 const char* to_string(Elementwise e);
 
 struct TrainParallelism {
-  ParallelAxes data, tensor, pipeline;
+  // fsdp: fully sharded data parallelism (ZeRO-3; Rajbhandari et al. 2020,
+  // arXiv:1910.02054; PyTorch FSDP, Zhao et al. 2023, arXiv:2304.11277):
+  // a data-parallel axis over which parameters, gradients and optimizer
+  // state are sharded; each layer's weights are all-gathered before its
+  // forward and its backward, its gradients reduce-scattered.
+  ParallelAxes data, fsdp, tensor, pipeline;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // false: no gradient all-reduce at all; every data-parallel replica
   // updates its weights from its own shard's gradients (they diverge).
   bool sync_gradients = true;
+  // ZeRO stage over the data axes (Rajbhandari et al. 2020): 0 replicates
+  // the optimizer state; 1 shards it, each replica updating its shard after
+  // a reduce-scatter of the gradients and all-gathering the updated weights.
+  std::uint32_t zero = 0;
+  // Replicas of the model, each on its own share of the batch.
+  std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
 };
 
 // `functional: true` (experiment level) on an MLP under pure data
@@ -72,7 +83,7 @@ struct TrainSpec {
   bool simulate_anyway = false;
   FunctionalTraining functional;
 
-  std::uint64_t replica_batch() const { return global_batch / parallelism.data.degree; }
+  std::uint64_t replica_batch() const { return global_batch / parallelism.batch_shards(); }
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
 };
 

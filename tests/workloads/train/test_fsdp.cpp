@@ -1,0 +1,137 @@
+// Sharded data parallelism against hand formulas: FSDP (ZeRO-3) keeps 1/N
+// of the parameters, gradients and Adam state plus the layers it gathers,
+// and moves 3 W (N-1)/N bytes per chip and step (all-gather forward,
+// all-gather backward, reduce-scatter; Rajbhandari et al. 2020,
+// arXiv:1910.02054 s.7.2.2: "3 Psi"); ZeRO-1 keeps 1/N of the Adam state and
+// moves the bytes of the all-reduce it replaces (s.7.2.1: "2 Psi").
+#include <catch2/catch.hpp>
+
+#include "workloads/experiment.h"
+#include "workloads/experiment_fixture.h"
+
+namespace {
+
+using testing_workloads::run;
+using testing_workloads::write_yaml;
+
+// The small GPT of test_memory.cpp: L 2, D 512, F 2048, N 8 x H 64, T 256,
+// V 4096, tied embeddings. Every layer's parameters divide by 4, so no
+// shard is padded.
+constexpr double L = 2, D = 512, F = 2048, NH = 512, V = 4096;
+constexpr double kBlock = 4 * D * NH + 2 * D * F + 4 * D;  // attention, MLP, two LayerNorms
+constexpr double kParams = L * kBlock + V * D + 2 * D;     // blocks, the tied table, the final LayerNorm
+constexpr double kWeightBytes = 2 * kParams;               // BF16
+
+// On a ring of 4, or a 2 x 2 torus for meshes of two axes.
+std::string small_gpt(const std::string& name, const std::string& mesh, const std::string& parallelism,
+                      int global_batch = 8) {
+  const std::string pod = mesh.find(',') == std::string::npos ? "{topology: ring, shape: [4], wraparound: true}"
+                                                              : "{topology: torus2d, shape: [2, 2], wraparound: false}";
+  return write_yaml(name, "chip: tpu-v4\npod: " + pod + "\nmesh: " + mesh + R"(
+workload:
+  kind: train
+  model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64,
+          seq_len: 256, vocab: 4096, tied_embeddings: true}
+  global_batch: )" + std::to_string(global_batch) +
+                              "\n  parallelism: " + parallelism + "\n  optimizer: adam\n");
+}
+
+double bytes_of(const nlohmann::json& report, const std::string& purpose, const std::string& op) {
+  double sum = 0;
+  for (const auto& c : report["collectives"])
+    if (c["purpose"] == purpose && c["op"] == op) sum += c["bytes"].get<double>();
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("fsdp: a quarter of the weights, gradients and Adam state per chip, plus three gathered layers",
+          "[workloads][train][fsdp]") {
+  const auto r = run(small_gpt("fsdp4", "{fsdp: 4}", "{fsdp: fsdp}"));
+  const auto& m = r["result"]["memory"];
+  CHECK(m["params_bytes"].get<double>() == 2 * kParams / 4);
+  CHECK(m["grads_bytes"].get<double>() == 2 * kParams / 4);
+  CHECK(m["optimizer_bytes"].get<double>() == 12 * kParams / 4);
+  // The layer in use, the one prefetched, and the full gradients of the
+  // one being reduce-scattered: the largest layer is a block (3.1 M > the
+  // table's V D = 2.1 M).
+  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * kBlock);
+  CHECK(m["per_chip_bytes"].get<double>() == m["params_bytes"].get<double>() + m["grads_bytes"].get<double>() +
+                                                 m["optimizer_bytes"].get<double>() +
+                                                 m["activations_bytes"].get<double>() + 3 * 2 * kBlock);
+  // The batch splits over the fsdp ranks as over data-parallel replicas:
+  // the same activations per chip as data parallelism of 4.
+  const auto dp = run(small_gpt("dp4", "{data: 4}", "{data: data}"));
+  CHECK(m["activations_bytes"] == dp["result"]["memory"]["activations_bytes"]);
+  CHECK(r["result"]["parallelism"]["fsdp"]["degree"] == 4);
+  CHECK(r["result"]["tokens"] == dp["result"]["tokens"]);
+}
+
+TEST_CASE("fsdp: 3 W (N-1)/N bytes per chip and step: two all-gathers and a reduce-scatter",
+          "[workloads][train][fsdp]") {
+  const double n = 4;
+  const auto r = run(small_gpt("fsdp4-traffic", "{fsdp: 4}", "{fsdp: fsdp}"));
+  CHECK(bytes_of(r, "weights", "all_gather") == 2 * kWeightBytes);
+  CHECK(bytes_of(r, "gradients", "reduce_scatter") == kWeightBytes);
+  CHECK(bytes_of(r, "gradients", "all_reduce") == 0);
+  for (const auto& c : r["per_chip"]) CHECK(c["ici_bytes_out"].get<double>() == 3 * kWeightBytes * (n - 1) / n);
+  // Against data parallelism's all-reduce, 2 W (N-1)/N: FSDP moves 1.5x.
+  const auto dp = run(small_gpt("dp4-traffic", "{data: 4}", "{data: data}"));
+  CHECK(dp["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * kWeightBytes * (n - 1) / n);
+  // Each microbatch gathers the weights for its forward and backward and
+  // reduce-scatters its gradients: twice the traffic with two.
+  const auto two = run(small_gpt("fsdp4-micro2", "{fsdp: 4}", "{fsdp: fsdp, microbatches: 2}"));
+  CHECK(two["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * 3 * kWeightBytes * (n - 1) / n);
+}
+
+TEST_CASE("fsdp: the gathers run a layer ahead, under the previous layer's compute", "[workloads][train][fsdp]") {
+  // Large enough microbatches that a layer's compute outlasts the next
+  // layer's gather.
+  const auto r = run(small_gpt("fsdp4-overlap", "{fsdp: 4}", "{fsdp: fsdp}", 64));
+  const auto& comm = r["result"]["communication"];
+  // The first layer's gather and the last reduce-scatter have nothing to
+  // hide under; every other one does.
+  CHECK(comm["overlap_fraction"].get<double>() > 0.6);
+  CHECK(comm["exposed_time_s"].get<double>() < 0.4 * comm["collective_time_s"].get<double>());
+}
+
+TEST_CASE("fsdp x data (hybrid sharding): shards over fsdp, their all-reduce over data", "[workloads][train][fsdp]") {
+  // 2 x 2: W/2 per chip; fsdp moves 3 (W) (1/2); the all-reduce of the W/2
+  // shard over 2 replicas moves 2 (W/2) (1/2).
+  const auto r = run(small_gpt("hsdp", "{data: 2, fsdp: 2}", "{data: data, fsdp: fsdp}"));
+  CHECK(r["result"]["memory"]["params_bytes"].get<double>() == kWeightBytes / 2);
+  CHECK(bytes_of(r, "gradients", "all_reduce") == kWeightBytes / 2);
+  CHECK(r["per_chip"][0]["ici_bytes_out"].get<double>() == 3 * kWeightBytes / 2 + kWeightBytes / 2);
+}
+
+TEST_CASE("zero 1: a quarter of the Adam state, the all-reduce's bytes as a reduce-scatter and an all-gather",
+          "[workloads][train][fsdp]") {
+  const double n = 4;
+  const auto z = run(small_gpt("zero1", "{data: 4}", "{data: data, zero: 1}"));
+  const auto dp = run(small_gpt("zero0", "{data: 4}", "{data: data}"));
+  const auto& m = z["result"]["memory"];
+  CHECK(m["optimizer_bytes"].get<double>() == 12 * kParams / 4);
+  CHECK(m["params_bytes"].get<double>() == 2 * kParams);  // replicated, as the gradients
+  CHECK(m["grads_bytes"].get<double>() == 2 * kParams);
+  CHECK(bytes_of(z, "gradients", "reduce_scatter") == kWeightBytes);
+  CHECK(bytes_of(z, "weights", "all_gather") == kWeightBytes);
+  CHECK(z["per_chip"][0]["ici_bytes_out"] == dp["per_chip"][0]["ici_bytes_out"]);
+  CHECK(z["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * kWeightBytes * (n - 1) / n);
+  // The update works on a quarter of the parameters.
+  CHECK(z["result"]["phases"]["optimizer_s"].get<double>() < dp["result"]["phases"]["optimizer_s"].get<double>());
+}
+
+TEST_CASE("fsdp and zero: bad input is located", "[workloads][train][fsdp][bad-input]") {
+  CHECK_THROWS_WITH(run(small_gpt("bad-fsdp-axis", "{fsdp: 4}", "{fsdp: fdsp}")),
+                    Catch::Contains("'fdsp' is not a mesh axis") && Catch::Contains("did you mean 'fsdp'"));
+  CHECK_THROWS_WITH(run(small_gpt("bad-zero-fsdp", "{data: 2, fsdp: 2}", "{data: data, fsdp: fsdp, zero: 1}")),
+                    Catch::Contains("parallelism.zero") && Catch::Contains("fsdp already shards it"));
+  CHECK_THROWS_WITH(run(small_gpt("bad-zero-nodata", "{fsdp: 4}", "{fsdp: fsdp, zero: 1}")),
+                    Catch::Contains("parallelism.zero"));
+  CHECK_THROWS_WITH(run(small_gpt("bad-zero-2", "{data: 4}", "{data: data, zero: 2}")),
+                    Catch::Contains("parallelism.zero") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(run(small_gpt("bad-overlap", "{fsdp: 4}", "{fsdp: fsdp}"), {"workload.overlap=false"}),
+                    Catch::Contains("overlap: false is not supported"));
+  CHECK_THROWS_WITH(run(small_gpt("bad-batch", "{fsdp: 4}", "{fsdp: fsdp}", 6)),
+                    Catch::Contains("does not divide over data x fsdp parallelism of 1 x 4"));
+}
