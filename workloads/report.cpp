@@ -58,6 +58,7 @@ json to_json(const Memory& m) {
   put(j, "activations_per_microbatch_bytes", m.activations_per_microbatch_bytes);
   put(j, "microbatches_in_flight", m.microbatches_in_flight);
   put(j, "gathered_weights_bytes", m.gathered_weights_bytes);
+  put(j, "rematerialized_bytes", m.rematerialized_bytes);
   put(j, "chip", m.chip);
   put(j, "fits", m.fits);
   return j;
@@ -141,7 +142,9 @@ void add_train(json& res, const TrainSection& t) {
                         {"optimizer", t.optimizer},
                         {"overlap", t.overlap},
                         {"sync_gradients", t.sync_gradients},
-                        {"elementwise", t.elementwise}};
+                        {"elementwise", t.elementwise},
+                        {"remat", t.remat}};
+  res["hfu"] = t.hfu;
   res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
   res["model"] = {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
@@ -226,7 +229,8 @@ json to_json(const PerChip& p) {
                    {"activations_bytes", m.activations_bytes},
                    {"activations_per_microbatch_bytes", m.activations_per_microbatch_bytes},
                    {"microbatches_in_flight", m.microbatches_in_flight},
-                   {"gathered_weights_bytes", m.gathered_weights_bytes}};
+                   {"gathered_weights_bytes", m.gathered_weights_bytes},
+                   {"rematerialized_bytes", m.rematerialized_bytes}};
   }
   return j;
 }

@@ -52,6 +52,7 @@ struct Memory {
   // Training: the fullest chip's breakdown.
   std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
   std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
+  std::optional<std::uint64_t> rematerialized_bytes;    // remat: the layer recomputed during its backward
   std::optional<bool> fits;
 };
 
@@ -113,7 +114,10 @@ struct TrainSection {
   std::uint32_t zero = 0;
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;
-  std::string schedule, optimizer, elementwise;
+  std::string schedule, optimizer, elementwise, remat;
+  // Hardware FLOPs utilisation: matmul FLOPs executed (recomputation
+  // included) over the step and the pod's peak; mfu counts the model's.
+  double hfu = 0;
   bool overlap = true, sync_gradients = true;
   double forward_s = 0, backward_s = 0, optimizer_s = 0;  // phases, mean over chips
   std::string model_type;
@@ -165,7 +169,7 @@ struct LinkRecord {
 struct ChipMemoryRecord {
   std::uint64_t total_bytes = 0, params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   std::uint64_t activations_per_microbatch_bytes = 0, microbatches_in_flight = 0;
-  std::uint64_t gathered_weights_bytes = 0;
+  std::uint64_t gathered_weights_bytes = 0, rematerialized_bytes = 0;
 };
 
 struct PerChip {

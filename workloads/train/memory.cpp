@@ -28,7 +28,13 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       params += ceil_div(n, fsdp);
       optimized += ceil_div(n, optimizer_shards);
       largest = std::max(largest, fsdp_gathered_elements(n, fsdp));
-      m.activations_per_microbatch += local_stash_bytes(micro.layers[l], tp);
+      const models::LayerSpec& layer = micro.layers[l];
+      if (rematerialized(spec, micro, l)) {
+        m.activations_per_microbatch += micro.layers[l - 1].output_bytes;
+        m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp));
+      } else {
+        m.activations_per_microbatch += local_stash_bytes(layer, tp);
+      }
     }
     m.params = hw::kBf16Bytes * params;
     m.grads = hw::kBf16Bytes * params;  // accumulated over the microbatches
@@ -61,7 +67,8 @@ std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
          binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
          std::to_string(m.microbatches_in_flight) + " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") +
          " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")" +
-         (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "");
+         (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "") +
+         (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "");
 }
 
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {
@@ -69,10 +76,11 @@ void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout&
   for (std::size_t c = 1; c < memory.size(); ++c)
     if (memory[c].total() > memory[worst].total()) worst = c;
   if (memory.empty() || memory[worst].total() <= capacity) return;
-  throw sim::SimFailure("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
-                        std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
-                        ". Use fsdp, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
-                        "(1f1b), or set workload.simulate_anyway: true to simulate it regardless");
+  throw sim::SimFailure(
+      "does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
+      std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
+      ". Use fsdp, remat: full, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
+      "(1f1b), or set workload.simulate_anyway: true to simulate it regardless");
 }
 
 }  // namespace workloads

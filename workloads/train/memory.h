@@ -22,11 +22,14 @@ namespace workloads {
 // prefetched, and the full gradients of the layer being reduce-scattered,
 // three times the stage's largest layer. With zero: 1 the optimizer state
 // is sharded over the data axes.
+// With remat: full, a repeated layer stashes only its input (BF16, as the
+// previous layer hands it on), and `rematerialized` is what the largest of
+// them holds again while its backward runs: its full stash, once.
 struct ChipMemory {
-  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0;
+  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0, rematerialized = 0;
   std::uint64_t activations_per_microbatch = 0;
   std::uint32_t microbatches_in_flight = 0;
-  std::uint64_t total() const { return params + grads + optimizer + activations + gathered; }
+  std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized; }
 };
 
 // Per chip; `micro` is the model built for one microbatch.

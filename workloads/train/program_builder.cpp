@@ -9,6 +9,7 @@
 #include "kernels/train_kernels.h"
 #include "sim/units.h"
 #include "workloads/experiment.h"
+#include "workloads/train/stages.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
@@ -279,7 +280,10 @@ class ChipProgramBuilder {
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
-      const PassResult r = LayerPass(ctx_, prog, s, ctx_.model.layers[l], true, label(task), in).build();
+      const models::LayerSpec& layer = ctx_.model.layers[l];
+      if (rematerialized(ctx_.spec, ctx_.model, l))
+        append(in, LayerPass(ctx_, prog, s, layer, false, "R" + std::to_string(task.microbatch), in).build().all());
+      const PassResult r = LayerPass(ctx_, prog, s, layer, true, label(task), in).build();
       pass_done(r.all());
       // fsdp: each microbatch's gradients go to their shards at once (the
       // chip keeps only its shard of the accumulated gradients).
@@ -404,6 +408,10 @@ const char* to_string(CollectivePurpose p) {
     case CollectivePurpose::weights: return "weights";
   }
   return "?";
+}
+
+bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
+  return spec.remat == Remat::full && l > 0 && is_repeated_layer(model.layers[l]);
 }
 
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,

@@ -16,6 +16,8 @@
 //    pass;
 //  - the optimizer updates each layer once its gradients are reduced
 //    (without `overlap`: once all are).
+//  - remat: full runs a repeated layer's forward again (task tag R<m>)
+//    before its backward ops, which wait for it;
 //  - fsdp all-gathers each layer's weights before each of its passes, one
 //    layer ahead, and reduce-scatters its gradients after each backward;
 //    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
@@ -72,6 +74,11 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
 // matmuls read, as Megatron-LM keeps one on the last stage.
 std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
                                                   std::size_t layer);
+// Whether the step recomputes layer `l`'s forward inside its backward:
+// remat: full and a repeated layer (stages.h) that another layer feeds
+// (the first MLP layer's input is the batch, which it keeps).
+bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
+
 // Their elements on one tensor-parallel rank of `tp`.
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
                             std::uint32_t tp);

@@ -20,6 +20,9 @@ struct Work {
   double model_flops = 0;  // matmul FLOPs only: PaLM's MFU numerator (appendix B)
   double tokens = 0;
   double mxu_flops = 0;  // what the MXUs executed (padding included)
+  // model_flops and the matmuls recomputed: flash attention's scores in
+  // the backward, remat's forward passes (HFU's numerator).
+  double executed_matmul_flops = 0;
 };
 
 struct ProgramFlops {
@@ -43,6 +46,13 @@ Work work(const TrainRun& r) {
   w.flops = r.micro.flops_per_step() * replicas_x_micro;
   w.model_flops = r.micro.matmul_flops_per_step() * replicas_x_micro;
   w.tokens = double(r.micro.tokens()) * replicas_x_micro;
+  double recomputed = 0;
+  for (std::size_t l = 0; l < r.micro.layers.size(); ++l) {
+    const models::LayerSpec& layer = r.micro.layers[l];
+    recomputed += layer.recompute_matmul_flops();
+    if (rematerialized(r.spec, r.micro, l)) recomputed += layer.forward_matmul_flops();
+  }
+  w.executed_matmul_flops = w.model_flops + recomputed * replicas_x_micro;
   const runtime::PodProgram& pod = r.program.pod;
   const std::vector<ProgramFlops> flops = program_flops(pod);
   for (std::uint32_t c = 0; c < pod.chip_count(); ++c) w.mxu_flops += flops[pod.program_of[c]].mxu;
@@ -102,6 +112,7 @@ Report train_report(const TrainRun& r) {
   memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
   memory.microbatches_in_flight = mem.microbatches_in_flight;
   memory.gathered_weights_bytes = mem.gathered;
+  memory.rematerialized_bytes = mem.rematerialized;
   memory.chip = worst;
   memory.fits = mem.total() <= chip.hbm.capacity_bytes;
   res.memory = memory;
@@ -122,6 +133,8 @@ Report train_report(const TrainRun& r) {
   t.overlap = r.spec.overlap;
   t.sync_gradients = par.sync_gradients;
   t.elementwise = to_string(r.spec.elementwise);
+  t.remat = to_string(r.spec.remat);
+  t.hfu = step > 0 ? w.executed_matmul_flops / step / peak : 0.0;
   t.forward_s = mean(m.forward_s);
   t.backward_s = mean(m.backward_s);
   t.optimizer_s = mean(m.optimizer_s);
@@ -157,7 +170,8 @@ Report train_report(const TrainRun& r) {
                                  cm.activations,
                                  cm.activations_per_microbatch,
                                  cm.microbatches_in_flight,
-                                 cm.gathered};
+                                 cm.gathered,
+                                 cm.rematerialized};
   }
   rep.stats = r.run.stats;
   rep.simulator = pod_simulator(r.exp, r.wall_time_s, r.run);
@@ -189,9 +203,11 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.batch_shards()) + " replicas x " +
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
   t.row("optimizer, overlap", r.spec.optimizer.name + ", " + (r.spec.overlap ? "on" : "off"));
+  if (r.spec.remat != Remat::none) t.row("remat", to_string(r.spec.remat));
   t.row("step time", sim::si(res.step_time_s, "s"));
   t.row("tokens/s", sim::si(train.tokens_per_s, ""));
   t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%");
+  if (r.spec.remat != Remat::none || train.hfu != res.mfu) t.row("HFU", sim::fixed(100.0 * train.hfu, 1), "%");
   t.row("arithmetic intensity", sim::fixed(res.arithmetic_intensity, 1), "FLOP/B");
   t.row("forward / backward / optimizer", sim::si(train.forward_s, "s") + " / " + sim::si(train.backward_s, "s") +
                                               " / " + sim::si(train.optimizer_s, "s"));
@@ -235,6 +251,7 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("activations", binary_bytes(double(mem.activations)) + " = " + std::to_string(mem.microbatches_in_flight) +
                            " in flight x " + binary_bytes(double(mem.activations_per_microbatch)));
   if (mem.gathered) t.row("gathered weights (fsdp)", binary_bytes(double(mem.gathered)));
+  if (mem.rematerialized) t.row("rematerialized layer", binary_bytes(double(mem.rematerialized)));
   return t.str();
 }
 

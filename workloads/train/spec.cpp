@@ -168,6 +168,16 @@ const sim::EnumNames<Elementwise>& elementwise_names() {
 
 const char* to_string(Elementwise e) { return elementwise_names().name(e); }
 
+const sim::EnumNames<Remat>& remat_names() {
+  static const sim::EnumNames<Remat> names(
+      "remat policy",
+      {{Remat::none, "none", "keep every activation the backward pass reads"},
+       {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"}});
+  return names;
+}
+
+const char* to_string(Remat r) { return remat_names().name(r); }
+
 const sim::ParamTable<TrainParallelism>& parallelism_params() {
   static const sim::ParamTable<TrainParallelism> t = [] {
     sim::ParamTable<TrainParallelism> p("parallelism",
@@ -219,6 +229,9 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
+        .enumeration("remat", &TrainSpec::remat, remat_names(), Remat::none,
+                     "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
+                     "layer's) input and recomputes its forward inside its backward")
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
         .integer<std::uint32_t>(

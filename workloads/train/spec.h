@@ -9,6 +9,7 @@
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
+//     remat: none                          # none | full (recompute each layer's forward)
 //     simulate_anyway: false               # run even if it does not fit in HBM
 //     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
@@ -43,6 +44,16 @@ struct ParallelAxes {
 enum class Elementwise { fused, unfused };
 const sim::EnumNames<Elementwise>& elementwise_names();
 const char* to_string(Elementwise e);
+
+// Rematerialisation (gradient checkpointing; Chen et al. 2016,
+// arXiv:1604.06174; MaxText's remat_policy): none keeps every activation
+// the backward pass reads; full keeps only each repeated layer's input
+// (Transformer block, MLP dense layer) and runs the layer's forward again
+// inside its backward, before the layer's backward ops (Korthikanti et al.
+// 2022, arXiv:2205.05198 s.5: "2sbh" per layer).
+enum class Remat { none, full };
+const sim::EnumNames<Remat>& remat_names();
+const char* to_string(Remat r);
 
 struct TrainParallelism {
   // fsdp: fully sharded data parallelism (ZeRO-3; Rajbhandari et al. 2020,
@@ -80,6 +91,7 @@ struct TrainSpec {
   OptimizerCost optimizer = optimizer_cost(Optimizer::adam);  // optimizer.kind is the YAML value
   bool overlap = true;
   Elementwise elementwise = Elementwise::fused;
+  Remat remat = Remat::none;
   bool simulate_anyway = false;
   FunctionalTraining functional;
 
