@@ -135,3 +135,24 @@ TEST_CASE("fsdp and zero: bad input is located", "[workloads][train][fsdp][bad-i
   CHECK_THROWS_WITH(run(small_gpt("bad-batch", "{fsdp: 4}", "{fsdp: fsdp}", 6)),
                     Catch::Contains("does not divide over data x fsdp parallelism of 1 x 4"));
 }
+
+TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as MaxText ran it",
+          "[workloads][train][fsdp][remat]") {
+  // configs/experiments/train-maxtext-16b-v5e-256.yaml: L 32, D 5120, 32
+  // heads of 256 (NH 8192), F 32768 (ReLU, two matrices), V 32768 tied,
+  // 6 sequences of 2048 per chip, FSDP over 256.
+  const double L = 32, D = 5120, NH = 8192, F = 32768, V = 32768, B = 6, T = 2048, n = 256;
+  const double block = 4 * D * NH + 2 * D * F + 4 * D;
+  const double params = L * block + V * D + 2 * D;
+  const auto r = run(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/train-maxtext-16b-v5e-256.yaml");
+  const auto& m = r["result"]["memory"];
+  CHECK(m["fits"] == true);
+  CHECK(m["capacity_bytes"].get<double>() == 16.0 * (1ull << 30));
+  CHECK(m["params_bytes"].get<double>() == Approx(2 * params / n).epsilon(1e-4));  // padded shards
+  CHECK(m["optimizer_bytes"].get<double>() == Approx(12 * params / n).epsilon(1e-4));
+  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * block);
+  // Each block keeps its input (2 B T D bytes); the embedding, output and
+  // loss layers keep what they keep without remat.
+  CHECK(m["activations_bytes"].get<double>() > L * 2 * B * T * D);
+  CHECK(r["result"]["hfu"].get<double>() > r["result"]["mfu"].get<double>());
+}
