@@ -17,6 +17,7 @@ using sim::ceil_div;
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro) {
   const TrainParallelism& par = spec.parallelism;
   const std::uint32_t tp = par.tensor.degree, fsdp = par.fsdp.degree;
+  const auto seq = [&](const models::LayerSpec& layer) { return sequence_split(layer, par.sequence); };
   const std::uint32_t optimizer_shards = par.zero == 1 ? par.data.degree : fsdp;
   std::vector<ChipMemory> per_stage(layout.stages.size());
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
@@ -27,13 +28,15 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       const std::uint64_t n = held_elements(micro, stage, l, tp);
       params += ceil_div(n, fsdp);
       optimized += ceil_div(n, optimizer_shards);
-      largest = std::max(largest, fsdp_gathered_elements(n, fsdp));
+      largest = std::max(largest, gathered_elements(n, fsdp));
       const models::LayerSpec& layer = micro.layers[l];
       if (rematerialized(spec, micro, l)) {
-        m.activations_per_microbatch += micro.layers[l - 1].output_bytes;
-        m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp));
+        const std::uint64_t input = micro.layers[l - 1].output_bytes;
+        m.activations_per_microbatch +=
+            seq(layer) ? hw::kBf16Bytes * ceil_div(input / hw::kBf16Bytes, tp) : input;  // Korthikanti s.5: 2sbh/t
+        m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp, seq(layer)));
       } else {
-        m.activations_per_microbatch += local_stash_bytes(layer, tp);
+        m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }
     }
     m.params = hw::kBf16Bytes * params;

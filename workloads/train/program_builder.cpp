@@ -81,7 +81,12 @@ class LayerPass {
  public:
   LayerPass(const Context& ctx, hw::Program& prog, std::uint32_t stage, const models::LayerSpec& layer, bool backward,
             std::string tag, Deps input)
-      : ctx_(ctx), prog_(prog), stage_(stage), tag_(std::move(tag)), input_(std::move(input)) {
+      : ctx_(ctx),
+        prog_(prog),
+        stage_(stage),
+        tag_(std::move(tag)),
+        input_(std::move(input)),
+        sequence_(sequence_split(layer, ctx.spec.parallelism.sequence)) {
     for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr});
     for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd) items_.push_back({nullptr, &ew});
     for (std::size_t i = 0; i < items_.size(); ++i) index_[name(i)] = i;
@@ -122,7 +127,7 @@ class LayerPass {
   }
   std::uint64_t output_bytes(std::size_t i) const {
     return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).output_bytes()
-                        : hw::kBf16Bytes * local_elements(*items_[i].ew, ctx_.tp());
+                        : hw::kBf16Bytes * local_elements(*items_[i].ew, ctx_.tp(), sequence_);
   }
   std::size_t lookup(const std::string& n, std::size_t from) const {
     auto it = index_.find(n);
@@ -147,7 +152,7 @@ class LayerPass {
       sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n), deps, " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
-      const std::uint64_t elements = local_elements(ew, ctx_.tp());
+      const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
       const std::uint64_t bytes =
           ew.elements && ctx_.spec.elementwise == Elementwise::unfused ? ew.bytes / ew.elements * elements : 0;
       const std::uint64_t store = std::min(bytes, hw::kBf16Bytes * elements);  // the BF16 output
@@ -173,11 +178,23 @@ class LayerPass {
       bytes = std::max(bytes, output_bytes(j));
     }
     const auto& axes = ctx_.spec.parallelism.tensor.axes;
-    const std::string n =
-        "stage" + std::to_string(stage_) + " " + tag_ + " " + tensor + " all-reduce over " + axes_text(axes);
-    const std::uint32_t c = ctx_.collectives.add(n, interconnect::CollectiveOp::all_reduce, bytes, axes,
-                                                 CollectivePurpose::tensor_parallel);
-    const std::uint32_t op = prog_.add({n, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
+    const std::string n = "stage" + std::to_string(stage_) + " " + tag_ + " " + tensor;
+    auto collective = [&](interconnect::CollectiveOp op, const char* what, std::uint64_t b, const Deps& after) {
+      const std::string name = n + " " + what + " over " + axes_text(axes);
+      const std::uint32_t c = ctx_.collectives.add(name, op, b, axes, CollectivePurpose::tensor_parallel);
+      return prog_.add({name, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, after, 0});
+    };
+    std::uint32_t op = 0;
+    if (sequence_) {
+      // Megatron-SP's g and g-bar: the partial sums reduce-scattered along
+      // the sequence, then all-gathered for the next matmul (the split
+      // layer norm or residual add between them is already 1/t).
+      const std::uint64_t padded = hw::kBf16Bytes * gathered_elements(bytes / hw::kBf16Bytes, ctx_.tp());
+      const std::uint32_t rs = collective(interconnect::CollectiveOp::reduce_scatter, "reduce-scatter", padded, deps);
+      op = collective(interconnect::CollectiveOp::all_gather, "all-gather", padded, {rs});
+    } else {
+      op = collective(interconnect::CollectiveOp::all_reduce, "all-reduce", bytes, deps);
+    }
     reduced_[tensor] = op;
     return {op};
   }
@@ -192,7 +209,8 @@ class LayerPass {
   std::vector<State> state_;
   std::vector<char> consumed_;
   std::vector<Deps> sinks_;
-  std::unordered_map<std::string, std::uint32_t> reduced_;  // tensor -> its all-reduce op
+  std::unordered_map<std::string, std::uint32_t> reduced_;  // tensor -> its all-reduce (all-gather) op
+  bool sequence_;                                           // sequence_split(layer)
 };
 
 // Ops of [begin, end) that no other op there waits for (pipeline messages and
@@ -347,7 +365,7 @@ class ChipProgramBuilder {
                              ctx_.model.layers[layer].name + " " + what + (gather ? " all-gather" : " reduce-scatter") +
                              " over " + axes_text(axes);
     const std::uint32_t c =
-        ctx_.collectives.add(name, op, hw::kBf16Bytes * fsdp_gathered_elements(n, ranks), axes,
+        ctx_.collectives.add(name, op, hw::kBf16Bytes * gathered_elements(n, ranks), axes,
                              what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients);
     return {prog.add({name, {hw::EngineKind::ici, gather ? kIciWeights : kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
@@ -421,8 +439,8 @@ std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& s
   return n;
 }
 
-std::uint64_t fsdp_gathered_elements(std::uint64_t elements, std::uint32_t fsdp) {
-  return sim::ceil_div(elements, fsdp) * fsdp;
+std::uint64_t gathered_elements(std::uint64_t elements, std::uint32_t ranks) {
+  return sim::ceil_div(elements, ranks) * ranks;
 }
 
 bool is_task_work(const hw::Op& op) { return op.engine.kind != hw::EngineKind::ici || op.engine.index == kIciTensor; }

@@ -82,9 +82,9 @@ bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::
 // Their elements on one tensor-parallel rank of `tp`.
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
                             std::uint32_t tp);
-// What an all-gather over fsdp ranks of `fsdp` assembles from `elements`
-// split into equal shards: the elements padded to a multiple of the ranks,
-// as XLA pads a sharded dimension.
-std::uint64_t fsdp_gathered_elements(std::uint64_t elements, std::uint32_t fsdp);
+// What an all-gather over `ranks` assembles from `elements` split into
+// equal shards (and what a reduce-scatter splits): the elements padded to a
+// multiple of the ranks, as XLA pads a sharded dimension.
+std::uint64_t gathered_elements(std::uint64_t elements, std::uint32_t ranks);
 
 }  // namespace workloads

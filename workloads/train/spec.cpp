@@ -204,6 +204,9 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                      "the order each pipeline stage runs its microbatches in")
         .flag("sync_gradients", &TrainParallelism::sync_gradients, true,
               "all-reduce the gradients over data parallelism (false: the replicas diverge, for comparisons)")
+        .flag("sequence", &TrainParallelism::sequence, false,
+              "Megatron sequence parallelism with the tensor parallelism: layer norms, residual adds and the "
+              "activations they keep split along the sequence; all-reduces become reduce-scatter + all-gather")
         .integer<std::uint32_t>("zero", &TrainParallelism::zero, "", 0, sim::between(0, 1),
                                 "ZeRO stage over the data axes: 0 replicates the optimizer state, 1 shards it "
                                 "(gradients reduce-scattered, updated weights all-gathered); for ZeRO-3 use fsdp");
@@ -270,6 +273,12 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     par["zero"].fail(
         "zero: 1 shards the optimizer state over the data axes, and fsdp already shards it with the "
         "parameters and gradients; use one of them");
+  if (p.sequence && p.tensor.degree == 1)
+    par["sequence"].fail(
+        "sequence parallelism splits what tensor parallelism leaves replicated; it needs tensor "
+        "parallelism (parallelism.tensor)");
+  if (p.sequence && spec.model.type != "transformer")
+    par["sequence"].fail("sequence parallelism splits Transformer blocks; the model is an " + spec.model.type);
   if (p.fsdp.degree > 1 && !spec.overlap)
     node["overlap"].fail(
         "fsdp reduce-scatters each layer's gradients as its backward pass ends (the chip keeps only "

@@ -71,6 +71,10 @@ struct TrainParallelism {
   // the optimizer state; 1 shards it, each replica updating its shard after
   // a reduce-scatter of the gradients and all-gathering the updated weights.
   std::uint32_t zero = 0;
+  // Megatron sequence parallelism with the tensor parallelism
+  // (tensor_split.h): a block's tensor-parallel all-reduce becomes a
+  // reduce-scatter and an all-gather, the work between them split.
+  bool sequence = false;
   // Replicas of the model, each on its own share of the batch.
   std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
 };

@@ -12,6 +12,10 @@ bool writes_split_tensor(const models::MatmulSpec& mm) {
 
 }  // namespace
 
+bool sequence_split(const models::LayerSpec& layer, bool sequence_parallel) {
+  return sequence_parallel && layer.kind == models::LayerKind::transformer_block;
+}
+
 LocalMatmul local_matmul(const models::MatmulSpec& spec, std::uint32_t tp) {
   LocalMatmul l{spec.count, spec.m, spec.k, spec.n, false};
   if (tp == 1) return l;
@@ -28,8 +32,8 @@ LocalMatmul local_matmul(const models::MatmulSpec& spec, std::uint32_t tp) {
   return l;
 }
 
-std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t tp) {
-  return spec.tp_sharded ? split(spec.elements, tp) : spec.elements;
+std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t tp, bool sequence) {
+  return spec.tp_sharded || sequence ? split(spec.elements, tp) : spec.elements;
 }
 
 std::uint64_t local_param_elements(const models::ParamSpec& param, std::uint32_t tp) {
@@ -45,7 +49,7 @@ bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t 
   return tp > 1 && spec.op == models::ElementwiseOp::embedding_lookup && spec.pass == models::Pass::forward;
 }
 
-std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp) {
+std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence) {
   const bool input_split = !layer.forward.empty() && layer.forward.front().tp_split == models::Dim::k;
   std::uint64_t bytes = 0;
   for (const auto& s : layer.stash) {
@@ -54,7 +58,7 @@ std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp
       if (mm.output == s.name) is_split = writes_split_tensor(mm);
     for (const auto& e : layer.elementwise_fwd)
       if (e.output == s.name) is_split = e.tp_sharded;
-    bytes += (is_split ? split(s.elements, tp) : s.elements) * s.bytes_per_element;
+    bytes += (is_split || sequence ? split(s.elements, tp) : s.elements) * s.bytes_per_element;
   }
   return bytes;
 }

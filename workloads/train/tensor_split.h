@@ -19,8 +19,16 @@ struct LocalMatmul {
   std::uint64_t output_bytes() const { return hw::kBf16Bytes * count * m * n; }
 };
 
+// Megatron sequence parallelism (Korthikanti et al. 2022, arXiv:2205.05198
+// s.4.2.2) with `sequence_parallel`: inside a Transformer block the work
+// tensor parallelism leaves replicated (layer norms, residual adds) is split
+// along the sequence over the same ranks, and so is every activation the
+// block keeps.
+bool sequence_split(const models::LayerSpec& layer, bool sequence_parallel);
+
 LocalMatmul local_matmul(const models::MatmulSpec& spec, std::uint32_t tp);
-std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t tp);
+// `sequence`: the op's layer is sequence_split.
+std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t tp, bool sequence = false);
 std::uint64_t local_param_elements(const models::ParamSpec& param, std::uint32_t tp);
 
 // True for the vocabulary-parallel embedding lookup: each rank holds a slice
@@ -36,7 +44,9 @@ bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t 
 // Transformer block this gives sbh (8 + 24/t) + 2 a s^2 b / t: Korthikanti et
 // al. 2022 (arXiv:2205.05198) s.4.2.1's sbh (10 + 24/t) + 5 a s^2 b / t less
 // the dropout masks (2 sbh, a s^2 b / t) and the attention dropout output
-// (2 a s^2 b / t), which this model does not have.
-std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp);
+// (2 a s^2 b / t), which this model does not have. With `sequence` (the
+// layer is sequence_split) every tensor is split: 32 sbh / t + 2 a s^2 b / t,
+// Korthikanti's sbh 34 / t + 5 a s^2 b / t (s.4.2.2) less the same.
+std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence = false);
 
 }  // namespace workloads

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "app/cli_runner.h"
 #include "workloads/experiment.h"
@@ -83,6 +84,44 @@ TEST_CASE("memory with tensor parallelism: Megatron's split of the weights, Kort
   // (3 a s^2 b / t, the softmax output 2 a s^2 b / t stays).
   const double s = T, h = D, a = N;
   CHECK(block == s * b * h * (8 + 24 / t) + 2 * a * s * s * b / t);
+
+  // With sequence parallelism (s.4.2.2: s b h 34 / t + 5 a s^2 b / t, less
+  // the same dropout terms) everything a block keeps is split.
+  const std::string sp = "{tensor: model, sequence: true}";
+  const double sp_block =
+      run(small_gpt("mem-sp-l3", pod, sp, 2),
+          {"workload.model.layers=3"})["result"]["memory"]["activations_per_microbatch_bytes"]
+          .get<double>() -
+      run(small_gpt("mem-sp-l2", pod, sp, 2))["result"]["memory"]["activations_per_microbatch_bytes"].get<double>();
+  CHECK(sp_block == s * b * h * 32 / t + 2 * a * s * s * b / t);
+  // With full recomputation as well, a block keeps its input split: 2 s b h / t (s.5).
+  const double sp_remat =
+      run(small_gpt("mem-spr-l3", pod, sp, 2),
+          {"workload.model.layers=3", "workload.remat=full"})["result"]["memory"]["activations_per_microbatch_bytes"]
+          .get<double>() -
+      run(small_gpt("mem-spr-l2", pod, sp, 2),
+          {"workload.remat=full"})["result"]["memory"]["activations_per_microbatch_bytes"]
+          .get<double>();
+  CHECK(sp_remat == 2 * s * b * h / t);
+}
+
+TEST_CASE("sequence parallelism: each tensor-parallel all-reduce becomes a reduce-scatter and an all-gather",
+          "[workloads][train]") {
+  const std::string pod = "pod: {topology: ring, shape: [2], wraparound: false}\nmesh: {model: 2}";
+  const auto tp = run(small_gpt("sp-off", pod, "{tensor: model}", 2));
+  const auto sp = run(small_gpt("sp-on", pod, "{tensor: model, sequence: true}", 2));
+  std::map<std::string, int> ops;
+  for (const auto& c : sp["collectives"]) ++ops[c["op"].get<std::string>()];
+  std::size_t tp_all_reduces = 0;
+  for (const auto& c : tp["collectives"]) tp_all_reduces += c["op"] == "all_reduce";
+  // The embedding's partial sums stay an all-reduce (it is not in a block).
+  CHECK(ops["reduce_scatter"] == ops["all_gather"]);
+  CHECK(ops["reduce_scatter"] > 0);
+  CHECK(std::size_t(ops["reduce_scatter"] + ops["all_reduce"]) == tp_all_reduces);
+  // A ring all-reduce moves what its reduce-scatter and all-gather move.
+  CHECK(sp["per_chip"][0]["ici_bytes_out"] == tp["per_chip"][0]["ici_bytes_out"]);
+  CHECK_THROWS_WITH(run(small_gpt("sp-no-tp", "", "{sequence: true}", 2)),
+                    Catch::Contains("parallelism.sequence") && Catch::Contains("needs tensor parallelism"));
 }
 
 TEST_CASE("memory with pipeline parallelism: 1F1B's first stage keeps p microbatches, GPipe's m",
