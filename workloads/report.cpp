@@ -59,6 +59,10 @@ json to_json(const Memory& m) {
   put(j, "microbatches_in_flight", m.microbatches_in_flight);
   put(j, "gathered_weights_bytes", m.gathered_weights_bytes);
   put(j, "rematerialized_bytes", m.rematerialized_bytes);
+  if (m.bytes_per_param)
+    j["bytes_per_param"] = {{"params", m.bytes_per_param->params},
+                            {"grads", m.bytes_per_param->grads},
+                            {"optimizer", m.bytes_per_param->optimizer}};
   put(j, "chip", m.chip);
   put(j, "fits", m.fits);
   return j;
@@ -145,6 +149,7 @@ void add_train(json& res, const TrainSection& t) {
                         {"elementwise", t.elementwise},
                         {"remat", t.remat}};
   res["hfu"] = t.hfu;
+  res["precision"] = {{"params", t.precision_params}, {"optimizer", t.precision_optimizer}};
   res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
   res["model"] = {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};

@@ -53,6 +53,10 @@ struct Memory {
   std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
   std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
   std::optional<std::uint64_t> rematerialized_bytes;    // remat: the layer recomputed during its backward
+  struct BytesPerParam {
+    double params = 0, grads = 0, optimizer = 0;
+  };
+  std::optional<BytesPerParam> bytes_per_param;  // training: under the precision policy
   std::optional<bool> fits;
 };
 
@@ -115,6 +119,7 @@ struct TrainSection {
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;
   std::string schedule, optimizer, elementwise, remat;
+  std::string precision_params, precision_optimizer;
   // Hardware FLOPs utilisation: matmul FLOPs executed (recomputation
   // included) over the step and the pod's peak; mfu counts the model's.
   double hfu = 0;

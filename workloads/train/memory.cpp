@@ -39,10 +39,11 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
         m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }
     }
-    m.params = hw::kBf16Bytes * params;
-    m.grads = hw::kBf16Bytes * params;  // accumulated over the microbatches
+    const std::uint64_t stored = bytes_of(spec.precision.params);
+    m.params = stored * params;
+    m.grads = stored * params;  // accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(optimized));
-    if (fsdp > 1) m.gathered = 3 * hw::kBf16Bytes * largest;
+    if (fsdp > 1) m.gathered = 3 * stored * largest;
     m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
     m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
   }

@@ -1,7 +1,11 @@
 #pragma once
-// What an optimizer costs per parameter, with mixed precision as TPU
-// training runs it: BF16 parameters and gradients, an FP32 master copy of
-// the parameters that the update works on, FP32 optimizer moments.
+// What an optimizer costs per parameter under a precision policy: the
+// parameters (and the gradients accumulated for them) in BF16 or FP32, the
+// optimizer's moments in FP32 or BF16, and an FP32 master copy of the
+// parameters that the update works on when they are BF16 and the optimizer
+// FP32 (mixed precision as TPU training runs it by default; MaxText keeps
+// FP32 parameters instead, with no master copy).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,19 +17,32 @@ class EnumNames;
 namespace workloads {
 
 enum class Optimizer { adam, sgd };
+
+enum class Dtype { bf16, fp32 };
+const sim::EnumNames<Dtype>& dtype_names();  // bfloat16, float32 (as JAX names them)
+const char* to_string(Dtype d);
+std::uint32_t bytes_of(Dtype d);
+
+// `precision:` of kind: train.
+struct Precision {
+  Dtype params = Dtype::bf16;     // parameters and their gradients, as stored
+  Dtype optimizer = Dtype::fp32;  // the optimizer's moments (and master copy)
+  // An FP32 copy of BF16 parameters that the update works on.
+  bool master_copy() const { return params == Dtype::bf16 && optimizer == Dtype::fp32; }
+};
 const sim::EnumNames<Optimizer>& optimizer_names();  // the YAML spellings: adam, sgd
 const char* to_string(Optimizer o);
 
 struct OptimizerCost {
   Optimizer kind = Optimizer::adam;
-  std::string name;              // to_string(kind)
-  double state_bytes_per_param;  // kept between steps, besides BF16 params and grads
-  double flops_per_param;        // of one update, on the vector unit
-  double read_bytes_per_param;   // HBM traffic of one update
-  double written_bytes_per_param;
+  std::string name;                  // to_string(kind)
+  double state_bytes_per_param = 0;  // kept between steps, besides the params and grads
+  double flops_per_param = 0;        // of one update, on the vector unit
+  double read_bytes_per_param = 0;   // HBM traffic of one update
+  double written_bytes_per_param = 0;
 };
 
-// adam, sgd. The numbers and their sources are in optimizer.cpp.
-const OptimizerCost& optimizer_cost(Optimizer o);
+// adam, sgd under `p`. The numbers and their sources are in optimizer.cpp.
+OptimizerCost optimizer_cost(Optimizer o, const Precision& p = {});
 
 }  // namespace workloads

@@ -34,13 +34,14 @@ class CollectiveRegistry {
  public:
   explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
   std::uint32_t add(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
-                    const std::vector<std::string>& axes, CollectivePurpose purpose) {
+                    const std::vector<std::string>& axes, CollectivePurpose purpose,
+                    std::uint32_t element_bytes = hw::kBf16Bytes) {
     auto [it, fresh] = by_name_.emplace(name, static_cast<std::uint32_t>(out_.pod.collectives.size()));
     if (fresh) {
       interconnect::CollectiveSpec c;
       c.op = op;
       c.bytes = bytes;
-      c.element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 activations, weights and gradients
+      c.element_bytes = static_cast<int>(element_bytes);  // BF16 activations; weights and gradients as stored
       c.axes = axes;
       out_.pod.collectives.push_back(std::move(c));
       out_.pod.collective_names.push_back(name);
@@ -364,9 +365,10 @@ class ChipProgramBuilder {
     const std::string name = "stage" + std::to_string(role_.stage) + (tag.empty() ? "" : " " + tag) + " " +
                              ctx_.model.layers[layer].name + " " + what + (gather ? " all-gather" : " reduce-scatter") +
                              " over " + axes_text(axes);
+    const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // weights and gradients as stored
     const std::uint32_t c =
-        ctx_.collectives.add(name, op, hw::kBf16Bytes * gathered_elements(n, ranks), axes,
-                             what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients);
+        ctx_.collectives.add(name, op, stored * gathered_elements(n, ranks), axes,
+                             what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients, stored);
     return {prog.add({name, {hw::EngineKind::ici, gather ? kIciWeights : kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 
@@ -403,8 +405,9 @@ class ChipProgramBuilder {
     if (n == 0) return deps;
     const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
                              " gradients all-reduce over " + axes_text(axes);
-    const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, hw::kBf16Bytes * n, axes,
-                                                 CollectivePurpose::gradients);  // BF16 gradients
+    const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // the gradients as stored
+    const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, stored * n, axes,
+                                                 CollectivePurpose::gradients, stored);
     return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 

@@ -113,6 +113,8 @@ Report train_report(const TrainRun& r) {
   memory.microbatches_in_flight = mem.microbatches_in_flight;
   memory.gathered_weights_bytes = mem.gathered;
   memory.rematerialized_bytes = mem.rematerialized;
+  const double stored = bytes_of(r.spec.precision.params);
+  memory.bytes_per_param = Memory::BytesPerParam{stored, stored, r.spec.optimizer.state_bytes_per_param};
   memory.chip = worst;
   memory.fits = mem.total() <= chip.hbm.capacity_bytes;
   res.memory = memory;
@@ -134,6 +136,8 @@ Report train_report(const TrainRun& r) {
   t.sync_gradients = par.sync_gradients;
   t.elementwise = to_string(r.spec.elementwise);
   t.remat = to_string(r.spec.remat);
+  t.precision_params = to_string(r.spec.precision.params);
+  t.precision_optimizer = to_string(r.spec.precision.optimizer);
   t.hfu = step > 0 ? w.executed_matmul_flops / step / peak : 0.0;
   t.forward_s = mean(m.forward_s);
   t.backward_s = mean(m.backward_s);
@@ -246,6 +250,14 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.section("memory, fullest chip (" + std::to_string(fullest) + ")");
   t.row("total / capacity",
         binary_bytes(double(mem.total())) + " / " + binary_bytes(double(r.exp.chip.hbm.capacity_bytes)));
+  {
+    const Precision& p = r.spec.precision;
+    const double stored = bytes_of(p.params), state = r.spec.optimizer.state_bytes_per_param;
+    t.row("bytes per parameter", sim::fixed(stored, 0) + " + " + sim::fixed(stored, 0) + " + " + sim::fixed(state, 0) +
+                                     " = " + sim::fixed(2 * stored + state, 0) + " (" + to_string(p.params) + ", " +
+                                     to_string(p.optimizer) + " " + r.spec.optimizer.name + " state" +
+                                     (p.master_copy() ? " with a float32 master copy)" : ")"));
+  }
   t.row("parameters, gradients", binary_bytes(double(mem.params)) + ", " + binary_bytes(double(mem.grads)));
   t.row("optimizer state", binary_bytes(double(mem.optimizer)));
   t.row("activations", binary_bytes(double(mem.activations)) + " = " + std::to_string(mem.microbatches_in_flight) +

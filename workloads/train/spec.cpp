@@ -215,6 +215,20 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
   return t;
 }
 
+const sim::ParamTable<Precision>& precision_params() {
+  static const sim::ParamTable<Precision> t = [] {
+    sim::ParamTable<Precision> p("precision",
+                                 "number formats of what a step keeps: parameters (and gradients) and the optimizer's "
+                                 "state; matmuls and activations are BF16");
+    p.enumeration("params", &Precision::params, dtype_names(), Dtype::bf16,
+                  "parameters and their gradients as stored (and as all-gathered and reduced)")
+        .enumeration("optimizer", &Precision::optimizer, dtype_names(), Dtype::fp32,
+                     "the optimizer's moments; float32 with bfloat16 parameters adds an FP32 master copy");
+    return p;
+  }();
+  return t;
+}
+
 const sim::ParamTable<TrainSpec>& train_params() {
   static const sim::ParamTable<TrainSpec> t = [] {
     sim::ParamTable<TrainSpec> p("workload.train", "one training step of a model on the pod");
@@ -224,10 +238,13 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .integer<std::uint64_t>("global_batch", &TrainSpec::global_batch, "samples", std::nullopt,
                                 sim::between(1, 1 << 24), "samples (MLP) or sequences (Transformer) per step")
         .group("parallelism", &TrainSpec::parallelism, parallelism_params())
+        .group("precision", &TrainSpec::precision, precision_params())
         .enumeration<Optimizer>(
             "optimizer", [](TrainSpec& s) -> Optimizer& { return s.optimizer.kind; }, optimizer_names(),
-            Optimizer::adam, "the update after the step, in mixed precision (FP32 master weights)")
-        .then([](const sim::YamlNode&, TrainSpec& spec) { spec.optimizer = optimizer_cost(spec.optimizer.kind); })
+            Optimizer::adam, "the update after the step, under the precision policy")
+        .then([](const sim::YamlNode&, TrainSpec& spec) {
+          spec.optimizer = optimizer_cost(spec.optimizer.kind, spec.precision);
+        })
         .flag("overlap", &TrainSpec::overlap, true, "gradient all-reduces run under the backward pass")
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "

@@ -6,6 +6,7 @@
 //     global_batch: 256                    # samples or sequences per step
 //     parallelism: {data: data, fsdp: fsdp, tensor: model, pipeline: pipe,
 //                   microbatches: 8, schedule: 1f1b, zero: 0}
+//     precision: {params: bfloat16, optimizer: float32}
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
@@ -92,7 +93,8 @@ struct TrainSpec {
   models::ModelConfig model;
   std::uint64_t global_batch = 0;
   TrainParallelism parallelism;
-  OptimizerCost optimizer = optimizer_cost(Optimizer::adam);  // optimizer.kind is the YAML value
+  Precision precision;
+  OptimizerCost optimizer = optimizer_cost(Optimizer::adam);  // optimizer.kind is the YAML value, under precision
   bool overlap = true;
   Elementwise elementwise = Elementwise::fused;
   Remat remat = Remat::none;
@@ -106,6 +108,7 @@ struct TrainSpec {
 // Every key of `kind: train` and of its `parallelism:` (tpusim explain train).
 const sim::ParamTable<TrainSpec>& train_params();
 const sim::ParamTable<TrainParallelism>& parallelism_params();
+const sim::ParamTable<Precision>& precision_params();
 
 // Validates against the experiment's mesh; throws sim::ConfigError located
 // at the offending key.

@@ -56,8 +56,8 @@ const BadCase kCases[] = {
     {"unknown-schedule", "schedule: 1f1b", "schedule: 1f1f", "1f1f", "workload.parallelism.schedule:",
      "unknown pipeline schedule '1f1f'; expected one of: gpipe (all forwards, then all backwards), 1f1b"},
     {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw", "workload.optimizer:",
-     "unknown optimizer 'adamw'; expected one of: adam (12 bytes of state per parameter), sgd (4 bytes of state "
-     "per parameter); did you mean 'adam'?"},
+     "unknown optimizer 'adamw'; expected one of: adam (two moments per parameter), sgd (no moments); did you mean "
+     "'adam'?"},
     {"parallelism-typo", "microbatches: 4", "microbatch: 4",
      "microbatch:", "workload.parallelism.microbatch:", "did you mean 'microbatches'?"},
 };

@@ -140,7 +140,7 @@ TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as M
           "[workloads][train][fsdp][remat]") {
   // configs/experiments/train-maxtext-16b-v5e-256.yaml: L 32, D 5120, 32
   // heads of 256 (NH 8192), F 32768 (ReLU, two matrices), V 32768 tied,
-  // 6 sequences of 2048 per chip, FSDP over 256.
+  // 6 sequences of 2048 per chip, FSDP over 256, float32 parameters.
   const double L = 32, D = 5120, NH = 8192, F = 32768, V = 32768, B = 6, T = 2048, n = 256;
   const double block = 4 * D * NH + 2 * D * F + 4 * D;
   const double params = L * block + V * D + 2 * D;
@@ -148,11 +148,20 @@ TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as M
   const auto& m = r["result"]["memory"];
   CHECK(m["fits"] == true);
   CHECK(m["capacity_bytes"].get<double>() == 16.0 * (1ull << 30));
-  CHECK(m["params_bytes"].get<double>() == Approx(2 * params / n).epsilon(1e-4));  // padded shards
-  CHECK(m["optimizer_bytes"].get<double>() == Approx(12 * params / n).epsilon(1e-4));
-  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * block);
+  // MaxText's float32 parameters (no master copy): 4 + 4 + 8 bytes.
+  CHECK(m["params_bytes"].get<double>() == Approx(4 * params / n).epsilon(1e-4));  // padded shards
+  CHECK(m["optimizer_bytes"].get<double>() == Approx(8 * params / n).epsilon(1e-4));
+  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 4 * block);
   // Each block keeps its input (2 B T D bytes); the embedding, output and
   // loss layers keep what they keep without remat.
   CHECK(m["activations_bytes"].get<double>() > L * 2 * B * T * D);
   CHECK(r["result"]["hfu"].get<double>() > r["result"]["mfu"].get<double>());
+}
+
+TEST_CASE("fsdp with float32 parameters gathers and reduces float32: twice the bytes", "[workloads][train][fsdp]") {
+  const auto bf16 = run(small_gpt("fsdp-bf16", "{fsdp: 4}", "{fsdp: fsdp}"));
+  const auto fp32 = run(small_gpt("fsdp-fp32", "{fsdp: 4}", "{fsdp: fsdp}"), {"workload.precision={params: float32}"});
+  CHECK(fp32["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * bf16["per_chip"][0]["ici_bytes_out"].get<double>());
+  CHECK(fp32["result"]["memory"]["gathered_weights_bytes"].get<double>() == 3 * 4 * kBlock);
+  CHECK(fp32["result"]["precision"]["params"] == "float32");
 }

@@ -175,3 +175,30 @@ workload:
   CHECK(mem["fits"] == false);
   CHECK(mem["per_chip_bytes"].get<double>() > mem["capacity_bytes"].get<double>());
 }
+
+TEST_CASE("precision policy: bytes per parameter where they live, against the hand count", "[workloads][train]") {
+  const std::string path = small_gpt("mem-precision", "", "{}", 2);
+  struct Case {
+    const char* params;
+    const char* optimizer;
+    const char* kind;
+    double p, g, state;
+  };
+  // P + P + state: Adam keeps m and v in the optimizer's format and, for
+  // BF16 parameters under an FP32 optimizer, an FP32 master copy (ZeRO
+  // s.3.1's 2 + 2 + 12); FP32 parameters need no master copy (MaxText's
+  // layout: 4 + 4 + 8). SGD has no moments.
+  const Case cases[] = {{"bfloat16", "float32", "adam", 2, 2, 12}, {"float32", "float32", "adam", 4, 4, 8},
+                        {"bfloat16", "bfloat16", "adam", 2, 2, 4}, {"float32", "bfloat16", "adam", 4, 4, 4},
+                        {"bfloat16", "float32", "sgd", 2, 2, 4},   {"float32", "float32", "sgd", 4, 4, 0}};
+  for (const auto& c : cases) {
+    INFO(c.params << " params, " << c.optimizer << " " << c.kind);
+    const auto m =
+        run(path, {std::string("workload.precision={params: ") + c.params + ", optimizer: " + c.optimizer + "}",
+                   std::string("workload.optimizer=") + c.kind})["result"]["memory"];
+    CHECK(m["params_bytes"].get<double>() == c.p * kParams);
+    CHECK(m["grads_bytes"].get<double>() == c.g * kParams);
+    CHECK(m["optimizer_bytes"].get<double>() == c.state * kParams);
+    CHECK(m["bytes_per_param"]["optimizer"].get<double>() == c.state);
+  }
+}
