@@ -18,4 +18,10 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Makes `dir` (--out, or its default) ready before anything is simulated: it
+// is or becomes a directory this process can write, and none of `files` in
+// it is a directory. Throws sim::ConfigError naming `flag` otherwise, so a
+// bad output folder is exit 2 before the run, not an internal error after it.
+void prepare_output_dir(const std::string& dir, const std::vector<std::string>& files, const std::string& flag);
+
 }  // namespace app

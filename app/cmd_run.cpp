@@ -41,11 +41,18 @@ int cmd_run(const std::vector<std::string>& args) {
   if (ro.vcd && exp.workload->kind() != "matmul")
     throw UsageError("--vcd records the PE array of MXU 0 on chip 0 in kind: matmul runs (fidelity: pe); this is a " +
                      exp.workload->kind() + " experiment");
+  prepare_output_dir(ro.out_dir, {"report.json", "trace.json", "mxu.vcd"}, out_dir.empty() ? "output folder" : "--out");
   workloads::RunOutput out = exp.workload->run(exp, ro);
-  const std::string report_path = (std::filesystem::path(ro.out_dir) / "report.json").string();
+  const std::filesystem::path dir(ro.out_dir);
+  const std::string report_path = (dir / "report.json").string();
   sim::write_file_atomic(report_path, out.report.dump(2) + "\n");
-  if (!out.trace_json.empty())
-    sim::write_file_atomic((std::filesystem::path(ro.out_dir) / "trace.json").string(), out.trace_json);
+  // A trace of an earlier run must not stand beside this run's report.
+  std::error_code ec;
+  if (out.trace_json.empty()) {
+    std::filesystem::remove(dir / "trace.json", ec);
+  } else {
+    sim::write_file_atomic((dir / "trace.json").string(), out.trace_json);
+  }
   std::cout << out.table << "report: " << report_path << "\n";
   return 0;
 }

@@ -187,6 +187,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
+  prepare_output_dir(out_dir, {"sweep.csv", "summary.json", "speedup.png"},
+                     o.out_dir.empty() ? "output folder" : "--out");
   const std::string digest = file_digest(spec.experiment_path);
 
   std::unique_ptr<MpiSweep> mpi;

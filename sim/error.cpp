@@ -20,4 +20,10 @@ static std::string compose(const SourceLocation& where, const std::string& key_p
 ConfigError::ConfigError(const SourceLocation& where, const std::string& key_path, const std::string& what)
     : std::runtime_error(compose(where, key_path, what)), where_(where), key_path_(key_path), detail_(what) {}
 
+std::string quote_short(const std::string& value) {
+  constexpr std::size_t kShown = 60;
+  if (value.size() <= kShown) return "'" + value + "'";
+  return "'" + value.substr(0, kShown) + "...' (" + std::to_string(value.size()) + " characters)";
+}
+
 }  // namespace sim

@@ -16,6 +16,11 @@ struct SourceLocation {
 
 // Bad input: YAML syntax, wrong type, out of range, unknown key, ... Exit 2.
 // The message reads "file:line:column: key.path: what was wrong".
+// A value quoted in an error message: 'value', or its first 60 characters
+// and its length when it is longer, so a huge scalar does not become a huge
+// message.
+std::string quote_short(const std::string& value);
+
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(const SourceLocation& where, const std::string& key_path, const std::string& what);

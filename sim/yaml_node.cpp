@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -34,16 +35,19 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 // What yaml-cpp accepts but a config must not: a key given twice (yaml-cpp
 // keeps one and drops the other without a word), an alias inside the node
-// it names (a cycle, which would recurse forever), and aliases that expand
-// a small file into millions of values ("billion laughs"). One walk, each
-// node once (an alias is the node it names, so it shares its mark).
+// it names (a cycle, which would recurse forever), aliases that expand a
+// small file into millions of values ("billion laughs"), and tags (`!!str`,
+// `!include`), which yaml-cpp keeps but nothing here acts on. One walk,
+// each node once (an alias is the node it names, so it shares its mark).
 class DocumentCheck {
  public:
   static constexpr double kMaxValues = 1e6;
   explicit DocumentCheck(std::string origin) : origin_(std::move(origin)) {}
 
   double walk(const YAML::Node& n, const std::string& path) {
-    if (!n.IsDefined() || n.IsNull() || n.IsScalar()) return 1;
+    if (!n.IsDefined()) return 1;
+    check_tag(n, path);
+    if (n.IsNull() || n.IsScalar()) return 1;
     const YAML::Mark m = n.Mark();
     const bool marked = !m.is_null();
     if (marked) {
@@ -61,6 +65,7 @@ class DocumentCheck {
       for (const auto& kv : n) {
         total += 1;
         std::string child = path;
+        check_tag(kv.first, path);
         if (kv.first.IsScalar()) {
           const std::string& key = kv.first.Scalar();
           child = join_path(path, key);
@@ -82,6 +87,12 @@ class DocumentCheck {
   }
 
  private:
+  // yaml-cpp gives an untagged node "?" (plain) or "!" (quoted) or nothing.
+  void check_tag(const YAML::Node& n, const std::string& path) const {
+    const std::string& tag = n.Tag();
+    if (tag.empty() || tag == "?" || tag == "!") return;
+    fail(n.Mark(), path, "YAML tags are not supported (this node is tagged '" + tag + "'); remove the tag");
+  }
   [[noreturn]] void fail(const YAML::Mark& m, const std::string& path, const std::string& what) const {
     SourceLocation loc{origin_, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1};
     throw ConfigError(loc, path, what);
@@ -93,7 +104,13 @@ class DocumentCheck {
 
 YamlNode parse(const std::string& text, const std::string& origin) {
   try {
-    YAML::Node doc = YAML::Load(text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      const YAML::Mark m = docs[1].Mark();
+      throw ConfigError(SourceLocation{origin, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
+                        "a second YAML document (after ---): a file holds one document");
+    }
+    YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
     DocumentCheck(origin).walk(doc, "");
     return YamlNode(doc, origin, "");
   } catch (const YAML::Exception& e) {
@@ -145,6 +162,15 @@ YamlNode::YamlNode(YAML::Node node, std::string file, std::string path, SourceLo
       overrides_(std::make_shared<std::map<std::string, std::string>>()) {}
 
 YamlNode YamlNode::load_file(const std::string& path) {
+  // Only regular files of a config's size: a device (/dev/zero) or a FIFO
+  // would be read forever.
+  constexpr std::uintmax_t kMaxBytes = 16u << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "not a regular file");
+  if (!ec && std::filesystem::exists(status) && std::filesystem::file_size(path, ec) > kMaxBytes)
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "larger than 16 MiB: not a config file");
   std::ifstream in(path);
   if (!in) throw ConfigError(SourceLocation{path, 0, 0}, "", "cannot open file");
   std::stringstream ss;

@@ -128,11 +128,26 @@ void check_pod_axes(const sim::YamlNode& node, PodSpec& pod) {
   }
 }
 
+// A name that becomes a folder (the experiment's) or part of a key path (a
+// mesh axis): a word of letters, digits, '_', '-' (and '.' for a folder, not
+// first), so it cannot leave runs/ or read as a path.
+std::string checked_name(const sim::YamlNode& n, const std::string& s, const char* what, bool dots = true) {
+  const bool word = !s.empty() && s.size() <= 100 && s.front() != '.' && s.front() != '-' &&
+                    std::all_of(s.begin(), s.end(), [&](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || (dots && c == '.');
+                    });
+  if (!word)
+    n.fail(std::string("a ") + what + " is at most 100 letters, digits, '_', '-'" + (dots ? ", '.'" : "") +
+           " (not starting with '.' or '-'), got " + sim::quote_short(s));
+  return s;
+}
+
 // `mesh:` in file order, each axis 1..65536 chips, multiplying to the pod's chips.
 void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
   if (!mesh.is_map()) mesh.fail("expected a mapping of axis names to sizes, e.g. {data: 4, model: 2}");
   std::uint64_t product = 1;
   for (const auto& axis : mesh.keys()) {
+    checked_name(mesh[axis], axis, "mesh axis name", false);
     const auto size = sim::read_integer_as<std::uint32_t>(mesh[axis], sim::between(1, kMaxChips), "chips");
     exp.mesh.push_back({axis, size});
     product *= size;
@@ -238,8 +253,9 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
 const sim::ParamTable<Experiment>& experiment_params() {
   static const sim::ParamTable<Experiment> t = [] {
     sim::ParamTable<Experiment> p("experiment", "one simulated run: a chip, a pod of them, a workload");
-    p.custom("name", {"string", "", "the file name without .yaml", ""}, "names the run and its default output folder",
-             [](const sim::YamlNode& n, Experiment& exp) { exp.name = n.as_string(); })
+    p.custom("name", {"string", "", "the file name without .yaml", "letters, digits, '.', '_', '-'; at most 100"},
+             "names the run and its default output folder (runs/NAME)",
+             [](const sim::YamlNode& n, Experiment& exp) { exp.name = checked_name(n, n.as_string(), "name"); })
         .custom("chip", {"chip file name or mapping", "", "", ""},
                 "a chip file name (e.g. tpu-v4, looked up in chips/) or an inline chip mapping (tpusim explain chip)",
                 load_chip_ref, true)
