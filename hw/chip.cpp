@@ -205,6 +205,15 @@ void Chip::start_fluid(const Op& op, Completion done) {
       throw std::logic_error("kernel op '" + op.name + "' must run on a core's first MXU or its vector unit");
     if (k.fill_bytes + k.body_bytes + k.drain_bytes != k.read_bytes + k.written_bytes)
       throw std::logic_error("kernel op '" + op.name + "': its phases do not add up to its bytes");
+    std::uint64_t part_bytes = 0, part_ps = 0;
+    for (const KernelOp::Part& p : k.body_parts) {
+      part_bytes += p.bytes;
+      part_ps += p.min_ps;
+    }
+    if (!k.body_parts.empty() && (part_bytes != k.body_bytes || part_ps != k.min_body_ps))
+      throw std::logic_error("kernel op '" + op.name + "': its body's parts do not add up to its body");
+    if (!(k.fill_transfers > 0 && k.body_transfers > 0))
+      throw std::logic_error("kernel op '" + op.name + "': no transfer in service");
     fluid_read_ += k.read_bytes;
     fluid_written_ += k.written_bytes;
   }
@@ -216,40 +225,55 @@ void Chip::start_fluid(const Op& op, Completion done) {
     slot = free_fluid_.back();
     free_fluid_.pop_back();
   }
-  fluid_ops_[slot] = Fluid{&op, done, Phase::start, static_cast<std::uint64_t>(sc_core::sc_time_stamp().value())};
+  fluid_ops_[slot] = Fluid{&op, done, Phase::start, 0, static_cast<std::uint64_t>(sc_core::sc_time_stamp().value())};
   advance(slot);
 }
 
 void Chip::advance(std::uint32_t slot) {
   const Op& op = *fluid_ops_[slot].op;
   const auto* d = std::get_if<DmaOp>(&op.payload);
-  const KernelOp k = d ? KernelOp{0, d->bytes, 0, 0, 0, 0, 0, 0, 0} : std::get<KernelOp>(op.payload);
+  // A DMA copy is a body of its bytes and its access latency.
+  static const KernelOp kNoKernel;
+  const KernelOp& k = d ? kNoKernel : std::get<KernelOp>(op.payload);
+  const std::uint64_t body_bytes = d ? d->bytes : k.body_bytes;
   const Completion self{this, slot};
   // Each phase either starts (and returns, to be called again when it
   // ends) or has nothing to do and falls through to the next.
   for (;;) {
-    Phase& phase = fluid_ops_[slot].phase;
-    phase = static_cast<Phase>(static_cast<int>(phase) + 1);
-    switch (phase) {
+    Fluid& f = fluid_ops_[slot];
+    if (f.phase == Phase::body && f.part + 1 < k.body_parts.size()) {
+      ++f.part;  // the body's next part
+    } else {
+      f.phase = static_cast<Phase>(static_cast<int>(f.phase) + 1);
+      f.part = 0;
+    }
+    switch (f.phase) {
       case Phase::fill:
         if (k.fill_bytes == 0) break;
-        hbm_fluid_->start({double(k.fill_bytes), 1.0, 0.0, sim::FluidShare::kNoCap}, this, slot);
+        hbm_fluid_->start({double(k.fill_bytes) / k.fill_transfers, k.fill_transfers, 0.0, sim::FluidShare::kNoCap},
+                          this, slot);
         return;
       case Phase::fill_latency:
         if (k.fill_bytes == 0 || latency_ps_ == 0) break;
         after_ps(latency_ps_, self);
         return;
-      case Phase::body:
-        if (k.body_bytes > 0) {
-          // Never faster than the engine takes the bytes.
-          const double cap = k.min_body_ps > 0 ? double(k.body_bytes) / (double(k.min_body_ps) / sim::kPsPerSecond)
-                                               : sim::FluidShare::kNoCap;
-          hbm_fluid_->start({double(k.body_bytes), 1.0, 0.0, cap}, this, slot);
+      case Phase::body: {
+        // Never faster than the engine takes the bytes.
+        const bool parts = !k.body_parts.empty();
+        const std::uint64_t bytes = parts ? k.body_parts[f.part].bytes : body_bytes;
+        const std::uint64_t min_ps = parts ? k.body_parts[f.part].min_ps : k.min_body_ps;
+        if (bytes > 0) {
+          // In units of one byte per transfer in service (KernelOp::body_transfers).
+          const double n = d ? 1.0 : k.body_transfers;
+          const double cap =
+              min_ps > 0 ? double(bytes) / n / (double(min_ps) / sim::kPsPerSecond) : sim::FluidShare::kNoCap;
+          hbm_fluid_->start({double(bytes) / n, n, 0.0, cap}, this, slot);
           return;
         }
-        if (k.min_body_ps == 0) break;
-        after_ps(k.min_body_ps, self);
+        if (min_ps == 0) break;
+        after_ps(min_ps, self);
         return;
+      }
       case Phase::drain:
         if (k.drain_bytes == 0) break;
         hbm_fluid_->start({double(k.drain_bytes), 1.0, 0.0, sim::FluidShare::kNoCap}, this, slot);

@@ -87,6 +87,7 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
     const Op* op = nullptr;
     Completion done;
     Phase phase = Phase::start;
+    std::uint32_t part = 0;  // of the body (KernelOp::body_parts)
     std::uint64_t started_ps = 0;
   };
   void start_fluid(const Op& op, Completion done);

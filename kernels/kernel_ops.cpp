@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -14,44 +15,178 @@ namespace {
 using sim::ceil_div;
 using sim::kBf16Bytes;
 
+// The blocked program's timing on one TensorCore (docs/matmul.md): its
+// engines, its buffering, and the share of HBM bandwidth its transfers get.
+struct CoreTiming {
+  const hw::ChipConfig& chip;
+  const MatmulBlocking& b;
+  double share = 0;  // HBM bytes/s this core's transfers get
+  double latency = 0;
+  std::uint32_t load_engines = 2;  // kernels::core_dma_engines
+
+  double seconds(std::uint64_t bytes) const { return double(bytes) / share; }
+  // A transfer spans the channels its interleave blocks fall on: one that
+  // covers fewer than all of them is served at their part of the share.
+  double spread(double service) const {
+    const double bytes = service * share, channels = double(chip.hbm.channels);
+    return std::min(1.0, std::ceil(bytes / double(chip.hbm.interleave_bytes)) / channels);
+  }
+
+  // One block step in the steady state: its MXU time, the HBM service of
+  // its A and B loads (la, lb) at the core's share, the time per step HBM
+  // is left idle by the load engines' latencies, and its slot cycle.
+  struct Step {
+    double mxu = 0, loads = 0, idle = 0, slot = 0;
+  };
+  Step step(double la, double lb, double c) const {
+    const double lat = latency;
+    const double x = std::max(la, lb), y = std::min(la, lb);
+    Step s;
+    s.mxu = c;
+    s.loads = la + lb;
+    if (load_engines >= 2) {
+      // Two load engines, A and B of a step on different ones and swapped
+      // every step, so each engine carries one small and one large load per
+      // two steps; a DMA engine runs one transfer at a time and pays its
+      // access latency after the transfer's service. The loads leave HBM
+      // idle while both engines wait on latency: in lockstep, one latency
+      // per two steps when the large load outlasts the small one by more
+      // than a latency, else up to two.
+      double idle = lat + std::max(0.0, lat - (x - y));
+      if (b.buffers >= 3) {
+        // With three slots the large load of step s + 3 (on the other
+        // engine than step s + 2's) waits for the MXU work of step s, which
+        // starts when step s's large load ends: the engines' large loads
+        // drift apart by c less the small load's transfer (latency and
+        // service at half the share, beside the large one), so their
+        // latencies overlap less.
+        const double small_transfer = lat + 2 * (y > 0 ? y / spread(y) : 0.0);
+        idle = std::max(0.0, idle - std::max(0.0, c - 2 * small_transfer));
+      }
+      s.idle = idle / 2;
+    } else {
+      // One load engine: A then B, each paying its latency.
+      s.idle = 2 * lat;
+    }
+    // A slot is loaded (latency and both loads sharing the core's share),
+    // then consumed by the MXU, `buffers` steps apart.
+    s.slot = (lat + la + lb + c) / b.buffers;
+    return s;
+  }
+};
+
+// MXU seconds of a step.
+double mxu_seconds(const hw::ChipConfig& chip, std::uint64_t rows, std::uint64_t depth, std::uint64_t cols) {
+  return double(block_step_cycles(chip, rows, depth, cols)) / chip.clock;
+}
+
+// One kind of output block, rows x cols walking the contraction, at the
+// core's share of HBM.
+struct BlockKind {
+  double mxu = 0, c_first = 0, c_last = 0;  // MXU: all its steps, the first, the last
+  double loads = 0, first_loads = 0;        // HBM service of its steps' loads, of the first step's
+  double first_a = 0, first_b = 0;          // of the first step's A and B loads
+  double last_loads = 0, last_idle = 0;     // of the last step's loads, and its idle
+  double idle = 0, slot = 0;                // HBM idle of its steps, their slot cycles
+  double store = 0;                         // HBM service of its store
+};
+
+BlockKind block_kind(const CoreTiming& t, std::uint64_t k, std::uint64_t rows, std::uint64_t cols) {
+  const MatmulBlocking& b = t.b;
+  const std::uint64_t kb = ceil_div(k, b.bk), k_tail = k - (kb - 1) * b.bk;
+  const double a_full = t.seconds(kBf16Bytes * rows * b.bk), b_full = t.seconds(kBf16Bytes * b.bk * cols);
+  const double a_tail = t.seconds(kBf16Bytes * rows * k_tail), b_tail = t.seconds(kBf16Bytes * k_tail * cols);
+  const double c_full = kb > 1 ? mxu_seconds(t.chip, rows, b.bk, cols) : 0.0;
+  const double c_tail = mxu_seconds(t.chip, rows, k_tail, cols);
+  const CoreTiming::Step full = t.step(a_full, b_full, c_full), tail = t.step(a_tail, b_tail, c_tail);
+  const double n = double(kb - 1);
+  BlockKind x;
+  x.mxu = n * c_full + c_tail;
+  x.c_first = kb > 1 ? c_full : c_tail;
+  x.c_last = c_tail;
+  x.loads = n * full.loads + tail.loads;
+  x.first_a = kb > 1 ? a_full : a_tail;
+  x.first_b = kb > 1 ? b_full : b_tail;
+  x.first_loads = x.first_a + x.first_b;
+  x.last_loads = tail.loads;
+  x.last_idle = tail.idle;
+  x.idle = n * full.idle + tail.idle;
+  x.slot = n * full.slot + tail.slot;
+  x.store = t.seconds(kBf16Bytes * rows * cols);
+  return x;
+}
+
+// HBM's part of a span that moves `h` seconds of service, with `g` seconds
+// of the load engines' idle time, while a store with `w` of it runs: the
+// store is in service a fraction w / P of the span P; falling where it may
+// in the load engines' cycle, it fills that fraction of their idle time,
+// so P = h + g (1 - w / P), the larger root of P^2 - (h + g) P + g w = 0.
+double hbm_span(double h, double g, double w) {
+  return 0.5 * ((h + g) + std::sqrt(std::max(0.0, (h + g) * (h + g) - 4 * g * w)));
+}
+
+// The time from the first MXU step of a block of kind x to the next
+// block's, the blocks before and after it being of kinds prev and next
+// (null: none). The blocked program is software-pipelined: while a block's
+// MXU steps run, the loads of its later steps and of the next block's first
+// step move, and so does the previous block's store (the first block's first
+// loads are the fill). The core's last block (next null) ends with its last
+// MXU step: its store is the drain.
+double block_period(const CoreTiming& t, const BlockKind& x, const BlockKind* prev, const BlockKind* next) {
+  const double w = prev ? prev->store : 0.0;
+  const double h = x.loads - x.first_loads + (next ? next->first_loads : 0.0) + w;
+  const double mem = hbm_span(h, x.idle, w);
+  if (!next) {
+    // Its last MXU step follows its last loads; no load follows them, so
+    // one step's latency gap fewer leaves HBM idle.
+    const double last_mem = hbm_span(h, x.idle - x.last_idle, w);
+    const double loads = hbm_span(x.loads - x.first_loads - x.last_loads, x.idle - x.last_idle, 0.0);
+    return std::max({x.mxu, x.slot, last_mem - x.last_loads, loads + x.c_last});
+  }
+  const double steps = std::max({x.mxu, x.slot, mem});
+  // Its store moves during the next block. The store engine runs one store
+  // at a time, its service and then its latency. A block's first MXU step
+  // waits for the store of the block that last used its accumulator (the
+  // previous block with one accumulator, the one before with two), and the
+  // end of this block's last MXU step frees the slot a later step's loads
+  // wait for: they start with the store (one accumulator), or, when stores
+  // follow one another, an MXU step into it, and share HBM with what is
+  // left of its service.
+  const MatmulBlocking& b = t.b;
+  const double left = std::max(0.0, x.store - (b.accumulators == 1 ? 0.0 : next->c_first));
+  const double store = t.latency + x.store + std::min(left, next->first_a) + std::min(left, next->first_b);
+  const double accumulator = (x.mxu + store) / b.accumulators;
+  return std::max({steps, store, accumulator});
+}
+
 // What one core's blocks add up to.
 struct CoreSum {
   std::uint64_t blocks = 0;
   std::uint64_t read = 0, written = 0;
   std::uint64_t mxu_cycles = 0;
-  double body_s = 0;  // least time of every block step
   std::uint64_t macs = 0;
+  double body_s = 0;
 };
 
-// The least time of one block step of `step_bytes` loads and `mxu_cycles`
-// of MXU work, as the blocked program runs it (docs/matmul.md): the MXUs,
-// the loads at the core's share of HBM bandwidth, and `buffers` VMEM slots
-// each cycling through an access latency, a load and the MXU work.
-double step_time(const hw::ChipConfig& chip, std::uint32_t buffers, std::uint64_t step_bytes,
-                 std::uint64_t mxu_cycles) {
-  const double c = double(mxu_cycles) / chip.clock;
-  const double l_bw = double(step_bytes) * chip.tensorcores / chip.hbm.bandwidth_bytes_per_s;
-  return std::max({c, l_bw, (chip.hbm.latency_s + l_bw + c) / buffers});
-}
-
-// `count` blocks of rows x cols, each walking the k steps.
-void add_blocks(CoreSum& s, const hw::ChipConfig& chip, const MatmulBlocking& b, std::uint64_t k, std::uint64_t rows,
-                std::uint64_t cols, std::uint64_t count) {
-  if (count == 0) return;
-  const std::uint64_t kb = ceil_div(k, b.bk), k_tail = k - (kb - 1) * b.bk;
-  const std::uint64_t c_full = kb > 1 ? block_step_cycles(chip, rows, b.bk, cols) : 0;
-  const std::uint64_t c_tail = block_step_cycles(chip, rows, k_tail, cols);
-  const double t_full = kb > 1 ? step_time(chip, b.buffers, kBf16Bytes * (rows + cols) * b.bk, c_full) : 0.0;
-  const double t_tail = step_time(chip, b.buffers, kBf16Bytes * (rows + cols) * k_tail, c_tail);
-  s.blocks += count;
-  s.read += count * kBf16Bytes * (rows * k + k * cols);
-  s.written += count * kBf16Bytes * rows * cols;
-  s.mxu_cycles += count * ((kb - 1) * c_full + c_tail);
-  s.body_s += double(count) * (double(kb - 1) * t_full + t_tail);
-  s.macs += count * rows * cols * k;
-}
-
 std::uint64_t to_ps(double seconds) { return static_cast<std::uint64_t>(std::ceil(seconds * sim::kPsPerSecond)); }
+
+// The blocks of core c (block bi * nb + bj goes to core (bi * nb + bj) %
+// cores, as plan_matmul deals them), visited per block row: f(rows, cols,
+// count) for its full-width blocks and its ragged last column, O(block rows).
+template <typename F>
+void for_core_blocks(std::uint32_t c, std::uint32_t cores, std::uint64_t mb, std::uint64_t nb, std::uint64_t m,
+                     std::uint64_t n, const MatmulBlocking& b, F f) {
+  const std::uint64_t m_tail = m - (mb - 1) * b.bm, n_tail = n - (nb - 1) * b.bn;
+  for (std::uint64_t bi = 0; bi < mb; ++bi) {
+    const std::uint64_t first = (c + cores - (bi * nb) % cores) % cores;  // its first bj in this row
+    if (first >= nb) continue;
+    const std::uint64_t mine = (nb - 1 - first) / cores + 1;
+    const bool tail = (nb - 1 - first) % cores == 0;
+    const std::uint64_t rows = bi + 1 < mb ? b.bm : m_tail;
+    if (mine > (tail ? 1u : 0u)) f(rows, b.bn, mine - (tail ? 1 : 0));
+    if (tail) f(rows, n_tail, 1);
+  }
+}
 
 }  // namespace
 
@@ -61,39 +196,169 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
   const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn), kb = ceil_div(k, b.bk);
   const std::uint64_t m_tail = m - (mb - 1) * b.bm, n_tail = n - (nb - 1) * b.bn;
   const std::uint64_t blocks = mb * nb;
+  const std::uint32_t active = static_cast<std::uint32_t>(std::min<std::uint64_t>(cores, blocks));
   auto rows_of = [&](std::uint64_t bi) { return bi + 1 < mb ? b.bm : m_tail; };
   auto cols_of = [&](std::uint64_t bj) { return bj + 1 < nb ? b.bn : n_tail; };
-  std::vector<CoreKernel> out;
-  for (std::uint32_t c = 0; c < cores && c < blocks; ++c) {
-    // Block bi * nb + bj goes to core (bi * nb + bj) % cores (plan_matmul).
-    // Per block row, count this core's full-width blocks and whether it
-    // also has the ragged last column: O(block rows), not O(blocks).
-    CoreSum s;
-    for (std::uint64_t bi = 0; bi < mb; ++bi) {
-      const std::uint64_t first = (c + cores - (bi * nb) % cores) % cores;  // its first bj in this row
-      if (first >= nb) continue;
-      const std::uint64_t mine = (nb - 1 - first) / cores + 1;
-      const bool tail = (nb - 1 - first) % cores == 0;
-      add_blocks(s, chip, b, k, rows_of(bi), b.bn, mine - (tail ? 1 : 0));
-      if (tail) add_blocks(s, chip, b, k, rows_of(bi), n_tail, 1);
+  const double bw = chip.hbm.bandwidth_bytes_per_s, lat = chip.hbm.latency_s;
+  const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
+  auto timing = [&](double share) { return CoreTiming{chip, b, share, lat, load_engines}; };
+
+  struct Core {
+    CoreSum sum;
+    std::uint64_t last_rows = 0, last_cols = 0;
+    std::uint64_t fill_bytes = 0, drain_bytes = 0;
+    std::uint64_t early_bytes = 0;  // of the second step's loads, moved in the fill
+    double fill_s = 0;
+  };
+  std::vector<Core> cs(active);
+  // Core c's blocks in order: runs of one kind (an index into kinds_of).
+  auto kind_index = [&](std::uint64_t rows, std::uint64_t cols) {
+    return (rows == b.bm ? 0u : 1u) * 2 + (cols == b.bn ? 0u : 1u);
+  };
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> runs(active);
+  for (std::uint32_t c = 0; c < active; ++c)
+    for_core_blocks(c, cores, mb, nb, m, n, b, [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
+      const std::uint32_t kind = kind_index(rows, cols);
+      if (!runs[c].empty() && runs[c].back().first == kind) {
+        runs[c].back().second += count;
+      } else {
+        runs[c].push_back({kind, count});
+      }
+    });
+  // Core c's body (first MXU step to the end of the last) when its
+  // transfers get `share` of HBM: O(block rows).
+  auto body_s = [&](std::uint32_t c, double share) {
+    const CoreTiming t = timing(share);
+    const BlockKind kinds[4] = {block_kind(t, k, b.bm, b.bn), block_kind(t, k, b.bm, n_tail),
+                                block_kind(t, k, m_tail, b.bn), block_kind(t, k, m_tail, n_tail)};
+    const auto& r = runs[c];
+    double body = 0;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const BlockKind& x = kinds[r[i].first];
+      const BlockKind* before = i > 0 ? &kinds[r[i - 1].first] : nullptr;
+      const BlockKind* after = i + 1 < r.size() ? &kinds[r[i + 1].first] : nullptr;
+      const std::uint64_t count = r[i].second;
+      // The run's first block follows the previous run's last, its last
+      // block precedes the next run's first; those between see their own kind.
+      if (count == 1) {
+        body += block_period(t, x, before, after);
+        continue;
+      }
+      body += block_period(t, x, before, &x) + double(count - 2) * block_period(t, x, &x, &x) +
+              block_period(t, x, &x, after);
     }
-    // The first block's first step loads before any MXU work; the last
-    // block's store follows the last.
+    // The loads moved in the fill are not the body's to move; its MXU work is.
+    return std::max(double(cs[c].sum.mxu_cycles) / chip.clock, body - t.seconds(cs[c].early_bytes));
+  };
+  for (std::uint32_t c = 0; c < active; ++c) {
+    Core& core = cs[c];
+    const std::uint64_t last = c + (blocks - 1 - c) / cores * cores;
+    core.last_rows = rows_of(last / nb);
+    core.last_cols = cols_of(last % nb);
+    for_core_blocks(c, cores, mb, nb, m, n, b, [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
+      CoreSum& s = core.sum;
+      s.blocks += count;
+      s.read += count * kBf16Bytes * (rows * k + k * cols);
+      s.written += count * kBf16Bytes * rows * cols;
+      const std::uint64_t k_tail = k - (kb - 1) * b.bk;
+      s.mxu_cycles += count * ((kb - 1) * (kb > 1 ? block_step_cycles(chip, rows, b.bk, cols) : 0) +
+                               block_step_cycles(chip, rows, k_tail, cols));
+      s.macs += count * rows * cols * k;
+    });
+    // The fill: the first step's loads, A and B on two engines, the cores
+    // filling together. The engine whose load ends first starts the next
+    // step's (larger) load, which takes half the bandwidth from the first
+    // step's larger load until that ends: those bytes move before the first
+    // MXU step too.
+    const double share = bw / active;
     const std::uint64_t first_rows = rows_of(c / nb), first_cols = cols_of(c % nb);
     const std::uint64_t depth = kb > 1 ? b.bk : k;
-    const std::uint64_t last = c + (blocks - 1 - c) / cores * cores;
+    const std::uint64_t a0 = kBf16Bytes * first_rows * depth, b0 = kBf16Bytes * depth * first_cols;
+    const double x = double(std::max(a0, b0)) / share, y = double(std::min(a0, b0)) / share;
+    const double stolen = load_engines >= 2 ? std::max(0.0, x - y - lat) : 0.0;
+    core.early_bytes = std::min<std::uint64_t>(core.sum.read - a0 - b0, static_cast<std::uint64_t>(stolen * share));
+    core.fill_bytes = a0 + b0 + core.early_bytes;
+    core.fill_s = double(core.fill_bytes) / share + lat;
+    core.drain_bytes = kBf16Bytes * core.last_rows * core.last_cols;
+  }
+
+  // The cores' bodies run side by side, their transfers sharing HBM: the
+  // cores do the same steps on blocks of different sizes (the ragged ones),
+  // so their transfers are in service together, an equal share each, until
+  // the lighter cores' are done and the heavier ones' go on with the rest
+  // (processor sharing of aligned transfers): a core's share is its bytes
+  // over the time its last byte ends. Cores whose bodies end first leave
+  // their share to the rest (blocks go round-robin: some cores get one
+  // block more): every phase between two body ends is a part of each
+  // running core's body, capped at its pace in that phase.
+  std::vector<std::vector<double>> fraction(active), seconds(active);
+  {
+    std::vector<double> done(active, 0.0);
+    double now = 0;
+    for (;;) {
+      std::vector<std::pair<double, std::uint32_t>> load;  // bytes of each running core, ascending
+      for (std::uint32_t c = 0; c < active; ++c)
+        if (done[c] < 1) load.push_back({double(cs[c].sum.read + cs[c].sum.written), c});
+      if (load.empty()) break;
+      std::sort(load.begin(), load.end());
+      std::vector<double> pace(active, 0.0);
+      double t = 0, below = 0;  // when the lighter cores' bytes ended; their bytes
+      for (std::size_t i = 0; i < load.size(); ++i) {
+        t += double(load.size() - i) * (load[i].first - below) / bw;
+        below = load[i].first;
+        pace[load[i].second] = body_s(load[i].second, t > 0 ? load[i].first / t : bw);
+      }
+      double next = std::numeric_limits<double>::infinity();
+      for (const auto& l : load)
+        next = std::min(next, std::max(now, cs[l.second].fill_s) + (1 - done[l.second]) * pace[l.second]);
+      for (const auto& l : load) {
+        const std::uint32_t c = l.second;
+        const double from = std::max(now, cs[c].fill_s);
+        double f = pace[c] > 0 ? std::max(0.0, next - from) / pace[c] : 1.0;
+        if (f >= (1 - done[c]) * (1 - 1e-9)) f = 1 - done[c];
+        if (f <= 0) continue;
+        fraction[c].push_back(f);
+        seconds[c].push_back(f * pace[c]);
+        done[c] = f == 1 - done[c] ? 1.0 : done[c] + f;
+      }
+      now = next;
+    }
+  }
+
+  std::vector<CoreKernel> out;
+  for (std::uint32_t c = 0; c < active; ++c) {
+    const Core& core = cs[c];
     CoreKernel ck;
     ck.core = c;
     hw::KernelOp& op = ck.op;
-    op.read_bytes = s.read;
-    op.written_bytes = s.written;
-    op.fill_bytes = kBf16Bytes * (first_rows + first_cols) * depth;
-    op.drain_bytes = kBf16Bytes * rows_of(last / nb) * cols_of(last % nb);
-    op.body_bytes = s.read + s.written - op.fill_bytes - op.drain_bytes;
-    op.min_body_ps = to_ps(s.body_s);
-    op.engine_cycles = s.mxu_cycles;
-    op.macs = s.macs;
-    out.push_back(ck);
+    op.read_bytes = core.sum.read;
+    op.written_bytes = core.sum.written;
+    op.fill_bytes = core.fill_bytes;
+    op.drain_bytes = core.drain_bytes;
+    op.body_bytes = core.sum.read + core.sum.written - op.fill_bytes - op.drain_bytes;
+    std::uint64_t bytes_left = op.body_bytes;
+    for (std::size_t i = 0; i < fraction[c].size(); ++i) {
+      const bool last = i + 1 == fraction[c].size();
+      const std::uint64_t bytes =
+          last ? bytes_left : std::min(bytes_left, static_cast<std::uint64_t>(fraction[c][i] * double(op.body_bytes)));
+      bytes_left -= bytes;
+      op.body_parts.push_back({bytes, to_ps(seconds[c][i])});
+      op.min_body_ps += op.body_parts.back().min_ps;
+    }
+    if (op.body_parts.size() <= 1) op.body_parts.clear();
+    // The fill's A and B loads are in service together, one per load
+    // engine. In the body each load engine moves its loads back to back
+    // when HBM is what the kernel waits for (the only time its share
+    // matters), idle for an access latency after each: its duty is s / (s +
+    // latency), s a load's mean service at an equal share among the loads of
+    // every active core's engines.
+    op.fill_transfers = load_engines;
+    const double loads = 2.0 * double(core.sum.blocks * kb);
+    const double s = double(core.sum.read) / loads / (bw / (active * load_engines));
+    op.body_transfers = load_engines * s / (s + lat);
+    op.engine_cycles = core.sum.mxu_cycles;
+    op.macs = core.sum.macs;
+    out.push_back(std::move(ck));
   }
   return out;
 }
@@ -142,6 +407,13 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
   const double loads = load > 0 ? double(chunks - 1) * (lat + double(chunk_load) / share) : 0.0;
   const double stores = store > 0 ? double(chunks - 1) * (lat + double(chunk_store) / share) : 0.0;
   const double vector = double(chunks * chunk_cycles) / chip.clock;
+  const double engines = (load > 0 ? 1.0 : 0.0) + (store > 0 ? 1.0 : 0.0);
+  const double per_transfer = chip.hbm.bandwidth_bytes_per_s / (cores * std::max(1.0, engines));
+  const double s_load = double(chunk_load) / per_transfer, s_store = double(chunk_store) / per_transfer;
+  const double in_service = double(chunks - 1) * ((load > 0 ? s_load : 0.0) + (store > 0 ? s_store : 0.0));
+  const double body_s = std::max({vector, load > 0 ? double(chunks - 1) * (lat + s_load) : 0.0,
+                                  store > 0 ? double(chunks - 1) * (lat + s_store) : 0.0});
+  const double body_transfers = in_service > 0 && body_s > 0 ? in_service / body_s : 1.0;
   std::vector<CoreKernel> out;
   for (std::uint32_t c = 0; c < cores; ++c) {
     CoreKernel ck;
@@ -153,8 +425,14 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
     op.drain_bytes = store > 0 ? chunk_store : 0;
     op.body_bytes = op.read_bytes + op.written_bytes - op.fill_bytes - op.drain_bytes;
     op.min_body_ps = to_ps(std::max({vector, loads, stores}));
+    // Its fill is one load. In the body its load and store engines keep
+    // transfers in service for their share of the body (each transfer at an
+    // equal share among the cores' load and store transfers).
+    op.fill_transfers = 1;
+    op.body_transfers = body_transfers;
     op.engine_cycles = chunks * chunk_cycles;
-    op.vector_flops = double(elements) * w.flops_per_element;
+    // Every chunk's vector op takes ceil(elements / chunks) of them.
+    op.vector_flops = chunk_cycles > 0 ? double(chunks * ceil_div(elements, chunks)) * w.flops_per_element : 0.0;
     out.push_back(ck);
   }
   return out;
