@@ -55,19 +55,22 @@ struct CommOp {
 };
 
 // A point-to-point message over the pod's network (pipeline activations and
-// gradients), run on an ICI engine. The receiver matches it by (sender, tag);
+// gradients), run on an ICI engine. The peer is named relative to the chip:
+// an entry of the chip's peer table, which the pod's runtime resolves
+// (runtime::PodProgram::peers), so chips that run one program may talk to
+// different peers. The receiver matches it by (sender, tag);
 // tags are the program's own, below 2^48, and unique per sender and receiver
 // among messages in flight. A send is done when its last byte has left the
 // chip (the network holds a message until its receive is posted); a receive
 // when the whole message has arrived, so its duration is time spent waiting.
 struct SendOp {
-  std::uint32_t peer = 0;  // destination chip
+  std::uint32_t peer = 0;  // destination: an entry of the chip's peer table
   std::uint64_t tag = 0;
   std::uint64_t bytes = 0;
 };
 
 struct RecvOp {
-  std::uint32_t peer = 0;  // source chip
+  std::uint32_t peer = 0;  // source: an entry of the chip's peer table
   std::uint64_t tag = 0;
 };
 

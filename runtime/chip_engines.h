@@ -85,13 +85,13 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
     starting_ = slot;
     done_inside_ = false;
     try {
+      // The replicas this chip stands for send, receive or join with it,
+      // and it goes on when the slowest of them has finished.
       if (send) {
-        p2p_.send(c_, *send, {this, slot});
+        p2p_.send(group_, *send, {this, slot});
       } else if (recv) {
-        p2p_.receive(c_, *recv, {this, slot});
+        p2p_.receive(group_, *recv, {this, slot});
       } else {
-        // The replicas this chip stands for join with it, and it goes on
-        // when the slowest of them has finished.
         collectives_.join(comm->collective, group_, [this, slot] { completed(slot); });
       }
     } catch (...) {

@@ -60,7 +60,37 @@ bool PodCollectives::all_participants_in(std::size_t i, const std::vector<int>& 
   return participants == members.size();
 }
 
+void PodCollectives::expect(std::size_t i, std::size_t chips) {
+  if (expected_.empty()) {
+    expected_.assign(plans_.size(), 0);
+    finished_.assign(plans_.size(), 0);
+    done_.resize(plans_.size());
+  }
+  expected_.at(i) = chips;
+}
+
+// A member of collective i finished: once all have, its results are kept
+// and its simulation retired (it is still on the call stack; freed at the
+// next join).
+void PodCollectives::member_finished(std::size_t i) {
+  if (expected_.empty() || expected_[i] == 0 || ++finished_[i] < expected_[i] || specs_[i].functional || !colls_[i])
+    return;
+  const interconnect::Collective& coll = *colls_[i];
+  auto d = std::make_unique<Done>();
+  for (int c = 0; c < static_cast<int>(coll.plan().chips.size()); ++c)
+    if (coll.finished(c)) d->finished.emplace_back(c, coll.finish_time(c));
+  d->end = coll.end_time();
+  done_[i] = std::move(d);
+  retired_.push_back(std::move(colls_[i]));
+}
+
 void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::function<void()> on_done) {
+  if (joining_ == 0) retired_.clear();
+  ++joining_;
+  struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{joining_};
   const Ps now = net_.now();
   if (now < busy_until_) conflict_ = true;  // it would have shared the network with a replayed one
   joins_ += members.size();
@@ -86,11 +116,12 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
     recording_[i] = std::move(rec);
   }
   interconnect::Collective& coll = simulated(i);
-  auto joined = std::make_shared<Joined>(Joined{members.size(), std::move(on_done)});
+  auto joined = std::make_shared<Joined>(Joined{members.size(), members.size(), std::move(on_done)});
   for (int m : members)
     coll.join(m, [this, i, joined] {
       if (--joined->left > 0) return;
       if (recording_[i]) recorded(i);
+      for (std::size_t k = 0; k < joined->members; ++k) member_finished(i);
       if (joined->on_done) joined->on_done();
     });
 }
@@ -120,26 +151,25 @@ void PodCollectives::on_timer(std::uint64_t cookie) {
   if (done) done();
 }
 
-bool PodCollectives::joined(std::size_t i, int c) const {
-  if (replays_[i].record) return replays_[i].record->took_part[c] != 0;
-  return colls_[i] && colls_[i]->joined(c);
-}
-
-bool PodCollectives::finished(std::size_t i, int c) const {
-  if (replays_[i].record) return replays_[i].record->took_part[c] != 0;
-  return colls_[i] && colls_[i]->finished(c);
-}
-
-Ps PodCollectives::finish_time(std::size_t i, int c) const {
-  const Replay& r = replays_[i];
-  if (r.record) return r.record->took_part[c] ? r.start + r.record->offset[c] : 0;
-  return colls_[i] ? colls_[i]->finish_time(c) : 0;
-}
-
 Ps PodCollectives::end_time(std::size_t i) const {
   const Replay& r = replays_[i];
   if (r.record) return r.start + r.record->span;
+  if (const Done* d = done(i)) return d->end;
   return colls_[i] ? colls_[i]->end_time() : 0;
+}
+
+std::vector<std::pair<int, Ps>> PodCollectives::finish_times(std::size_t i) const {
+  if (const Done* d = done(i)) return d->finished;
+  std::vector<std::pair<int, Ps>> out;
+  const Replay& r = replays_[i];
+  const int chips = static_cast<int>(plans_[i]->chips.size());
+  for (int c = 0; c < chips; ++c)
+    if (r.record) {
+      if (r.record->took_part[c]) out.emplace_back(c, r.start + r.record->offset[c]);
+    } else if (colls_[i] && colls_[i]->finished(c)) {
+      out.emplace_back(c, colls_[i]->finish_time(c));
+    }
+  return out;
 }
 
 }  // namespace runtime

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interconnect/collective.h"
@@ -53,15 +54,19 @@ class PodCollectives : public interconnect::NetworkClient {
   // Chips `members` join collective i now, all at once; on_done runs when
   // the last of them has finished its part.
   void join(std::size_t i, const std::vector<int>& members, std::function<void()> on_done);
+  // Collective i is joined by `chips` chips in all: once they have finished,
+  // its simulation is freed and only their end times are kept (a pipelined
+  // step has tens of thousands of collectives, each sized for the pod).
+  // Functional collectives are kept for their outputs.
+  void expect(std::size_t i, std::size_t chips);
 
   bool conflict() const { return conflict_; }
   std::size_t replayed() const { return replayed_; }
 
-  // Collective i on chip c, simulated or replayed.
-  bool joined(std::size_t i, int c) const;
-  bool finished(std::size_t i, int c) const;
-  interconnect::Ps finish_time(std::size_t i, int c) const;
+  // Collective i, simulated, replayed or freed: when it ended, and the
+  // chips that finished their part of it, in chip order, and when.
   interconnect::Ps end_time(std::size_t i) const;
+  std::vector<std::pair<int, interconnect::Ps>> finish_times(std::size_t i) const;
 
   void on_timer(std::uint64_t cookie) override;
 
@@ -73,6 +78,7 @@ class PodCollectives : public interconnect::NetworkClient {
     interconnect::Traffic traffic;
   };
   struct Joined {  // members of one join that have not finished yet
+    std::size_t members = 0;
     std::size_t left = 0;
     std::function<void()> on_done;
   };
@@ -86,8 +92,15 @@ class PodCollectives : public interconnect::NetworkClient {
     interconnect::Ps start = 0;
   };
 
+  struct Done {                                              // a freed simulation's results
+    std::vector<std::pair<int, interconnect::Ps>> finished;  // in chip order
+    interconnect::Ps end = 0;
+  };
+
   bool all_participants_in(std::size_t i, const std::vector<int>& members) const;
   void recorded(std::size_t i);
+  void member_finished(std::size_t i);
+  const Done* done(std::size_t i) const { return done_.empty() ? nullptr : done_[i].get(); }
 
   interconnect::Network& net_;
   interconnect::ReductionModel& reduction_;
@@ -101,7 +114,11 @@ class PodCollectives : public interconnect::NetworkClient {
   std::vector<Replay> replays_;                        // per collective; record == nullptr: simulated
   std::vector<std::function<void()>> pending_;         // on_done of replays, by timer cookie
   std::uint64_t joins_ = 0;
-  interconnect::Ps busy_until_ = 0;  // the end of the latest replay
+  std::vector<std::size_t> expected_, finished_;  // per collective: chips that join it, and that finished
+  std::vector<std::unique_ptr<Done>> done_;       // per collective (empty until expect): null while not freed
+  std::vector<std::unique_ptr<interconnect::Collective>> retired_;  // freed at the next join
+  int joining_ = 0;                                                 // join calls under way
+  interconnect::Ps busy_until_ = 0;                                 // the end of the latest replay
   bool conflict_ = false;
   std::size_t replayed_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/program.h"
@@ -16,10 +17,13 @@ struct CollectiveTiming {
   std::string name, op, algorithm;
   int participants = 0;
   std::uint64_t bytes = 0;
-  int groups = 0;                  // groups of participants (one per combination of the other axes)
-  double start_s = 0, end_s = 0;   // first join .. last chip done
-  std::vector<double> chip_end_s;  // per chip: when its part was done (0: it took no part)
+  int groups = 0;                 // groups of participants (one per combination of the other axes)
+  double start_s = 0, end_s = 0;  // first join .. last chip done
+  // The chips that took part, in chip order, and when each one's part was
+  // done (a pipeline stage's collective is its chips' only).
+  std::vector<std::pair<std::uint32_t, double>> chip_ends;
   double time_s() const { return end_s - start_s; }
+  double chip_end_s(std::uint32_t chip) const;  // 0: it took no part
 };
 
 // What the network carried on one link direction.

@@ -1,5 +1,6 @@
 #include "runtime/pod_run.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "runtime/pod_simulation.h"
@@ -10,16 +11,64 @@ namespace runtime {
 
 namespace {
 
+// With point-to-point messages, the lowest chip of each group of replicas
+// (its representative, pod_simulation.h) stands for the others only if the
+// groups line up: every peer-table entry that a program's messages name
+// takes the members of its group one to one onto the members of one other
+// group, and its representative onto that group's representative. Then the
+// replicas' messages pair up as their representatives' do. Returns why not,
+// or "".
+std::string peers_blocker(const PodProgram& pp) {
+  const std::uint32_t n = pp.chip_count();
+  constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::vector<std::vector<std::uint32_t>> slots(pp.programs.size());  // per program: the entries it names
+  bool any = false;
+  for (std::size_t p = 0; p < pp.programs.size(); ++p)
+    for (const auto& op : pp.programs[p].ops) {
+      std::uint32_t slot = kNone;
+      if (const auto* send = std::get_if<hw::SendOp>(&op.payload)) slot = send->peer;
+      if (const auto* recv = std::get_if<hw::RecvOp>(&op.payload)) slot = recv->peer;
+      if (slot == kNone || std::find(slots[p].begin(), slots[p].end(), slot) != slots[p].end()) continue;
+      slots[p].push_back(slot);
+      any = true;
+    }
+  if (!any) return "";
+  std::vector<std::vector<std::uint32_t>> members(pp.programs.size());
+  for (std::uint32_t c = 0; c < n; ++c) members[pp.program_of[c]].push_back(c);
+  const auto peer = [&](std::uint32_t c, std::uint32_t slot) {
+    return c < pp.peers.size() && slot < pp.peers[c].size() ? pp.peers[c][slot] : PodProgram::kNoPeer;
+  };
+  std::vector<std::uint32_t> seen(n, kNone);  // the last (program, entry) check that reached each chip
+  std::uint32_t check = 0;
+  for (std::size_t p = 0; p < pp.programs.size(); ++p) {
+    if (members[p].empty()) continue;
+    const std::uint32_t rep = members[p].front();
+    for (const std::uint32_t slot : slots[p]) {
+      const std::string entry = "peer " + std::to_string(slot) + " of chip ";
+      const std::uint32_t rep_peer = peer(rep, slot);
+      if (rep_peer >= n) return "point-to-point messages: " + entry + std::to_string(rep) + " names no chip";
+      const std::uint32_t group = pp.program_of[rep_peer];
+      if (members[group].front() != rep_peer)
+        return "point-to-point messages: " + entry + std::to_string(rep) + " is not its group's lowest chip";
+      ++check;
+      for (const std::uint32_t c : members[p]) {
+        const std::uint32_t d = peer(c, slot);
+        if (d >= n || pp.program_of[d] != group || seen[d] == check)
+          return "point-to-point messages: " + entry + std::to_string(c) + " does not line up with " + entry +
+                 std::to_string(rep);
+        seen[d] = check;
+      }
+    }
+  }
+  return "";
+}
+
 // Why every chip must be simulated, or "" when one per group of replicas may do.
 std::string replicas_blocker(const PodConfig& config, const PodProgram& pp) {
   if (config.simulate_every_chip) return "replicas: all";
   if (!pp.collective_data.empty() || pp.buffers) return "functional run";
   if (pp.programs.size() == pp.program_of.size()) return "no two chips share a program";
-  for (const auto& prog : pp.programs)
-    for (const auto& op : prog.ops)
-      if (std::holds_alternative<hw::SendOp>(op.payload) || std::holds_alternative<hw::RecvOp>(op.payload))
-        return "point-to-point messages";
-  return "";
+  return peers_blocker(pp);
 }
 
 // How far apart replicas' collectives may end (summed over collectives, as
@@ -27,6 +76,11 @@ std::string replicas_blocker(const PodConfig& config, const PodProgram& pp) {
 constexpr double kReplicaSpreadTolerance = 1e-2;
 
 }  // namespace
+
+double CollectiveTiming::chip_end_s(std::uint32_t chip) const {
+  const auto it = std::lower_bound(chip_ends.begin(), chip_ends.end(), std::make_pair(chip, 0.0));
+  return it != chip_ends.end() && it->first == chip ? it->second : 0.0;
+}
 
 const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
   return stats.child("chip" + std::to_string(representative.at(c)));

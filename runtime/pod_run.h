@@ -13,17 +13,22 @@ namespace runtime {
 
 // Runs the programs; throws sim::SimFailure on deadlock or runaway.
 //
-// Replicas: chips that share a program and exchange no point-to-point
-// messages behave identically as long as every collective they take part in
-// ends at the same time on all of them (on a torus with wraparound it does,
-// by symmetry). Unless config.simulate_every_chip, run_pod then simulates one
-// representative per group: the others join each collective on the network
-// at the instant their representative does, so the network carries every
-// chip's traffic, and after the run it checks that each collective ended
-// at the same time on every member. Where a buffer does not divide evenly
-// into ring chunks, end times differ by a few bytes' worth of link time;
-// up to a summed 1e-2 of the step (kReplicaSpreadTolerance) that is
-// accepted and reported (replica_spread_s). Beyond it, or if replicas did not take part in the
+// Replicas: chips that share a program behave identically as long as every
+// collective and point-to-point message they take part in ends at the same
+// time on all of them (on a torus with wraparound it does, by symmetry).
+// Unless config.simulate_every_chip, run_pod then simulates one
+// representative per group, its lowest chip: the others join each
+// collective, and send and receive each message (to and from their own
+// peers, PodProgram::peers), on the network at the instant their
+// representative does, so the network carries every chip's traffic. With
+// point-to-point messages the groups must line up (each representative's
+// peers the representatives of their groups, each peer-table entry taking
+// one group one to one onto another); else every chip is simulated. After
+// the run it checks that each collective and message ended at the same time
+// on every member. Where a buffer does not divide evenly into ring chunks,
+// end times differ by a few bytes' worth of link time; up to a summed 1e-2
+// of the step (kReplicaSpreadTolerance) that is accepted and reported
+// (replica_spread_s). Beyond it, or if replicas did not take part in the
 // same collectives, it runs again with every chip.
 PodRunResult run_pod(const PodConfig& config, const PodProgram& program, bool trace, const Observers& observers = {});
 

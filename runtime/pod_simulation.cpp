@@ -101,21 +101,54 @@ void PodSimulation::elaborate(const Observers& observers) {
   if (pp_.collectives.size() >= PointToPoint::kTagSpace)
     throw std::logic_error("too many collectives for the message tag space");
 
+  // Which programs name each collective, and so how many chips join it: a
+  // pipeline stage's collectives are joined by its chips only.
+  std::vector<std::vector<std::uint32_t>> naming(pp_.collectives.size());
+  std::vector<std::size_t> chips_of_program(pp_.programs.size(), 0);
+  for (int c = 0; c < n; ++c) ++chips_of_program[pp_.program_of[c]];
+  for (std::uint32_t p = 0; p < pp_.programs.size(); ++p)
+    for (const auto& op : pp_.programs[p].ops)
+      if (const auto* comm = std::get_if<hw::CommOp>(&op.payload)) {
+        auto& programs = naming.at(comm->collective);
+        if (programs.empty() || programs.back() != p) programs.push_back(p);
+      }
+
   // Collectives with equal specs share one plan: a training step has one
-  // gradient all-reduce per layer, mostly of the same size.
+  // gradient all-reduce per layer, mostly of the same size. A collective
+  // whose plan has groups no chip of which joins it (another pipeline
+  // stage's) gets a plan without their schedules, so that simulating it
+  // costs what its own chips do, not what the pod's would.
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
   std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
+  std::vector<char> names(pp_.programs.size(), 0);
   for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
     interconnect::CollectiveSpec spec = pp_.collectives[i];
     spec.functional = i < pp_.collective_data.size();
-    auto& plan = planned[collective_key(spec)];
+    const std::string key = collective_key(spec);
+    auto& plan = planned[key];
     if (!plan) {
       spec.validate(cfg);
       plan = std::make_shared<const interconnect::CollectivePlan>(
           interconnect::plan_collective(topology_, mesh, cfg.link, spec));
     }
-    plans.push_back(plan);
+    std::string joined_by = key + "|programs";
+    for (const std::uint32_t p : naming[i]) joined_by += " " + std::to_string(p);
+    auto& own = planned[joined_by];
+    if (!own) {
+      for (const std::uint32_t p : naming[i]) names[p] = 1;
+      interconnect::CollectivePlan restricted = *plan;
+      bool restrict = false;
+      for (const auto& group : plan->groups)
+        if (std::none_of(group.begin(), group.end(), [&](int c) { return names[pp_.program_of[c]] != 0; }))
+          for (const int c : group) {
+            restrict = restrict || !restricted.chips[c].streams.empty();
+            restricted.chips[c].streams.clear();
+          }
+      for (const std::uint32_t p : naming[i]) names[p] = 0;
+      own = restrict ? std::make_shared<const interconnect::CollectivePlan>(std::move(restricted)) : plan;
+    }
+    plans.push_back(own);
     specs.push_back(spec);
   }
 
@@ -138,8 +171,13 @@ void PodSimulation::elaborate(const Observers& observers) {
   net_ = interconnect::make_network("ici", topology_, cfg);
   reduction_ = std::make_unique<interconnect::VectorUnitReduction>(n, cfg.reduction, cfg.link.packet_bytes);
   collectives_ = std::make_unique<PodCollectives>(*net_, *reduction_, plans, specs, use_.replays);
+  for (std::size_t i = 0; i < naming.size(); ++i) {
+    std::size_t joining = 0;
+    for (const std::uint32_t p : naming[i]) joining += chips_of_program[p];
+    collectives_->expect(i, joining);
+  }
   first_join_.assign(plans.size(), UINT64_MAX);
-  p2p_ = std::make_unique<PointToPoint>(*net_);
+  p2p_ = std::make_unique<PointToPoint>(*net_, pp_);
   next_delta_ = std::make_unique<NextDelta>("ici_done");
 
   // Chips that share a program share its graph, worked out once.
@@ -193,30 +231,53 @@ void PodSimulation::run() {
 }
 
 PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
-  // Replicas stand in for each other only if every collective ended at the
-  // same time on all members of a group as on their representative. Where
+  // Replicas stand in for each other only if every collective and
+  // point-to-point message ended at the same time on all members of a group
+  // as on their representative. Where
   // a buffer does not divide evenly into ring chunks, and where events of
   // one instant are taken in a different order on different chips, end
   // times differ (from picoseconds up to microseconds on uneven tori).
   ReplicaCheck check;
   check.replay_conflict = collectives_->conflict();
   const int n = topology_.chips();
+  // Per chip, for the collective at hand: when it finished, and how many
+  // members of its group finished (representatives).
+  std::vector<std::uint64_t> at(n, 0);
+  std::vector<std::size_t> stamp(n, SIZE_MAX), members(n, 0);
   for (std::size_t i = 0; i < collectives_->size(); ++i) {
+    const auto finished = collectives_->finish_times(i);
+    for (const auto& [c, t] : finished) {
+      stamp[c] = i;
+      at[c] = t;
+      members[c] = 0;
+    }
     std::uint64_t spread = 0;
-    for (int c = 0; c < n; ++c) {
+    for (const auto& [c, t] : finished) {
       const int r = rep_of_[c];
-      if (r == c) continue;
-      if (collectives_->joined(i, c) != collectives_->joined(i, r) ||
-          collectives_->finished(i, c) != collectives_->finished(i, r)) {
+      if (stamp[r] != i) {
         check.inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
                         " as chip " + std::to_string(r) + " did";
         return check;
       }
-      const std::uint64_t a = collectives_->finish_time(i, c), b = collectives_->finish_time(i, r);
-      spread = std::max(spread, a > b ? a - b : b - a);
+      ++members[r];
+      spread = std::max(spread, t > at[r] ? t - at[r] : at[r] - t);
+    }
+    for (const auto& [c, t] : finished) {
+      if (rep_of_[c] != c || members[c] == group_of_[c].size()) continue;
+      for (const int m : group_of_[c])
+        if (stamp[m] != i) {
+          check.inexact = "chip " + std::to_string(m) + " did not take part in collective " + std::to_string(i) +
+                          " as chip " + std::to_string(c) + " did";
+          return check;
+        }
     }
     check.spread_ps += spread;
   }
+  // Point-to-point messages: each member sent and received its own at its
+  // representative's instant (so each took part as its representative did,
+  // or the run could not have finished); how far their completions lay
+  // apart.
+  check.spread_ps += p2p_->spread_ps();
   return check;
 }
 
@@ -258,9 +319,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
     t.algorithm = interconnect::to_string(collectives_->plan(i).algorithm);
     t.participants = collectives_->plan(i).group_size();
     t.groups = static_cast<int>(collectives_->plan(i).groups.size());
-    t.chip_end_s.assign(n, 0.0);
-    for (int c = 0; c < n; ++c)
-      if (collectives_->finished(i, c)) t.chip_end_s[c] = ps_to_seconds(collectives_->finish_time(i, c));
+    for (const auto& [c, at] : collectives_->finish_times(i))
+      t.chip_ends.emplace_back(static_cast<std::uint32_t>(c), ps_to_seconds(at));
     t.bytes = pp_.collectives[i].bytes;
     t.start_s = first_join_[i] == UINT64_MAX ? 0.0 : ps_to_seconds(first_join_[i]);
     t.end_s = ps_to_seconds(collectives_->end_time(i));

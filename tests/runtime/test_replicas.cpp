@@ -123,7 +123,7 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
 
 TEST_CASE("replicas: where they cannot stand for each other, every chip is simulated and the report says why",
           "[workloads][replicas]") {
-  // Pipeline stages differ, and each chip's program names its own peers.
+  // One chip per pipeline stage: no two chips share a program.
   const nlohmann::json pp = run("/configs/experiments/train-pp-v4.yaml", {}, "auto");
   CHECK(pp["simulator"]["replicas"] == "all (no two chips share a program)");
   const nlohmann::json functional = run("/configs/experiments/train-functional-mlp-v5e.yaml", {}, "auto");
@@ -180,5 +180,184 @@ TEST_CASE("collective replays: the same times as simulating every collective aga
     CHECK(r.fast.collectives_replayed == 0);
     CHECK(r.fast.collectives[2].start_s < r.fast.collectives[1].end_s);
     check_same_times(r);
+  }
+}
+
+namespace {
+
+// A replicated pipeline run against the same run with every chip simulated:
+// the same step within the reported spread, the same bytes on every chip.
+void check_pipeline_replicas(const std::string& config, const std::vector<std::string>& sets, int stages) {
+  const nlohmann::json one = run(config, sets, "auto");
+  const nlohmann::json all = run(config, sets, "all");
+  const double chips = one["pod"]["chips"].get<double>();
+  CHECK(one["simulator"]["replicas"] == "one per group");
+  CHECK(one["simulator"]["chips_simulated"] == stages);
+  CHECK(all["simulator"]["chips_simulated"].get<double>() == chips);
+  const double spread = one["simulator"]["replica_spread_s"];
+  const double a = one["result"]["step_time_s"], b = all["result"]["step_time_s"];
+  INFO("one per stage " << a << " s, every chip " << b << " s, spread " << spread << " s");
+  CHECK(std::abs(a - b) <= spread + 1e-12);
+  CHECK(spread <= 1e-2 * b);
+  for (const char* key : {"hbm_bytes", "ici_bytes", "flops", "model_flops"}) {
+    INFO(key);
+    CHECK(one["result"][key] == all["result"][key]);
+  }
+  const auto &pa = one["result"]["pipeline"], &pb = all["result"]["pipeline"];
+  CHECK(pa["stages"] == stages);
+  CHECK(std::abs(pa["span_s"].get<double>() - pb["span_s"].get<double>()) <= spread + 1e-12);
+  CHECK(std::abs(pa["bubble_fraction"].get<double>() - pb["bubble_fraction"].get<double>()) <= spread / a + 1e-9);
+  CHECK(pa["peak_microbatches_in_flight"] == pb["peak_microbatches_in_flight"]);
+  REQUIRE(one["per_chip"].size() == all["per_chip"].size());
+  for (std::size_t c = 0; c < one["per_chip"].size(); ++c) {
+    INFO("chip " << c);
+    CHECK(one["per_chip"][c]["ici_bytes_out"] == all["per_chip"][c]["ici_bytes_out"]);
+    CHECK(one["per_chip"][c]["ici_bytes_in"] == all["per_chip"][c]["ici_bytes_in"]);
+    CHECK(one["per_chip"][c]["hbm_bytes"] == all["per_chip"][c]["hbm_bytes"]);
+    CHECK(std::abs(one["per_chip"][c]["end_s"].get<double>() - all["per_chip"][c]["end_s"].get<double>()) <=
+          spread + 1e-12);
+  }
+}
+
+// 4 pipeline stages x 4 data-parallel replicas of an MLP on a 4x4 v4 torus.
+const std::vector<std::string> kDataPipe = {"pod={topology: torus2d, shape: [4, 4], wraparound: true}",
+                                            "mesh={pipe: 4, data: 4}",
+                                            "workload.model={type: mlp, widths: [1024, 1024, 1024, 1024, 1024, "
+                                            "1024, 1024, 1024, 1024]}",
+                                            "workload.global_batch=1024",
+                                            "workload.parallelism={data: data, pipeline: pipe, microbatches: 8}",
+                                            "workload.optimizer=sgd"};
+
+}  // namespace
+
+TEST_CASE("replicas: a pipeline stage's chips share a program; one chip per stage gives the step every chip gives",
+          "[workloads][replicas]") {
+  const std::string dp = "/configs/experiments/train-pp-v5e.yaml";
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    INFO(schedule);
+    SECTION(std::string("data 4 x pipeline 4, ") + schedule) {
+      std::vector<std::string> sets = kDataPipe;
+      sets.push_back(std::string("workload.parallelism.schedule=") + schedule);
+      check_pipeline_replicas(dp, sets, 4);
+    }
+    SECTION(std::string("tensor 4 x pipeline 4 on a 4x4 torus, ") + schedule) {
+      check_pipeline_replicas("/configs/experiments/train-hybrid-v4.yaml",
+                              {"pod={topology: torus2d, shape: [4, 4], wraparound: true}", "mesh={model: 4, pipe: 4}",
+                               "workload.model.layers=4", "workload.global_batch=8",
+                               "workload.parallelism={tensor: model, pipeline: pipe, microbatches: 4}",
+                               std::string("workload.parallelism.schedule=") + schedule},
+                              4);
+    }
+    SECTION(std::string("data x tensor x pipeline on a 2x2x2 mesh, ") + schedule) {
+      check_pipeline_replicas("/configs/experiments/train-hybrid-v4.yaml",
+                              {std::string("workload.parallelism.schedule=") + schedule}, 2);
+    }
+    SECTION(std::string("data 2 x tensor 2 x pipeline 4 on a 4x2x2 torus, ") + schedule) {
+      check_pipeline_replicas("/configs/experiments/train-hybrid-v4.yaml",
+                              {"pod={topology: torus3d, shape: [4, 2, 2], wraparound: [true, false, false]}",
+                               "mesh={pipe: 4, model: 2, data: 2}", "workload.model.layers=4",
+                               std::string("workload.parallelism.schedule=") + schedule},
+                              4);
+    }
+  }
+}
+
+TEST_CASE("replicas: a replicated pipeline's bubble still matches (p-1)/(m+p-1)", "[workloads][replicas]") {
+  // 4 uniform stages (8 dense layers of 1024 each), 8 microbatches, links so
+  // fast that communication is negligible: as tests/workloads/train's
+  // single-pipeline test, with 4 data-parallel replicas of the pipeline.
+  std::vector<std::string> sets = kDataPipe;
+  std::string widths = "[1024";
+  for (int i = 0; i < 32; ++i) widths += ", 1024";
+  sets[0] = "pod={topology: torus2d, shape: [4, 4], wraparound: true, link_bandwidth: 1.0e15, link_latency: 0}";
+  sets[2] = "workload.model={type: mlp, widths: " + widths + "]}";
+  sets[3] = "workload.global_batch=8192";
+  const double ideal = 3.0 / 11.0;
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    std::vector<std::string> s = sets;
+    s.push_back(std::string("workload.parallelism.schedule=") + schedule);
+    const nlohmann::json r = run("/configs/experiments/train-pp-v5e.yaml", s, "auto");
+    INFO(schedule << ": measured bubble " << r["result"]["pipeline"]["bubble_fraction"]);
+    CHECK(r["simulator"]["replicas"] == "one per group");
+    CHECK(r["simulator"]["chips_simulated"] == 4);
+    CHECK(r["result"]["pipeline"]["bubble_fraction_ideal"].get<double>() == Approx(ideal));
+    CHECK(std::abs(r["result"]["pipeline"]["bubble_fraction"].get<double>() - ideal) <= 0.05 * ideal);
+  }
+}
+
+namespace {
+
+// 4 chips on a ring: chips 0 and 2 run a matmul and send its result to the
+// peer their table names; chips 1 and 3 receive it from theirs, then run a
+// matmul. `peers` is the pod's peer table; with `split`, chip 3 runs a copy
+// of chip 1's program of its own.
+runtime::PodProgram senders_and_receivers(std::vector<std::vector<std::uint32_t>> peers, bool split = false) {
+  runtime::PodProgram pp;
+  hw::MatmulOp mm;
+  mm.m = mm.k = mm.n = 512;
+  hw::Program send, recv;
+  const std::uint32_t first = send.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {}, 2.0 * 512 * 512 * 512});
+  send.add({"send", {hw::EngineKind::ici, 0}, hw::SendOp{0, 7, 1 << 20}, {first}, 0});
+  const std::uint32_t got = recv.add({"recv", {hw::EngineKind::ici, 1}, hw::RecvOp{0, 7}, {}, 0});
+  recv.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {got}, 2.0 * 512 * 512 * 512});
+  const std::uint32_t s = pp.add_program(std::move(send)), r = pp.add_program(recv);
+  pp.program_of = {s, r, s, split ? pp.add_program(std::move(recv)) : r};
+  pp.peers = std::move(peers);
+  return pp;
+}
+
+runtime::PodRunResult run_ring4(const runtime::PodProgram& pp, bool every_chip) {
+  workloads::Experiment exp = ring_experiment(4);
+  if (every_chip) exp.replicas = workloads::Replicas::all;
+  return runtime::run_pod(workloads::pod_config(exp), pp, false);
+}
+
+}  // namespace
+
+TEST_CASE("replicas: point-to-point peers by place; representatives only where the groups line up",
+          "[workloads][replicas]") {
+  SECTION("0 -> 1 and 2 -> 3: one chip per group, every message on the network") {
+    const runtime::PodProgram pp = senders_and_receivers({{1}, {0}, {3}, {2}});
+    const runtime::PodRunResult fast = run_ring4(pp, false), full = run_ring4(pp, true);
+    CHECK(fast.replicas == "one per group");
+    CHECK(fast.chips_simulated == 2);
+    CHECK(full.chips_simulated == 4);
+    CHECK(fast.replica_spread_s == 0);
+    CHECK(fast.step_time_s == full.step_time_s);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.messages == 2);
+    for (std::size_t c = 0; c < 4; ++c) {
+      INFO("chip " << c);
+      CHECK(fast.ici_bytes_out[c] == full.ici_bytes_out[c]);
+      CHECK(fast.ici_bytes_in[c] == full.ici_bytes_in[c]);
+      CHECK(fast.end_s[c] == full.end_s[c]);
+    }
+    CHECK(fast.ici_bytes_out[2] == 1 << 20);
+    CHECK(fast.ici_bytes_in[3] == 1 << 20);
+  }
+  SECTION("0 -> 3 and 2 -> 1: the representative's peer is not its group's lowest chip") {
+    const runtime::PodProgram pp = senders_and_receivers({{3}, {2}, {1}, {0}});
+    const runtime::PodRunResult fast = run_ring4(pp, false), full = run_ring4(pp, true);
+    CHECK(fast.replicas == "all (point-to-point messages: peer 0 of chip 0 is not its group's lowest chip)");
+    CHECK(fast.chips_simulated == 4);
+    CHECK(fast.step_time_s == full.step_time_s);
+    CHECK(fast.ici_bytes_in[1] == 1 << 20);
+  }
+  SECTION("0 -> 1 and 2 -> 3, 1 and 3 running programs of their own: the senders' peers are in two groups") {
+    const runtime::PodProgram pp = senders_and_receivers({{1}, {0}, {3}, {2}}, true);
+    const runtime::PodRunResult fast = run_ring4(pp, false), full = run_ring4(pp, true);
+    CHECK(fast.replicas == "all (point-to-point messages: peer 0 of chip 2 does not line up with peer 0 of chip 0)");
+    CHECK(fast.chips_simulated == 4);
+    CHECK(fast.step_time_s == full.step_time_s);
+  }
+  SECTION("0 -> 1 and 2 -> 1: not one to one, and a deadlock with every chip simulated") {
+    // Chip 3 waits for a message from 2, which sends to 1 (that never
+    // receives it): the full run cannot finish, nor can the reduced one.
+    const runtime::PodProgram pp = senders_and_receivers({{1}, {0}, {1}, {2}});
+    CHECK_THROWS_WITH(run_ring4(pp, false), Catch::Contains("deadlock") && Catch::Contains("chip 3 waits in 'recv'"));
+  }
+  SECTION("a peer the table does not name") {
+    runtime::PodProgram pp = senders_and_receivers({{1}, {0}, {3}, {}});
+    CHECK_THROWS_WITH(run_ring4(pp, false), Catch::Contains("chip 3 names peer 0 of its peer table"));
   }
 }

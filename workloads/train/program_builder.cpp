@@ -227,10 +227,25 @@ Deps task_sinks(const hw::Program& prog, std::uint32_t begin, std::uint32_t end)
   return sinks;
 }
 
+// A chip's peer table (runtime::PodProgram::peers): the chips of the
+// previous and the next stage of its pipeline.
+enum PeerSlot : std::uint32_t { kPreviousStage = 0, kNextStage = 1 };
+
+std::vector<std::uint32_t> peer_table(const TrainLayout& layout, std::uint32_t chip) {
+  const std::vector<std::uint32_t>& pipeline = layout.pipeline_of[chip];
+  const std::uint32_t s = layout.roles[chip].stage;
+  return {s > 0 ? pipeline.at(s - 1) : runtime::PodProgram::kNoPeer,
+          s + 1 < pipeline.size() ? pipeline.at(s + 1) : runtime::PodProgram::kNoPeer};
+}
+
+// The program of one pipeline stage, the same on each of its chips: data-
+// and tensor-parallel ranks differ only in their share of the batch and of
+// the weights, which the timing does not see, and in their peers, which
+// they name by place.
 class ChipProgramBuilder {
  public:
   ChipProgramBuilder(const Context& ctx, const TrainLayout& layout, std::uint32_t chip)
-      : ctx_(ctx), layout_(layout), chip_(chip), role_(layout.roles[chip]), stage_(layout.stages[role_.stage]) {}
+      : ctx_(ctx), role_(layout.roles[chip]), stage_(layout.stages[role_.stage]) {}
 
   void build(hw::Program& prog, ChipProgramMap& map) {
     const TrainParallelism& par = ctx_.spec.parallelism;
@@ -342,9 +357,9 @@ class ChipProgramBuilder {
     }
   }
 
-  std::uint32_t peer(int delta) const {
-    return layout_.pipeline_of[chip_].at(static_cast<std::size_t>(int(role_.stage) + delta));
-  }
+  // Pipeline messages name their peer by its place in the chip's peer
+  // table (peer_table), never by chip, so a stage's chips share a program.
+  static std::uint32_t peer(int delta) { return delta < 0 ? kPreviousStage : kNextStage; }
 
   std::uint64_t held_elements(std::size_t layer) const {
     return workloads::held_elements(ctx_.model, stage_, layer, ctx_.tp());
@@ -412,8 +427,6 @@ class ChipProgramBuilder {
   }
 
   const Context& ctx_;
-  const TrainLayout& layout_;
-  std::uint32_t chip_;
   ChipRole role_;
   StageLayers stage_;
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
@@ -471,19 +484,25 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity);
   CollectiveRegistry collectives(out);
   const Context ctx{exp, spec, micro, matmuls, collectives};
-  // Without a pipeline a chip's program depends on nothing but the model
-  // (collectives are named by stage and layer, never by chip), so the
-  // data- and tensor-parallel ranks share one.
-  const bool shared = ctx.spec.parallelism.pipeline.degree == 1;
+  // A chip's program depends on nothing but the model and its stage
+  // (collectives are named by stage and layer, pipeline peers by place,
+  // never by chip), so the data- and tensor-parallel ranks of a stage share
+  // one, built once.
+  const std::uint32_t stages = ctx.spec.parallelism.pipeline.degree;
+  constexpr std::uint32_t kUnbuilt = ~std::uint32_t{0};
+  std::vector<std::uint32_t> program_of_stage(stages, kUnbuilt);
+  out.pod.program_of.resize(layout.chips());
+  if (stages > 1) out.pod.peers.resize(layout.chips());
   for (std::uint32_t c = 0; c < layout.chips(); ++c) {
-    hw::Program prog;
-    out.maps.emplace_back();
-    ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
-    if (shared) {
-      out.pod.add_replicas(std::move(prog), layout.chips());
-      break;
+    std::uint32_t& program = program_of_stage.at(layout.roles[c].stage);
+    if (program == kUnbuilt) {
+      hw::Program prog;
+      out.maps.emplace_back();
+      ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
+      program = out.pod.add_program(std::move(prog));
     }
-    out.pod.add_chip(std::move(prog));
+    out.pod.program_of[c] = program;
+    if (stages > 1) out.pod.peers[c] = peer_table(layout, c);
   }
   return out;
 }
