@@ -17,7 +17,7 @@ IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topo
 void IciNetwork::transmit(int id) {
   if (id >= static_cast<int>(flows_.size())) flows_.resize(static_cast<std::size_t>(id) + 1);
   const Ps t = now();
-  const std::vector<int>& route = path(id);
+  const Route& route = path(id);
   const double bytes = static_cast<double>(bytes_of(id));
   Flow& f = flows_[id];
   ++f.gen;
@@ -32,7 +32,7 @@ void IciNetwork::transmit(int id) {
   for (int l : route) {
     const Port& p = ports_[l];
     add_busy(l, round_up_ps(bytes / p.bytes_per_ps));
-    if (!shares_.flows_on(static_cast<std::uint32_t>(l)).empty() || p.alone_until > t) alone = false;
+    if (p.fluid != 0 || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
   if (alone) {
@@ -55,7 +55,10 @@ void IciNetwork::share(int id, double bytes) {
   Flow& f = flows_[id];
   f.fluid = true;
   std::vector<sim::FluidShare::Use> uses;
-  for (int l : path(id)) uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+  for (int l : path(id)) {
+    uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+    ++ports_[l].fluid;
+  }
   f.share = shares_.start(now(), bytes, std::move(uses));
   if (f.share >= flow_of_share_.size()) flow_of_share_.resize(f.share + 1);
   flow_of_share_[f.share] = id;
@@ -96,11 +99,33 @@ bool IciNetwork::on_model_event(std::uint32_t kind, std::uint32_t id, std::uint6
   }
 }
 
+void IciNetwork::prefetch_model(std::uint32_t kind, std::uint32_t id, int stage) const {
+  switch (kind) {
+    case kTxEnd:
+      if (stage == 0) {
+        prefetch_message(id);
+        if (id < flows_.size()) __builtin_prefetch(&flows_[id]);
+      } else {
+        prefetch_sender(id, stage - 1);
+      }
+      return;
+    case kDeliver:
+      if (stage == 0) {
+        prefetch_message(id);
+      } else {
+        prefetch_receiver(id, stage - 1);
+      }
+      return;
+    default: return;
+  }
+}
+
 void IciNetwork::finish_serializing(int id) {
   const Ps t = now();
-  const std::vector<int>& route = path(id);
+  const Route& route = path(id);
   if (flows_[id].fluid) {
     shares_.finish(flows_[id].share, t);
+    for (int l : route) --ports_[l].fluid;
     flows_[id].fluid = false;
     mark_dirty();
   } else {

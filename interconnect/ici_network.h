@@ -26,6 +26,7 @@ class IciNetwork : public Network {
   void transmit(int id) override;
   bool on_model_event(std::uint32_t kind, std::uint32_t id, std::uint64_t arg) override;
   void end_of_instant() override;
+  void prefetch_model(std::uint32_t kind, std::uint32_t id, int stage) const override;
 
  private:
   enum Kind : std::uint32_t { kTxEnd = kFirstModelKind, kDeliver, kSettle };
@@ -40,6 +41,7 @@ class IciNetwork : public Network {
     double bytes_per_ps = 0.0;
     Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;
+    std::uint32_t fluid = 0;  // sharing flows on it (its flows in shares_)
   };
 
   // A lone flow starts sharing: from now on its rate is recomputed.

@@ -43,6 +43,10 @@ class NetworkClient {
   // The matched message has fully arrived (the payload may be moved out).
   virtual void on_received(std::uint64_t /*cookie*/, Arrival& /*arrival*/) {}
   virtual void on_timer(std::uint64_t /*cookie*/) {}
+  // A callback with this cookie comes soon: the client may prefetch what
+  // it will touch. Stage 0 comes well ahead, stage 1 nearer, once what
+  // stage 0 fetched has had time to arrive. Reads only.
+  virtual void prefetch(std::uint64_t /*cookie*/, int /*stage*/) const {}
 };
 
 // What the network has carried so far: the statistics a run reports.
@@ -67,15 +71,17 @@ class Network : public sc_core::sc_module {
   // client->on_timer(cookie) at absolute time `at` (>= now).
   void schedule(Ps at, NetworkClient* client, std::uint64_t cookie);
 
-  Ps now() const;
+  // Inside the network's process the time of the instant it drains, read
+  // once per activation; elsewhere the kernel's.
+  Ps now() const { return draining_ ? drain_now_ : static_cast<Ps>(sc_core::sc_time_stamp().value()); }
   const Topology& topology() const { return topology_; }
   const LinkConfig& link_config() const { return link_; }
   virtual const char* model() const = 0;
 
   // Statistics. Link busy time is the time the link direction spent
   // serializing bytes, so utilization = busy / elapsed.
-  std::uint64_t link_bytes(int link) const { return link_bytes_[link]; }
-  Ps link_busy(int link) const { return link_busy_[link]; }
+  std::uint64_t link_bytes(int link) const { return links_[link].bytes; }
+  Ps link_busy(int link) const { return links_[link].busy; }
   std::uint64_t chip_bytes_out(int chip) const { return bytes_out_[chip]; }
   std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[chip]; }
   std::uint64_t messages() const { return messages_; }
@@ -105,15 +111,21 @@ class Network : public sc_core::sc_module {
   // Every event of the current instant has run; the model may settle state
   // (and push entries at now or later).
   virtual void end_of_instant() {}
+  // A model entry comes soon (stage 0 farthest ahead, 2 nearest): fetch what
+  // it will touch, with the helpers below. Reads only.
+  virtual void prefetch_model(std::uint32_t /*kind*/, std::uint32_t /*id*/, int /*stage*/) const {}
+  void prefetch_message(std::uint32_t id) const;              // the in-flight record of message id
+  void prefetch_sender(std::uint32_t id, int stage) const;    // its sender's client (on_sent)
+  void prefetch_receiver(std::uint32_t id, int stage) const;  // the receive it will match (delivered)
 
   static constexpr std::uint32_t kFirstModelKind = 8;
   void push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg);
-  const std::vector<int>& path(int id) const { return flight_[id].path; }
+  const Route& path(int id) const { return flight_[id].path; }
   std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
   Ps started(int id) const { return flight_[id].start; }
   void source_done(int id);
   void delivered(int id, Ps first_byte);
-  void add_busy(int link, Ps t) { link_busy_[link] += t; }
+  void add_busy(int link, Ps t) { links_[link].busy += t; }
 
  private:
   enum Kind : std::uint32_t { kTimer = 0, kMatched = 1 };
@@ -127,7 +139,7 @@ class Network : public sc_core::sc_module {
     Message message;
     NetworkClient* client = nullptr;
     std::uint64_t cookie = 0;
-    std::vector<int> path;
+    Route path;
     Ps start = 0;
     Ps first_byte = 0;
     Ps last_byte = 0;
@@ -142,6 +154,10 @@ class Network : public sc_core::sc_module {
   };
 
   void run_due();
+  // What the entries a little behind the next one will touch, fetched
+  // while this one runs: at one instant the network acts on thousands of
+  // entries, each on the state of a different chip.
+  void prefetch_ahead() const;
   void wake_at(Ps at);
   void dispatch(const Entry& e);
   void enqueue(Ps at, const Entry& e);
@@ -152,6 +168,8 @@ class Network : public sc_core::sc_module {
   EventQueue<Entry> queue_;
   Ps wake_pending_ = ~Ps{0};  // time of the notification of wake_ in force
   bool can_notify_ = false;   // false during elaboration and while run_due drains the queue
+  bool draining_ = false;     // run_due is draining the queue at drain_now_
+  Ps drain_now_ = 0;
   sc_core::sc_event wake_;
 
   std::vector<InFlight> flight_;
@@ -161,8 +179,11 @@ class Network : public sc_core::sc_module {
   std::vector<std::vector<PostedReceive>> posted_;  // per destination chip
   std::vector<std::vector<int>> unclaimed_;         // per destination chip: arrived, not yet received
 
-  std::vector<std::uint64_t> link_bytes_;
-  std::vector<Ps> link_busy_;
+  struct LinkStats {  // one link direction: the bytes it carried, the time it spent serializing
+    std::uint64_t bytes = 0;
+    Ps busy = 0;
+  };
+  std::vector<LinkStats> links_;
   std::vector<std::uint64_t> bytes_out_, bytes_in_;
   std::uint64_t messages_ = 0;
   std::uint64_t events_ = 0;

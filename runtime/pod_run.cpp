@@ -15,6 +15,13 @@ std::string replicas_blocker(const PodConfig& config, const PodProgram& pp) {
   if (config.simulate_every_chip) return "replicas: all";
   if (!pp.collective_data.empty() || pp.buffers) return "functional run";
   if (pp.programs.size() == pp.program_of.size()) return "no two chips share a program";
+  // A reduction is a flow on its chip's HBM (ChipReduction): a chip that is
+  // not simulated has none, and how a collective runs depends on what else
+  // the chip streams then, so neither a replica nor a replay stands for it.
+  if (config.fidelity == hw::Fidelity::kernel)
+    for (const auto& spec : pp.collectives)
+      if (spec.op == interconnect::CollectiveOp::all_reduce || spec.op == interconnect::CollectiveOp::reduce_scatter)
+        return "kernel fidelity: reductions share each chip's HBM";
   for (const auto& prog : pp.programs)
     for (const auto& op : prog.ops)
       if (std::holds_alternative<hw::SendOp>(op.payload) || std::holds_alternative<hw::RecvOp>(op.payload))

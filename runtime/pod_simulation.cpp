@@ -118,7 +118,15 @@ void PodSimulation::elaborate(const Observers& observers) {
   sim::WallTimer elaboration;
   sim::reset_kernel();
   net_ = interconnect::make_network("ici", topology_, cfg);
-  reduction_ = std::make_unique<interconnect::VectorUnitReduction>(n, cfg.reduction, cfg.link.packet_bytes);
+  // At tile and pe fidelity the chip's HBM is the per-channel model, driven
+  // by DMA engines only: reductions stay on the calendar model, apart from
+  // the chip. At kernel fidelity they are flows on the chip's fluid HBM
+  // (ChipReduction), so every reducing chip is simulated (replicas_blocker).
+  if (config_.fidelity == hw::Fidelity::kernel) {
+    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction);
+  } else {
+    reduction_ = std::make_unique<interconnect::VectorUnitReduction>(*net_, cfg.reduction);
+  }
   collectives_ = std::make_unique<PodCollectives>(*net_, *reduction_, plans, specs, use_.replays);
   first_join_.assign(plans.size(), UINT64_MAX);
   p2p_ = std::make_unique<PointToPoint>(*net_);

@@ -17,6 +17,7 @@
 #include "interconnect/reduction.h"
 #include "interconnect/topology.h"
 #include "runtime/chip_engines.h"
+#include "runtime/chip_reduction.h"
 #include "runtime/collective_replay.h"
 #include "runtime/limits.h"
 #include "runtime/pod_config.h"
@@ -68,7 +69,9 @@ class PodSimulation {
   // before chips, collectives before the network) before the next run
   // resets the kernel.
   std::unique_ptr<interconnect::Network> net_;
-  std::unique_ptr<interconnect::VectorUnitReduction> reduction_;
+  // The chips' own (ChipReduction) at kernel fidelity, else the calendar
+  // model (interconnect::VectorUnitReduction).
+  std::unique_ptr<interconnect::ReductionModel> reduction_;
   std::unique_ptr<PodCollectives> collectives_;
   std::unique_ptr<PointToPoint> p2p_;
   std::unique_ptr<NextDelta> next_delta_;
