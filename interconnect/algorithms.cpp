@@ -153,22 +153,6 @@ class Planner {
   void plan_torus() {
     const int k = static_cast<int>(axes_.size());
     const int parts = 2 * k;
-    // The streams first, then their passes phase by phase and chip by chip,
-    // the order in which a running collective steps through them (every
-    // chip at once, phase after phase), so that the passes it reads one
-    // after another sit one after another in memory.
-    struct PhaseOf {
-      PassKind kind;
-      int axis;
-      Region region;
-    };
-    struct Planned {
-      int chip;
-      std::size_t stream;  // index in streams(chip)
-      int dir;
-      std::vector<PhaseOf> phases;
-    };
-    std::vector<Planned> planned;
     for (int j = 0; j < k; ++j) {
       std::vector<int> order;  // axes in the order this stream reduce-scatters along them
       for (int m = 0; m < k; ++m) order.push_back(axes_[(j + m) % k]);
@@ -186,7 +170,8 @@ class Planner {
           if (whole.count == 0) continue;
         }
         for (int chip : *group_) {
-          Planned p{chip, streams(chip).size(), dir, {}};
+          Stream s;
+          s.layout = layout;
           std::vector<Region> before;  // the region each reduce-scatter phase starts from
           Region r = whole;
           for (int axis : order) {
@@ -194,26 +179,17 @@ class Planner {
             r = r.chunk(topo_.coord(chip, axis), topo_.size(axis));
           }
           if (does_rs()) {
-            for (int m = 0; m < k; ++m) p.phases.push_back({PassKind::reduce_scatter, order[m], before[m]});
+            for (int m = 0; m < k; ++m) {
+              s.phases.push_back(axis_phase(PassKind::reduce_scatter, order[m], chip, dir, before[m]));
+            }
           }
           if (does_ag()) {
-            for (int m = k - 1; m >= 0; --m) p.phases.push_back({PassKind::all_gather, order[m], before[m]});
+            for (int m = k - 1; m >= 0; --m) {
+              s.phases.push_back(axis_phase(PassKind::all_gather, order[m], chip, dir, before[m]));
+            }
           }
-          Stream s;
-          s.layout = layout;
-          s.phases.resize(p.phases.size());
           streams(chip).push_back(std::move(s));
-          planned.push_back(std::move(p));
         }
-      }
-    }
-    std::stable_sort(planned.begin(), planned.end(),
-                     [](const Planned& a, const Planned& b) { return a.chip < b.chip; });
-    const std::size_t phases = planned.empty() ? 0 : planned.front().phases.size();
-    for (std::size_t m = 0; m < phases; ++m) {
-      for (const Planned& p : planned) {
-        const PhaseOf& ph = p.phases[m];
-        streams(p.chip)[p.stream].phases[m] = axis_phase(ph.kind, ph.axis, p.chip, p.dir, ph.region);
       }
     }
   }

@@ -216,19 +216,6 @@ void Collective::on_received(std::uint64_t c, Arrival& arrival) {
 
 void Collective::reduced(std::uint64_t c) { op_done(decode(c)); }
 
-void Collective::prefetch(std::uint64_t c, int stage) const {
-  const PassRun* run = &pass_runs_[decode(c).run];
-  if (stage == 0) {
-    __builtin_prefetch(run);
-    __builtin_prefetch(reinterpret_cast<const char*>(run) + 64);
-    __builtin_prefetch(reinterpret_cast<const char*>(run) + 127);
-    return;
-  }
-  __builtin_prefetch(run->pass);
-  if (!run->current.sends.empty()) __builtin_prefetch(run->current.sends.data());
-  if (!run->current.recvs.empty()) __builtin_prefetch(run->current.recvs.data());
-}
-
 void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload) {
   const PassRun& run = pass_runs_[op.run];
   std::vector<double>& w = work_[run.chip];

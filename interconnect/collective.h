@@ -51,7 +51,6 @@ class Collective : public NetworkClient, public ReductionListener {
   void on_sent(std::uint64_t cookie) override;
   void on_received(std::uint64_t cookie, Arrival& arrival) override;
   void reduced(std::uint64_t cookie) override;
-  void prefetch(std::uint64_t cookie, int stage) const override;
 
  private:
   // Run state lives in flat arrays (one slot per chip and stream, and per

@@ -41,14 +41,6 @@ class EventQueue {
     return min_;
   }
 
-  // The entry `k` places behind the next one pop() returns, if it is due at
-  // the same time (already in the front bucket); else null. For
-  // prefetching what later entries will touch.
-  const Payload* peek(std::size_t k) const {
-    const std::size_t i = head0_ + k;
-    return i < buckets_[0].size() ? &buckets_[0][i].payload : nullptr;
-  }
-
   // Removes and returns the earliest entry (first pushed among equals).
   Payload pop() {
     if (head0_ == buckets_[0].size()) refill();

@@ -17,7 +17,7 @@ IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topo
 void IciNetwork::transmit(int id) {
   if (id >= static_cast<int>(flows_.size())) flows_.resize(static_cast<std::size_t>(id) + 1);
   const Ps t = now();
-  const Route& route = path(id);
+  const std::vector<int>& route = path(id);
   const double bytes = static_cast<double>(bytes_of(id));
   Flow& f = flows_[id];
   ++f.gen;
@@ -99,30 +99,9 @@ bool IciNetwork::on_model_event(std::uint32_t kind, std::uint32_t id, std::uint6
   }
 }
 
-void IciNetwork::prefetch_model(std::uint32_t kind, std::uint32_t id, int stage) const {
-  switch (kind) {
-    case kTxEnd:
-      if (stage == 0) {
-        prefetch_message(id);
-        if (id < flows_.size()) __builtin_prefetch(&flows_[id]);
-      } else {
-        prefetch_sender(id, stage - 1);
-      }
-      return;
-    case kDeliver:
-      if (stage == 0) {
-        prefetch_message(id);
-      } else {
-        prefetch_receiver(id, stage - 1);
-      }
-      return;
-    default: return;
-  }
-}
-
 void IciNetwork::finish_serializing(int id) {
   const Ps t = now();
-  const Route& route = path(id);
+  const std::vector<int>& route = path(id);
   if (flows_[id].fluid) {
     shares_.finish(flows_[id].share, t);
     for (int l : route) --ports_[l].fluid;

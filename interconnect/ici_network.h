@@ -26,7 +26,6 @@ class IciNetwork : public Network {
   void transmit(int id) override;
   bool on_model_event(std::uint32_t kind, std::uint32_t id, std::uint64_t arg) override;
   void end_of_instant() override;
-  void prefetch_model(std::uint32_t kind, std::uint32_t id, int stage) const override;
 
  private:
   enum Kind : std::uint32_t { kTxEnd = kFirstModelKind, kDeliver, kSettle };

@@ -144,10 +144,7 @@ void Network::run_due() {
   drain_now_ = t;
   draining_ = true;
   for (;;) {
-    while (!queue_.empty() && queue_.top_time() <= t) {
-      prefetch_ahead();
-      dispatch(queue_.pop());
-    }
+    while (!queue_.empty() && queue_.top_time() <= t) dispatch(queue_.pop());
     end_of_instant();
     if (queue_.empty() || queue_.top_time() > t) break;
   }
@@ -155,54 +152,6 @@ void Network::run_due() {
   can_notify_ = true;
   wake_pending_ = ~Ps{0};
   if (!queue_.empty()) wake_at(queue_.top_time());
-}
-
-void Network::prefetch_ahead() const {
-  constexpr std::size_t kAhead[3] = {15, 10, 5};
-  for (int stage = 0; stage < 3; ++stage) {
-    const Entry* e = queue_.peek(kAhead[stage]);
-    if (!e) continue;
-    switch (e->kind) {
-      case kTimer:
-        if (stage < 2) e->client->prefetch(e->arg, stage);
-        break;
-      case kMatched:
-        if (stage == 0) prefetch_message(e->id);
-        if (stage > 0) e->client->prefetch(e->arg, stage - 1);
-        break;
-      default: prefetch_model(e->kind, e->id, stage);
-    }
-  }
-}
-
-void Network::prefetch_message(std::uint32_t id) const {
-  if (id >= flight_.size()) return;
-  const char* f = reinterpret_cast<const char*>(&flight_[id]);
-  for (std::size_t at = 0; at < sizeof(InFlight); at += 64) __builtin_prefetch(f + at);
-}
-
-void Network::prefetch_sender(std::uint32_t id, int stage) const {
-  if (id >= flight_.size()) return;
-  const InFlight& f = flight_[id];
-  if (f.live && f.client) f.client->prefetch(f.cookie, stage);
-}
-
-void Network::prefetch_receiver(std::uint32_t id, int stage) const {
-  if (id >= flight_.size()) return;
-  const InFlight& f = flight_[id];
-  if (!f.live) return;
-  const auto& posted = posted_[f.message.dst];
-  if (posted.empty()) return;
-  if (stage == 0) {
-    __builtin_prefetch(posted.data());
-    return;
-  }
-  for (const PostedReceive& r : posted) {
-    if (r.src == f.message.src && r.tag == f.message.tag) {
-      if (r.client) r.client->prefetch(r.cookie, stage - 1);
-      return;
-    }
-  }
 }
 
 void Network::dispatch(const Entry& e) {

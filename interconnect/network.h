@@ -43,10 +43,6 @@ class NetworkClient {
   // The matched message has fully arrived (the payload may be moved out).
   virtual void on_received(std::uint64_t /*cookie*/, Arrival& /*arrival*/) {}
   virtual void on_timer(std::uint64_t /*cookie*/) {}
-  // A callback with this cookie comes soon: the client may prefetch what
-  // it will touch. Stage 0 comes well ahead, stage 1 nearer, once what
-  // stage 0 fetched has had time to arrive. Reads only.
-  virtual void prefetch(std::uint64_t /*cookie*/, int /*stage*/) const {}
 };
 
 // What the network has carried so far: the statistics a run reports.
@@ -111,16 +107,10 @@ class Network : public sc_core::sc_module {
   // Every event of the current instant has run; the model may settle state
   // (and push entries at now or later).
   virtual void end_of_instant() {}
-  // A model entry comes soon (stage 0 farthest ahead, 2 nearest): fetch what
-  // it will touch, with the helpers below. Reads only.
-  virtual void prefetch_model(std::uint32_t /*kind*/, std::uint32_t /*id*/, int /*stage*/) const {}
-  void prefetch_message(std::uint32_t id) const;              // the in-flight record of message id
-  void prefetch_sender(std::uint32_t id, int stage) const;    // its sender's client (on_sent)
-  void prefetch_receiver(std::uint32_t id, int stage) const;  // the receive it will match (delivered)
 
   static constexpr std::uint32_t kFirstModelKind = 8;
   void push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg);
-  const Route& path(int id) const { return flight_[id].path; }
+  const std::vector<int>& path(int id) const { return flight_[id].path; }
   std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
   Ps started(int id) const { return flight_[id].start; }
   void source_done(int id);
@@ -139,7 +129,7 @@ class Network : public sc_core::sc_module {
     Message message;
     NetworkClient* client = nullptr;
     std::uint64_t cookie = 0;
-    Route path;
+    std::vector<int> path;
     Ps start = 0;
     Ps first_byte = 0;
     Ps last_byte = 0;
@@ -154,10 +144,6 @@ class Network : public sc_core::sc_module {
   };
 
   void run_due();
-  // What the entries a little behind the next one will touch, fetched
-  // while this one runs: at one instant the network acts on thousands of
-  // entries, each on the state of a different chip.
-  void prefetch_ahead() const;
   void wake_at(Ps at);
   void dispatch(const Entry& e);
   void enqueue(Ps at, const Entry& e);

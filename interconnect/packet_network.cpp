@@ -66,7 +66,7 @@ void PacketNetwork::try_send(int link) {
   } else {
     p.queued[hop] = 0;
   }
-  const Route& route = path(id);
+  const std::vector<int>& route = path(id);
   if (hop + 1 < static_cast<int>(route.size())) ++p.held[hop + 1];
   if (hop > 0) {
     // The packet leaves this router's buffer: room for one more from upstream.

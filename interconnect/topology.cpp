@@ -150,8 +150,7 @@ int Topology::steps(int axis, int a, int b) const {
   return (a % 2 == 0) ? forward : -backward;
 }
 
-template <class Out>
-void Topology::route_into(int src, int dst, Out& out) const {
+void Topology::route(int src, int dst, std::vector<int>& out) const {
   out.clear();
   int at = src;
   // Coordinates of both ends, axis by axis, one division each.
@@ -175,9 +174,6 @@ void Topology::route_into(int src, int dst, Out& out) const {
     }
   }
 }
-
-void Topology::route(int src, int dst, std::vector<int>& out) const { route_into(src, dst, out); }
-void Topology::route(int src, int dst, Route& out) const { route_into(src, dst, out); }
 
 int Topology::hops(int src, int dst) const {
   int h = 0;

@@ -6,7 +6,6 @@
 // An axis either wraps (torus) or not (mesh). Every neighbour pair is joined
 // by two link directions, each a server of its own (docs/architecture.md, "Timing model").
 #include <array>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,52 +38,6 @@ struct LinkEnds {
   int to = -1;
   int axis = 0;
   int dir = +1;  // +1: towards higher coordinates
-};
-
-// A route's link ids, the first kInline of them in place (most messages of
-// a collective go to a neighbour) and longer routes on the heap, so that
-// reading a message's route costs no extra cache line.
-class Route {
- public:
-  void clear() {
-    size_ = 0;
-    far_.clear();
-  }
-  void push_back(int link) {
-    if (size_ < kInline) {
-      near_[size_] = link;
-    } else {
-      far_.push_back(link);
-    }
-    ++size_;
-  }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  int operator[](std::size_t i) const { return i < kInline ? near_[i] : far_[i - kInline]; }
-  int front() const { return near_[0]; }
-
-  class Iterator {
-   public:
-    Iterator(const Route* r, std::uint32_t i) : r_(r), i_(i) {}
-    int operator*() const { return (*r_)[i_]; }
-    Iterator& operator++() {
-      ++i_;
-      return *this;
-    }
-    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
-
-   private:
-    const Route* r_;
-    std::uint32_t i_;
-  };
-  Iterator begin() const { return {this, 0}; }
-  Iterator end() const { return {this, size_}; }
-
- private:
-  static constexpr std::uint32_t kInline = 6;
-  std::uint32_t size_ = 0;
-  int near_[kInline] = {};
-  std::vector<int> far_;  // links kInline onwards
 };
 
 class Topology {
@@ -125,15 +78,12 @@ class Topology {
   // coordinate and - from an odd one, so all-to-all traffic loads both
   // directions equally. Fills `out` with link ids; src == dst gives none.
   void route(int src, int dst, std::vector<int>& out) const;
-  void route(int src, int dst, Route& out) const;
   int hops(int src, int dst) const;
 
  private:
   // Signed steps along one axis from coordinate a to b (its sign is the
   // direction taken).
   int steps(int axis, int a, int b) const;
-  template <class Out>
-  void route_into(int src, int dst, Out& out) const;
 
   TopologyKind kind_;
   std::vector<int> shape_;

@@ -13,15 +13,15 @@ namespace {
 
 const std::string kSrc = TPUSIM_SOURCE_DIR;
 
-constexpr std::uint64_t kS = 8u << 20;   // all-reduce bytes
+constexpr std::uint64_t kS = 8u << 20;    // all-reduce bytes
 constexpr std::uint64_t kB = 256u << 20;  // the stream kernel's HBM bytes
 
 // Two v5e chips in a line, ring all-reduce of kS (f32), and/or a kernel of
 // kB HBM bytes on the vector unit; both start at 0.
 runtime::PodRunResult run(bool all_reduce, bool stream, hw::Fidelity fidelity, runtime::PodConfig* out = nullptr) {
-  const workloads::Experiment exp = workloads::load_experiment(
-      kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
-      {"pod={topology: ring, shape: [2], wraparound: false}", "mesh={x: 2}"});
+  const workloads::Experiment exp =
+      workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
+                                 {"pod={topology: ring, shape: [2], wraparound: false}", "mesh={x: 2}"});
   runtime::PodConfig cfg = workloads::pod_config(exp);
   cfg.fidelity = fidelity;
   cfg.simulate_every_chip = true;
@@ -102,9 +102,9 @@ TEST_CASE("chip reductions: tile fidelity keeps the calendar model, apart from t
 }
 
 TEST_CASE("chip reductions: no replicas nor replays at kernel fidelity", "[runtime][reduction]") {
-  const workloads::Experiment exp = workloads::load_experiment(
-      kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
-      {"pod={topology: ring, shape: [4], wraparound: true}", "mesh={x: 4}"});
+  const workloads::Experiment exp =
+      workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
+                                 {"pod={topology: ring, shape: [4], wraparound: true}", "mesh={x: 4}"});
   runtime::PodConfig cfg = workloads::pod_config(exp);
   cfg.fidelity = hw::Fidelity::kernel;
   runtime::PodProgram pp;
