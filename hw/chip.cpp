@@ -18,10 +18,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       fidelity_(fidelity),
       period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
   if (fidelity_ == Fidelity::kernel) {
-    // The vector units stream one (8,128) f32 vreg (4096 B) per cycle per
-    // TensorCore (docs/reference/tpu-specs.md#common.vpu_shape; v5p's
-    // vmem_load_store: one store per cycle), as collective reductions use them.
-    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, 4096.0 * config_.tensorcores * config_.clock);
+    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
     fluid_dmas_.resize(config_.dma_engines);
     latency_ps_ = static_cast<std::uint64_t>(std::llround(config_.hbm.latency_s * sim::kPsPerSecond));
   } else {
@@ -185,6 +182,25 @@ const HbmFluid& Chip::hbm_fluid() const {
 
 std::uint64_t Chip::hbm_bytes_read() const { return hbm_ ? hbm_->bytes_read() : fluid_read_; }
 std::uint64_t Chip::hbm_bytes_written() const { return hbm_ ? hbm_->bytes_written() : fluid_written_; }
+
+double Chip::vector_bytes_per_s() const {
+  // One (8,128) f32 vreg (4096 B) per cycle per TensorCore
+  // (docs/reference/tpu-specs.md#common.vpu_shape; v5p's vmem_load_store:
+  // one store per cycle), as collective reductions use them.
+  return 4096.0 * config_.tensorcores * config_.clock;
+}
+
+void Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, HbmFluid::Listener& listener,
+                           std::uint64_t token) {
+  if (!hbm_fluid_)
+    throw std::logic_error(std::string(name()) + ": a reduction flow needs the fluid HBM of kernel fidelity");
+  if (!(hbm_per_byte >= 1)) throw std::invalid_argument("a reduction writes its sum: >= 1 HBM byte per byte");
+  const auto total = static_cast<std::uint64_t>(std::llround(double(bytes) * hbm_per_byte));
+  fluid_written_ += bytes;
+  fluid_read_ += total - bytes;
+  ++reductions_;
+  hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, sim::FluidShare::kNoCap}, &listener, token);
+}
 
 void Chip::start_fluid(const Op& op, Completion done) {
   if (!hbm_fluid_)
@@ -379,7 +395,7 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   hg.scalar("bytes_read", rd, "B", "bytes read");
   hg.scalar("bytes_written", wr, "B", "bytes written");
   hg.scalar("transfers", double(hbm_ ? hbm_->transfers() : hbm_fluid_->flows()), "transfers",
-            hbm_ ? "transactions served" : "flows served (kernel phases, DMA copies)");
+            hbm_ ? "transactions served" : "flows served (kernel phases, DMA copies, collective reductions)");
   hg.formula(
       "bandwidth", [=] { return elapsed_s > 0 ? (rd + wr) / elapsed_s : 0; }, "B/s",
       "(bytes_read + bytes_written) / elapsed");
@@ -388,6 +404,7 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
       "bandwidth / peak bandwidth");
   if (hbm_fluid_) {
     hg.scalar("busy_time", hbm_fluid_->busy().to_seconds(), "s", "time with a flow active");
+    hg.scalar("reductions", double(reductions_), "flows", "collective reductions among the flows");
     return;
   }
   for (std::uint32_t c = 0; c < config_.hbm.channels; ++c) {

@@ -42,6 +42,17 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // ICI ops need the pod's network: a pod runtime runs those itself.
   void start(const Op& op, Completion done) override;
 
+  // Kernel fidelity: `bytes` of arrived operand added into a buffer in HBM
+  // on behalf of a collective (runtime's ChipReduction), as a flow through
+  // the vector units that moves hbm_per_byte HBM bytes per operand byte:
+  // the sum is written once, the rest is read. It shares HBM and the vector
+  // units with the chip's kernels and copies, and its bytes count in the
+  // chip's HBM totals. listener.flow_done(token) when it is done, never
+  // from inside this call.
+  // Operand bytes per second the vector units stream, all cores together.
+  double vector_bytes_per_s() const;
+  void start_reduction(std::uint64_t bytes, double hbm_per_byte, HbmFluid::Listener& listener, std::uint64_t token);
+
   const ChipConfig& config() const { return config_; }
   Fidelity fidelity() const { return fidelity_; }
   sc_core::sc_time clock_period() const { return period_; }
@@ -103,6 +114,7 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   };
   std::vector<FluidDma> fluid_dmas_;
   std::uint64_t fluid_read_ = 0, fluid_written_ = 0;
+  std::uint64_t reductions_ = 0;  // collective reductions started (start_reduction)
   std::uint64_t latency_ps_ = 0;
 
   // Timed completions of this chip's MXU and vector ops: one event and one

@@ -6,7 +6,7 @@
 namespace interconnect {
 
 namespace {
-// Cookie layout: chip 22 bits | stream 8 | pass 4 | kind 2 | index 28.
+// Cookie layout: pass run 30 bits | kind 2 | index 32.
 // Tag layout: collective 16 bits | stream 8 | phase 8 | pass 4 | local 28.
 constexpr int kMaxStreams = 256, kMaxPhases = 256, kMaxPasses = 16;
 constexpr std::uint64_t kMaxLocal = std::uint64_t{1} << 28;
@@ -34,21 +34,26 @@ Collective::Collective(Network& network, ReductionModel& reduction, CollectivePl
       run.first_pass = passes_total;
       passes_total += static_cast<int>(widest);
       stream_runs_.push_back(run);
+      for (std::size_t p = 0; p < widest; ++p) {
+        PassRun pr;
+        pr.chip = static_cast<int>(c);
+        pr.stream = static_cast<int>(&s - streams.data());
+        pr.index = static_cast<int>(p);
+        pass_runs_.push_back(std::move(pr));
+      }
     }
   }
-  pass_runs_.resize(static_cast<std::size_t>(passes_total));
+  if (pass_runs_.size() >= (std::size_t{1} << 30)) throw std::invalid_argument("too many passes for one collective");
   if (functional_) work_.assign(plan_.chips.size(), std::vector<double>(plan_.elements, 0.0));
 }
 
-std::uint64_t Collective::cookie(int chip, int stream, int pass, int kind, std::uint32_t index) {
-  return static_cast<std::uint64_t>(chip) | static_cast<std::uint64_t>(stream) << 22 |
-         static_cast<std::uint64_t>(pass) << 30 | static_cast<std::uint64_t>(kind) << 34 |
-         static_cast<std::uint64_t>(index) << 36;
+std::uint64_t Collective::cookie(int run, int kind, std::uint32_t index) {
+  return static_cast<std::uint64_t>(run) | static_cast<std::uint64_t>(kind) << 30 |
+         static_cast<std::uint64_t>(index) << 32;
 }
 
 Collective::Op Collective::decode(std::uint64_t c) {
-  return {static_cast<int>(c & 0x3fffff), static_cast<int>((c >> 22) & 0xff), static_cast<int>((c >> 30) & 0xf),
-          static_cast<int>((c >> 34) & 0x3), static_cast<std::uint32_t>(c >> 36)};
+  return {static_cast<int>(c & 0x3fffffff), static_cast<int>((c >> 30) & 0x3), static_cast<std::uint32_t>(c >> 32)};
 }
 
 std::uint64_t Collective::tag(int stream, int phase, int pass, std::uint32_t local) const {
@@ -82,6 +87,7 @@ void Collective::start_phase(int chip, int s) {
   for (int p = 0; p < passes; ++p) {
     PassRun& pr = pass_runs_[run.first_pass + p];
     pr.pass = passes_of_phase[p].get();
+    pr.steps = pr.pass->steps();
     pr.step = -1;
     pr.outstanding = 0;
   }
@@ -93,29 +99,37 @@ void Collective::start_phase(int chip, int s) {
   }
   // Only the last pass to finish starts the next phase, so the loop never
   // sees a phase change under it.
-  for (int p = 0; p < passes; ++p) advance(chip, s, p);
+  for (int p = 0; p < passes; ++p) advance(run.first_pass + p);
 }
 
-void Collective::advance(int chip, int s, int p) {
+void Collective::advance(int ri) {
   for (;;) {
-    PassRun& run = pass_run(chip, s, p);
-    const Pass& pass = *run.pass;
-    if (++run.step >= pass.steps()) {
+    PassRun& run = pass_runs_[ri];
+    const int chip = run.chip, s = run.stream, p = run.index;
+    if (++run.step >= run.steps) {
       pass_finished(chip, s);
       return;
     }
+    const Pass& pass = *run.pass;
     run.current.clear();
     pass.step(run.step, run.current);
     const std::size_t sends = run.current.sends.size(), recvs = run.current.recvs.size();
-    run.outstanding = static_cast<int>(sends + recvs);
     run.done_mask = 0;
-    if (sends + recvs > 64) run.done.assign(sends + recvs, 0);
+    run.done.assign(sends + recvs > 64 ? sends + recvs : 0, 0);
     run.posted = net_.now();
-    if (run.outstanding == 0) continue;
+    run.outstanding = 0;
     const int phase = stream_run(chip, s).phase;
     const std::uint64_t element_bytes = static_cast<std::uint64_t>(plan_.element_bytes);
+    // A chunk holding no element is not sent: the receiver sees the same
+    // empty transfer in its own step (the plan is symmetric) and does not
+    // wait for it. Both count it done from the start.
     for (std::size_t i = 0; i < sends; ++i) {
       const Transfer& t = run.current.sends[i];
+      if (t.count == 0) {
+        mark_done(run, i);
+        continue;
+      }
+      ++run.outstanding;
       Message m;
       m.src = chip;
       m.dst = t.peer;
@@ -129,14 +143,18 @@ void Collective::advance(int chip, int s, int p) {
                            w.begin() + static_cast<std::ptrdiff_t>(at + len));
         });
       }
-      net_.send(std::move(m), this, cookie(chip, s, p, kSend, static_cast<std::uint32_t>(i)));
+      net_.send(std::move(m), this, cookie(ri, kSend, static_cast<std::uint32_t>(i)));
     }
     for (std::size_t j = 0; j < recvs; ++j) {
       const Transfer& t = run.current.recvs[j];
-      net_.receive(chip, t.peer, tag(s, phase, p, t.tag), this,
-                   cookie(chip, s, p, kRecv, static_cast<std::uint32_t>(j)));
+      if (t.count == 0) {
+        mark_done(run, sends + j);
+        continue;
+      }
+      ++run.outstanding;
+      net_.receive(chip, t.peer, tag(s, phase, p, t.tag), this, cookie(ri, kRecv, static_cast<std::uint32_t>(j)));
     }
-    return;
+    if (run.outstanding > 0) return;
   }
 }
 
@@ -148,14 +166,17 @@ void Collective::pass_finished(int chip, int s) {
 }
 
 void Collective::op_done(const Op& op) {
-  PassRun& run = pass_run(op.chip, op.stream, op.pass);
-  const std::size_t slot = op.kind == kSend ? op.index : run.current.sends.size() + op.index;
+  PassRun& run = pass_runs_[op.run];
+  mark_done(run, op.kind == kSend ? op.index : run.current.sends.size() + op.index);
+  if (--run.outstanding == 0) advance(op.run);
+}
+
+void Collective::mark_done(PassRun& run, std::size_t slot) {
   if (run.done.empty()) {
     run.done_mask |= std::uint64_t{1} << slot;
   } else {
     run.done[slot] = 1;
   }
-  if (--run.outstanding == 0) advance(op.chip, op.stream, op.pass);
 }
 
 bool Collective::is_done(const PassRun& run, std::size_t slot) const {
@@ -177,7 +198,7 @@ void Collective::on_sent(std::uint64_t c) { op_done(decode(c)); }
 
 void Collective::on_received(std::uint64_t c, Arrival& arrival) {
   const Op op = decode(c);
-  PassRun& run = pass_run(op.chip, op.stream, op.pass);
+  PassRun& run = pass_runs_[op.run];
   const Transfer& t = run.current.recvs[op.index];
   const std::uint64_t bytes = t.count * static_cast<std::uint64_t>(plan_.element_bytes);
   if (arrival.message.bytes != bytes) {
@@ -186,35 +207,29 @@ void Collective::on_received(std::uint64_t c, Arrival& arrival) {
   }
   if (functional_) receive_payload(op, t, run.current.reduce, arrival.message.payload);
   if (run.current.reduce) {
-    const Ps t_now = net_.now();
-    const Ps finish = reduction_.reduce(op.chip, bytes, std::max(arrival.first_byte, run.posted), t_now);
-    if (finish > t_now) {
-      net_.schedule(finish, this, cookie(op.chip, op.stream, op.pass, kReduced, op.index));
-      return;
-    }
+    reduction_.reduce(run.chip, bytes, std::max(arrival.first_byte, run.posted), net_.now(), *this,
+                      cookie(op.run, kRecv, op.index));
+    return;
   }
   op_done(op);
 }
 
-void Collective::on_timer(std::uint64_t c) {
-  Op op = decode(c);
-  op.kind = kRecv;
-  op_done(op);
-}
+void Collective::reduced(std::uint64_t c) { op_done(decode(c)); }
 
 void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload) {
-  std::vector<double>& w = work_[op.chip];
+  const PassRun& run = pass_runs_[op.run];
+  std::vector<double>& w = work_[run.chip];
   std::size_t i = 0;
-  plan_.chips[op.chip].streams[op.stream].layout.for_each_run(t.offset, t.count,
-                                                              [&](std::uint64_t at, std::uint64_t len) {
-                                                                for (std::uint64_t e = 0; e < len; ++e, ++i) {
-                                                                  if (reduce) {
-                                                                    w[at + e] += payload[i];
-                                                                  } else {
-                                                                    w[at + e] = payload[i];
+  plan_.chips[run.chip].streams[run.stream].layout.for_each_run(t.offset, t.count,
+                                                                [&](std::uint64_t at, std::uint64_t len) {
+                                                                  for (std::uint64_t e = 0; e < len; ++e, ++i) {
+                                                                    if (reduce) {
+                                                                      w[at + e] += payload[i];
+                                                                    } else {
+                                                                      w[at + e] = payload[i];
+                                                                    }
                                                                   }
-                                                                }
-                                                              });
+                                                                });
 }
 
 bool Collective::complete() const {

@@ -1,7 +1,7 @@
 #pragma once
 // Runs a CollectivePlan on a Network: every chip works through its own
-// schedule, exchanging real messages; reductions are charged to the
-// ReductionModel of the chip that does them. A chip joins when its program
+// schedule, exchanging real messages; each reduction is handed to the
+// ReductionModel, and the step goes on when it calls back. A chip joins when its program
 // reaches the collective (join), from any SystemC process or callback, and
 // hears back through on_done when its part is complete. Plain C++ driven by
 // network callbacks: no SystemC process per chip.
@@ -16,7 +16,7 @@
 
 namespace interconnect {
 
-class Collective : public NetworkClient {
+class Collective : public NetworkClient, public ReductionListener {
  public:
   // id distinguishes collectives in flight at once (message tags); < 65536.
   // functional needs a plan made with spec.functional.
@@ -50,7 +50,7 @@ class Collective : public NetworkClient {
 
   void on_sent(std::uint64_t cookie) override;
   void on_received(std::uint64_t cookie, Arrival& arrival) override;
-  void on_timer(std::uint64_t cookie) override;
+  void reduced(std::uint64_t cookie) override;
 
  private:
   // Run state lives in flat arrays (one slot per chip and stream, and per
@@ -58,7 +58,9 @@ class Collective : public NetworkClient {
   // cache lines: 4096 chips x 6 streams do not fit in cache.
   struct PassRun {
     const Pass* pass = nullptr;
+    int chip = 0, stream = 0, index = 0;  // whose pass (index within the stream's phase) this slot runs
     int step = -1;
+    int steps = 0;  // pass->steps(), read once per phase
     int outstanding = 0;
     Ps posted = 0;                // when the current step's receives were posted
     std::uint64_t done_mask = 0;  // operations done, sends first (steps of <= 64 operations)
@@ -79,23 +81,24 @@ class Collective : public NetworkClient {
     std::function<void()> on_done;
   };
   struct Op {  // decoded cookie
-    int chip, stream, pass, kind;
+    int run;   // index in pass_runs_
+    int kind;
     std::uint32_t index;
   };
-  enum OpKind { kSend = 0, kRecv = 1, kReduced = 2 };
+  enum OpKind { kSend = 0, kRecv = 1 };
 
-  static std::uint64_t cookie(int chip, int stream, int pass, int kind, std::uint32_t index);
+  static std::uint64_t cookie(int run, int kind, std::uint32_t index);
   static Op decode(std::uint64_t cookie);
   std::uint64_t tag(int stream, int phase, int pass, std::uint32_t local) const;
 
   void start_phase(int chip, int stream);
-  void advance(int chip, int stream, int pass);  // next step(s) until one waits
+  void advance(int run);  // pass_runs_[run]: next step(s) until one waits
   void pass_finished(int chip, int stream);
   void op_done(const Op& op);
+  static void mark_done(PassRun& run, std::size_t slot);
   void finish_chip(int chip);
   void receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload);
   StreamRun& stream_run(int chip, int s) { return stream_runs_[chips_[chip].first_stream + s]; }
-  PassRun& pass_run(int chip, int s, int p) { return pass_runs_[stream_run(chip, s).first_pass + p]; }
   bool is_done(const PassRun& run, std::size_t slot) const;
 
   Network& net_;

@@ -32,7 +32,7 @@ void IciNetwork::transmit(int id) {
   for (int l : route) {
     const Port& p = ports_[l];
     add_busy(l, round_up_ps(bytes / p.bytes_per_ps));
-    if (!shares_.flows_on(static_cast<std::uint32_t>(l)).empty() || p.alone_until > t) alone = false;
+    if (p.fluid != 0 || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
   if (alone) {
@@ -55,7 +55,10 @@ void IciNetwork::share(int id, double bytes) {
   Flow& f = flows_[id];
   f.fluid = true;
   std::vector<sim::FluidShare::Use> uses;
-  for (int l : path(id)) uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+  for (int l : path(id)) {
+    uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+    ++ports_[l].fluid;
+  }
   f.share = shares_.start(now(), bytes, std::move(uses));
   if (f.share >= flow_of_share_.size()) flow_of_share_.resize(f.share + 1);
   flow_of_share_[f.share] = id;
@@ -101,6 +104,7 @@ void IciNetwork::finish_serializing(int id) {
   const std::vector<int>& route = path(id);
   if (flows_[id].fluid) {
     shares_.finish(flows_[id].share, t);
+    for (int l : route) --ports_[l].fluid;
     flows_[id].fluid = false;
     mark_dirty();
   } else {

@@ -40,6 +40,7 @@ class IciNetwork : public Network {
     double bytes_per_ps = 0.0;
     Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;
+    std::uint32_t fluid = 0;  // sharing flows on it (its flows in shares_)
   };
 
   // A lone flow starts sharing: from now on its rate is recomputed.

@@ -20,8 +20,7 @@ Network::Network(const sc_core::sc_module_name& name, const Topology& topology, 
       link_(link),
       posted_(topology.chips()),
       unclaimed_(topology.chips()),
-      link_bytes_(topology.link_slots(), 0),
-      link_busy_(topology.link_slots(), 0),
+      links_(topology.link_slots()),
       bytes_out_(topology.chips(), 0),
       bytes_in_(topology.chips(), 0) {
   SC_HAS_PROCESS(Network);
@@ -33,8 +32,6 @@ Network::Network(const sc_core::sc_module_name& name, const Topology& topology, 
 
 Network::~Network() = default;
 
-Ps Network::now() const { return sc_core::sc_time_stamp().value(); }
-
 bool Network::quiet() const {
   // Model entries left in the queue with nothing in flight are superseded.
   if (live_ != 0 || client_entries_ != 0) return false;
@@ -45,7 +42,16 @@ bool Network::quiet() const {
   return true;
 }
 
-Traffic Network::traffic() const { return {link_bytes_, link_busy_, bytes_out_, bytes_in_, messages_}; }
+Traffic Network::traffic() const {
+  Traffic t{{}, {}, bytes_out_, bytes_in_, messages_};
+  t.link_bytes.reserve(links_.size());
+  t.link_busy.reserve(links_.size());
+  for (const LinkStats& l : links_) {
+    t.link_bytes.push_back(l.bytes);
+    t.link_busy.push_back(l.busy);
+  }
+  return t;
+}
 
 Traffic Traffic::minus(const Traffic& e) const {
   Traffic d = *this;
@@ -58,8 +64,8 @@ Traffic Traffic::minus(const Traffic& e) const {
 }
 
 void Network::add_traffic(const Traffic& t) {
-  for (std::size_t i = 0; i < t.link_bytes.size(); ++i) link_bytes_[i] += t.link_bytes[i];
-  for (std::size_t i = 0; i < t.link_busy.size(); ++i) link_busy_[i] += t.link_busy[i];
+  for (std::size_t i = 0; i < t.link_bytes.size(); ++i) links_[i].bytes += t.link_bytes[i];
+  for (std::size_t i = 0; i < t.link_busy.size(); ++i) links_[i].busy += t.link_busy[i];
   for (std::size_t i = 0; i < t.bytes_out.size(); ++i) bytes_out_[i] += t.bytes_out[i];
   for (std::size_t i = 0; i < t.bytes_in.size(); ++i) bytes_in_[i] += t.bytes_in[i];
   messages_ += t.messages;
@@ -90,7 +96,7 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   topology_.route(f.message.src, f.message.dst, f.path);
   const std::uint64_t bytes = f.message.bytes;
   bytes_out_[f.message.src] += bytes;
-  for (int l : f.path) link_bytes_[l] += bytes;
+  for (int l : f.path) links_[l].bytes += bytes;
   ++messages_;
   transmit(id);
 }
@@ -134,12 +140,15 @@ void Network::wake_at(Ps at) {
 
 void Network::run_due() {
   can_notify_ = false;  // pushes made while draining need no notification
-  const Ps t = now();
+  const Ps t = sc_core::sc_time_stamp().value();
+  drain_now_ = t;
+  draining_ = true;
   for (;;) {
     while (!queue_.empty() && queue_.top_time() <= t) dispatch(queue_.pop());
     end_of_instant();
     if (queue_.empty() || queue_.top_time() > t) break;
   }
+  draining_ = false;
   can_notify_ = true;
   wake_pending_ = ~Ps{0};
   if (!queue_.empty()) wake_at(queue_.top_time());

@@ -67,15 +67,17 @@ class Network : public sc_core::sc_module {
   // client->on_timer(cookie) at absolute time `at` (>= now).
   void schedule(Ps at, NetworkClient* client, std::uint64_t cookie);
 
-  Ps now() const;
+  // Inside the network's process the time of the instant it drains, read
+  // once per activation; elsewhere the kernel's.
+  Ps now() const { return draining_ ? drain_now_ : static_cast<Ps>(sc_core::sc_time_stamp().value()); }
   const Topology& topology() const { return topology_; }
   const LinkConfig& link_config() const { return link_; }
   virtual const char* model() const = 0;
 
   // Statistics. Link busy time is the time the link direction spent
   // serializing bytes, so utilization = busy / elapsed.
-  std::uint64_t link_bytes(int link) const { return link_bytes_[link]; }
-  Ps link_busy(int link) const { return link_busy_[link]; }
+  std::uint64_t link_bytes(int link) const { return links_[link].bytes; }
+  Ps link_busy(int link) const { return links_[link].busy; }
   std::uint64_t chip_bytes_out(int chip) const { return bytes_out_[chip]; }
   std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[chip]; }
   std::uint64_t messages() const { return messages_; }
@@ -113,7 +115,7 @@ class Network : public sc_core::sc_module {
   Ps started(int id) const { return flight_[id].start; }
   void source_done(int id);
   void delivered(int id, Ps first_byte);
-  void add_busy(int link, Ps t) { link_busy_[link] += t; }
+  void add_busy(int link, Ps t) { links_[link].busy += t; }
 
  private:
   enum Kind : std::uint32_t { kTimer = 0, kMatched = 1 };
@@ -152,6 +154,8 @@ class Network : public sc_core::sc_module {
   EventQueue<Entry> queue_;
   Ps wake_pending_ = ~Ps{0};  // time of the notification of wake_ in force
   bool can_notify_ = false;   // false during elaboration and while run_due drains the queue
+  bool draining_ = false;     // run_due is draining the queue at drain_now_
+  Ps drain_now_ = 0;
   sc_core::sc_event wake_;
 
   std::vector<InFlight> flight_;
@@ -161,8 +165,11 @@ class Network : public sc_core::sc_module {
   std::vector<std::vector<PostedReceive>> posted_;  // per destination chip
   std::vector<std::vector<int>> unclaimed_;         // per destination chip: arrived, not yet received
 
-  std::vector<std::uint64_t> link_bytes_;
-  std::vector<Ps> link_busy_;
+  struct LinkStats {  // one link direction: the bytes it carried, the time it spent serializing
+    std::uint64_t bytes = 0;
+    Ps busy = 0;
+  };
+  std::vector<LinkStats> links_;
   std::vector<std::uint64_t> bytes_out_, bytes_in_;
   std::uint64_t messages_ = 0;
   std::uint64_t events_ = 0;

@@ -4,34 +4,49 @@
 
 namespace interconnect {
 
-VectorUnitReduction::VectorUnitReduction(int chips, const ReductionConfig& config, std::uint64_t packet_bytes)
-    : config_(config),
-      packet_bytes_(packet_bytes),
+VectorUnitReduction::VectorUnitReduction(Network& network, const ReductionConfig& config)
+    : net_(network),
+      config_(config),
+      packet_bytes_(network.link_config().packet_bytes),
       ps_per_byte_(
           std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
           kPsPerSecond),
-      booked_until_(chips, 0),
-      vector_busy_s_(chips, 0.0),
-      hbm_bytes_(chips, 0.0),
-      reductions_(chips, 0) {}
+      chips_(network.topology().chips()) {}
 
-Ps VectorUnitReduction::reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end) {
+void VectorUnitReduction::reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end, ReductionListener& listener,
+                                 std::uint64_t token) {
+  Reducer& r = chips_[chip];
   const Ps work = round_up_ps(static_cast<double>(bytes) * ps_per_byte_);
   Ps finish;
   if (config_.streaming) {
-    const Ps start = std::max(booked_until_[chip], data_start);
-    booked_until_[chip] = start + work;
+    const Ps start = std::max(r.booked_until, data_start);
+    r.booked_until = start + work;
     const Ps tail = round_up_ps(static_cast<double>(std::min(bytes, packet_bytes_)) * ps_per_byte_);
     finish = std::max(start + work, data_end + tail);
   } else {
-    const Ps start = std::max(booked_until_[chip], data_end);
-    booked_until_[chip] = start + work;
+    const Ps start = std::max(r.booked_until, data_end);
+    r.booked_until = start + work;
     finish = start + work;
   }
-  vector_busy_s_[chip] += static_cast<double>(bytes) / config_.vector_bytes_per_s;
-  hbm_bytes_[chip] += static_cast<double>(bytes) * config_.hbm_bytes_per_reduced_byte;
-  ++reductions_[chip];
-  return finish;
+  r.vector_busy_s += static_cast<double>(bytes) / config_.vector_bytes_per_s;
+  r.hbm_bytes += static_cast<double>(bytes) * config_.hbm_bytes_per_reduced_byte;
+  ++r.reductions;
+  std::uint64_t slot;
+  if (free_.empty()) {
+    slot = waiting_.size();
+    waiting_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  waiting_[slot] = {&listener, token};
+  net_.schedule(finish, this, slot);
+}
+
+void VectorUnitReduction::on_timer(std::uint64_t slot) {
+  const Waiting w = waiting_[slot];
+  free_.push_back(slot);
+  w.listener->reduced(w.token);
 }
 
 }  // namespace interconnect

@@ -1,49 +1,80 @@
 #pragma once
-// What a reduction costs the chip that does it. Collectives call the hook for
-// every arrived message they reduce into their buffer; the chip model (or the
-// default below) answers when the sum is complete and keeps its own account
-// of vector-unit time and HBM traffic.
+// What a reduction costs the chip that does it. Collectives hand every
+// arrived message they reduce into their buffer to the ReductionModel and go
+// on when it calls them back: the chip model (runtime's ChipReduction, a
+// flow on the chip's HBM and vector units) or the default below answers
+// when the sum is complete and keeps its own account of vector-unit time and
+// HBM traffic. Asynchronous because a shared resource's finish time is not
+// known when the work starts.
 #include <cstdint>
 #include <vector>
 
+#include "interconnect/network.h"
 #include "interconnect/pod_config.h"
 #include "interconnect/time.h"
 
 namespace interconnect {
+
+class ReductionListener {
+ public:
+  virtual ~ReductionListener() = default;
+  // The reduction asked for with this token is complete (from any process,
+  // never from inside the reduce() call).
+  virtual void reduced(std::uint64_t token) = 0;
+};
 
 class ReductionModel {
  public:
   virtual ~ReductionModel() = default;
   // Chip `chip` adds `bytes` of arrived data into its own buffer. The data
   // is available from data_start (its head landed, or the receive was posted
-  // if later) to data_end (the tail landed; data_end is now). Returns when
-  // the sum is complete (>= data_end).
-  virtual Ps reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end) = 0;
+  // if later) to data_end (the tail landed; data_end is now). Calls
+  // listener.reduced(token) when the sum is complete (at data_end or later).
+  virtual void reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end, ReductionListener& listener,
+                      std::uint64_t token) = 0;
+  // What chip `chip` has reduced so far: vector-unit seconds, HBM bytes.
+  virtual double vector_busy_s(int chip) const = 0;
+  virtual double hbm_bytes(int chip) const = 0;
 };
 
-// The default hook: a per-chip reducer whose speed is the slower of the
+// The default model: a per-chip reducer whose speed is the slower of the
 // vector unit and the HBM traffic a reduction needs (ReductionConfig). Work
 // is booked on a per-chip calendar, so reductions that arrive together share
 // the reducer; with streaming, a reduction keeps pace with its data and ends
-// one packet's worth of work after the data does.
-class VectorUnitReduction : public ReductionModel {
+// one packet's worth of work after the data does. It knows nothing else the
+// chip does: interconnect-only runs (run_collective) and pods at tile
+// fidelity use it. The callback is a timer on the network.
+class VectorUnitReduction : public ReductionModel, private NetworkClient {
  public:
-  VectorUnitReduction(int chips, const ReductionConfig& config, std::uint64_t packet_bytes);
+  VectorUnitReduction(Network& network, const ReductionConfig& config);
 
-  Ps reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end) override;
+  void reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end, ReductionListener& listener,
+              std::uint64_t token) override;
 
-  double vector_busy_s(int chip) const { return vector_busy_s_[chip]; }
-  double hbm_bytes(int chip) const { return hbm_bytes_[chip]; }
-  std::uint64_t reductions(int chip) const { return reductions_[chip]; }
+  double vector_busy_s(int chip) const override { return chips_[chip].vector_busy_s; }
+  double hbm_bytes(int chip) const override { return chips_[chip].hbm_bytes; }
+  std::uint64_t reductions(int chip) const { return chips_[chip].reductions; }
 
  private:
+  struct Reducer {  // one chip's: its calendar and what it did
+    Ps booked_until = 0;
+    double vector_busy_s = 0;
+    double hbm_bytes = 0;
+    std::uint64_t reductions = 0;
+  };
+  struct Waiting {  // a reduction whose completion timer is queued
+    ReductionListener* listener = nullptr;
+    std::uint64_t token = 0;
+  };
+  void on_timer(std::uint64_t slot) override;
+
+  Network& net_;
   ReductionConfig config_;
   std::uint64_t packet_bytes_;
   double ps_per_byte_;
-  std::vector<Ps> booked_until_;
-  std::vector<double> vector_busy_s_;
-  std::vector<double> hbm_bytes_;
-  std::vector<std::uint64_t> reductions_;
+  std::vector<Reducer> chips_;
+  std::vector<Waiting> waiting_;  // by slot
+  std::vector<std::uint64_t> free_;
 };
 
 }  // namespace interconnect

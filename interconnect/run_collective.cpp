@@ -44,7 +44,7 @@ CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpe
 
   sim::reset_kernel();
   std::unique_ptr<Network> net = make_network("ici", topology, pod);
-  VectorUnitReduction reduction(topology.chips(), pod.reduction, pod.link.packet_bytes);
+  VectorUnitReduction reduction(*net, pod.reduction);
   Collective coll(*net, reduction, std::move(plan), spec.functional);
 
   std::vector<std::vector<double>> inputs;

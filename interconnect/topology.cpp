@@ -140,8 +140,9 @@ int Topology::links() const {
 
 int Topology::steps(int axis, int a, int b) const {
   const int size = shape_[axis];
-  const int forward = ((b - a) % size + size) % size;
   if (!wrap_[axis]) return b - a;
+  // (b - a) mod size without a division: both are in [0, size).
+  const int forward = b >= a ? b - a : b - a + size;
   const int backward = size - forward;
   if (forward == 0) return 0;
   if (forward < backward) return forward;
@@ -152,10 +153,15 @@ int Topology::steps(int axis, int a, int b) const {
 void Topology::route(int src, int dst, std::vector<int>& out) const {
   out.clear();
   int at = src;
+  // Coordinates of both ends, axis by axis, one division each.
+  int s_rest = src, d_rest = dst;
   for (int axis = 0; axis < axes(); ++axis) {
     const int size = shape_[axis];
-    int c = coord(src, axis);
-    const int s = steps(axis, c, coord(dst, axis));
+    int c = s_rest % size;
+    const int d = d_rest % size;
+    s_rest /= size;
+    d_rest /= size;
+    const int s = steps(axis, c, d);
     const int dir = s > 0 ? +1 : -1;
     for (int i = 0, n = s > 0 ? s : -s; i < n; ++i) {
       out.push_back(link_id(at, axis, dir));

@@ -71,6 +71,17 @@ std::string replicas_blocker(const PodConfig& config, const PodProgram& pp) {
   return peers_blocker(pp);
 }
 
+// Whether a recorded collective may be replayed: not at kernel fidelity when
+// it reduces, since its reductions are flows on the chips' HBM that a replay
+// would skip (their bytes, and their contention with the chips' kernels).
+bool replays_valid(const PodConfig& config, const PodProgram& pp) {
+  if (config.fidelity != hw::Fidelity::kernel) return true;
+  for (const auto& spec : pp.collectives)
+    if (spec.op == interconnect::CollectiveOp::all_reduce || spec.op == interconnect::CollectiveOp::reduce_scatter)
+      return false;
+  return true;
+}
+
 // How far apart replicas' collectives may end (summed over collectives, as
 // a fraction of the step) for one chip per group to stand for all.
 constexpr double kReplicaSpreadTolerance = 1e-2;
@@ -90,6 +101,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& pp, bool trace, 
   std::string why = replicas_blocker(config, pp);
   if (why.empty()) {
     for (bool replays : {true, false}) {
+      if (replays && !replays_valid(config, pp)) continue;
       PodSimulation sim(config, pp, {true, replays});
       sim.elaborate(observers);
       sim.run();

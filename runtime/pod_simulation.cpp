@@ -90,6 +90,7 @@ PodSimulation::~PodSimulation() {
   p2p_.reset();
   collectives_.reset();
   reduction_.reset();
+  calendar_.reset();
   net_.reset();
 }
 
@@ -169,8 +170,16 @@ void PodSimulation::elaborate(const Observers& observers) {
   sim::WallTimer elaboration;
   sim::reset_kernel();
   net_ = interconnect::make_network("ici", topology_, cfg);
-  reduction_ = std::make_unique<interconnect::VectorUnitReduction>(n, cfg.reduction, cfg.link.packet_bytes);
-  collectives_ = std::make_unique<PodCollectives>(*net_, *reduction_, plans, specs, use_.replays);
+  // At tile and pe fidelity the chip's HBM is the per-channel model, driven
+  // by DMA engines only: reductions stay on the calendar model, apart from
+  // the chip. At kernel fidelity they are flows on the chip's fluid HBM
+  // (ChipReduction) on simulated chips, and on the calendar on the replicas
+  // they stand for.
+  calendar_ = std::make_unique<interconnect::VectorUnitReduction>(*net_, cfg.reduction);
+  if (config_.fidelity == hw::Fidelity::kernel) {
+    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, *calendar_);
+  }
+  collectives_ = std::make_unique<PodCollectives>(*net_, reduction(), plans, specs, use_.replays);
   for (std::size_t i = 0; i < naming.size(); ++i) {
     std::size_t joining = 0;
     for (const std::uint32_t p : naming[i]) joining += chips_of_program[p];
@@ -295,8 +304,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
     r.step_time_s = std::max(r.step_time_s, r.end_s[c]);
     r.ici_bytes_out.push_back(net_->chip_bytes_out(c));
     r.ici_bytes_in.push_back(net_->chip_bytes_in(c));
-    r.reduce_vector_s.push_back(reduction_->vector_busy_s(c));
-    r.reduce_hbm_bytes.push_back(reduction_->hbm_bytes(c));
+    r.reduce_vector_s.push_back(reduction().vector_busy_s(c));
+    r.reduce_hbm_bytes.push_back(reduction().hbm_bytes(c));
   }
   for (int c = 0; c < n; ++c) {
     if (rep_of_[c] != c) continue;

@@ -17,6 +17,7 @@
 #include "interconnect/reduction.h"
 #include "interconnect/topology.h"
 #include "runtime/chip_engines.h"
+#include "runtime/chip_reduction.h"
 #include "runtime/collective_replay.h"
 #include "runtime/limits.h"
 #include "runtime/pod_config.h"
@@ -68,7 +69,11 @@ class PodSimulation {
   // before chips, collectives before the network) before the next run
   // resets the kernel.
   std::unique_ptr<interconnect::Network> net_;
-  std::unique_ptr<interconnect::VectorUnitReduction> reduction_;
+  // The calendar model (interconnect::VectorUnitReduction), and at kernel
+  // fidelity the chips' own (ChipReduction, the calendar for the chips not
+  // simulated).
+  std::unique_ptr<interconnect::ReductionModel> calendar_, reduction_;
+  interconnect::ReductionModel& reduction() const { return reduction_ ? *reduction_ : *calendar_; }
   std::unique_ptr<PodCollectives> collectives_;
   std::unique_ptr<PointToPoint> p2p_;
   std::unique_ptr<NextDelta> next_delta_;

@@ -33,7 +33,7 @@ TEST_CASE("collective deadlock: a chip that never joins is named, and so are its
   spec.bytes = 6 * 1024;
   sim::reset_kernel();
   IciNetwork net("ici", topo, LinkConfig{});
-  VectorUnitReduction red(topo.chips(), ReductionConfig{}, 4096);
+  VectorUnitReduction red(net, ReductionConfig{});
   Collective coll(net, red, plan_collective(topo, Mesh(topo, {}), LinkConfig{}, spec), false);
   for (int chip = 0; chip < 6; ++chip) {
     if (chip != 3) coll.join(chip);
@@ -85,7 +85,7 @@ TEST_CASE("collective deadlock: a finished run passes the check", "[collective][
   spec.bytes = 4 * 1024;
   sim::reset_kernel();
   IciNetwork net("ici", topo, LinkConfig{});
-  VectorUnitReduction red(topo.chips(), ReductionConfig{}, 4096);
+  VectorUnitReduction red(net, ReductionConfig{});
   Collective coll(net, red, plan_collective(topo, Mesh(topo, {}), LinkConfig{}, spec), false);
   for (int chip = 0; chip < 4; ++chip) coll.join(chip);
   sc_core::sc_start();

@@ -36,7 +36,7 @@ std::vector<std::vector<double>> run(const PodNetworkConfig& p, const Collective
   CollectivePlan plan = plan_collective(topo, Mesh(topo, p.mesh), p.link, spec);
   sim::reset_kernel();
   auto net = make_network("ici", topo, p);
-  VectorUnitReduction red(topo.chips(), p.reduction, p.link.packet_bytes);
+  VectorUnitReduction red(*net, p.reduction);
   Collective coll(*net, red, std::move(plan), true);
   inputs.assign(topo.chips(), {});
   for (int chip = 0; chip < topo.chips(); ++chip) {

@@ -51,7 +51,7 @@ TEST_CASE("collective join: chips join late from their own threads and the resul
   spec.functional = true;
   sim::reset_kernel();
   IciNetwork net("ici", topo, link);
-  VectorUnitReduction red(topo.chips(), ReductionConfig{}, link.packet_bytes);
+  VectorUnitReduction red(net, ReductionConfig{});
   Collective coll(net, red, plan_collective(topo, Mesh(topo, {}), link, spec), true);
   std::vector<std::unique_ptr<ChipProgram>> chips;
   for (int c = 0; c < 5; ++c) {
@@ -89,7 +89,7 @@ TEST_CASE("collective join: two collectives at once on different axes keep their
   cols.functional = true;
   sim::reset_kernel();
   IciNetwork net("ici", topo, link);
-  VectorUnitReduction red(topo.chips(), ReductionConfig{}, link.packet_bytes);
+  VectorUnitReduction red(net, ReductionConfig{});
   Collective a(net, red, plan_collective(topo, mesh, link, rows), true, 0);
   Collective b(net, red, plan_collective(topo, mesh, link, cols), true, 1);
   for (int c = 0; c < 12; ++c) {
