@@ -18,8 +18,7 @@ void prepare_output_dir(const std::string& dir, const std::vector<std::string>& 
   fs::create_directories(dir, ec);
   if (ec) fail("cannot create it: " + ec.message());
   for (const auto& f : files)
-    if (fs::is_directory(fs::path(dir) / f, ec))
-      fail(f + " in it is a directory; the run writes a file there");
+    if (fs::is_directory(fs::path(dir) / f, ec)) fail(f + " in it is a directory; the run writes a file there");
   // Writable: the atomic writer makes a temporary file beside each output.
   const fs::path probe = fs::path(dir) / (".tpusim-write-test." + std::to_string(::getpid()));
   {

@@ -32,8 +32,8 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
  public:
   // chips[c]: chip c of `n`, read when it reduces (the vector may be filled
   // after construction); every chip that reduces must be there.
-  ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n,
-                const interconnect::ReductionConfig& config, interconnect::ReductionModel& unsimulated);
+  ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n, const interconnect::ReductionConfig& config,
+                interconnect::ReductionModel& unsimulated);
 
   void reduce(int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
               interconnect::ReductionListener& listener, std::uint64_t token) override;

@@ -18,7 +18,8 @@ namespace {
 const char* kExperiment = "configs/experiments/matmul-v5e.yaml";
 }
 
-TEST_CASE("--out that is a file or holds a directory named report.json: exit 2 before the run", "[app][outputs]") {
+TEST_CASE("an output folder that is a file or holds a directory named report.json: exit 2 before the run",
+          "[app][outputs]") {
   TempDir tmp("out-folder");
   std::ofstream(tmp / "a-file") << "x";
   auto r = run_tpusim(std::string("run ") + kExperiment + " --out " + (tmp / "a-file"));
