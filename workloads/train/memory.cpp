@@ -43,7 +43,7 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     m.params = stored * params;
     m.grads = stored * params;  // accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(optimized));
-    if (fsdp > 1) m.gathered = 3 * stored * largest;
+    if (fsdp > 1) m.gathered = 3 * hw::kBf16Bytes * largest;  // gathered as BF16 (program_builder.cpp)
     m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
     m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
   }

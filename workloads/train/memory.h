@@ -20,7 +20,7 @@ namespace workloads {
 // layer's elements split over the fsdp axes, the last shard padded), and
 // `gathered` the weights it all-gathers: the layer in use and the one
 // prefetched, and the full gradients of the layer being reduce-scattered,
-// three times the stage's largest layer. With zero: 1 the optimizer state
+// three times the stage's largest layer in BF16. With zero: 1 the optimizer state
 // is sharded over the data axes.
 // With remat: full, a repeated layer stashes only its input (BF16, as the
 // previous layer hands it on), and `rematerialized` is what the largest of

@@ -353,7 +353,8 @@ class ChipProgramBuilder {
       const Deps updated = kernels::append_stream(prog, ctx_.exp.chip, ctx_.exp.fidelity, work, grads_done_[l],
                                                   opt.name + " update " + ctx_.model.layers[l].name);
       if (zero)
-        sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data.axes, updated);
+        sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data.axes,
+                           bytes_of(ctx_.spec.precision.params), updated);  // the updated weights as stored
     }
   }
 
@@ -367,10 +368,11 @@ class ChipProgramBuilder {
 
   // A collective over a layer's weights or gradients split into equal
   // shards over `axes` (fsdp or, with zero: 1, data): the all-gather of the
-  // shards or the reduce-scatter into them. `tag` names the microbatch
-  // where there is one per microbatch.
+  // shards or the reduce-scatter into them, of `element_bytes` elements.
+  // `tag` names the microbatch where there is one per microbatch.
   Deps sharded_collective(hw::Program& prog, interconnect::CollectiveOp op, std::size_t layer, const std::string& tag,
-                          const std::string& what, const std::vector<std::string>& axes, const Deps& deps) {
+                          const std::string& what, const std::vector<std::string>& axes, std::uint32_t element_bytes,
+                          const Deps& deps) {
     const std::uint64_t n = held_elements(layer);
     if (n == 0) return deps;
     std::uint32_t ranks = 1;
@@ -380,23 +382,26 @@ class ChipProgramBuilder {
     const std::string name = "stage" + std::to_string(role_.stage) + (tag.empty() ? "" : " " + tag) + " " +
                              ctx_.model.layers[layer].name + " " + what + (gather ? " all-gather" : " reduce-scatter") +
                              " over " + axes_text(axes);
-    const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // weights and gradients as stored
-    const std::uint32_t c =
-        ctx_.collectives.add(name, op, stored * gathered_elements(n, ranks), axes,
-                             what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients, stored);
+    const std::uint32_t c = ctx_.collectives.add(
+        name, op, element_bytes * gathered_elements(n, ranks), axes,
+        what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients, element_bytes);
     return {prog.add({name, {hw::EngineKind::ici, gather ? kIciWeights : kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 
   // fsdp: the all-gather of a layer's weights for the pass about to be
   // built, one layer ahead: it waits only for the pass before the previous
   // one (whose weights' buffer it takes), so it runs under the previous
-  // pass and at most two layers' weights are gathered at once.
+  // pass and at most two layers' weights are gathered at once. The gather
+  // moves BF16, the matmuls' format, whatever the weights are stored in:
+  // the layer casts its weights and XLA gathers the cast shards (and its
+  // transpose reduce-scatters BF16 gradients); MaxText's 64B run with
+  // float32 weights fits a 16 GiB v5e only so (docs/training.md).
   Deps gather_weights(hw::Program& prog, std::size_t layer, const std::string& tag) {
     const TrainParallelism& par = ctx_.spec.parallelism;
     if (par.fsdp.degree == 1) return {};
     const Deps after = passes_.size() == 2 ? passes_.front() : Deps{};
     return sharded_collective(prog, interconnect::CollectiveOp::all_gather, layer, tag, "weights", par.fsdp.axes,
-                              after);
+                              hw::kBf16Bytes, after);
   }
   void pass_done(const Deps& sinks) {
     if (passes_.size() == 2) passes_.erase(passes_.begin());
@@ -405,7 +410,7 @@ class ChipProgramBuilder {
 
   Deps gradient_reduce_scatter(hw::Program& prog, std::size_t layer, const std::string& tag, const Deps& deps) {
     return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, tag, "gradients",
-                              ctx_.spec.parallelism.fsdp.axes, deps);
+                              ctx_.spec.parallelism.fsdp.axes, hw::kBf16Bytes, deps);  // as the gather, BF16
   }
 
   // The data-parallel reduction of a layer's gradients: an all-reduce (of
@@ -415,7 +420,8 @@ class ChipProgramBuilder {
     const TrainParallelism& par = ctx_.spec.parallelism;
     const auto& axes = par.data.axes;
     if (par.zero == 1)
-      return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", axes, deps);
+      return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", axes,
+                                bytes_of(ctx_.spec.precision.params), deps);  // the gradients as stored
     const std::uint64_t n = sim::ceil_div(held_elements(layer), par.fsdp.degree);
     if (n == 0) return deps;
     const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +

@@ -151,17 +151,21 @@ TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as M
   // MaxText's float32 parameters (no master copy): 4 + 4 + 8 bytes.
   CHECK(m["params_bytes"].get<double>() == Approx(4 * params / n).epsilon(1e-4));  // padded shards
   CHECK(m["optimizer_bytes"].get<double>() == Approx(8 * params / n).epsilon(1e-4));
-  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 4 * block);
+  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * block);
   // Each block keeps its input (2 B T D bytes); the embedding, output and
   // loss layers keep what they keep without remat.
   CHECK(m["activations_bytes"].get<double>() > L * 2 * B * T * D);
   CHECK(r["result"]["hfu"].get<double>() > r["result"]["mfu"].get<double>());
 }
 
-TEST_CASE("fsdp with float32 parameters gathers and reduces float32: twice the bytes", "[workloads][train][fsdp]") {
+TEST_CASE("fsdp moves BF16 whatever the weights are stored in; data parallelism all-reduces them as stored",
+          "[workloads][train][fsdp]") {
   const auto bf16 = run(small_gpt("fsdp-bf16", "{fsdp: 4}", "{fsdp: fsdp}"));
   const auto fp32 = run(small_gpt("fsdp-fp32", "{fsdp: 4}", "{fsdp: fsdp}"), {"workload.precision={params: float32}"});
-  CHECK(fp32["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * bf16["per_chip"][0]["ici_bytes_out"].get<double>());
-  CHECK(fp32["result"]["memory"]["gathered_weights_bytes"].get<double>() == 3 * 4 * kBlock);
+  CHECK(fp32["per_chip"][0]["ici_bytes_out"] == bf16["per_chip"][0]["ici_bytes_out"]);
+  CHECK(fp32["result"]["memory"]["gathered_weights_bytes"].get<double>() == 3 * 2 * kBlock);
+  CHECK(fp32["result"]["memory"]["params_bytes"].get<double>() == 4 * kParams / 4);
   CHECK(fp32["result"]["precision"]["params"] == "float32");
+  const auto dp = run(small_gpt("dp-fp32", "{data: 4}", "{data: data}"), {"workload.precision={params: float32}"});
+  CHECK(dp["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * 4 * kParams * 3 / 4);  // 2 W (N-1)/N, W in float32
 }
