@@ -31,22 +31,9 @@ void VectorUnitReduction::reduce(int chip, std::uint64_t bytes, Ps data_start, P
   r.vector_busy_s += static_cast<double>(bytes) / config_.vector_bytes_per_s;
   r.hbm_bytes += static_cast<double>(bytes) * config_.hbm_bytes_per_reduced_byte;
   ++r.reductions;
-  std::uint64_t slot;
-  if (free_.empty()) {
-    slot = waiting_.size();
-    waiting_.emplace_back();
-  } else {
-    slot = free_.back();
-    free_.pop_back();
-  }
-  waiting_[slot] = {&listener, token};
-  net_.schedule(finish, this, slot);
+  net_.schedule(finish, this, pending_.hold(listener, token));
 }
 
-void VectorUnitReduction::on_timer(std::uint64_t slot) {
-  const Waiting w = waiting_[slot];
-  free_.push_back(slot);
-  w.listener->reduced(w.token);
-}
+void VectorUnitReduction::on_timer(std::uint64_t slot) { pending_.answer(slot); }
 
 }  // namespace interconnect

@@ -23,6 +23,38 @@ class ReductionListener {
   virtual void reduced(std::uint64_t token) = 0;
 };
 
+// The reductions a model has started and not yet answered: each holds a
+// slot (reused once answered) naming whom to call back.
+class PendingReductions {
+ public:
+  std::uint64_t hold(ReductionListener& listener, std::uint64_t token) {
+    std::uint64_t slot;
+    if (free_.empty()) {
+      slot = waiting_.size();
+      waiting_.emplace_back();
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+    }
+    waiting_[slot] = {&listener, token};
+    return slot;
+  }
+  // Frees the slot, then calls its listener back.
+  void answer(std::uint64_t slot) {
+    const Waiting w = waiting_[slot];
+    free_.push_back(slot);
+    w.listener->reduced(w.token);
+  }
+
+ private:
+  struct Waiting {
+    ReductionListener* listener = nullptr;
+    std::uint64_t token = 0;
+  };
+  std::vector<Waiting> waiting_;  // by slot
+  std::vector<std::uint64_t> free_;
+};
+
 class ReductionModel {
  public:
   virtual ~ReductionModel() = default;
@@ -62,10 +94,6 @@ class VectorUnitReduction : public ReductionModel, private NetworkClient {
     double hbm_bytes = 0;
     std::uint64_t reductions = 0;
   };
-  struct Waiting {  // a reduction whose completion timer is queued
-    ReductionListener* listener = nullptr;
-    std::uint64_t token = 0;
-  };
   void on_timer(std::uint64_t slot) override;
 
   Network& net_;
@@ -73,8 +101,7 @@ class VectorUnitReduction : public ReductionModel, private NetworkClient {
   std::uint64_t packet_bytes_;
   double ps_per_byte_;
   std::vector<Reducer> chips_;
-  std::vector<Waiting> waiting_;  // by slot
-  std::vector<std::uint64_t> free_;
+  PendingReductions pending_;  // their completion timers queued
 };
 
 }  // namespace interconnect

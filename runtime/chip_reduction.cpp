@@ -20,18 +20,9 @@ void ChipReduction::reduce(int chip, std::uint64_t bytes, interconnect::Ps data_
     unsimulated_.reduce(chip, bytes, data_start, data_end, listener, token);
     return;
   }
-  std::uint64_t slot;
-  if (free_.empty()) {
-    slot = waiting_.size();
-    waiting_.emplace_back();
-  } else {
-    slot = free_.back();
-    free_.pop_back();
-  }
-  waiting_[slot] = {&listener, token};
   operand_bytes_[chip] += double(bytes);
   hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
-  c->start_reduction(bytes, hbm_per_byte_, *this, slot);
+  c->start_reduction(bytes, hbm_per_byte_, *this, pending_.hold(listener, token));
 }
 
 double ChipReduction::vector_busy_s(int chip) const {
@@ -42,10 +33,6 @@ double ChipReduction::hbm_bytes(int chip) const {
   return chips_[chip] ? hbm_bytes_[chip] : unsimulated_.hbm_bytes(chip);
 }
 
-void ChipReduction::flow_done(std::uint64_t slot) {
-  const Waiting w = waiting_[slot];
-  free_.push_back(slot);
-  w.listener->reduced(w.token);
-}
+void ChipReduction::flow_done(std::uint64_t slot) { pending_.answer(slot); }
 
 }  // namespace runtime

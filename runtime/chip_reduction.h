@@ -42,18 +42,13 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   double hbm_bytes(int chip) const override;
 
  private:
-  struct Waiting {  // a reduction whose flow runs
-    interconnect::ReductionListener* listener = nullptr;
-    std::uint64_t token = 0;
-  };
   void flow_done(std::uint64_t slot) override;
 
   const std::vector<std::unique_ptr<hw::Chip>>& chips_;
   interconnect::ReductionModel& unsimulated_;
   double hbm_per_byte_;
   std::vector<double> operand_bytes_, hbm_bytes_;  // per chip
-  std::vector<Waiting> waiting_;                   // by slot
-  std::vector<std::uint64_t> free_;
+  interconnect::PendingReductions pending_;        // their flows running
 };
 
 }  // namespace runtime

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace sim {
 
@@ -102,15 +103,30 @@ class DocumentCheck {
   std::map<int, double> expanded_;
 };
 
+// yaml-cpp reads the first document and ignores the rest: a document marker
+// (`---` or `...` at the start of a line) after content means a second one.
+void check_single_document(const std::string& text, const std::string& origin) {
+  bool content = false;
+  int line = 1;
+  for (std::size_t at = 0; at < text.size(); ++line) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view l(text.data() + at, end - at);
+    const bool marker = (l.substr(0, 3) == "---" || l.substr(0, 3) == "...") &&
+                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content)
+      throw ConfigError(SourceLocation{origin, line, 1}, "",
+                        "a second YAML document (after " + std::string(l.substr(0, 3)) + "): a file holds one document");
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (!marker && first != std::string_view::npos && l[first] != '#') content = true;
+    at = end + 1;
+  }
+}
+
 YamlNode parse(const std::string& text, const std::string& origin) {
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      const YAML::Mark m = docs[1].Mark();
-      throw ConfigError(SourceLocation{origin, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
-                        "a second YAML document (after ---): a file holds one document");
-    }
-    YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
+    YAML::Node doc = YAML::Load(text);  // the first document (YAML::LoadAll can loop on broken input)
+    check_single_document(text, origin);
     DocumentCheck(origin).walk(doc, "");
     return YamlNode(doc, origin, "");
   } catch (const YAML::Exception& e) {
