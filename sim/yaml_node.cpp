@@ -103,23 +103,26 @@ class DocumentCheck {
   std::map<int, double> expanded_;
 };
 
-// yaml-cpp reads the first document and ignores the rest: a document marker
-// (`---` or `...` at the start of a line) after content means a second one.
+// yaml-cpp reads the first document and ignores the rest: content after a
+// document end (`...`), or a document start (`---`) after content, is a
+// second document.
 void check_single_document(const std::string& text, const std::string& origin) {
-  bool content = false;
+  bool content = false, ended = false;
   int line = 1;
   for (std::size_t at = 0; at < text.size(); ++line) {
     std::size_t end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
     const std::string_view l(text.data() + at, end - at);
-    const bool marker = (l.substr(0, 3) == "---" || l.substr(0, 3) == "...") &&
-                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
-    if (marker && content)
-      throw ConfigError(SourceLocation{origin, line, 1}, "",
-                        "a second YAML document (after " + std::string(l.substr(0, 3)) + "): a file holds one document");
-    const std::size_t first = l.find_first_not_of(" \t\r");
-    if (!marker && first != std::string_view::npos && l[first] != '#') content = true;
     at = end + 1;
+    const std::string_view mark = l.substr(0, 3);
+    const bool marker =
+        (mark == "---" || mark == "...") && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    const bool blank = first == std::string_view::npos || l[first] == '#';
+    if ((marker && mark == "---" && content) || (!marker && !blank && ended))
+      throw ConfigError(SourceLocation{origin, line, 1}, "", "a second YAML document: a file holds one document");
+    if (marker && mark == "...") ended = content;
+    if (!marker && !blank) content = true;
   }
 }
 

@@ -36,7 +36,7 @@ const BadCase kCases[] = {
     {"a list instead of a mapping", "run tests/data/bad/not_mapping.yaml", 2, "tests/data/bad/not_mapping.yaml:1:1:",
      "", "an experiment file must be a mapping", "cannot tell what this file is"},
     {"a second YAML document (yaml-cpp would read only the first)", "run tests/data/bad/two_documents.yaml", 2,
-     "tests/data/bad/two_documents.yaml:4:1:", "", "a second YAML document (after ---): a file holds one document"},
+     "tests/data/bad/two_documents.yaml:4:1:", "", "a second YAML document: a file holds one document"},
     {"a YAML tag (kept by yaml-cpp, acted on by nothing)", "run tests/data/bad/yaml_tag.yaml", 2,
      "tests/data/bad/yaml_tag.yaml:1:7:", "name:", "YAML tags are not supported"},
     {"a device instead of a file (read forever)", "run /dev/zero", 2, "/dev/zero:", "", "not a regular file"},
