@@ -353,7 +353,7 @@ class ChipProgramBuilder {
       const Deps updated = kernels::append_stream(prog, ctx_.exp.chip, ctx_.exp.fidelity, work, grads_done_[l],
                                                   opt.name + " update " + ctx_.model.layers[l].name);
       if (zero)
-        sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data.axes,
+        sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data,
                            bytes_of(ctx_.spec.precision.params), updated);  // the updated weights as stored
     }
   }
@@ -367,23 +367,21 @@ class ChipProgramBuilder {
   }
 
   // A collective over a layer's weights or gradients split into equal
-  // shards over `axes` (fsdp or, with zero: 1, data): the all-gather of the
+  // shards over `over` (fsdp or, with zero: 1, data): the all-gather of the
   // shards or the reduce-scatter into them, of `element_bytes` elements.
   // `tag` names the microbatch where there is one per microbatch.
   Deps sharded_collective(hw::Program& prog, interconnect::CollectiveOp op, std::size_t layer, const std::string& tag,
-                          const std::string& what, const std::vector<std::string>& axes, std::uint32_t element_bytes,
+                          const std::string& what, const ParallelAxes& over, std::uint32_t element_bytes,
                           const Deps& deps) {
     const std::uint64_t n = held_elements(layer);
     if (n == 0) return deps;
-    std::uint32_t ranks = 1;
-    for (const auto& [axis, size] : ctx_.exp.mesh)
-      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) ranks *= size;
+    const std::vector<std::string>& axes = over.axes;
     const bool gather = op == interconnect::CollectiveOp::all_gather;
     const std::string name = "stage" + std::to_string(role_.stage) + (tag.empty() ? "" : " " + tag) + " " +
                              ctx_.model.layers[layer].name + " " + what + (gather ? " all-gather" : " reduce-scatter") +
                              " over " + axes_text(axes);
     const std::uint32_t c = ctx_.collectives.add(
-        name, op, element_bytes * gathered_elements(n, ranks), axes,
+        name, op, element_bytes * gathered_elements(n, over.degree), axes,
         what == "weights" ? CollectivePurpose::weights : CollectivePurpose::gradients, element_bytes);
     return {prog.add({name, {hw::EngineKind::ici, gather ? kIciWeights : kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
@@ -400,7 +398,7 @@ class ChipProgramBuilder {
     const TrainParallelism& par = ctx_.spec.parallelism;
     if (par.fsdp.degree == 1) return {};
     const Deps after = passes_.size() == 2 ? passes_.front() : Deps{};
-    return sharded_collective(prog, interconnect::CollectiveOp::all_gather, layer, tag, "weights", par.fsdp.axes,
+    return sharded_collective(prog, interconnect::CollectiveOp::all_gather, layer, tag, "weights", par.fsdp,
                               hw::kBf16Bytes, after);
   }
   void pass_done(const Deps& sinks) {
@@ -410,7 +408,7 @@ class ChipProgramBuilder {
 
   Deps gradient_reduce_scatter(hw::Program& prog, std::size_t layer, const std::string& tag, const Deps& deps) {
     return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, tag, "gradients",
-                              ctx_.spec.parallelism.fsdp.axes, hw::kBf16Bytes, deps);  // as the gather, BF16
+                              ctx_.spec.parallelism.fsdp, hw::kBf16Bytes, deps);  // as the gather, BF16
   }
 
   // The data-parallel reduction of a layer's gradients: an all-reduce (of
@@ -420,7 +418,7 @@ class ChipProgramBuilder {
     const TrainParallelism& par = ctx_.spec.parallelism;
     const auto& axes = par.data.axes;
     if (par.zero == 1)
-      return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", axes,
+      return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", par.data,
                                 bytes_of(ctx_.spec.precision.params), deps);  // the gradients as stored
     const std::uint64_t n = sim::ceil_div(held_elements(layer), par.fsdp.degree);
     if (n == 0) return deps;
