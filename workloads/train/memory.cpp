@@ -18,7 +18,6 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
   const TrainParallelism& par = spec.parallelism;
   const std::uint32_t tp = par.tensor.degree, fsdp = par.fsdp.degree;
   const auto seq = [&](const models::LayerSpec& layer) { return sequence_split(layer, par.sequence); };
-  const std::uint32_t optimizer_shards = par.zero == 1 ? par.data.degree : fsdp;
   std::vector<ChipMemory> per_stage(layout.stages.size());
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
     ChipMemory& m = per_stage[s];
@@ -27,7 +26,7 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     for (std::size_t l = stage.begin; l < stage.end; ++l) {
       const std::uint64_t n = held_elements(micro, stage, l, tp);
       params += ceil_div(n, fsdp);
-      optimized += ceil_div(n, optimizer_shards);
+      optimized += ceil_div(n, par.optimizer_shards());
       largest = std::max(largest, gathered_elements(n, fsdp));
       const models::LayerSpec& layer = micro.layers[l];
       if (rematerialized(spec, micro, l)) {

@@ -343,9 +343,8 @@ class ChipProgramBuilder {
     const OptimizerCost& opt = ctx_.spec.optimizer;
     const TrainParallelism& par = ctx_.spec.parallelism;
     const bool zero = par.zero == 1;
-    const std::uint32_t shards = zero ? par.data.degree : par.fsdp.degree;
     for (std::size_t l = stage_.end; l-- > stage_.begin;) {
-      const std::uint64_t n = sim::ceil_div(held_elements(l), shards);
+      const std::uint64_t n = sim::ceil_div(held_elements(l), par.optimizer_shards());
       if (n == 0) continue;
       const kernels::StreamWork work{static_cast<std::uint64_t>(opt.read_bytes_per_param * double(n)),
                                      static_cast<std::uint64_t>(opt.written_bytes_per_param * double(n)), n,

@@ -76,6 +76,9 @@ struct TrainParallelism {
   // (tensor_split.h): a block's tensor-parallel all-reduce becomes a
   // reduce-scatter and an all-gather, the work between them split.
   bool sequence = false;
+  // The chips one layer's optimizer state is split over: the data axes with
+  // zero: 1, the fsdp axes otherwise (1 without fsdp).
+  std::uint32_t optimizer_shards() const { return zero == 1 ? data.degree : fsdp.degree; }
   // Replicas of the model, each on its own share of the batch.
   std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
 };
