@@ -190,8 +190,8 @@ double Chip::vector_bytes_per_s() const {
   return 4096.0 * config_.tensorcores * config_.clock;
 }
 
-void Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, HbmFluid::Listener& listener,
-                           std::uint64_t token) {
+HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
+                                       HbmFluid::Listener& listener, std::uint64_t token) {
   if (!hbm_fluid_)
     throw std::logic_error(std::string(name()) + ": a reduction flow needs the fluid HBM of kernel fidelity");
   if (!(hbm_per_byte >= 1)) throw std::invalid_argument("a reduction writes its sum: >= 1 HBM byte per byte");
@@ -199,7 +199,7 @@ void Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, HbmFluid::L
   fluid_written_ += bytes;
   fluid_read_ += total - bytes;
   ++reductions_;
-  hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, sim::FluidShare::kNoCap}, &listener, token);
+  return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s}, &listener, token);
 }
 
 void Chip::start_fluid(const Op& op, Completion done) {

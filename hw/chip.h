@@ -51,7 +51,12 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // from inside this call.
   // Operand bytes per second the vector units stream, all cores together.
   double vector_bytes_per_s() const;
-  void start_reduction(std::uint64_t bytes, double hbm_per_byte, HbmFluid::Listener& listener, std::uint64_t token);
+  // cap_per_s: operand bytes per second at most (the rate its data lands
+  // at while it streams; sim::FluidShare::kNoCap once all of it is in).
+  HbmFluid::Handle start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
+                                   HbmFluid::Listener& listener, std::uint64_t token);
+  // Lifts a reduction's cap (its data has all landed); false once it is done.
+  bool uncap_reduction(HbmFluid::Handle flow) { return hbm_fluid_->uncap(flow); }
 
   const ChipConfig& config() const { return config_; }
   Fidelity fidelity() const { return fidelity_; }

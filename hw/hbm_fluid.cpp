@@ -32,7 +32,7 @@ HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double
   dont_initialize();
 }
 
-void HbmFluid::start(const Demand& d, Listener* listener, std::uint64_t token) {
+HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint64_t token) {
   if (!(d.amount >= 0) || !std::isfinite(d.amount)) throw std::invalid_argument("HbmFluid: a flow's work must be >= 0");
   std::vector<sim::FluidShare::Use> uses;
   if (d.hbm_per_unit > 0) uses.push_back({hbm_, d.hbm_per_unit});
@@ -51,8 +51,22 @@ void HbmFluid::start(const Demand& d, Listener* listener, std::uint64_t token) {
   o.token = token;
   ++o.gen;
   bytes_ += d.amount * d.hbm_per_unit;
-  ++started_;
-  // Rates are settled once per delta cycle, for every flow that started in it.
+  o.serial = ++started_;
+  wake_this_delta(now);
+  return {id, o.serial};
+}
+
+bool HbmFluid::uncap(Handle flow) {
+  if (!share_.active(flow.flow) || owners_[flow.flow].serial != flow.serial) return false;
+  const std::uint64_t now = now_ps();
+  share_.set_cap(flow.flow, now, sim::FluidShare::kNoCap);
+  wake_this_delta(now);
+  return true;
+}
+
+void HbmFluid::wake_this_delta(std::uint64_t now) {
+  // Rates are settled once per delta cycle, for every flow that started (or
+  // changed its cap) in it.
   if (wake_at_ != now) {
     wake_.cancel();
     wake_.notify(sc_core::SC_ZERO_TIME);

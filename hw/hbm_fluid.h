@@ -38,9 +38,16 @@ class HbmFluid : public sc_core::sc_module {
   // together (0: no vector resource; flows must not ask for one).
   HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s);
 
+  // A running flow, as start() names it.
+  struct Handle {
+    std::uint32_t flow = 0;
+    std::uint64_t serial = 0;
+  };
   // Starts a flow now; listener->flow_done(token) when its work is done.
   // A flow of no work completes at once (in the next delta cycle).
-  void start(const Demand& demand, Listener* listener, std::uint64_t token);
+  Handle start(const Demand& demand, Listener* listener, std::uint64_t token);
+  // Lifts the flow's cap from now on; false if it is no longer running.
+  bool uncap(Handle flow);
 
   const HbmConfig& config() const { return config_; }
   // HBM bytes the flows moved (counted at start), and the time HBM had at
@@ -54,7 +61,8 @@ class HbmFluid : public sc_core::sc_module {
   struct Owner {
     Listener* listener = nullptr;
     std::uint64_t token = 0;
-    std::uint32_t gen = 0;  // bumps invalidate the flow's queued completion
+    std::uint32_t gen = 0;     // bumps invalidate the flow's queued completion
+    std::uint64_t serial = 0;  // which start() the flow id now holds
   };
   struct Due {
     std::uint64_t at;
@@ -67,6 +75,7 @@ class HbmFluid : public sc_core::sc_module {
   void settle(std::uint64_t now);
   void account_busy(std::uint64_t now);
   void schedule_wake(std::uint64_t now);
+  void wake_this_delta(std::uint64_t now);  // rates settle once per delta cycle
 
   HbmConfig config_;
   sim::FluidShare share_;

@@ -58,6 +58,13 @@ class PendingReductions {
 class ReductionModel {
  public:
   virtual ~ReductionModel() = default;
+  // Chip `chip` has posted a receive whose `bytes` it will reduce, under
+  // this listener and token; they will land at no more than
+  // `max_bytes_per_s`. A model that reduces packets as they land (the
+  // chip's) starts its work here; reduce() with the same listener and token
+  // follows when the tail has landed. The default waits for reduce().
+  virtual void expect(int /*chip*/, std::uint64_t /*bytes*/, double /*max_bytes_per_s*/,
+                      ReductionListener& /*listener*/, std::uint64_t /*token*/) {}
   // Chip `chip` adds `bytes` of arrived data into its own buffer. The data
   // is available from data_start (its head landed, or the receive was posted
   // if later) to data_end (the tail landed; data_end is now). Calls

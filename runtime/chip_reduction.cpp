@@ -1,38 +1,105 @@
 #include "runtime/chip_reduction.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <systemc>
 
 namespace runtime {
 
 ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n,
-                             const interconnect::ReductionConfig& config, interconnect::ReductionModel& unsimulated)
+                             const interconnect::ReductionConfig& config, std::uint64_t packet_bytes,
+                             interconnect::ReductionModel& unsimulated)
     : chips_(chips),
       unsimulated_(unsimulated),
       hbm_per_byte_(config.hbm_bytes_per_reduced_byte),
+      ps_per_byte_(
+          std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
+          interconnect::kPsPerSecond),
+      packet_bytes_(std::max<std::uint64_t>(packet_bytes, 1)),
+      contention_ps_(n, 0),
       operand_bytes_(n, 0.0),
       hbm_bytes_(n, 0.0) {}
 
+hw::Chip* ChipReduction::simulated(int chip) const {
+  return static_cast<std::size_t>(chip) < chips_.size() ? chips_[chip].get() : nullptr;
+}
+
+void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s,
+                           interconnect::ReductionListener& listener, std::uint64_t token) {
+  if (!simulated(chip)) {
+    unsimulated_.expect(chip, bytes, max_bytes_per_s, listener, token);
+    return;
+  }
+  std::uint64_t slot;
+  if (free_.empty()) {
+    slot = expected_.size();
+    expected_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  const std::uint64_t tail = std::min(bytes, packet_bytes_);
+  expected_[slot] = {&listener, token, chip, tail, false, false};
+  if (!slot_of_.emplace(Key{&listener, token}, slot).second)
+    throw std::logic_error("chip " + std::to_string(chip) + ": a reduction expected twice under one token");
+  operand_bytes_[chip] += double(bytes);
+  hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
+  if (bytes > tail) {
+    expected_[slot].streaming = start_part(slot, bytes - tail, max_bytes_per_s, 0);
+  } else {
+    expected_[slot].streamed = true;
+  }
+}
+
 void ChipReduction::reduce(int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
                            interconnect::ReductionListener& listener, std::uint64_t token) {
-  hw::Chip* c = static_cast<std::size_t>(chip) < chips_.size() ? chips_[chip].get() : nullptr;
-  if (!c) {
+  if (!simulated(chip)) {
     unsimulated_.reduce(chip, bytes, data_start, data_end, listener, token);
     return;
   }
-  operand_bytes_[chip] += double(bytes);
-  hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
-  c->start_reduction(bytes, hbm_per_byte_, *this, pending_.hold(listener, token));
+  const auto it = slot_of_.find(Key{&listener, token});
+  if (it == slot_of_.end())
+    throw std::logic_error("chip " + std::to_string(chip) + ": a reduction landed that was never expected");
+  const std::uint64_t slot = it->second;
+  slot_of_.erase(it);
+  Expected& e = expected_[slot];
+  e.landed = true;
+  e.landed_at = data_end;
+  if (!e.streamed) simulated(chip)->uncap_reduction(e.streaming);
+  start_tail_if_ready(slot);
+}
+
+hw::HbmFluid::Handle ChipReduction::start_part(std::uint64_t slot, std::uint64_t bytes, double cap_per_s, int part) {
+  return simulated(expected_[slot].chip)->start_reduction(bytes, hbm_per_byte_, cap_per_s, *this, slot * 2 + part);
+}
+
+void ChipReduction::start_tail_if_ready(std::uint64_t slot) {
+  const Expected& e = expected_[slot];
+  if (e.streamed && e.landed) start_part(slot, e.tail_bytes, sim::FluidShare::kNoCap, 1);
+}
+
+void ChipReduction::flow_done(std::uint64_t flow) {
+  const std::uint64_t slot = flow / 2;
+  if (flow % 2 == 0) {
+    expected_[slot].streamed = true;
+    start_tail_if_ready(slot);
+    return;
+  }
+  const Expected e = expected_[slot];
+  free_.push_back(slot);
+  const interconnect::Ps now = sc_core::sc_time_stamp().value();
+  const interconnect::Ps calendar = e.landed_at + interconnect::round_up_ps(double(e.tail_bytes) * ps_per_byte_);
+  if (now > calendar) contention_ps_[e.chip] += now - calendar;
+  e.listener->reduced(e.token);
 }
 
 double ChipReduction::vector_busy_s(int chip) const {
-  return chips_[chip] ? operand_bytes_[chip] / chips_[chip]->vector_bytes_per_s() : unsimulated_.vector_busy_s(chip);
+  return simulated(chip) ? operand_bytes_[chip] / chips_[chip]->vector_bytes_per_s() : unsimulated_.vector_busy_s(chip);
 }
 
 double ChipReduction::hbm_bytes(int chip) const {
-  return chips_[chip] ? hbm_bytes_[chip] : unsimulated_.hbm_bytes(chip);
+  return simulated(chip) ? hbm_bytes_[chip] : unsimulated_.hbm_bytes(chip);
 }
-
-void ChipReduction::flow_done(std::uint64_t slot) { pending_.answer(slot); }
 
 }  // namespace runtime

@@ -13,13 +13,19 @@
 // the replica check (runtime::run_pod) sees the spread and simulates every
 // chip.
 //
-// The flow starts when the message's tail has landed (store, then reduce):
-// the network tells a collective of a message only once all of it is in,
-// and a flow cannot start in the past, so ReductionConfig::streaming does
-// not apply here. HBM and vector rates are the chip's own (ChipConfig); of
-// ReductionConfig only hbm_bytes_per_reduced_byte is used.
+// The chip reduces packets as they land (ReductionConfig::streaming's
+// premise, which the calendar model shares): when the receive is posted
+// (expect), all but the last packet are one flow capped at the rate the
+// data can land at (the link's), its cap lifted when the tail has landed
+// (data that landed before the receive was posted is all there); when the
+// tail has landed and that flow is done, the last packet is a second flow. So a reduction hides behind its
+// transfer when the chip keeps up, and delays the collective by what
+// contention on HBM and the vector units takes from it. HBM and vector
+// rates are the chip's own (ChipConfig); of ReductionConfig only
+// hbm_bytes_per_reduced_byte is used.
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "hw/chip.h"
@@ -32,23 +38,62 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
  public:
   // chips[c]: chip c of `n`, read when it reduces (the vector may be filled
   // after construction); every chip that reduces must be there.
+  // packet_bytes: the network's packet, the part reduced after the tail lands.
   ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n, const interconnect::ReductionConfig& config,
-                interconnect::ReductionModel& unsimulated);
+                std::uint64_t packet_bytes, interconnect::ReductionModel& unsimulated);
 
+  void expect(int chip, std::uint64_t bytes, double max_bytes_per_s, interconnect::ReductionListener& listener,
+              std::uint64_t token) override;
   void reduce(int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
               interconnect::ReductionListener& listener, std::uint64_t token) override;
 
   double vector_busy_s(int chip) const override;  // operand bytes / the chip's vector rate
   double hbm_bytes(int chip) const override;
+  // How much later than the calendar model (interconnect/reduction.h: the
+  // last packet's work at the chip's rates, once it is in) the simulated
+  // chip's reductions ended, summed: what contention on its HBM and vector
+  // units cost its collectives. Replicas reduce on the calendar, so this
+  // bounds what their representative's contention is missing from them.
+  interconnect::Ps contention_ps(int chip) const { return contention_ps_[chip]; }
 
  private:
-  void flow_done(std::uint64_t slot) override;
+  // One expected reduction: its streamed part runs from expect(); its
+  // tail starts once both that part is done and the data has landed.
+  struct Expected {
+    interconnect::ReductionListener* listener = nullptr;
+    std::uint64_t token = 0;
+    int chip = 0;
+    std::uint64_t tail_bytes = 0;
+    interconnect::Ps landed_at = 0;
+    hw::HbmFluid::Handle streaming;  // the streamed part's flow
+    bool streamed = false, landed = false;
+  };
+  struct Key {
+    const void* listener;
+    std::uint64_t token;
+    bool operator==(const Key& o) const { return listener == o.listener && token == o.token; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.listener) ^ (std::hash<std::uint64_t>()(k.token) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  // Flow tokens: slot * 2 + (0 streamed part, 1 tail).
+  void flow_done(std::uint64_t flow) override;
+  hw::Chip* simulated(int chip) const;  // null for a replica
+  hw::HbmFluid::Handle start_part(std::uint64_t slot, std::uint64_t bytes, double cap_per_s, int part);
+  void start_tail_if_ready(std::uint64_t slot);
 
   const std::vector<std::unique_ptr<hw::Chip>>& chips_;
   interconnect::ReductionModel& unsimulated_;
   double hbm_per_byte_;
+  double ps_per_byte_;  // the calendar's: the slower of HBM and vector per operand byte
+  std::uint64_t packet_bytes_;
+  std::vector<interconnect::Ps> contention_ps_;    // per chip
   std::vector<double> operand_bytes_, hbm_bytes_;  // per chip
-  interconnect::PendingReductions pending_;        // their flows running
+  std::vector<Expected> expected_;                 // by slot
+  std::vector<std::uint64_t> free_;
+  std::unordered_map<Key, std::uint64_t, KeyHash> slot_of_;
 };
 
 }  // namespace runtime

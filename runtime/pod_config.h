@@ -17,7 +17,7 @@ namespace runtime {
 struct PodConfig {
   hw::ChipConfig chip;
   interconnect::PodNetworkConfig network;
-  hw::Fidelity fidelity = hw::Fidelity::tile;
+  hw::Fidelity fidelity = hw::Fidelity::kernel;
   Limits limits;
   bool simulate_every_chip = false;  // `replicas: all`
 };

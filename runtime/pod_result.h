@@ -54,6 +54,7 @@ struct PodRunResult {
   // collective reductions took (interconnect/reduction.h).
   std::vector<std::uint64_t> ici_bytes_out, ici_bytes_in;
   std::vector<double> reduce_vector_s, reduce_hbm_bytes;
+  bool reductions_on_chip = false;  // kernel fidelity: reduce_hbm_bytes are in the chips' hbm_bytes
   std::vector<CollectiveTiming> collectives;
   std::vector<LinkTraffic> links;  // every link direction of the pod
   double link_utilization_max = 0, link_utilization_mean = 0;

@@ -1,6 +1,8 @@
 #include "runtime/pod_simulation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <systemc>
 
@@ -177,7 +179,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   // they stand for.
   calendar_ = std::make_unique<interconnect::VectorUnitReduction>(*net_, cfg.reduction);
   if (config_.fidelity == hw::Fidelity::kernel) {
-    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, *calendar_);
+    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, cfg.link.packet_bytes, *calendar_);
   }
   collectives_ = std::make_unique<PodCollectives>(*net_, reduction(), plans, specs, use_.replays);
   for (std::size_t i = 0; i < naming.size(); ++i) {
@@ -249,6 +251,26 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   ReplicaCheck check;
   check.replay_conflict = collectives_->conflict();
   const int n = topology_.chips();
+  // At kernel fidelity a representative's reductions are flows on its HBM,
+  // beside its kernels; a replica's are on the calendar and contend with
+  // nothing. They stand for each other only if each replica reduced what
+  // its representative did (not so on a mesh without wraparound, where a
+  // chip's share of the reductions depends on its place on the line).
+  if (reduction_) {
+    for (int c = 0; c < n; ++c) {
+      const int r = rep_of_[c];
+      // Where a buffer does not divide evenly into ring chunks, chips reduce
+      // a few elements more or less: the same work to a part in a thousand.
+      const double mine = reduction_->hbm_bytes(c), theirs = reduction_->hbm_bytes(r);
+      if (r == c || std::abs(mine - theirs) <= 1e-3 * std::max(mine, theirs)) continue;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "chip %d moved %.6g HBM bytes in collective reductions, its representative chip %d %.6g", c, mine,
+                    r, theirs);
+      check.inexact = text;
+      return check;
+    }
+  }
   // Per chip, for the collective at hand: when it finished, and how many
   // members of its group finished (representatives).
   std::vector<std::uint64_t> at(n, 0);
@@ -287,6 +309,15 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // or the run could not have finished); how far their completions lay
   // apart.
   check.spread_ps += p2p_->spread_ps();
+  // What contention cost a representative's reductions its replicas did not
+  // pay (they reduce on the calendar): had they paid it too, their
+  // collectives could have ended that much later.
+  if (reduction_) {
+    interconnect::Ps missing = 0;
+    for (int c = 0; c < n; ++c)
+      if (rep_of_[c] == c && group_of_[c].size() > 1) missing = std::max(missing, reduction_->contention_ps(c));
+    check.spread_ps += missing;
+  }
   return check;
 }
 
@@ -318,6 +349,7 @@ PodRunResult PodSimulation::collect(bool trace) const {
     r.ops = std::max<std::uint64_t>(r.ops, pp_.chip(c).ops.size());
   }
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
+  r.reductions_on_chip = reduction_ != nullptr;
   r.collectives_replayed = static_cast<int>(collectives_->replayed());
   for (std::size_t i = 0; i < collectives_->size(); ++i) {
     CollectiveTiming t;

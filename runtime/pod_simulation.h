@@ -72,7 +72,8 @@ class PodSimulation {
   // The calendar model (interconnect::VectorUnitReduction), and at kernel
   // fidelity the chips' own (ChipReduction, the calendar for the chips not
   // simulated).
-  std::unique_ptr<interconnect::ReductionModel> calendar_, reduction_;
+  std::unique_ptr<interconnect::ReductionModel> calendar_;
+  std::unique_ptr<ChipReduction> reduction_;
   interconnect::ReductionModel& reduction() const { return reduction_ ? *reduction_ : *calendar_; }
   std::unique_ptr<PodCollectives> collectives_;
   std::unique_ptr<PointToPoint> p2p_;

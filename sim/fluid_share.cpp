@@ -62,6 +62,19 @@ void FluidShare::finish(std::uint32_t flow, Tick now) {
   free_.push_back(flow);
 }
 
+void FluidShare::set_cap(std::uint32_t flow, Tick now, double cap) {
+  Flow& f = flows_[flow];
+  if (!f.live) throw std::logic_error("FluidShare: set_cap of a flow that is not running");
+  if (!(cap > 0)) throw std::invalid_argument("FluidShare: a flow's cap must be > 0");
+  if (f.uses.empty() && !std::isfinite(cap))
+    throw std::invalid_argument("FluidShare: a flow that crosses no resource needs a finite cap");
+  f.remaining = remaining_at(flow, now);
+  f.last = now;
+  f.cap = cap;
+  for (const Use& u : f.uses) seeds_.push_back(u.resource);
+  if (f.uses.empty()) orphans_.push_back(flow);
+}
+
 double FluidShare::remaining_at(std::uint32_t flow, Tick now) const {
   const Flow& f = flows_[flow];
   return std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.last));

@@ -47,6 +47,11 @@ class FluidShare {
   // of its component is recomputed at the next settle().
   void finish(std::uint32_t flow, Tick now);
 
+  // The flow's cap becomes `cap` (> 0) from `now` (a stream whose data has
+  // all arrived is no longer held to the rate it arrived at); its rate is
+  // recomputed at the next settle().
+  void set_cap(std::uint32_t flow, Tick now, double cap);
+
   // True when a start or finish since the last settle() may change rates.
   bool dirty() const { return !seeds_.empty(); }
   // Recomputes the rates of every flow connected to a change, at `now`, and

@@ -278,7 +278,7 @@ const sim::ParamTable<Experiment>& experiment_params() {
           // name key paths.
           sim::located(root, [&] { pod_network_config(exp).validate(); });
         })
-        .enumeration("fidelity", &Experiment::fidelity, hw::fidelity_names(), hw::Fidelity::tile,
+        .enumeration("fidelity", &Experiment::fidelity, hw::fidelity_names(), hw::Fidelity::kernel,
                      "how the MXU is simulated")
         .flag("functional", &Experiment::functional, false,
               "real BF16 values flow and are checked against a host reference (result.functional)")

@@ -51,7 +51,7 @@ struct Experiment {
   hw::ChipConfig chip;
   PodSpec pod;
   std::vector<std::pair<std::string, std::uint32_t>> mesh;  // axis name -> size, in file order
-  hw::Fidelity fidelity = hw::Fidelity::tile;
+  hw::Fidelity fidelity = hw::Fidelity::kernel;
   bool functional = false;
   Replicas replicas = Replicas::automatic;
   runtime::Limits limits;

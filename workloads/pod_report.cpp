@@ -15,13 +15,18 @@ struct ChipFigures {
   double compute_s, comm_s, hidden_s;
 };
 
+// A chip's collective reductions are its own (where a buffer does not divide
+// evenly, replicas reduce a few elements more or less than their
+// representative); at kernel fidelity they are in the chip's HBM bytes.
 ChipFigures figures(const runtime::PodRunResult& run, std::uint32_t c) {
   const sim::StatGroup& g = run.chip_stats(c);
+  const double own_reductions =
+      run.reductions_on_chip ? run.reduce_hbm_bytes[c] - run.reduce_hbm_bytes[run.representative[c]] : 0.0;
   return {g.value("mxu_busy_time"),
           g.value("mxu_busy_time_max"),
           g.value("vector_busy_time"),
           g.value("dma_busy_time"),
-          g.value("hbm_bytes"),
+          g.value("hbm_bytes") + own_reductions,
           g.value("program.compute_time"),
           g.value("program.communication_time"),
           g.value("program.hidden_communication_time")};
@@ -44,9 +49,12 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
     if (s.step_s > 0) {
       s.mxu_fraction = std::max(s.mxu_fraction, f.mxu_max_s / s.step_s);
       s.hbm_fraction = std::max(s.hbm_fraction, f.hbm_bytes / (exp.chip.hbm.bandwidth_bytes_per_s * s.step_s));
-      s.ici_fraction = std::max(s.ici_fraction, (f.comm_s - f.hidden_s) / s.step_s);
     }
   }
+  // ICI: the busiest link's busy time over the step, as HBM's bytes over
+  // its bandwidth and the MXUs' busy time: how close each unit came to its
+  // bound, whether or not compute hid the time.
+  s.ici_fraction = run.link_utilization_max;
   return s;
 }
 

@@ -63,27 +63,33 @@ TEST_CASE("chip reductions: an all-reduce and an HBM-bound kernel share HBM max-
   const double W = cfg.network.link.bandwidth, L = cfg.network.link.latency;
   const double BW = cfg.chip.hbm.bandwidth_bytes_per_s;
   const double S = double(kS), B = double(kB), h = cfg.network.reduction.hbm_bytes_per_reduced_byte;
+  const double P = double(cfg.network.link.packet_bytes);
   const double ps = 1e-12 * 8;  // rounding: a few picoseconds per step
-  // Ring of 2: one reduce-scatter step (S/2 over a link, then its reduction,
-  // h bytes of HBM per byte, once the message is in) and one all-gather
-  // step. The vector units (8 KiB per cycle) are far from the bound.
+  // Ring of 2: one reduce-scatter step (S/2 over a link, reduced as it
+  // lands) and one all-gather step. The reduction streams behind the data:
+  // all but the last packet at the link's rate W (h W of HBM, far below
+  // BW), then the last packet once it is in, at the HBM bound BW / h. The
+  // vector units (8 KiB per cycle) are far from the bound.
   const double t1 = L + S / 2 / W;  // the reduce-scatter message is in
-  INFO("W " << W << " L " << L << " BW " << BW);
-  CHECK(alone.step_time_s == Approx(2 * t1 + h * S / 2 / BW).margin(ps));
+  INFO("W " << W << " L " << L << " BW " << BW << " P " << P);
+  REQUIRE((S / 2 - P) / W < t1);  // the streamed part keeps up with the data
+  CHECK(alone.step_time_s == Approx(2 * t1 + h * P / BW).margin(ps));
   for (int c = 0; c < 2; ++c) CHECK(hbm_bytes(alone, c) == h * S / 2);
 
   const runtime::PodRunResult kernel = run(false, true, hw::Fidelity::kernel);
   CHECK(kernel.step_time_s == Approx(B / BW).margin(ps));
 
-  // Together: while the reduction runs, both flows' rates rise together
-  // until HBM is full: r + h r = BW, so the reduction takes (S/2) / (BW /
-  // (1 + h)) and the kernel gets BW / (1 + h). HBM never idles while the
-  // kernel runs, so the kernel ends when all bytes are through.
+  // Together: the streamed part keeps its rate W (its h W of HBM is below
+  // an equal share), the kernel takes the rest. The last packet then
+  // shares HBM with the kernel at equal rates r: r + h r = BW, so it takes
+  // P / (BW / (1 + h)). HBM never idles while the kernel runs, so the
+  // kernel ends when all bytes are through.
   const runtime::PodRunResult both = run(true, true, hw::Fidelity::kernel);
-  const double reduce = S / 2 / (BW / (1 + h));
-  REQUIRE(B / BW > t1 + reduce);  // the kernel outlasts the reduction
+  REQUIRE(h * W < BW / 2);
+  const double tail = P / (BW / (1 + h));
+  REQUIRE(B / BW > t1 + tail);  // the kernel outlasts the reduction
   for (int c = 0; c < 2; ++c) {
-    CHECK(op_end(both, c, 0) == Approx(2 * t1 + reduce).margin(ps));
+    CHECK(op_end(both, c, 0) == Approx(2 * t1 + tail).margin(ps));
     CHECK(op_end(both, c, 1) == Approx((B + h * S / 2) / BW).margin(ps));
     CHECK(op_end(both, c, 0) > op_end(alone, c, 0));
     CHECK(hbm_bytes(both, c) == B + h * S / 2);

@@ -28,6 +28,11 @@ std::vector<std::string> dp_mlp(const std::string& shape, int chips, bool wrap) 
           "mesh.data=" + std::to_string(chips), "workload.global_batch=" + std::to_string(8 * chips)};
 }
 
+std::vector<std::string> with(std::vector<std::string> sets, const std::string& more) {
+  sets.push_back(more);
+  return sets;
+}
+
 workloads::Experiment ring_experiment(int chips) {
   return workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
                                     {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}",
@@ -68,9 +73,13 @@ struct Runs {
   runtime::PodRunResult fast, full;
 };
 
+// At tile fidelity: at kernel fidelity a reducing collective is not replayed
+// (its reductions are flows on the chip's HBM), see the test below.
 Runs run_both(const runtime::PodProgram& pp) {
-  const workloads::Experiment exp = ring_experiment(8);
+  workloads::Experiment exp = ring_experiment(8);
+  exp.fidelity = hw::Fidelity::tile;
   workloads::Experiment all = ring_experiment(8);
+  all.fidelity = hw::Fidelity::tile;
   all.replicas = workloads::Replicas::all;
   return {runtime::run_pod(workloads::pod_config(exp), pp, false),
           runtime::run_pod(workloads::pod_config(all), pp, false)};
@@ -99,7 +108,10 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
   const std::vector<Case> cases = {
       {"transformer, 2x2x2 mesh", "/configs/experiments/train-dp-v4.yaml", {}},
       {"transformer, tensor x data on a 2x2x2 mesh", "/configs/experiments/train-tp-v4.yaml", {}},
-      {"MLP, 4x4x2 mesh", mlp, dp_mlp("[4, 4, 2]", 32, false)},
+      // Without wraparound a chip's share of the reductions depends on its
+      // place on the line: at kernel fidelity the replicas cannot stand for
+      // each other (the next test), at tile fidelity they can.
+      {"MLP, 4x4x2 mesh, tile fidelity", mlp, with(dp_mlp("[4, 4, 2]", 32, false), "fidelity=tile")},
       {"MLP, 4x4x4 torus", mlp, dp_mlp("[4, 4, 4]", 64, true)},
   };
   for (const auto& c : cases) {
@@ -123,6 +135,12 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
 
 TEST_CASE("replicas: where they cannot stand for each other, every chip is simulated and the report says why",
           "[workloads][replicas]") {
+  // A mesh without wraparound at kernel fidelity: replicas reduce on the
+  // calendar, their representative on its HBM, and an end chip of a line
+  // reduces less than a middle one.
+  const nlohmann::json mesh = run("/configs/sweeps/dp-v4-strong.base.yaml", dp_mlp("[4, 4, 2]", 32, false), "auto");
+  CHECK_THAT(mesh["simulator"]["replicas"].get<std::string>(),
+             Catch::Contains("HBM bytes in collective reductions, its representative chip 0"));
   // One chip per pipeline stage: no two chips share a program.
   const nlohmann::json pp = run("/configs/experiments/train-pp-v4.yaml", {}, "auto");
   CHECK(pp["simulator"]["replicas"] == "all (no two chips share a program)");
@@ -149,6 +167,13 @@ TEST_CASE("collective replays: the same times as simulating every collective aga
       CHECK(fast.ici_bytes_out[c] == full.ici_bytes_out[c]);
       CHECK(fast.ici_bytes_in[c] == full.ici_bytes_in[c]);
     }
+  }
+  SECTION("at kernel fidelity an all-reduce is not replayed: its reductions run on the chip's HBM") {
+    const workloads::Experiment kernel = ring_experiment(8);
+    REQUIRE(kernel.fidelity == hw::Fidelity::kernel);
+    const runtime::PodRunResult r =
+        runtime::run_pod(workloads::pod_config(kernel), replicated(kernel, {1, 1, 1, 1}, 8 * 4096 * 2), false);
+    CHECK(r.collectives_replayed == 0);
   }
   SECTION("two at once on two queues share the links: simulated, not replayed, same times") {
     const Runs r = run_both(replicated(exp, {0, 1, 0, 1}, 8 * 4096 * 2));
@@ -272,6 +297,10 @@ TEST_CASE("replicas: a replicated pipeline's bubble still matches (p-1)/(m+p-1)"
   sets[0] = "pod={topology: torus2d, shape: [4, 4], wraparound: true, link_bandwidth: 1.0e15, link_latency: 0}";
   sets[2] = "workload.model={type: mlp, widths: " + widths + "]}";
   sets[3] = "workload.global_batch=8192";
+  // At tile fidelity, where the gradients' reductions are on the calendar:
+  // at kernel fidelity they are flows on the chips' HBM beside the
+  // backward's kernels, which links this fast do not hide.
+  sets.push_back("fidelity=tile");
   const double ideal = 3.0 / 11.0;
   for (const char* schedule : {"gpipe", "1f1b"}) {
     std::vector<std::string> s = sets;
