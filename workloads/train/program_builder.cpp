@@ -150,7 +150,11 @@ class LayerPass {
     const std::string label = tag_ + " " + name(i);
     if (const auto* mm = items_[i].mm) {
       const LocalMatmul l = local_matmul(*mm, ctx_.tp());
-      sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n), deps, " [" + label + "]");
+      // Flash attention's fused matmuls: m is a sequence axis of each of
+      // them (queries or keys), the triangle's side.
+      const kernels::MatmulFusion fusion{mm->a_on_chip, mm->out_on_chip, mm->causal, l.m};
+      sinks_[i] =
+          kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion), deps, " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
       const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
