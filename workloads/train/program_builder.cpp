@@ -1,6 +1,7 @@
 #include "workloads/train/program_builder.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -319,8 +320,10 @@ class ChipProgramBuilder {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       const models::LayerSpec& layer = ctx_.model.layers[l];
-      if (rematerialized(ctx_.spec, ctx_.model, l))
-        append(in, LayerPass(ctx_, prog, s, layer, false, "R" + std::to_string(task.microbatch), in).build().all());
+      if (rematerialized(ctx_.spec, ctx_.model, l)) {
+        const models::LayerSpec redo = recomputed_forward(ctx_.spec, layer);
+        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + std::to_string(task.microbatch), in).build().all());
+      }
       const PassResult r = LayerPass(ctx_, prog, s, layer, true, label(task), in).build();
       pass_done(r.all());
       // fsdp: each microbatch's gradients go to their shards at once (the
@@ -452,7 +455,29 @@ const char* to_string(CollectivePurpose p) {
 }
 
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
-  return spec.remat == Remat::full && l > 0 && is_repeated_layer(model.layers[l]);
+  return spec.remat != Remat::none && l > 0 && is_repeated_layer(model.layers[l]);
+}
+
+models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer) {
+  models::LayerSpec redo = layer;
+  if (spec.remat != Remat::minimal) return redo;
+  std::set<std::string> saved;
+  std::vector<models::MatmulSpec> kept;
+  for (const auto& mm : layer.forward) {
+    if (mm.kind == models::MatmulKind::linear) {
+      saved.insert(mm.name);
+    } else {
+      kept.push_back(mm);
+    }
+  }
+  redo.forward = std::move(kept);
+  const auto drop_saved = [&](std::vector<std::string>& after) {
+    after.erase(std::remove_if(after.begin(), after.end(), [&](const std::string& a) { return saved.count(a) > 0; }),
+                after.end());
+  };
+  for (auto& mm : redo.forward) drop_saved(mm.after);
+  for (auto& e : redo.elementwise_fwd) drop_saved(e.after);
+  return redo;
 }
 
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,

@@ -74,10 +74,15 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
 // matmuls read, as Megatron-LM keeps one on the last stage.
 std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
                                                   std::size_t layer);
-// Whether the step recomputes layer `l`'s forward inside its backward:
-// remat: full and a repeated layer (stages.h) that another layer feeds
-// (the first MLP layer's input is the batch, which it keeps).
+// Whether the step recomputes (part of) layer `l`'s forward inside its
+// backward: remat full or minimal and a repeated layer (stages.h) that
+// another layer feeds (the first MLP layer's input is the batch, which it
+// keeps).
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
+// The part of a rematerialized layer's forward its backward runs again:
+// full, all of it; minimal, all but its linear (weight) matmuls, whose
+// outputs it keeps, so the ops that read them wait for nothing else.
+models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer);
 
 // Their elements on one tensor-parallel rank of `tp`.
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
