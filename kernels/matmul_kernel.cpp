@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -81,6 +82,7 @@ BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const Matm
   const std::uint64_t r0 = bi * b.bm, rows = std::min(b.bm, m - r0);
   BlockRow r{rows, nb, n - (nb - 1) * b.bn, k};
   if (f.causal == models::Causal::none) return r;
+  if (f.seq == 0) throw std::logic_error("block_row: a causal kernel needs its sequence length");
   // The sequence positions of the block's rows in their instance; a block
   // that straddles two instances needs what both need.
   const std::uint64_t t = f.seq, p0 = r0 % t, p1 = (r0 + rows - 1) % t;
