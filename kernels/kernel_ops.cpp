@@ -1,6 +1,7 @@
 #include "kernels/kernel_ops.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -91,11 +92,14 @@ struct BlockKind {
   double store = 0;                         // HBM service of its store
 };
 
-BlockKind block_kind(const CoreTiming& t, std::uint64_t k, std::uint64_t rows, std::uint64_t cols) {
+// A fused kernel's A in VMEM moves no bytes, nor its C kept there.
+BlockKind block_kind(const CoreTiming& t, const MatmulFusion& f, std::uint64_t k, std::uint64_t rows,
+                     std::uint64_t cols) {
   const MatmulBlocking& b = t.b;
   const std::uint64_t kb = ceil_div(k, b.bk), k_tail = k - (kb - 1) * b.bk;
-  const double a_full = t.seconds(kBf16Bytes * rows * b.bk), b_full = t.seconds(kBf16Bytes * b.bk * cols);
-  const double a_tail = t.seconds(kBf16Bytes * rows * k_tail), b_tail = t.seconds(kBf16Bytes * k_tail * cols);
+  const std::uint64_t a_rows = f.a_on_chip ? 0 : rows;
+  const double a_full = t.seconds(kBf16Bytes * a_rows * b.bk), b_full = t.seconds(kBf16Bytes * b.bk * cols);
+  const double a_tail = t.seconds(kBf16Bytes * a_rows * k_tail), b_tail = t.seconds(kBf16Bytes * k_tail * cols);
   const double c_full = kb > 1 ? mxu_seconds(t.chip, rows, b.bk, cols) : 0.0;
   const double c_tail = mxu_seconds(t.chip, rows, k_tail, cols);
   const CoreTiming::Step full = t.step(a_full, b_full, c_full), tail = t.step(a_tail, b_tail, c_tail);
@@ -112,7 +116,7 @@ BlockKind block_kind(const CoreTiming& t, std::uint64_t k, std::uint64_t rows, s
   x.last_idle = tail.idle;
   x.idle = n * full.idle + tail.idle;
   x.slot = n * full.slot + tail.slot;
-  x.store = t.seconds(kBf16Bytes * rows * cols);
+  x.store = f.out_on_chip ? 0.0 : t.seconds(kBf16Bytes * rows * cols);
   return x;
 }
 
@@ -154,7 +158,9 @@ double block_period(const CoreTiming& t, const BlockKind& x, const BlockKind* pr
   // left of its service.
   const MatmulBlocking& b = t.b;
   const double left = std::max(0.0, x.store - (b.accumulators == 1 ? 0.0 : next->c_first));
-  const double store = t.latency + x.store + std::min(left, next->first_a) + std::min(left, next->first_b);
+  // (A block kept on chip has no store, and its accumulator is free at once.)
+  const double store =
+      x.store > 0 ? t.latency + x.store + std::min(left, next->first_a) + std::min(left, next->first_b) : 0.0;
   const double accumulator = (x.mxu + store) / b.accumulators;
   return std::max({steps, store, accumulator});
 }
@@ -170,67 +176,75 @@ struct CoreSum {
 
 std::uint64_t to_ps(double seconds) { return static_cast<std::uint64_t>(std::ceil(seconds * sim::kPsPerSecond)); }
 
-// The blocks of core c (block bi * nb + bj goes to core (bi * nb + bj) %
-// cores, as plan_matmul deals them), visited per block row: f(rows, cols,
-// count) for its full-width blocks and its ragged last column, O(block rows).
+// The blocks of core c (the kernel's blocks in row-major order, block i to
+// core i % cores, as plan_matmul deals them), visited per block row:
+// f(rows, cols, depth, count) for its full-width blocks and its ragged (or,
+// causal, last) column, in order, O(block rows).
 template <typename F>
-void for_core_blocks(std::uint32_t c, std::uint32_t cores, std::uint64_t mb, std::uint64_t nb, std::uint64_t m,
-                     std::uint64_t n, const MatmulBlocking& b, F f) {
-  const std::uint64_t m_tail = m - (mb - 1) * b.bm, n_tail = n - (nb - 1) * b.bn;
+void for_core_blocks(std::uint32_t c, std::uint32_t cores, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                     const MatmulBlocking& b, const MatmulFusion& fusion, F f) {
+  const std::uint64_t mb = ceil_div(m, b.bm);
+  std::uint64_t index = 0;  // of the row's first block
   for (std::uint64_t bi = 0; bi < mb; ++bi) {
-    const std::uint64_t first = (c + cores - (bi * nb) % cores) % cores;  // its first bj in this row
-    if (first >= nb) continue;
-    const std::uint64_t mine = (nb - 1 - first) / cores + 1;
-    const bool tail = (nb - 1 - first) % cores == 0;
-    const std::uint64_t rows = bi + 1 < mb ? b.bm : m_tail;
-    if (mine > (tail ? 1u : 0u)) f(rows, b.bn, mine - (tail ? 1 : 0));
-    if (tail) f(rows, n_tail, 1);
+    const BlockRow r = block_row(m, k, n, b, fusion, bi);
+    const std::uint64_t first = (c + cores - index % cores) % cores;  // its first bj in this row
+    index += r.blocks;
+    if (first >= r.blocks) continue;
+    const std::uint64_t mine = (r.blocks - 1 - first) / cores + 1;
+    const bool tail = (r.blocks - 1 - first) % cores == 0;
+    if (mine > (tail ? 1u : 0u)) f(r.rows, b.bn, r.depth, mine - (tail ? 1 : 0));
+    if (tail) f(r.rows, r.last_cols, r.depth, 1);
   }
 }
 
 }  // namespace
 
 std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                                          const MatmulBlocking& b) {
+                                          const MatmulBlocking& b, const MatmulFusion& fusion) {
   const std::uint32_t cores = chip.tensorcores;
-  const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn), kb = ceil_div(k, b.bk);
-  const std::uint64_t m_tail = m - (mb - 1) * b.bm, n_tail = n - (nb - 1) * b.bn;
-  const std::uint64_t blocks = mb * nb;
+  std::uint64_t blocks = 0;
+  for (std::uint64_t bi = 0; bi < ceil_div(m, b.bm); ++bi) blocks += block_row(m, k, n, b, fusion, bi).blocks;
   const std::uint32_t active = static_cast<std::uint32_t>(std::min<std::uint64_t>(cores, blocks));
-  auto rows_of = [&](std::uint64_t bi) { return bi + 1 < mb ? b.bm : m_tail; };
-  auto cols_of = [&](std::uint64_t bj) { return bj + 1 < nb ? b.bn : n_tail; };
   const double bw = chip.hbm.bandwidth_bytes_per_s, lat = chip.hbm.latency_s;
   const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
   auto timing = [&](double share) { return CoreTiming{chip, b, share, lat, load_engines}; };
 
   struct Core {
     CoreSum sum;
-    std::uint64_t last_rows = 0, last_cols = 0;
+    std::uint64_t steps = 0;  // block steps (contraction steps over its blocks)
     std::uint64_t fill_bytes = 0, drain_bytes = 0;
     std::uint64_t early_bytes = 0;  // of the second step's loads, moved in the fill
     double fill_s = 0;
   };
   std::vector<Core> cs(active);
-  // Core c's blocks in order: runs of one kind (an index into kinds_of).
-  auto kind_index = [&](std::uint64_t rows, std::uint64_t cols) {
-    return (rows == b.bm ? 0u : 1u) * 2 + (cols == b.bn ? 0u : 1u);
+  // The blocks' shapes (rows, cols, depth): a few, more with causal masking
+  // (one depth per block row).
+  std::vector<std::array<std::uint64_t, 3>> shapes;
+  auto shape_index = [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t depth) {
+    const std::array<std::uint64_t, 3> key{rows, cols, depth};
+    const auto it = std::find(shapes.begin(), shapes.end(), key);
+    if (it != shapes.end()) return static_cast<std::uint32_t>(it - shapes.begin());
+    shapes.push_back(key);
+    return static_cast<std::uint32_t>(shapes.size() - 1);
   };
+  // Core c's blocks in order: runs of one shape (an index into shapes).
   std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> runs(active);
   for (std::uint32_t c = 0; c < active; ++c)
-    for_core_blocks(c, cores, mb, nb, m, n, b, [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
-      const std::uint32_t kind = kind_index(rows, cols);
-      if (!runs[c].empty() && runs[c].back().first == kind) {
-        runs[c].back().second += count;
-      } else {
-        runs[c].push_back({kind, count});
-      }
-    });
+    for_core_blocks(c, cores, m, k, n, b, fusion,
+                    [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t depth, std::uint64_t count) {
+                      const std::uint32_t kind = shape_index(rows, cols, depth);
+                      if (!runs[c].empty() && runs[c].back().first == kind) {
+                        runs[c].back().second += count;
+                      } else {
+                        runs[c].push_back({kind, count});
+                      }
+                    });
   // Core c's body (first MXU step to the end of the last) when its
   // transfers get `share` of HBM: O(block rows).
   auto body_s = [&](std::uint32_t c, double share) {
     const CoreTiming t = timing(share);
-    const BlockKind kinds[4] = {block_kind(t, k, b.bm, b.bn), block_kind(t, k, b.bm, n_tail),
-                                block_kind(t, k, m_tail, b.bn), block_kind(t, k, m_tail, n_tail)};
+    std::vector<BlockKind> kinds;
+    for (const auto& sh : shapes) kinds.push_back(block_kind(t, fusion, sh[2], sh[0], sh[1]));
     const auto& r = runs[c];
     double body = 0;
     for (std::size_t i = 0; i < r.size(); ++i) {
@@ -252,34 +266,35 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
   };
   for (std::uint32_t c = 0; c < active; ++c) {
     Core& core = cs[c];
-    const std::uint64_t last = c + (blocks - 1 - c) / cores * cores;
-    core.last_rows = rows_of(last / nb);
-    core.last_cols = cols_of(last % nb);
-    for_core_blocks(c, cores, mb, nb, m, n, b, [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
-      CoreSum& s = core.sum;
-      s.blocks += count;
-      s.read += count * kBf16Bytes * (rows * k + k * cols);
-      s.written += count * kBf16Bytes * rows * cols;
-      const std::uint64_t k_tail = k - (kb - 1) * b.bk;
-      s.mxu_cycles += count * ((kb - 1) * (kb > 1 ? block_step_cycles(chip, rows, b.bk, cols) : 0) +
-                               block_step_cycles(chip, rows, k_tail, cols));
-      s.macs += count * rows * cols * k;
-    });
+    std::array<std::uint64_t, 3> first{}, last{};  // shapes of its first and last blocks
+    for_core_blocks(c, cores, m, k, n, b, fusion,
+                    [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t depth, std::uint64_t count) {
+                      if (core.sum.blocks == 0) first = {rows, cols, depth};
+                      last = {rows, cols, depth};
+                      CoreSum& s = core.sum;
+                      s.blocks += count;
+                      s.read += count * kBf16Bytes * ((fusion.a_on_chip ? 0 : rows * depth) + depth * cols);
+                      if (!fusion.out_on_chip) s.written += count * kBf16Bytes * rows * cols;
+                      const std::uint64_t kb = ceil_div(depth, b.bk), k_tail = depth - (kb - 1) * b.bk;
+                      core.steps += count * kb;
+                      s.mxu_cycles += count * ((kb - 1) * (kb > 1 ? block_step_cycles(chip, rows, b.bk, cols) : 0) +
+                                               block_step_cycles(chip, rows, k_tail, cols));
+                      s.macs += count * rows * cols * depth;
+                    });
     // The fill: the first step's loads, A and B on two engines, the cores
     // filling together. The engine whose load ends first starts the next
     // step's (larger) load, which takes half the bandwidth from the first
     // step's larger load until that ends: those bytes move before the first
     // MXU step too.
     const double share = bw / active;
-    const std::uint64_t first_rows = rows_of(c / nb), first_cols = cols_of(c % nb);
-    const std::uint64_t depth = kb > 1 ? b.bk : k;
-    const std::uint64_t a0 = kBf16Bytes * first_rows * depth, b0 = kBf16Bytes * depth * first_cols;
+    const std::uint64_t depth = std::min(b.bk, first[2]);
+    const std::uint64_t a0 = fusion.a_on_chip ? 0 : kBf16Bytes * first[0] * depth, b0 = kBf16Bytes * depth * first[1];
     const double x = double(std::max(a0, b0)) / share, y = double(std::min(a0, b0)) / share;
     const double stolen = load_engines >= 2 ? std::max(0.0, x - y - lat) : 0.0;
     core.early_bytes = std::min<std::uint64_t>(core.sum.read - a0 - b0, static_cast<std::uint64_t>(stolen * share));
     core.fill_bytes = a0 + b0 + core.early_bytes;
     core.fill_s = double(core.fill_bytes) / share + lat;
-    core.drain_bytes = kBf16Bytes * core.last_rows * core.last_cols;
+    core.drain_bytes = fusion.out_on_chip ? 0 : kBf16Bytes * last[0] * last[1];
   }
 
   // The cores' bodies run side by side, their transfers sharing HBM: the
@@ -353,7 +368,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
     // latency), s a load's mean service at an equal share among the loads of
     // every active core's engines.
     op.fill_transfers = load_engines;
-    const double loads = 2.0 * double(core.sum.blocks * kb);
+    const double loads = (fusion.a_on_chip ? 1.0 : 2.0) * double(core.steps);
     const double s = double(core.sum.read) / loads / (bw / (active * load_engines));
     op.body_transfers = load_engines * s / (s + lat);
     op.engine_cycles = core.sum.mxu_cycles;
@@ -364,11 +379,15 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
 }
 
 hw::Program matmul_program(const hw::ChipConfig& chip, hw::Fidelity fidelity, std::uint64_t m, std::uint64_t k,
-                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data) {
-  if (fidelity != hw::Fidelity::kernel) return plan_matmul(chip, m, k, n, blocking, data).program;
+                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data,
+                           const MatmulFusion& fusion) {
+  if (fidelity != hw::Fidelity::kernel) {
+    if (fusion.fused()) throw std::logic_error("matmul_program: fused kernels are modelled at kernel fidelity only");
+    return plan_matmul(chip, m, k, n, blocking, data).program;
+  }
   if (data.a) throw std::logic_error("matmul_program: functional operands need tile or pe fidelity");
   hw::Program p;
-  for (const CoreKernel& ck : matmul_kernel_ops(chip, m, k, n, blocking))
+  for (const CoreKernel& ck : matmul_kernel_ops(chip, m, k, n, blocking, fusion))
     p.add(hw::Op{"matmul core " + std::to_string(ck.core),
                  {hw::EngineKind::mxu, ck.core * chip.mxus_per_core},
                  ck.op,

@@ -24,9 +24,10 @@ struct CoreKernel {
 
 // C (m x n) = A (m x k) x B (k x n) blocked as `blocking`, output blocks
 // round-robin over the TensorCores as plan_matmul deals them: one op per
-// core that gets a block. The ops' bytes add up to matmul_traffic().
+// core that gets a block. The ops' bytes add up to matmul_traffic(); a
+// fused kernel (`fusion`) skips the transfers and blocks matmul_kernel.h says.
 std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                                          const MatmulBlocking& blocking);
+                                          const MatmulBlocking& blocking, const MatmulFusion& fusion = {});
 
 // Streamed elementwise work (elementwise layers, optimizer updates): HBM
 // bytes in and out and vector-unit work, split evenly over the cores, in
@@ -41,9 +42,11 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
 // A matmul as the program of its fidelity: at kernel fidelity one op per
 // TensorCore that gets a block (on the core's first MXU, standing for all of
 // them), else plan_matmul's blocked program. Functional operands (`data`)
-// need the blocked program: at kernel fidelity they are a logic error.
+// need the blocked program, a fused kernel the kernel ops: either at the
+// other fidelity is a logic error.
 hw::Program matmul_program(const hw::ChipConfig& chip, hw::Fidelity fidelity, std::uint64_t m, std::uint64_t k,
-                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data = {});
+                           std::uint64_t n, const MatmulBlocking& blocking, const MatmulData& data = {},
+                           const MatmulFusion& fusion = {});
 
 // The chunks append_stream cuts one core's share of a stream into.
 std::uint64_t stream_chunks(const hw::ChipConfig& chip, std::uint64_t load_bytes, std::uint64_t store_bytes);

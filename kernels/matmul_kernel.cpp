@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "hw/mxu_timing.h"
@@ -36,6 +38,20 @@ MxuSplit split_block(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t
   return {false, ceil_div(bm, units)};
 }
 
+// Block steps of the busiest core, blocks dealt round-robin over `cores`
+// (with causal masking, in the mean: the blocks differ in depth).
+std::uint64_t steps_per_core(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
+                             const MatmulFusion& f, std::uint32_t cores) {
+  const std::uint64_t mb = ceil_div(m, b.bm);
+  if (f.causal == models::Causal::none) return ceil_div(mb * ceil_div(n, b.bn), cores) * ceil_div(k, b.bk);
+  std::uint64_t steps = 0;
+  for (std::uint64_t bi = 0; bi < mb; ++bi) {
+    const BlockRow r = block_row(m, k, n, b, f, bi);
+    steps += r.blocks * ceil_div(r.depth, b.bk);
+  }
+  return ceil_div(steps, cores);
+}
+
 }  // namespace
 
 // Cycles of one block step on the busiest MXU of a core.
@@ -56,15 +72,59 @@ CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core) 
   return d;
 }
 
-MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b) {
+bool MatmulFusion::operator<(const MatmulFusion& o) const {
+  return std::tie(a_on_chip, out_on_chip, causal, seq) < std::tie(o.a_on_chip, o.out_on_chip, o.causal, o.seq);
+}
+
+BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b, const MatmulFusion& f,
+                   std::uint64_t bi) {
+  const std::uint64_t nb = ceil_div(n, b.bn);
+  const std::uint64_t r0 = bi * b.bm, rows = std::min(b.bm, m - r0);
+  BlockRow r{rows, nb, n - (nb - 1) * b.bn, k};
+  if (f.causal == models::Causal::none) return r;
+  if (f.seq == 0) throw std::logic_error("block_row: a causal kernel needs its sequence length");
+  // The sequence positions of the block's rows in their instance; a block
+  // that straddles two instances needs what both need.
+  const std::uint64_t t = f.seq, p0 = r0 % t, p1 = (r0 + rows - 1) % t;
+  const bool straddles = rows > t || p1 < p0;
+  const std::uint64_t first = straddles ? 0 : p0, last = straddles ? t - 1 : p1;
+  switch (f.causal) {
+    case models::Causal::out_lower:  // C is queries x keys: keys 0 .. last
+      r.blocks = ceil_div(last + 1, b.bn);
+      r.last_cols = std::min(b.bn, n - (r.blocks - 1) * b.bn);
+      break;
+    case models::Causal::depth_upto_row:  // the contraction runs over keys 0 .. last
+      r.depth = std::min(k, ceil_div(last + 1, b.bk) * b.bk);
+      break;
+    case models::Causal::depth_from_row:  // rows are keys, the contraction queries first .. t - 1
+      r.depth = k - first / b.bk * b.bk;
+      break;
+    case models::Causal::none: break;
+  }
+  return r;
+}
+
+MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
+                             const MatmulFusion& f) {
   MatmulTraffic t;
-  // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
-  t.hbm_read = kBf16Bytes * (m * k * ceil_div(n, b.bn) + k * n * ceil_div(m, b.bm));
-  t.hbm_written = kBf16Bytes * m * n;
+  const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn);
+  if (f.causal == models::Causal::none) {
+    // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
+    t.hbm_read = kBf16Bytes * ((f.a_on_chip ? 0 : m * k * nb) + k * n * mb);
+    t.hbm_written = f.out_on_chip ? 0 : kBf16Bytes * m * n;
+    return t;
+  }
+  for (std::uint64_t bi = 0; bi < mb; ++bi) {
+    const BlockRow r = block_row(m, k, n, b, f, bi);
+    const std::uint64_t cols = (r.blocks - 1) * b.bn + r.last_cols;
+    t.hbm_read += kBf16Bytes * ((f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + r.depth * cols);
+    if (!f.out_on_chip) t.hbm_written += kBf16Bytes * r.rows * cols;
+  }
   return t;
 }
 
-MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                               const MatmulFusion& fusion) {
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
@@ -76,20 +136,21 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
           for (std::uint32_t accs : {2u, 1u}) {
             MatmulBlocking b{bm, bk, bn, buffers, accs};
             if (b.vmem_bytes() > chip.vmem) continue;
-            std::uint64_t blocks = ceil_div(m, bm) * ceil_div(n, bn);
-            std::uint64_t steps_per_core = ceil_div(blocks, chip.tensorcores) * ceil_div(k, bk);
+            const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
             // Per step: MXU time C, load time L (latency + the core's share of
             // bandwidth). With `buffers` slots a slot cycles through load then
             // compute, so a step takes max(C, L_bw, (L + C) / buffers).
             const double c_step = double(block_step_cycles(chip, bm, bk, bn)) * cycle;
-            const double l_bw = double(kBf16Bytes * (bm * bk + bk * bn)) * chip.tensorcores / bw;
+            const double l_bw =
+                double(kBf16Bytes * ((fusion.a_on_chip ? 0 : bm * bk) + bk * bn)) * chip.tensorcores / bw;
             const double l_step = chip.hbm.latency_s + l_bw;
             const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
-            const double traffic = double(matmul_traffic(m, k, n, b).total()) / bw;
+            const double traffic = double(matmul_traffic(m, k, n, b, fusion).total()) / bw;
             // The first step's loads and the last block's store are not overlapped.
-            const double fill = l_step + double(kBf16Bytes * bm * bn) / bw + chip.hbm.latency_s;
-            const double est = std::max(double(steps_per_core) * period, traffic) + fill +
-                               (accs == 1 ? 0.01 * double(steps_per_core) * c_step : 0.0);
+            const double store = fusion.out_on_chip ? 0.0 : double(kBf16Bytes * bm * bn) / bw + chip.hbm.latency_s;
+            const double fill = l_step + store;
+            const double est =
+                std::max(double(steps) * period, traffic) + fill + (accs == 1 ? 0.01 * double(steps) * c_step : 0.0);
             if (est < best_time * (1 - 1e-9)) {
               best_time = est;
               best = b;

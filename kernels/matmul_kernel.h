@@ -9,6 +9,7 @@
 
 #include "hw/chip_config.h"
 #include "hw/program.h"
+#include "models/matmul_spec.h"
 
 namespace kernels {
 
@@ -46,11 +47,38 @@ CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core);
 // core's MXUs as the kernel splits them.
 std::uint64_t block_step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, std::uint64_t bk, std::uint64_t bn);
 
+// A matmul fused into a larger kernel (flash attention, Dao et al. 2022,
+// arXiv:2205.14135): A produced in VMEM by the same kernel (P = softmax(S))
+// is never loaded from HBM, C consumed in VMEM (S, dP) is never stored, and
+// with causal masking the kernel skips every block wholly above the
+// diagonal of each seq x seq instance (the `count` instances are stacked
+// along the rows, `seq` rows each). Blocks the diagonal crosses are
+// computed whole and masked, as the kernel does: a causal kernel executes
+// more than the exact triangle's FLOPs (models::MatmulSpec::flops).
+struct MatmulFusion {
+  bool a_on_chip = false, out_on_chip = false;
+  models::Causal causal = models::Causal::none;
+  std::uint64_t seq = 0;  // rows per instance; with causal, also its other sequence axis (k or n)
+  bool fused() const { return a_on_chip || out_on_chip || causal != models::Causal::none; }
+  bool operator<(const MatmulFusion& o) const;
+};
+
+// One block row of a kernel (rows bi * bm onward): the output blocks it
+// computes (columns from 0; the last `last_cols` wide) and the contraction
+// depth each walks (whole bk steps but the last).
+struct BlockRow {
+  std::uint64_t rows = 0, blocks = 0, last_cols = 0, depth = 0;
+};
+BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
+                   const MatmulFusion& fusion, std::uint64_t bi);
+
 // Chooses the blocking with the lowest estimated time that fits VMEM.
-MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                               const MatmulFusion& fusion = {});
 
 // HBM traffic of a blocking, by counting block loads and stores.
-MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b);
+MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
+                             const MatmulFusion& fusion = {});
 
 // Operands for functional runs (row-major, BF16 in, FP32 accumulator out).
 struct MatmulData {

@@ -60,14 +60,16 @@ bool scale_program(hw::Program& p, std::uint64_t g, const hw::ChipConfig& chip) 
 
 }  // namespace
 
-const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
-  const std::array<std::uint64_t, 4> key{count, m, k, n};
+const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                                       const MatmulFusion& fusion) {
+  const MatmulFusion f = fidelity_ == hw::Fidelity::kernel ? fusion : MatmulFusion{};
+  const auto key = std::make_pair(std::array<std::uint64_t, 4>{count, m, k, n}, f);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  const MatmulBlocking b = choose_blocking(chip_, m, k, n);
+  const MatmulBlocking b = choose_blocking(chip_, m, k, n, f);
   const std::uint64_t rows = count * m;
   if (fidelity_ == hw::Fidelity::kernel)
-    return cache_.emplace(key, matmul_program(chip_, fidelity_, rows, k, n, b)).first->second;
+    return cache_.emplace(key, matmul_program(chip_, fidelity_, rows, k, n, b, {}, f)).first->second;
   hw::Program prog;
   bool folded = false;
   if (rows % b.bm == 0) {

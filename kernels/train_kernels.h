@@ -24,6 +24,7 @@
 
 #include "hw/chip_config.h"
 #include "hw/program.h"
+#include "kernels/matmul_kernel.h"
 
 namespace kernels {
 
@@ -33,12 +34,16 @@ class MatmulPrograms {
  public:
   MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity) : chip_(std::move(chip)), fidelity_(fidelity) {}
   // `count` independent m x k x n BF16 matmuls, as one program (cached).
-  const hw::Program& get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+  // A fused kernel's (`fusion`, matmul_kernel.h) on-chip operands and
+  // causal skipping are modelled at kernel fidelity; at tile and pe
+  // fidelity it runs as the plain matmul (every byte and block).
+  const hw::Program& get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                         const MatmulFusion& fusion = {});
 
  private:
   hw::ChipConfig chip_;
   hw::Fidelity fidelity_;
-  std::map<std::array<std::uint64_t, 4>, hw::Program> cache_;
+  std::map<std::pair<std::array<std::uint64_t, 4>, MatmulFusion>, hw::Program> cache_;
 };
 
 struct StreamWork {

@@ -191,6 +191,11 @@ const BadCase kCases[] = {
      "tests/data/bad/train_schedule_typo.yaml:9:72:", "workload.parallelism.schedule:",
      "unknown pipeline schedule 'gpip'; expected one of: gpipe (all forwards, then all backwards), 1f1b (one "
      "forward, one backward: PipeDream-Flush); did you mean 'gpipe'?"},
+    {"a misspelt remat policy", "run tests/data/bad/train_remat_typo.yaml", 2,
+     "tests/data/bad/train_remat_typo.yaml:8:10:", "workload.remat:",
+     "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "
+     "(keep each repeated layer's input, recompute its forward in the backward), minimal (keep each repeated layer's "
+     "input and its weight matmuls' outputs, recompute the rest of its forward); did you mean 'minimal'?"},
     {"a misspelt training key", "run tests/data/bad/train_unknown_key.yaml", 2,
      "tests/data/bad/train_unknown_key.yaml:9:3:", "workload.optimiser:",
      "unknown key 'optimiser'; did you mean 'optimizer'?"},

@@ -5,8 +5,10 @@
 // fill bound), fewer ops.
 #include <catch2/catch.hpp>
 
+#include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/train_kernels.h"
+#include "models/transformer.h"
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
@@ -27,9 +29,9 @@ Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog) {
   return out;
 }
 
-workloads::Experiment one_chip(const std::string& chip) {
+workloads::Experiment one_chip(const std::string& chip, const std::string& fidelity = "tile") {
   return workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v4.yaml",
-                                    {"chip=" + chip});
+                                    {"chip=" + chip, "fidelity=" + fidelity});
 }
 
 }  // namespace
@@ -70,5 +72,135 @@ TEST_CASE("lean matmul: same bytes and FLOPs as the full kernel, time within the
     } else {
       CHECK(lean.ops == full.ops);
     }
+  }
+}
+
+// Flash attention's fused matmuls at kernel fidelity (matmul_kernel.h
+// MatmulFusion) against hand counts for a blocking of square beta x beta
+// blocks along the sequence (head_dim H in one step): the causal kernel
+// computes, per instance, the T/beta (T/beta + 1) / 2 blocks on and below
+// the diagonal, whole; operands and results kept in VMEM move no bytes.
+TEST_CASE("flash attention kernels: HBM bytes and FLOPs of the causal, fused blocks", "[kernels][flash]") {
+  const auto exp = one_chip("tpu-v5e", "kernel");
+  const std::uint64_t c = 4, T = 1024, H = 128, beta = 256;
+  const double tri = double(T / beta) * double(T / beta + 1) / 2;  // blocks per instance
+  const double stair = double(beta) * tri;                         // sum over block rows of their depth / beta
+  using models::Causal;
+  struct Case {
+    const char* what;
+    std::uint64_t k, n;
+    kernels::MatmulFusion fusion;
+    double bytes, flops;
+  };
+  const Case cases[] = {
+      // S = Q K^T (and dP = dO V^T): Q and K blocks per block, S in VMEM.
+      {"S = Q K^T",
+       H,
+       T,
+       {false, true, Causal::out_lower, T},
+       2.0 * c * tri * (beta * H + H * beta),
+       2.0 * c * tri * beta * beta * H},
+      // O = P V: P in VMEM; the contraction over keys up to the diagonal
+      // block; O written once.
+      {"O = P V",
+       T,
+       H,
+       {true, false, Causal::depth_upto_row, T},
+       2.0 * c * stair * H + 2.0 * c * T * H,
+       2.0 * c * beta * stair * H},
+      // dV = P^T dO: rows are keys, the contraction queries from the
+      // diagonal block on.
+      {"dV = P^T dO",
+       T,
+       H,
+       {true, false, Causal::depth_from_row, T},
+       2.0 * c * stair * H + 2.0 * c * T * H,
+       2.0 * c * beta * stair * H},
+  };
+  for (const auto& s : cases) {
+    const kernels::MatmulBlocking b{beta, s.k == H ? H : beta, s.n == H ? H : beta, 2, 2};
+    const Ran fused =
+        run_on_one_chip(exp, kernels::matmul_program(exp.chip, hw::Fidelity::kernel, c * T, s.k, s.n, b, {}, s.fusion));
+    const Ran plain = run_on_one_chip(exp, kernels::matmul_program(exp.chip, hw::Fidelity::kernel, c * T, s.k, s.n, b));
+    INFO(s.what << ": fused " << fused.hbm_bytes << " B " << fused.flops << " FLOP " << fused.time_s << " s; plain "
+                << plain.hbm_bytes << " B " << plain.flops << " FLOP " << plain.time_s << " s");
+    CHECK(double(fused.hbm_bytes) == s.bytes);
+    CHECK(fused.flops == s.flops);
+    // The executed share of the square: (T + beta) / 2T.
+    CHECK(fused.flops / plain.flops == Approx(double(T + beta) / (2.0 * T)));
+    CHECK(double(fused.hbm_bytes) == double(kernels::matmul_traffic(c * T, s.k, s.n, b, s.fusion).total()));
+    CHECK(fused.time_s < plain.time_s);
+  }
+}
+
+// The attention core of one Transformer block (its forward and backward
+// matmuls, as models/transformer.cpp builds them: flash runs S again in
+// its backward) at kernel fidelity, against the hand counts below. With
+// the sequence in one block, each of flash's 7 kernels moves two B N x T x
+// H tensors (Q and K in; V in, O out; ...) for 2 B N T^2 H FLOPs: its
+// intensity is T / 2, so it stops being memory-bound at T* = 2 x ridge
+// (486 on v5e). Materialized attention's 6 matmuls each also move a T x T
+// tensor (S, P, dP, dS): 2 B N (2 T H + T^2) bytes, intensity T H / (T +
+// 2H) < H = 128, below the ridge at every length.
+TEST_CASE("flash attention vs materialized: bytes, FLOPs, and where flash stops being memory-bound",
+          "[kernels][flash]") {
+  const auto exp = one_chip("tpu-v5e", "kernel");
+  kernels::MatmulPrograms programs(exp.chip, hw::Fidelity::kernel);
+  const double ridge = exp.chip.ridge_intensity(), H = 128, c = 16 * 8;  // batch 16 x 8 heads
+  const double t_star = 2 * ridge;
+  struct Run {
+    double time_s = 0, bytes = 0, flops = 0;
+  };
+  auto attention = [&](std::uint64_t T, bool flash) {
+    models::TransformerConfig cfg;
+    cfg.layers = 1;
+    cfg.d_model = 1024;
+    cfg.d_ff = 4096;
+    cfg.heads = 8;
+    cfg.head_dim = 128;
+    cfg.seq_len = T;
+    cfg.vocab = 1000;
+    if (flash) cfg.attention = "flash";
+    const auto model = models::build_transformer(cfg, 16);
+    Run r;
+    for (const auto& l : model.layers)
+      for (const auto* list : {&l.forward, &l.backward})
+        for (const auto& mm : *list) {
+          if (mm.kind == models::MatmulKind::linear) continue;
+          const Ran one = run_on_one_chip(
+              exp, programs.get(mm.count, mm.m, mm.k, mm.n, {mm.a_on_chip, mm.out_on_chip, mm.causal, mm.m}));
+          r.time_s += one.time_s;
+          r.bytes += double(one.hbm_bytes);
+          r.flops += one.flops;
+        }
+    return r;
+  };
+  for (std::uint64_t T : {128u, 256u, 512u, 1024u, 2048u, 4096u}) {
+    const Run fl = attention(T, true), mat = attention(T, false);
+    const double t = double(T);
+    INFO("T " << T << ": flash " << fl.time_s << " s, " << fl.bytes << " B, " << fl.flops << " FLOP; materialized "
+              << mat.time_s << " s, " << mat.bytes << " B, " << mat.flops << " FLOP");
+    CHECK(mat.flops / mat.bytes < H);  // memory-bound at every length
+    CHECK(mat.flops / mat.bytes < ridge);
+    if (T <= 512) {  // the whole sequence in one block: nothing causal to skip, each tensor moved once
+      CHECK(fl.bytes == 7 * 4 * c * t * H);
+      CHECK(fl.flops == 7 * 2 * c * t * t * H);
+      CHECK(fl.flops / fl.bytes == t / 2);
+      CHECK((fl.flops / fl.bytes > ridge) == (t > t_star));
+    } else {
+      CHECK(fl.flops / fl.bytes > ridge);
+      CHECK(fl.flops < 7 * 2 * c * t * t * H * 0.8);  // causal blocks skipped
+    }
+    if (T <= 256) {
+      CHECK(mat.bytes == 6 * 2 * c * (2 * t * H + t * t));
+      CHECK(mat.flops == 6 * 2 * c * t * t * H);
+    }
+    // At T = 128 the T x T tensors are half the bytes of the T x H ones and
+    // both run MXU-bound on 128-row blocks: flash's seventh kernel costs
+    // more than the probabilities it saves. Past T*, flash is compute-bound
+    // and materialized attention still memory-bound.
+    if (T == 128) CHECK(fl.time_s > mat.time_s);
+    if (t > t_star) CHECK(fl.time_s < 0.6 * mat.time_s);
+    if (t > 4 * t_star) CHECK(fl.time_s < 1.5 * fl.flops / exp.chip.peak_flops_per_s());
   }
 }

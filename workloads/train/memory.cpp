@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "hw/bf16.h"
 #include "sim/error.h"
@@ -33,7 +35,21 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
         const std::uint64_t input = micro.layers[l - 1].output_bytes;
         m.activations_per_microbatch +=
             seq(layer) ? hw::kBf16Bytes * ceil_div(input / hw::kBf16Bytes, tp) : input;  // Korthikanti s.5: 2sbh/t
-        m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp, seq(layer)));
+        if (spec.remat == Remat::minimal) {
+          // It keeps its weight matmuls' outputs too; while its backward
+          // runs it holds the rest of its stash again (as full holds all).
+          std::set<std::string> kept;
+          for (const auto& mm : layer.forward)
+            if (mm.kind == models::MatmulKind::linear) {
+              kept.insert(mm.output);
+              m.activations_per_microbatch += local_output_bytes(mm, tp, seq(layer));
+            }
+          m.rematerialized = std::max(
+              m.rematerialized, local_stash_bytes(layer, tp, seq(layer),
+                                                  [&](const models::StashSpec& s) { return kept.count(s.name) == 0; }));
+        } else {
+          m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp, seq(layer)));
+        }
       } else {
         m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }

@@ -1,6 +1,8 @@
 #include "workloads/train/program_builder.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -150,7 +152,11 @@ class LayerPass {
     const std::string label = tag_ + " " + name(i);
     if (const auto* mm = items_[i].mm) {
       const LocalMatmul l = local_matmul(*mm, ctx_.tp());
-      sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n), deps, " [" + label + "]");
+      // Flash attention's fused matmuls: m is a sequence axis of each of
+      // them (queries or keys), the triangle's side.
+      const kernels::MatmulFusion fusion{mm->a_on_chip, mm->out_on_chip, mm->causal, l.m};
+      sinks_[i] =
+          kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion), deps, " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
       const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
@@ -228,14 +234,19 @@ Deps task_sinks(const hw::Program& prog, std::uint32_t begin, std::uint32_t end)
 }
 
 // A chip's peer table (runtime::PodProgram::peers): the chips of the
-// previous and the next stage of its pipeline.
-enum PeerSlot : std::uint32_t { kPreviousStage = 0, kNextStage = 1 };
+// previous and the next stage of its pipeline, and of the stage holding the
+// other copy of a tied parameter (tied_param).
+enum PeerSlot : std::uint32_t { kPreviousStage = 0, kNextStage = 1, kTiedStage = 2 };
 
-std::vector<std::uint32_t> peer_table(const TrainLayout& layout, std::uint32_t chip) {
+std::vector<std::uint32_t> peer_table(const TrainLayout& layout, const std::optional<TiedParam>& tied,
+                                      std::uint32_t chip) {
   const std::vector<std::uint32_t>& pipeline = layout.pipeline_of[chip];
   const std::uint32_t s = layout.roles[chip].stage;
+  std::uint32_t other = runtime::PodProgram::kNoPeer;
+  if (tied && s == tied->owner_stage) other = pipeline.at(tied->copy_stage);
+  if (tied && s == tied->copy_stage) other = pipeline.at(tied->owner_stage);
   return {s > 0 ? pipeline.at(s - 1) : runtime::PodProgram::kNoPeer,
-          s + 1 < pipeline.size() ? pipeline.at(s + 1) : runtime::PodProgram::kNoPeer};
+          s + 1 < pipeline.size() ? pipeline.at(s + 1) : runtime::PodProgram::kNoPeer, other};
 }
 
 // The program of one pipeline stage, the same on each of its chips: data-
@@ -245,7 +256,10 @@ std::vector<std::uint32_t> peer_table(const TrainLayout& layout, std::uint32_t c
 class ChipProgramBuilder {
  public:
   ChipProgramBuilder(const Context& ctx, const TrainLayout& layout, std::uint32_t chip)
-      : ctx_(ctx), role_(layout.roles[chip]), stage_(layout.stages[role_.stage]) {}
+      : ctx_(ctx),
+        role_(layout.roles[chip]),
+        stage_(layout.stages[role_.stage]),
+        tied_(tied_param(ctx.model, layout)) {}
 
   void build(hw::Program& prog, ChipProgramMap& map) {
     const TrainParallelism& par = ctx_.spec.parallelism;
@@ -269,6 +283,7 @@ class ChipProgramBuilder {
         for (std::size_t l = stage_.end; l-- > stage_.begin;) after = gradient_all_reduce(prog, l, after);
       for (auto& g : grads_done_) g = after;
     }
+    sum_tied_gradients(prog, static_cast<std::uint32_t>(tasks.size()));
     map.optimizer_begin = static_cast<std::uint32_t>(prog.ops.size());
     optimizer(prog);
     map.optimizer_end = static_cast<std::uint32_t>(prog.ops.size());
@@ -315,8 +330,10 @@ class ChipProgramBuilder {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       const models::LayerSpec& layer = ctx_.model.layers[l];
-      if (rematerialized(ctx_.spec, ctx_.model, l))
-        append(in, LayerPass(ctx_, prog, s, layer, false, "R" + std::to_string(task.microbatch), in).build().all());
+      if (rematerialized(ctx_.spec, ctx_.model, l)) {
+        const models::LayerSpec redo = recomputed_forward(ctx_.spec, layer);
+        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + std::to_string(task.microbatch), in).build().all());
+      }
       const PassResult r = LayerPass(ctx_, prog, s, layer, true, label(task), in).build();
       pass_done(r.all());
       // fsdp: each microbatch's gradients go to their shards at once (the
@@ -355,6 +372,32 @@ class ChipProgramBuilder {
         sharded_collective(prog, interconnect::CollectiveOp::all_gather, l, "", "weights", par.data,
                            bytes_of(ctx_.spec.precision.params), updated);  // the updated weights as stored
     }
+  }
+
+  // Tied embeddings on a pipeline (Megatron-LM, Shoeybi et al. 2019 s.3;
+  // Narayanan et al. 2021): the first stage's table and the last stage's
+  // copy get the sum of both gradients before either is updated, an
+  // all-reduce of two: each stage sends its gradient (its tensor-parallel
+  // share, its fsdp shard, as stored) to the other and its update waits
+  // for the other's, W bytes each way, as a two-rank all-reduce moves. The
+  // addition is left in the update (one more gradient read, not counted).
+  void sum_tied_gradients(hw::Program& prog, std::uint32_t tasks) {
+    if (!tied_) return;
+    const std::uint32_t s = role_.stage;
+    if (s != tied_->owner_stage && s != tied_->copy_stage) return;
+    const std::size_t l = s == tied_->owner_stage ? tied_->owner_layer : tied_->copy_layer;
+    const std::uint64_t n =
+        sim::ceil_div(local_param_elements(*tied_->param, ctx_.tp()), ctx_.spec.parallelism.fsdp.degree);
+    const std::uint64_t tag = tasks;  // above every task's message tag (2 x microbatch + backward)
+    const std::string name = ctx_.model.layers[l].name + " tied " + tied_->param->name + " gradients";
+    const std::uint32_t send = prog.add({"send " + name,
+                                         {hw::EngineKind::ici, kIciSend},
+                                         hw::SendOp{kTiedStage, tag, bytes_of(ctx_.spec.precision.params) * n},
+                                         grads_done_[l],
+                                         0});
+    const std::uint32_t recv =
+        prog.add({"recv " + name, {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{kTiedStage, tag}, {}, 0});
+    grads_done_[l] = {send, recv};
   }
 
   // Pipeline messages name their peer by its place in the chip's peer
@@ -432,6 +475,7 @@ class ChipProgramBuilder {
   const Context& ctx_;
   ChipRole role_;
   StageLayers stage_;
+  std::optional<TiedParam> tied_;
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
   std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
 };
@@ -448,7 +492,29 @@ const char* to_string(CollectivePurpose p) {
 }
 
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
-  return spec.remat == Remat::full && l > 0 && is_repeated_layer(model.layers[l]);
+  return spec.remat != Remat::none && l > 0 && is_repeated_layer(model.layers[l]);
+}
+
+models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer) {
+  models::LayerSpec redo = layer;
+  if (spec.remat != Remat::minimal) return redo;
+  std::set<std::string> saved;
+  std::vector<models::MatmulSpec> kept;
+  for (const auto& mm : layer.forward) {
+    if (mm.kind == models::MatmulKind::linear) {
+      saved.insert(mm.name);
+    } else {
+      kept.push_back(mm);
+    }
+  }
+  redo.forward = std::move(kept);
+  const auto drop_saved = [&](std::vector<std::string>& after) {
+    after.erase(std::remove_if(after.begin(), after.end(), [&](const std::string& a) { return saved.count(a) > 0; }),
+                after.end());
+  };
+  for (auto& mm : redo.forward) drop_saved(mm.after);
+  for (auto& e : redo.elementwise_fwd) drop_saved(e.after);
+  return redo;
 }
 
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,
@@ -481,6 +547,23 @@ std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model
   return out;
 }
 
+std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainLayout& layout) {
+  const auto stage_of = [&](std::size_t layer) {
+    for (std::uint32_t s = 0; s < layout.stages.size(); ++s)
+      if (layer >= layout.stages[s].begin && layer < layout.stages[s].end) return s;
+    throw std::logic_error("layer on no pipeline stage");
+  };
+  for (std::uint32_t s = 0; s < layout.stages.size(); ++s)
+    for (std::size_t l = layout.stages[s].begin; l < layout.stages[s].end; ++l)
+      for (const auto* p : held_params(model, layout.stages[s], l)) {
+        const models::LayerSpec* owner = model.owner_of(p->name);
+        if (!owner || owner == &model.layers[l]) continue;  // its own
+        const std::size_t at = static_cast<std::size_t>(owner - model.layers.data());
+        return TiedParam{p, stage_of(at), s, at, l};
+      }
+  return std::nullopt;
+}
+
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
                                  const models::ModelSpec& micro) {
   TrainProgram out;
@@ -496,6 +579,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   std::vector<std::uint32_t> program_of_stage(stages, kUnbuilt);
   out.pod.program_of.resize(layout.chips());
   if (stages > 1) out.pod.peers.resize(layout.chips());
+  const std::optional<TiedParam> tied = tied_param(micro, layout);
   for (std::uint32_t c = 0; c < layout.chips(); ++c) {
     std::uint32_t& program = program_of_stage.at(layout.roles[c].stage);
     if (program == kUnbuilt) {
@@ -505,7 +589,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
       program = out.pod.add_program(std::move(prog));
     }
     out.pod.program_of[c] = program;
-    if (stages > 1) out.pod.peers[c] = peer_table(layout, c);
+    if (stages > 1) out.pod.peers[c] = peer_table(layout, tied, c);
   }
   return out;
 }

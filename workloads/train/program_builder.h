@@ -27,6 +27,7 @@
 // gradient all-reduce never holds up a tensor-parallel one, a weight
 // all-gather or a pipeline message queued behind it.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/model_spec.h"
@@ -74,10 +75,25 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
 // matmuls read, as Megatron-LM keeps one on the last stage.
 std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model, const StageLayers& stage,
                                                   std::size_t layer);
-// Whether the step recomputes layer `l`'s forward inside its backward:
-// remat: full and a repeated layer (stages.h) that another layer feeds
-// (the first MLP layer's input is the batch, which it keeps).
+// A parameter two pipeline stages hold: with tied embeddings the table,
+// owned by the embedding on the first stage, and the copy the last stage's
+// logits read (held_params). Empty without a pipeline or tied embeddings.
+struct TiedParam {
+  const models::ParamSpec* param = nullptr;
+  std::uint32_t owner_stage = 0, copy_stage = 0;
+  std::size_t owner_layer = 0, copy_layer = 0;
+};
+std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainLayout& layout);
+
+// Whether the step recomputes (part of) layer `l`'s forward inside its
+// backward: remat full or minimal and a repeated layer (stages.h) that
+// another layer feeds (the first MLP layer's input is the batch, which it
+// keeps).
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
+// The part of a rematerialized layer's forward its backward runs again:
+// full, all of it; minimal, all but its linear (weight) matmuls, whose
+// outputs it keeps, so the ops that read them wait for nothing else.
+models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer);
 
 // Their elements on one tensor-parallel rank of `tp`.
 std::uint64_t held_elements(const models::ModelSpec& model, const StageLayers& stage, std::size_t layer,

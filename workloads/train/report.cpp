@@ -50,7 +50,7 @@ Work work(const TrainRun& r) {
   for (std::size_t l = 0; l < r.micro.layers.size(); ++l) {
     const models::LayerSpec& layer = r.micro.layers[l];
     recomputed += layer.recompute_matmul_flops();
-    if (rematerialized(r.spec, r.micro, l)) recomputed += layer.forward_matmul_flops();
+    if (rematerialized(r.spec, r.micro, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
   }
   w.executed_matmul_flops = w.model_flops + recomputed * replicas_x_micro;
   const runtime::PodProgram& pod = r.program.pod;

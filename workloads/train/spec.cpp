@@ -172,7 +172,9 @@ const sim::EnumNames<Remat>& remat_names() {
   static const sim::EnumNames<Remat> names(
       "remat policy",
       {{Remat::none, "none", "keep every activation the backward pass reads"},
-       {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"}});
+       {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"},
+       {Remat::minimal, "minimal",
+        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"}});
   return names;
 }
 
@@ -251,7 +253,8 @@ const sim::ParamTable<TrainSpec>& train_params() {
                      "writes HBM (the pessimistic bound)")
         .enumeration("remat", &TrainSpec::remat, remat_names(), Remat::none,
                      "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
-                     "layer's) input and recomputes its forward inside its backward")
+                     "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
+                     "of its weight matmuls and recomputes the rest (norms, attention core, activation)")
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
         .integer<std::uint32_t>(

@@ -10,7 +10,7 @@
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
-//     remat: none                          # none | full (recompute each layer's forward)
+//     remat: none                          # none | full | minimal (recompute what it does not keep)
 //     simulate_anyway: false               # run even if it does not fit in HBM
 //     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
@@ -51,8 +51,12 @@ const char* to_string(Elementwise e);
 // the backward pass reads; full keeps only each repeated layer's input
 // (Transformer block, MLP dense layer) and runs the layer's forward again
 // inside its backward, before the layer's backward ops (Korthikanti et al.
-// 2022, arXiv:2205.05198 s.5: "2sbh" per layer).
-enum class Remat { none, full };
+// 2022, arXiv:2205.05198 s.5: "2sbh" per layer); minimal (MaxText's
+// remat_policy=minimal, which saves the outputs of the weight matmuls:
+// query, key, value and output projections, the MLP's matmuls) keeps the
+// layer's input and those outputs and recomputes the rest of its forward
+// (layer norms, the attention core, activation, residual adds).
+enum class Remat { none, full, minimal };
 const sim::EnumNames<Remat>& remat_names();
 const char* to_string(Remat r);
 

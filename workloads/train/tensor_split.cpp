@@ -49,10 +49,12 @@ bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t 
   return tp > 1 && spec.op == models::ElementwiseOp::embedding_lookup && spec.pass == models::Pass::forward;
 }
 
-std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence) {
+std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence,
+                                const std::function<bool(const models::StashSpec&)>& only) {
   const bool input_split = !layer.forward.empty() && layer.forward.front().tp_split == models::Dim::k;
   std::uint64_t bytes = 0;
   for (const auto& s : layer.stash) {
+    if (only && !only(s)) continue;
     bool is_split = input_split;  // not written inside the layer: the layer's input
     for (const auto& mm : layer.forward)
       if (mm.output == s.name) is_split = writes_split_tensor(mm);
@@ -61,6 +63,11 @@ std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp
     bytes += (is_split || sequence ? split(s.elements, tp) : s.elements) * s.bytes_per_element;
   }
   return bytes;
+}
+
+std::uint64_t local_output_bytes(const models::MatmulSpec& mm, std::uint32_t tp, bool sequence) {
+  const std::uint64_t elements = mm.count * mm.m * mm.n;
+  return hw::kBf16Bytes * (writes_split_tensor(mm) || sequence ? split(elements, tp) : elements);
 }
 
 }  // namespace workloads

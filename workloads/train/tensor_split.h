@@ -4,6 +4,7 @@
 // as split is divided by tp, rounded up: a size that does not divide is
 // padded, as Megatron pads the vocabulary.
 #include <cstdint>
+#include <functional>
 
 #include "hw/bf16.h"
 #include "models/layer_spec.h"
@@ -47,6 +48,14 @@ bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t 
 // (2 a s^2 b / t), which this model does not have. With `sequence` (the
 // layer is sequence_split) every tensor is split: 32 sbh / t + 2 a s^2 b / t,
 // Korthikanti's sbh 34 / t + 5 a s^2 b / t (s.4.2.2) less the same.
-std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence = false);
+// With `only`, the entries it accepts.
+std::uint64_t local_stash_bytes(const models::LayerSpec& layer, std::uint32_t tp, bool sequence = false,
+                                const std::function<bool(const models::StashSpec&)>& only = {});
+
+// BF16 bytes of a forward matmul's output on one rank: split when the
+// matmul writes a split tensor (column- or head-parallel) or with
+// `sequence` (the layer is sequence_split: a row-parallel output is
+// reduce-scattered); a row-parallel output is whole after its all-reduce.
+std::uint64_t local_output_bytes(const models::MatmulSpec& mm, std::uint32_t tp, bool sequence = false);
 
 }  // namespace workloads

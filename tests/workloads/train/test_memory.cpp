@@ -103,6 +103,20 @@ TEST_CASE("memory with tensor parallelism: Megatron's split of the weights, Kort
           {"workload.remat=full"})["result"]["memory"]["activations_per_microbatch_bytes"]
           .get<double>();
   CHECK(sp_remat == 2 * s * b * h / t);
+
+  // remat: minimal keeps a block's input x, the outputs of Q, K, V (N H
+  // each, column-parallel: split) and of up (F, split), and the outputs of
+  // O and down (h each: whole after their all-reduce, split with sequence
+  // parallelism): 2 s b (3h + (3 N H + F) / t), or 2 s b (3h + 3 N H + F) / t.
+  const auto minimal_block = [&](const std::string& par, const std::string& tag) {
+    const auto three =
+        run(small_gpt("mem-min3-" + tag, pod, par, 2), {"workload.model.layers=3", "workload.remat=minimal"});
+    const auto two = run(small_gpt("mem-min2-" + tag, pod, par, 2), {"workload.remat=minimal"});
+    return three["result"]["memory"]["activations_per_microbatch_bytes"].get<double>() -
+           two["result"]["memory"]["activations_per_microbatch_bytes"].get<double>();
+  };
+  CHECK(minimal_block("{tensor: model}", "tp") == 2 * s * b * (3 * h + (3 * N * H + F) / t));
+  CHECK(minimal_block(sp, "sp") == 2 * s * b * (3 * h + 3 * N * H + F) / t);
 }
 
 TEST_CASE("sequence parallelism: each tensor-parallel all-reduce becomes a reduce-scatter and an all-gather",

@@ -125,3 +125,35 @@ TEST_CASE("pipeline bubble shrinks with more microbatches as (p-1)/(m+p-1)", "[w
     CHECK(r["result"]["pipeline"]["bubble_fraction"].get<double>() == Approx(ideal).epsilon(0.05));
   }
 }
+
+// Tied embeddings on a pipeline: the first stage's table and the last
+// stage's copy exchange their gradients before the update (Megatron-LM's
+// embedding all-reduce between the two), V x D BF16 each way, on top of
+// the stage boundaries' messages (2 microbatches of 2 x 128 x 256 BF16 each
+// way). Without tied embeddings the last stage has its own unembedding and
+// nothing is exchanged.
+TEST_CASE("pipeline: tied embeddings sum their gradients between the first and the last stage",
+          "[workloads][train][pipeline][tied]") {
+  auto gpt = [](bool tied) {
+    return write_yaml(tied ? "tied-pipeline" : "untied-pipeline", R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [4]}
+mesh: {pipe: 4}
+workload:
+  kind: train
+  model: {type: transformer, layers: 4, d_model: 256, d_ff: 1024, heads: 4, head_dim: 64, seq_len: 128,
+          vocab: 1000, tied_embeddings: )" + std::string(tied ? "true" : "false") +
+                                                                      R"(}
+  global_batch: 4
+  parallelism: {pipeline: pipe, microbatches: 2, schedule: 1f1b}
+)");
+  };
+  const double boundary = 2.0 * 128 * 256 * 2, table = 1000.0 * 256 * 2;
+  const auto tied = run(gpt(true)), untied = run(gpt(false));
+  for (int s = 0; s < 4; ++s) {
+    const double messages = ((s < 3 ? 2 : 0) + (s > 0 ? 2 : 0)) * boundary;
+    INFO("stage " << s);
+    CHECK(untied["per_chip"][s]["ici_bytes_out"].get<double>() == messages);
+    CHECK(tied["per_chip"][s]["ici_bytes_out"].get<double>() == messages + (s == 0 || s == 3 ? table : 0));
+  }
+}

@@ -75,6 +75,44 @@ TEST_CASE("remat full: HFU / MFU adds one forward pass of the blocks", "[workloa
   CHECK(r["mfu"].get<double>() < none["result"]["mfu"].get<double>());
 }
 
+// remat: minimal (MaxText's policy: the outputs of the query, key, value
+// and output projections and of the MLP's matmuls are saved) against the
+// hand count for this model's serial GPT block (N H = D = 512, GELU MLP of
+// F): it keeps its input x and the outputs of Q, K, V (N H each), O (D),
+// up (F) and down (D), 2 b s (3D + 3NH + F) bytes, and recomputes the
+// layer norms, the attention core S, softmax and P V, the GELU and the
+// residual adds: 4 B T^2 N H matmul FLOPs per block (S and P V).
+TEST_CASE("remat minimal: a block keeps its input and its weight matmuls' outputs, recomputes the attention core",
+          "[workloads][train][remat]") {
+  const auto min2 = run(gpt("minimal-l2", 2, "minimal")), min3 = run(gpt("minimal-l3", 3, "minimal"));
+  const auto none2 = run(gpt("keep-l2", 2, "none")), none3 = run(gpt("keep-l3", 3, "none"));
+  const auto full3 = run(gpt("remat-l3", 3, "full"));
+  CHECK(activations(min3) - activations(min2) == 2 * B * T * (3 * D + 3 * NH + F));
+  // Held again while its backward runs: the rest of its stash, the block's
+  // input, LN1 and LN2 outputs, the B N T^2 probabilities, the attention
+  // context, the attention residual output and the GELU output.
+  const double N = 8;
+  CHECK(min3["result"]["memory"]["rematerialized_bytes"].get<double>() ==
+        2 * B * T * (4 * D + NH + F) + 2 * B * N * T * T);
+  const double block_stash = activations(none3) - activations(none2);
+  CHECK(block_stash == 2 * B * T * (4 * D + 4 * NH + 2 * F) + 2 * B * N * T * T);  // the whole stash
+  // HFU / MFU: the attention core's forward once more per block.
+  const double L = 3;
+  const double block = 12 * B * T * D * F + 24 * B * T * D * NH + 12 * B * T * T * NH;
+  const double output = 6 * B * T * D * V;
+  const double ratio = (L * block + output + L * 4 * B * T * T * NH) / (L * block + output);
+  const auto& r = min3["result"];
+  CHECK(r["hfu"].get<double>() / r["mfu"].get<double>() == Approx(ratio).epsilon(0.001));
+  CHECK(r["parallelism"]["remat"] == "minimal");
+  // It recomputes less than full: longer than none, shorter than full.
+  const double t_none = none3["result"]["step_time_s"].get<double>(), t_min = r["step_time_s"].get<double>();
+  const double t_full = full3["result"]["step_time_s"].get<double>();
+  CHECK(t_none < t_min);
+  CHECK(t_min < t_full);
+  CHECK(activations(full3) < activations(min3));
+  CHECK(activations(min3) < activations(none3));
+}
+
 TEST_CASE("remat: bad input is located", "[workloads][train][remat][bad-input]") {
   CHECK_THROWS_WITH(run(gpt("remat-bad", 2, "fulll")),
                     Catch::Contains("workload.remat") && Catch::Contains("did you mean 'full'"));
