@@ -59,7 +59,7 @@ struct CommOp {
 // an entry of the chip's peer table, which the pod's runtime resolves
 // (runtime::PodProgram::peers), so chips that run one program may talk to
 // different peers. The receiver matches it by (sender, tag);
-// tags are the program's own, below 2^48, and unique per sender and receiver
+// tags are the program's own, below 2^40, and unique per sender and receiver
 // among messages in flight. A send is done when its last byte has left the
 // chip (the network holds a message until its receive is posted); a receive
 // when the whole message has arrived, so its duration is time spent waiting.

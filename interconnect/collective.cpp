@@ -7,14 +7,18 @@ namespace interconnect {
 
 namespace {
 // Cookie layout: pass run 30 bits | kind 2 | index 32.
-// Tag layout: collective 16 bits | stream 8 | phase 8 | pass 4 | local 28.
+// Tag layout: collective 24 bits | stream 8 | phase 8 | pass 4 | local 20.
+// A training step of a large model is tens of thousands of collectives (a
+// GPT-3 step with sequence parallelism and remat about 74,000); a pass's
+// local tags count its transfers (at most one per peer).
 constexpr int kMaxStreams = 256, kMaxPhases = 256, kMaxPasses = 16;
-constexpr std::uint64_t kMaxLocal = std::uint64_t{1} << 28;
+constexpr std::uint64_t kMaxLocal = std::uint64_t{1} << 20;
 }  // namespace
 
 Collective::Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id)
     : net_(network), reduction_(reduction), plan_(std::move(plan)), functional_(functional), id_(id) {
-  if (id < 0 || id >= 65536) throw std::invalid_argument("Collective id must be in [0, 65536)");
+  if (id < 0 || id >= kMaxCollectives)
+    throw std::invalid_argument("Collective id must be in [0, " + std::to_string(kMaxCollectives) + ")");
   if (functional_ && !plan_.functional) {
     throw std::invalid_argument("a functional Collective needs a plan made from a spec with functional = true");
   }
@@ -58,8 +62,8 @@ Collective::Op Collective::decode(std::uint64_t c) {
 
 std::uint64_t Collective::tag(int stream, int phase, int pass, std::uint32_t local) const {
   if (local >= kMaxLocal) throw std::logic_error("collective tag out of range");
-  return static_cast<std::uint64_t>(id_) << 48 | static_cast<std::uint64_t>(stream) << 40 |
-         static_cast<std::uint64_t>(phase) << 32 | static_cast<std::uint64_t>(pass) << 28 | local;
+  return static_cast<std::uint64_t>(id_) << 40 | static_cast<std::uint64_t>(stream) << 32 |
+         static_cast<std::uint64_t>(phase) << 24 | static_cast<std::uint64_t>(pass) << 20 | local;
 }
 
 void Collective::join(int chip, std::function<void()> on_done) {

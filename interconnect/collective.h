@@ -18,7 +18,10 @@ namespace interconnect {
 
 class Collective : public NetworkClient, public ReductionListener {
  public:
-  // id distinguishes collectives in flight at once (message tags); < 65536.
+  // Collective ids fill the top 24 bits of a message tag (collective.cpp);
+  // the id kMaxCollectives is point-to-point traffic's (runtime/point_to_point.h).
+  static constexpr int kMaxCollectives = (1 << 24) - 1;
+  // id distinguishes collectives in flight at once (message tags); < 2^24 (kMaxCollectives).
   // functional needs a plan made with spec.functional.
   Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id = 0);
 

@@ -6,6 +6,7 @@
 
 #include "hw/completion.h"
 #include "hw/program.h"
+#include "interconnect/collective.h"
 #include "interconnect/network.h"
 #include "runtime/pod_program.h"
 
@@ -16,7 +17,7 @@ namespace runtime {
 // completion is called from the network's process when the send's last byte
 // has left the chip or the whole message has arrived. A message's peer is an
 // entry of the chip's peer table (PodProgram::peers). Tags live above every
-// collective's (those put the collective id, < kTagSpace, in bits 48..63),
+// collective's (those put the collective id, < kTagSpace, in bits 40..63),
 // so the two never match each other's messages.
 //
 // A simulated chip may stand for a group of replicas (pod_run.h): each
@@ -28,7 +29,7 @@ namespace runtime {
 // check of one chip per group (pod_simulation.h).
 class PointToPoint : public interconnect::NetworkClient {
  public:
-  static constexpr std::uint64_t kTagSpace = 0xFFFF;
+  static constexpr std::uint64_t kTagSpace = interconnect::Collective::kMaxCollectives;
   PointToPoint(interconnect::Network& net, const PodProgram& pp) : net_(net), pp_(pp) {}
 
   // `members` are the representative (members.front()) and its replicas.
@@ -69,8 +70,8 @@ class PointToPoint : public interconnect::NetworkClient {
   };
 
   static std::uint64_t tag(std::uint64_t t) {
-    if (t >> 48) throw std::logic_error("point-to-point tag above 2^48");
-    return kTagSpace << 48 | t;
+    if (t >> 40) throw std::logic_error("point-to-point tag above 2^40");
+    return kTagSpace << 40 | t;
   }
   static std::uint64_t cookie(std::uint64_t slot, bool representative) { return slot << 1 | (representative ? 1 : 0); }
 
