@@ -28,8 +28,7 @@ double run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog
 
 }  // namespace
 
-TEST_CASE("7x calibration: HBM copy time against the measured curve, 2 MiB to 1 GiB",
-          "[kernels][calibration]") {
+TEST_CASE("7x calibration: HBM copy time against the measured curve, 2 MiB to 1 GiB", "[kernels][calibration]") {
   const auto exp = chip_7x();
   // Ironwood/guides/hbm/hbm.md at 8fd8a3e8: array bytes, GB/s per device
   // (one TensorCore), bandwidth = 2 x bytes / time.
@@ -37,9 +36,9 @@ TEST_CASE("7x calibration: HBM copy time against the measured curve, 2 MiB to 1 
     std::uint64_t bytes;
     double gb_per_s;
   };
-  const Measured measured[] = {{2097152, 1379.335021},    {4194304, 2249.746091},    {8388608, 2246.129937},
-                               {16777216, 2757.308985},   {33554432, 3009.83593},    {67108864, 3097.217778},
-                               {134217728, 3176.50274},   {268435456, 3167.144485},  {536870912, 3199.020504},
+  const Measured measured[] = {{2097152, 1379.335021},   {4194304, 2249.746091},   {8388608, 2246.129937},
+                               {16777216, 2757.308985},  {33554432, 3009.83593},   {67108864, 3097.217778},
+                               {134217728, 3176.50274},  {268435456, 3167.144485}, {536870912, 3199.020504},
                                {1073741824, 3198.414211}};
   for (const Measured& m : measured) {
     // One device copies its array: each of the chip's two cores reads and

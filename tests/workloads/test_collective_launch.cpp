@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "workloads/experiment_fixture.h"
 #include "workloads/experiment.h"
+#include "workloads/experiment_fixture.h"
 
 namespace {
 
