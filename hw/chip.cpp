@@ -16,7 +16,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
     : sc_core::sc_module(name),
       config_(config),
       fidelity_(fidelity),
-      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)) {
+      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)),
+      launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
     fluid_dmas_.resize(config_.dma_engines);
@@ -163,6 +164,16 @@ void Chip::start(const Op& op, Completion done) {
     case EngineKind::dma: {
       const auto& d = std::get<DmaOp>(op.payload);
       dmas_.at(op.engine.index)->start(d.hbm_addr, d.bytes, d.write, done);
+      return;
+    }
+    case EngineKind::scalar: {
+      std::get<LaunchOp>(op.payload);  // the only op of a scalar unit
+      if (op.engine.index >= config_.tensorcores) throw std::logic_error("op '" + op.name + "': no such TensorCore");
+      if (launch_ps_ == 0) {
+        done();  // no time: done in the delta cycle it started in
+        return;
+      }
+      after_ps(launch_ps_, done);
       return;
     }
     case EngineKind::ici: break;

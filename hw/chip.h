@@ -58,6 +58,11 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // Lifts a reduction's cap (its data has all landed); false once it is done.
   bool uncap_reduction(HbmFluid::Handle flow) { return hbm_fluid_->uncap(flow); }
 
+  // Calls `done` `span_ps` from now on the chip's timer, never from inside
+  // this call: a fixed cost an engine pays before its op's work (the
+  // runtime's collective launch, ici.collective_launch).
+  void delay(std::uint64_t span_ps, Completion done) { after_ps(span_ps, done); }
+
   const ChipConfig& config() const { return config_; }
   Fidelity fidelity() const { return fidelity_; }
   sc_core::sc_time clock_period() const { return period_; }
@@ -146,6 +151,7 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   ChipConfig config_;
   Fidelity fidelity_;
   sc_core::sc_time period_;
+  const std::uint64_t launch_ps_;        // config_.kernel_launch, the time of a LaunchOp
   std::unique_ptr<Hbm> hbm_;             // tile and pe fidelity
   std::unique_ptr<HbmFluid> hbm_fluid_;  // kernel fidelity
   std::vector<std::unique_ptr<DmaEngine>> dmas_;

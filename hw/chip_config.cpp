@@ -24,6 +24,9 @@ sim::ParamTable<HbmConfig> hbm_params() {
                               "independent channels sharing the bandwidth equally")
       .real("latency", &HbmConfig::latency_s, "s", 250e-9, sim::between(0, 1e-3),
             "access latency added once per DMA transfer")
+      .real("efficiency", &HbmConfig::efficiency, "", 1.0, sim::between(0.01, 1),
+            "share of the peak bandwidth the DRAM sustains on streaming traffic (refresh, turnarounds); "
+            "docs/calibration.md#hbm-efficiency")
       .integer<std::uint64_t>("interleave", &HbmConfig::interleave_bytes, "B", 256, sim::between(32, 1 << 20),
                               "address interleave granularity across channels");
   return t;
@@ -35,7 +38,10 @@ sim::ParamTable<IciParams> ici_params() {
          "bandwidth of one link in one direction")
       .real("link_latency", &IciParams::link_latency, "s", 1e-6, sim::between(0, 1e-2), "latency per hop")
       .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4, sim::between(1, 6),
-                              "ICI ports per chip");
+                              "ICI ports per chip")
+      .real("collective_launch", &IciParams::collective_launch, "s", 0.0, sim::between(0, 1e-3),
+            "fixed cost of one collective on each chip, from issue to its first transfer (synchronisation "
+            "and setup of the collective's program; docs/calibration.md#collective-launch)");
   return t;
 }
 
@@ -58,6 +64,9 @@ const sim::ParamTable<ChipConfig>& chip_params() {
         .group("hbm", &ChipConfig::hbm, hbm_params())
         .integer<std::uint32_t>("dma_engines", &ChipConfig::dma_engines, "engines", 4, sim::between(1, 64),
                                 "DMA engines per chip (concurrent HBM streams)")
+        .real("kernel_launch", &ChipConfig::kernel_launch, "s", 0.0, sim::between(0, 1e-3),
+              "fixed cost of one kernel, from issue to its first transfer (the scalar unit's setup and "
+              "synchronisation; docs/calibration.md#kernel-launch)")
         .group("ici", &ChipConfig::ici, ici_params());
     return t;
   }();

@@ -15,6 +15,9 @@ struct IciParams {
   double link_bandwidth = 0;  // bytes/s per direction
   double link_latency = 0;    // s per hop
   std::uint32_t links_per_chip = 0;
+  // Fixed cost of launching one collective on this chip (s): the time from
+  // issuing it to its first transfer (docs/calibration.md#collective-launch).
+  double collective_launch = 0;
 };
 
 struct ChipConfig {
@@ -27,6 +30,9 @@ struct ChipConfig {
   std::uint64_t vmem = 0;             // bytes per TensorCore
   HbmConfig hbm;
   std::uint32_t dma_engines = 1;  // per chip
+  // Fixed cost of launching one kernel (s): the scalar unit's issue and
+  // synchronisation before the kernel's first transfer (docs/calibration.md#kernel-launch).
+  double kernel_launch = 0;
   IciParams ici;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }

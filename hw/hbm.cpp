@@ -59,7 +59,7 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
   latency_ = sc_core::sc_time(config_.latency_s, sc_core::SC_SEC);
   socket.register_b_transport(this, &Hbm::b_transport);
   socket.register_nb_transport_fw(this, &Hbm::nb_transport_fw);
-  const double channel_bytes_per_s = config_.bandwidth_bytes_per_s / config_.channels;
+  const double channel_bytes_per_s = config_.sustained_bytes_per_s() / config_.channels;
   for (std::uint32_t c = 0; c < config_.channels; ++c)
     channels_.push_back(std::make_unique<Channel>(channel_bytes_per_s * tick_.to_seconds()));
   SC_METHOD(on_wake);

@@ -16,6 +16,13 @@ struct HbmConfig {
   double bandwidth_bytes_per_s = 0.0;  // whole device; each channel gets 1/channels of it
   double latency_s = 0.0;              // paid once per transfer
   std::uint64_t interleave_bytes = 0;  // consecutive blocks of this size go to consecutive channels
+  // Share of the peak the DRAM sustains under streaming traffic (refresh,
+  // read/write turnarounds, row misses): docs/calibration.md#hbm-efficiency.
+  double efficiency = 1.0;
+
+  // What the channels serve, all together: timing uses this, reports
+  // measure against the peak (bandwidth_bytes_per_s).
+  double sustained_bytes_per_s() const { return bandwidth_bytes_per_s * efficiency; }
 };
 
 // Throws sim::ConfigError naming the first bad field.
@@ -27,6 +34,7 @@ inline void validate(const HbmConfig& c) {
     fail("bandwidth_bytes_per_s", "must be a positive finite number");
   if (!(c.latency_s >= 0.0) || !std::isfinite(c.latency_s)) fail("latency_s", "must be a finite number >= 0");
   if (c.interleave_bytes == 0) fail("interleave_bytes", "must be > 0");
+  if (!(c.efficiency > 0.0 && c.efficiency <= 1.0)) fail("efficiency", "must be in (0, 1]");
 }
 
 }  // namespace hw

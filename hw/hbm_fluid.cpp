@@ -22,7 +22,7 @@ HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double
   validate(config_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw std::logic_error("HbmFluid counts in picoseconds: the kernel's resolution must be 1 ps");
-  hbm_ = share_.add_resource(config_.bandwidth_bytes_per_s / kPsPerSecond);
+  hbm_ = share_.add_resource(config_.sustained_bytes_per_s() / kPsPerSecond);
   if (vector_bytes_per_s > 0) {
     has_vector_ = true;
     vector_ = share_.add_resource(vector_bytes_per_s / kPsPerSecond);

@@ -8,6 +8,7 @@ const char* engine_kind_name(EngineKind k) {
     case EngineKind::vector: return "vector";
     case EngineKind::dma: return "dma";
     case EngineKind::ici: return "ici";
+    case EngineKind::scalar: return "scalar";
   }
   return "?";
 }

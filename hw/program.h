@@ -14,13 +14,14 @@
 
 namespace hw {
 
-enum class EngineKind : std::uint8_t { mxu, vector, dma, ici };
+// scalar: a TensorCore's scalar unit, which issues kernels (LaunchOp).
+enum class EngineKind : std::uint8_t { mxu, vector, dma, ici, scalar };
 const char* engine_kind_name(EngineKind k);
 
 struct EngineRef {
   EngineKind kind = EngineKind::mxu;
-  std::uint32_t index =
-      0;  // mxu: core*mxus_per_core + i; vector: core; dma: engine; ici: queue (0 unless a program uses several)
+  std::uint32_t index = 0;  // mxu: core*mxus_per_core + i; vector, scalar: core; dma: engine; ici: queue (0 unless a
+                            // program uses several)
   bool operator==(const EngineRef& o) const { return kind == o.kind && index == o.index; }
 };
 
@@ -74,7 +75,12 @@ struct RecvOp {
   std::uint64_t tag = 0;
 };
 
-using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp, KernelOp>;
+// The launch of one kernel, on a core's scalar unit, before the kernel's
+// first ops: it takes the chip's kernel_launch (ChipConfig), the fixed cost
+// of issuing a kernel (docs/calibration.md#kernel-launch).
+struct LaunchOp {};
+
+using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp, KernelOp, LaunchOp>;
 
 struct Op {
   std::string name;  // shown in traces

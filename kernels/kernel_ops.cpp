@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/kernel_launch.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -205,7 +206,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
   std::uint64_t blocks = 0;
   for (std::uint64_t bi = 0; bi < ceil_div(m, b.bm); ++bi) blocks += block_row(m, k, n, b, fusion, bi).blocks;
   const std::uint32_t active = static_cast<std::uint32_t>(std::min<std::uint64_t>(cores, blocks));
-  const double bw = chip.hbm.bandwidth_bytes_per_s, lat = chip.hbm.latency_s;
+  const double bw = chip.hbm.sustained_bytes_per_s(), lat = chip.hbm.latency_s;
   const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
   auto timing = [&](double share) { return CoreTiming{chip, b, share, lat, load_engines}; };
 
@@ -387,11 +388,12 @@ hw::Program matmul_program(const hw::ChipConfig& chip, hw::Fidelity fidelity, st
   }
   if (data.a) throw std::logic_error("matmul_program: functional operands need tile or pe fidelity");
   hw::Program p;
+  const std::vector<std::uint32_t> launch = append_launch(p, chip, {}, "matmul");
   for (const CoreKernel& ck : matmul_kernel_ops(chip, m, k, n, blocking, fusion))
     p.add(hw::Op{"matmul core " + std::to_string(ck.core),
                  {hw::EngineKind::mxu, ck.core * chip.mxus_per_core},
                  ck.op,
-                 {},
+                 launch,
                  2.0 * double(ck.op.macs)});
   return p;
 }
@@ -421,13 +423,13 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
   // chunks in turn. Alone, the body (every chunk's vector work, the loads
   // after the first and the stores before the last) lasts the longest of
   // the three streams.
-  const double share = chip.hbm.bandwidth_bytes_per_s / cores;
+  const double share = chip.hbm.sustained_bytes_per_s() / cores;
   const double lat = chip.hbm.latency_s;
   const double loads = load > 0 ? double(chunks - 1) * (lat + double(chunk_load) / share) : 0.0;
   const double stores = store > 0 ? double(chunks - 1) * (lat + double(chunk_store) / share) : 0.0;
   const double vector = double(chunks * chunk_cycles) / chip.clock;
   const double engines = (load > 0 ? 1.0 : 0.0) + (store > 0 ? 1.0 : 0.0);
-  const double per_transfer = chip.hbm.bandwidth_bytes_per_s / (cores * std::max(1.0, engines));
+  const double per_transfer = chip.hbm.sustained_bytes_per_s() / (cores * std::max(1.0, engines));
   const double s_load = double(chunk_load) / per_transfer, s_store = double(chunk_store) / per_transfer;
   const double in_service = double(chunks - 1) * ((load > 0 ? s_load : 0.0) + (store > 0 ? s_store : 0.0));
   const double body_s = std::max({vector, load > 0 ? double(chunks - 1) * (lat + s_load) : 0.0,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/mxu_timing.h"
+#include "kernels/kernel_launch.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -128,7 +129,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
-  const double bw = chip.hbm.bandwidth_bytes_per_s;
+  const double bw = chip.hbm.sustained_bytes_per_s();
   for (std::uint64_t bm : edge_candidates(m, 8))
     for (std::uint64_t bk : edge_candidates(k, chip.mxu.rows))
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
@@ -248,6 +249,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
               0};
     cs.stores.push_back(prog.add(st));
   }
+  plan.program = launched(plan.program, chip);
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw/mxu_timing.h"
+#include "kernels/kernel_launch.h"
 #include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "sim/units.h"
@@ -88,10 +89,11 @@ std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig
   if (fidelity == hw::Fidelity::kernel) {
     if (work.load_bytes == 0 && work.store_bytes == 0 && (work.elements == 0 || work.flops_per_element == 0))
       return deps;
+    const std::vector<std::uint32_t> start = append_launch(prog, chip, deps, name);
     std::vector<std::uint32_t> sinks;
     for (const CoreKernel& ck :
          stream_kernel_ops(chip, {work.load_bytes, work.store_bytes, work.elements, work.flops_per_element}))
-      sinks.push_back(prog.add({name, {hw::EngineKind::vector, ck.core}, ck.op, deps, ck.op.vector_flops}));
+      sinks.push_back(prog.add({name, {hw::EngineKind::vector, ck.core}, ck.op, start, ck.op.vector_flops}));
     return sinks;
   }
   const std::uint32_t cores = chip.tensorcores;
@@ -99,12 +101,14 @@ std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig
   const std::uint64_t elements = ceil_div(work.elements, cores);
   const std::uint64_t chunks = stream_chunks(chip, load, store);
   const bool compute = elements > 0 && work.flops_per_element > 0;
+  if (load == 0 && store == 0 && !compute) return deps;
+  const std::vector<std::uint32_t> start = append_launch(prog, chip, deps, name);
   std::vector<std::uint32_t> sinks;
   for (std::uint32_t c = 0; c < cores; ++c) {
     // The matmul kernel's engines: its first load engine, its store engine.
     const CoreDmaEngines dma = core_dma_engines(chip, c);
     for (std::uint64_t i = 0; i < chunks; ++i) {
-      std::vector<std::uint32_t> after = deps;
+      std::vector<std::uint32_t> after = start;
       if (load > 0)
         after = {prog.add({name + " load",
                            {hw::EngineKind::dma, dma.load(0)},
@@ -125,10 +129,10 @@ std::vector<std::uint32_t> append_stream(hw::Program& prog, const hw::ChipConfig
                            hw::DmaOp{0, ceil_div(store, chunks), true},
                            after,
                            0})};
-      if (after != deps) sinks.insert(sinks.end(), after.begin(), after.end());
+      sinks.insert(sinks.end(), after.begin(), after.end());
     }
   }
-  return sinks.empty() ? deps : sinks;
+  return sinks;
 }
 
 }  // namespace kernels

@@ -6,6 +6,7 @@
 // on the network did.
 #include <systemc>
 
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "runtime/collective_replay.h"
 #include "runtime/pod_program.h"
 #include "runtime/point_to_point.h"
+#include "sim/units.h"
 
 namespace runtime {
 
@@ -80,6 +82,12 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
       if (data) collectives_.simulated(comm->collective).set_input(c_, data->input(c_));
     }
     const std::uint64_t slot = hold({done, comm ? comm->collective : 0, data});
+    if (comm && launch_ps_ > 0) {
+      // The chip joins once the collective is launched: its fixed cost
+      // (ici.collective_launch) comes before the first transfer.
+      chip_.delay(launch_ps_, {this, slot | kLaunched});
+      return;
+    }
     const std::uint64_t outer = starting_;
     const bool outer_inside = done_inside_;
     starting_ = slot;
@@ -106,7 +114,8 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
   }
 
  private:
-  static constexpr std::uint64_t kLater = std::uint64_t{1} << 63;  // token bit: the next delta cycle has come
+  static constexpr std::uint64_t kLater = std::uint64_t{1} << 63;     // token bit: the next delta cycle has come
+  static constexpr std::uint64_t kLaunched = std::uint64_t{1} << 62;  // token bit: a collective's launch is over
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
 
   struct InFlight {
@@ -117,12 +126,23 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
 
   // From the network's process (or inside start()): the op is done.
   void completed(std::uint64_t token) override {
-    if (token & kLater) {
+    if (token & kLaunched) {
+      join(token & ~kLaunched);
+    } else if (token & kLater) {
       finish(token & ~kLater);
     } else if (token == starting_) {
       done_inside_ = true;
     } else {
       next_delta_.defer({this, token | kLater});
+    }
+  }
+  // From the chip's timer: the collective of `slot` is launched; it joins
+  // now, and completes in a later delta cycle at the earliest.
+  void join(std::uint64_t slot) {
+    try {
+      collectives_.join(in_flight_[slot].collective, group_, [this, slot] { completed(slot); });
+    } catch (...) {
+      release(slot).done.fail(std::current_exception());
     }
   }
   void failed(std::uint64_t token, std::exception_ptr error) override {
@@ -162,6 +182,8 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
   PointToPoint& p2p_;
   NextDelta& next_delta_;
   std::vector<std::uint64_t>& first_join_;
+  const std::uint64_t launch_ps_ =
+      static_cast<std::uint64_t>(std::llround(chip_.config().ici.collective_launch * sim::kPsPerSecond));
   std::vector<InFlight> in_flight_;  // ICI ops in flight, by slot
   std::vector<std::uint64_t> free_;
   std::uint64_t starting_ = kNone;  // the slot of the op whose start() is under way

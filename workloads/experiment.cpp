@@ -372,7 +372,7 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   // TensorCore (tpu-specs v5p.vmem_load_store: 1 store per cycle;
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
   cfg.reduction.vector_bytes_per_s = 4096.0 * exp.chip.tensorcores * exp.chip.clock;
-  cfg.reduction.hbm_bytes_per_s = exp.chip.hbm.bandwidth_bytes_per_s;
+  cfg.reduction.hbm_bytes_per_s = exp.chip.hbm.sustained_bytes_per_s();
   for (const auto& [name, size] : exp.mesh) cfg.mesh.push_back({name, static_cast<int>(size)});
   return cfg;
 }
