@@ -219,7 +219,7 @@ const sim::ParamTable<PodSpec>& pod_params() {
         .then(check_pod_axes)
         .real("link_bandwidth", &PodSpec::link_bandwidth, "B/s", "the chip's ici.link_bandwidth", sim::positive(),
               "bandwidth of one ICI link in one direction")
-        .real("link_latency", &PodSpec::link_latency, "s", "the chip's ici.link_latency", sim::at_least(0),
+        .real("link_latency", &PodSpec::link_latency, "s", "the chip's ici.link_latency", hw::link_latency_range(),
               "latency of one ICI hop")
         .integer<std::uint64_t>("packet_bytes", &PodSpec::packet_bytes, "B", 4096, sim::between(1, 1 << 30),
                                 "ICI packet size (an assumption): the packet model's granularity, the "

@@ -147,6 +147,12 @@ const BadCase kCases[] = {
     {"an ICI packet of zero bytes", "run tests/data/bad/pod_packet_range.yaml", 2,
      "tests/data/bad/pod_packet_range.yaml:6:17:", "pod.packet_bytes:",
      "value 0 is out of range: expected between 1 and 1073741824 B"},
+    {"a hop latency beyond the chip's range (1e8 s wrapped simulated time)",
+     "run tests/data/bad/pod_link_latency_range.yaml", 2, "tests/data/bad/pod_link_latency_range.yaml:8:17:",
+     "pod.link_latency:", "value 1.0e+8 is out of range: expected between 0 and 0.01 s"},
+    {"a chip clock out of range (was '<input>: mxu.period')", "run tests/data/bad/chip_clock_range.yaml", 2,
+     "tests/data/bad/chip_clock_range.yaml:5:10:", "chip.clock:",
+     "value 1.0e-30 is out of range: expected between 1000000 and 10000000000 Hz"},
     {"a misspelt switching", "run tests/data/bad/pod_switching_typo.yaml", 2,
      "tests/data/bad/pod_switching_typo.yaml:6:14:", "pod.switching:",
      "unknown switching 'cut-through'; expected one of: cut_through (a packet's head moves on after the hop latency), "
