@@ -35,7 +35,8 @@ sim::ParamTable<IciParams> ici_params() {
          "bandwidth of one link in one direction")
       .real("link_latency", &IciParams::link_latency, "s", 1e-6, link_latency_range(), "latency per hop")
       .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4, sim::between(1, 6),
-                              "ICI ports per chip");
+                              "ICI ports per chip: a pod whose topology joins a chip to more neighbour links "
+                              "is refused");
   return t;
 }
 

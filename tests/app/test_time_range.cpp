@@ -123,10 +123,10 @@ TEST_CASE("time range: HBM bandwidth 1e-30 .. 1e15 B/s, every point plausible or
     for (int e = -30; e <= 15; e += 5) {
       const double bw = std::pow(10.0, e);
       const std::string chip = chip_with_hbm_bandwidth(dir, bw);
-      const auto o = run_step("configs/experiments/matmul-v4.yaml --set chip=" + chip +
-                                  " --set workload.m=512 --set workload.k=512 --set workload.n=512 --set fidelity=" +
-                                  fidelity,
-                              dir / (std::string(fidelity) + std::to_string(e + 30)));
+      const auto o =
+          run_step("configs/experiments/matmul-v4.yaml --set chip=" + chip +
+                       " --set workload.m=512 --set workload.k=512 --set workload.n=512 --set fidelity=" + fidelity,
+                   dir / (std::string(fidelity) + std::to_string(e + 30)));
       INFO(fidelity << " fidelity, HBM bandwidth " << bw << " B/s\n" << o.run.output);
       if (o.run.status == 0) {
         ++plausible;
