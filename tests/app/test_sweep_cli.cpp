@@ -283,3 +283,20 @@ TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][swee
   const auto s = nlohmann::json::parse(read(many / "summary.json"));
   CHECK(s["execution"]["mpi_ranks"] == 2);
 }
+
+TEST_CASE("--resume reruns a point whose report.json is not a report", "[app][sweep]") {
+  // A `{}` report.json beside an ok point.json was reused as the point's result.
+  const std::string sweep = amdahl_sweep("resume-empty", 40, "[[1], [2], [4]]");
+  const fs::path dir = scratch() / "empty-report";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + dir.string()).status == 0);
+  const std::string csv = read(dir / "sweep.csv");
+  std::ofstream(dir / "points" / "p001" / "report.json") << "{}\n";
+  auto r = run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + dir.string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto s = nlohmann::json::parse(read(dir / "summary.json"));
+  CHECK(s["execution"]["points_reused"] == 2);
+  CHECK(s["execution"]["points_run"] == 1);
+  CHECK(read(dir / "sweep.csv") == csv);
+  CHECK(nlohmann::json::parse(read(dir / "points" / "p001" / "report.json"))["schema"] == "tpusim.report/1");
+}
