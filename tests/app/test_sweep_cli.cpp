@@ -284,7 +284,7 @@ TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][swee
   CHECK(s["execution"]["mpi_ranks"] == 2);
 }
 
-TEST_CASE("--resume reruns a point whose report.json is not a report", "[app][sweep]") {
+TEST_CASE("sweep --resume reruns a point whose report.json is not a report", "[app][sweep]") {
   // A `{}` report.json beside an ok point.json was reused as the point's result.
   const std::string sweep = amdahl_sweep("resume-empty", 40, "[[1], [2], [4]]");
   const fs::path dir = scratch() / "empty-report";
