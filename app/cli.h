@@ -24,4 +24,19 @@ struct UsageError : std::runtime_error {
 // bad output folder is exit 2 before the run, not an internal error after it.
 void prepare_output_dir(const std::string& dir, const std::vector<std::string>& files, const std::string& flag);
 
+// An exclusive lock (flock) on DIR/.tpusim-lock for the life of the object,
+// so that a second sweep into a folder one is writing stops with exit 2
+// (ConfigError naming `flag`) instead of mixing its points with the first
+// one's. The kernel drops the lock when the process ends, killed or not.
+class OutputLock {
+ public:
+  OutputLock(const std::string& dir, const std::string& flag);
+  ~OutputLock();
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace app

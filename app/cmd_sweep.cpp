@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "app/cli.h"
@@ -199,6 +200,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
   }
   const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->size() : 1;
   const bool root = rank == 0;
+  // One sweep writes into a folder at a time (its MPI ranks are one sweep).
+  std::optional<OutputLock> lock;
+  if (root) lock.emplace(out_dir, o.out_dir.empty() ? "output folder" : "--out");
 
   // Rank 0 decides what is left to run; everyone learns it.
   std::map<std::string, PointRecord> finished;

@@ -1,3 +1,5 @@
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,6 +28,22 @@ void prepare_output_dir(const std::string& dir, const std::vector<std::string>& 
     if (!out) fail("cannot write in it");
   }
   fs::remove(probe, ec);
+}
+
+OutputLock::OutputLock(const std::string& dir, const std::string& flag) {
+  const std::string path = (std::filesystem::path(dir) / ".tpusim-lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const sim::SourceLocation where{flag + " " + dir, 0, 0};
+  if (fd_ < 0) throw sim::ConfigError(where, "", "cannot create its lock file .tpusim-lock");
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw sim::ConfigError(where, "", "another sweep is writing into this folder; wait for it or choose another --out");
+  }
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace app

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/sim_time.h"
 #include "sim/units.h"
 
 namespace hw {
@@ -16,12 +17,14 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
     : sc_core::sc_module(name),
       config_(config),
       fidelity_(fidelity),
-      period_(sc_core::sc_time(1.0 / config.clock, sc_core::SC_SEC)),
+      period_(sc_core::sc_time::from_value(sim::checked_ps(std::round(sim::kPsPerSecond / config.clock),
+                                                           [] { return std::string("a clock period"); }))),
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
     fluid_dmas_.resize(config_.dma_engines);
-    latency_ps_ = static_cast<std::uint64_t>(std::llround(config_.hbm.latency_s * sim::kPsPerSecond));
+    latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
+                                  [] { return std::string("the HBM access latency"); });
   } else {
     hbm_ = std::make_unique<Hbm>("hbm", config_.hbm);
     for (std::uint32_t i = 0; i < config_.dma_engines; ++i) {
@@ -107,7 +110,7 @@ void Chip::on_timer() {
     }
     t.done();
   }
-  if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(timed_.top().due - now));
+  if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(sim::ps_until(timed_.top().due, now)));
 }
 
 void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {

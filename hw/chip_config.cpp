@@ -36,9 +36,10 @@ sim::ParamTable<IciParams> ici_params() {
   sim::ParamTable<IciParams> t("ici", "inter-chip interconnect links of this chip");
   t.real("link_bandwidth", &IciParams::link_bandwidth, "B/s", std::nullopt, sim::positive(),
          "bandwidth of one link in one direction")
-      .real("link_latency", &IciParams::link_latency, "s", 1e-6, sim::between(0, 1e-2), "latency per hop")
+      .real("link_latency", &IciParams::link_latency, "s", 1e-6, link_latency_range(), "latency per hop")
       .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4, sim::between(1, 6),
-                              "ICI ports per chip")
+                              "ICI ports per chip: a pod whose topology joins a chip to more neighbour links "
+                              "is refused")
       .real("collective_launch", &IciParams::collective_launch, "s", 0.0, sim::between(0, 1e-3),
             "fixed cost of one collective on each chip, from issue to its first transfer (synchronisation "
             "and setup of the collective's program; docs/calibration.md#collective-launch)");
@@ -51,7 +52,11 @@ const sim::ParamTable<ChipConfig>& chip_params() {
   static const sim::ParamTable<ChipConfig> table = [] {
     sim::ParamTable<ChipConfig> t("chip", "one TPU chip");
     t.text("name", &ChipConfig::name, "", "chip name, e.g. tpu-v4")
-        .real("clock", &ChipConfig::clock, "Hz", std::nullopt, sim::positive(), "core clock")
+        .real("clock", &ChipConfig::clock, "Hz", std::nullopt, sim::between(1e6, 1e10),
+              // The period is a whole number of the kernel's picoseconds: at
+              // most 10 GHz keeps its rounding within 0.5 %; at least 1 MHz
+              // keeps an op's cycles x period far inside simulated time.
+              "core clock")
         .integer<std::uint32_t>("tensorcores", &ChipConfig::tensorcores, "cores", 1, sim::between(1, 16),
                                 "TensorCores per chip")
         .integer<std::uint32_t>("mxus_per_core", &ChipConfig::mxus_per_core, "MXUs", 1, sim::between(1, 16),

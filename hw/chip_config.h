@@ -11,6 +11,11 @@
 
 namespace hw {
 
+// The latency of one ICI hop, a chip's ici.link_latency or a pod's
+// pod.link_latency: 0 to 10 ms (measured hops are about a microsecond,
+// docs/reference/tpu-specs.md#common.ici_hop_latency).
+inline sim::Range link_latency_range() { return sim::between(0, 1e-2); }
+
 struct IciParams {
   double link_bandwidth = 0;  // bytes/s per direction
   double link_latency = 0;    // s per hop

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "sim/sim_time.h"
 
 namespace hw {
 
@@ -63,11 +66,13 @@ std::vector<FairShare::FlowId> FairShare::finish(Tick now) {
   return done;
 }
 
-FairShare::Tick FairShare::next_completion() const {
+FairShare::Tick FairShare::next_completion(const std::string& server) const {
   if (!completed_.empty()) return last_;
   if (tags_.empty()) throw std::logic_error("FairShare: nothing pending");
   const double ticks = std::max(0.0, ticks_to_first() - kCompletionSlackTicks);
-  return last_ + static_cast<Tick>(std::ceil(ticks));
+  return last_ + sim::checked_ps(std::ceil(ticks), [&] {
+           return server + ": the next of its " + std::to_string(tags_.size()) + " transfers in service";
+         });
 }
 
 }  // namespace hw

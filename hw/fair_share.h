@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <queue>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,8 +39,9 @@ class FairShare {
 
   // Tick at which finish() next has something to return if no flow arrives
   // before: the next completion rounded up to a whole tick, or the last
-  // add/finish tick if a completion is waiting. Requires pending().
-  Tick next_completion() const;
+  // add/finish tick if a completion is waiting. Requires pending(). One
+  // beyond simulated time ends the run naming `server` (sim::checked_ps).
+  Tick next_completion(const std::string& server = "a fair-share server") const;
 
   // Flows in service.
   std::size_t active() const { return tags_.size(); }

@@ -1,9 +1,14 @@
 #include "hw/hbm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "hw/fair_share.h"
+#include "sim/output.h"
+#include "sim/sim_time.h"
 
 namespace hw {
 
@@ -34,12 +39,13 @@ constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 }  // namespace
 
 struct Hbm::Channel {
-  explicit Channel(double bytes_per_tick) : server(bytes_per_tick) {}
+  Channel(double bytes_per_tick, std::string channel_name) : server(bytes_per_tick), name(std::move(channel_name)) {}
   FairShare server;
+  std::string name;             // for messages
   std::uint64_t next = kNever;  // server.next_completion() while pending
   std::uint64_t bytes = 0;
 
-  void refresh() { next = server.pending() ? server.next_completion() : kNever; }
+  void refresh() { next = server.pending() ? server.next_completion(name) : kNever; }
 };
 
 // Blocking: lives on the stack of the initiator's thread for the length of
@@ -56,12 +62,15 @@ struct Hbm::Transfer {
 Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config)
     : sc_core::sc_module(name), socket("socket"), config_(config), tick_(sc_core::sc_get_time_resolution()) {
   validate(config_);
-  latency_ = sc_core::sc_time(config_.latency_s, sc_core::SC_SEC);
+  latency_ = sc_core::sc_time::from_value(sim::checked_ps(std::round(config_.latency_s * sim::kPsPerSecond),
+                                                          [] { return std::string("the HBM access latency"); }));
   socket.register_b_transport(this, &Hbm::b_transport);
   socket.register_nb_transport_fw(this, &Hbm::nb_transport_fw);
   const double channel_bytes_per_s = config_.sustained_bytes_per_s() / config_.channels;
   for (std::uint32_t c = 0; c < config_.channels; ++c)
-    channels_.push_back(std::make_unique<Channel>(channel_bytes_per_s * tick_.to_seconds()));
+    channels_.push_back(std::make_unique<Channel>(channel_bytes_per_s * tick_.to_seconds(),
+                                                  std::string(this->name()) + " channel " + std::to_string(c) + " (" +
+                                                      sim::g3(channel_bytes_per_s, "B/s") + ")"));
   SC_METHOD(on_wake);
   sensitive << wake_;
   dont_initialize();
@@ -97,7 +106,7 @@ void Hbm::schedule_wake() {
   std::uint64_t first = kNever;
   for (const auto& ch : channels_) first = std::min(first, ch->next);
   wake_.cancel();
-  if (first != kNever) wake_.notify(sc_core::sc_time::from_value(first - now_ticks()));
+  if (first != kNever) wake_.notify(sc_core::sc_time::from_value(sim::ps_until(first, now_ticks())));
 }
 
 void Hbm::on_wake() {
@@ -230,7 +239,8 @@ void Hbm::on_respond() {
     // can push onto responding_ (only behind the entries due now) and reuse t.
     socket[initiator]->nb_transport_bw(trans, phase, delay);
   }
-  if (!responding_.empty()) respond_.notify(sc_core::sc_time::from_value(responding_.front().first - now));
+  if (!responding_.empty())
+    respond_.notify(sc_core::sc_time::from_value(sim::ps_until(responding_.front().first, now)));
 }
 
 }  // namespace hw

@@ -2,16 +2,16 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "sim/output.h"
+#include "sim/sim_time.h"
 
 namespace hw {
 
 namespace {
 
-constexpr double kPsPerSecond = 1e12;
-
-// Whole picoseconds covering `ps`, rounded up; the slack keeps exact
-// quotients from gaining a picosecond to rounding noise.
-std::uint64_t ceil_ps(double ps) { return ps <= 0 ? 0 : static_cast<std::uint64_t>(std::ceil(ps - 1e-6)); }
+using sim::kPsPerSecond;
 
 std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().value()); }
 
@@ -88,7 +88,11 @@ void HbmFluid::settle(std::uint64_t now) {
     if (!(rate > 0)) throw std::logic_error("HbmFluid: a flow was given no bandwidth");
     Owner& o = owners_[f];
     ++o.gen;
-    due_.push(Due{now + ceil_ps(share_.remaining(f) / rate), seq_++, f, o.gen});
+    const std::uint64_t span = sim::duration_ps(share_.remaining(f) / rate, [&] {
+      return std::string(name()) + ": an HBM transfer of " + sim::g3(share_.remaining(f), "B") + " at " +
+             sim::g3(rate * kPsPerSecond, "B/s");
+    });
+    due_.push(Due{now + span, seq_++, f, o.gen});
   }
 }
 
@@ -100,7 +104,7 @@ void HbmFluid::schedule_wake(std::uint64_t now) {
     return;
   }
   wake_at_ = due_.top().at;
-  wake_.notify(sc_core::sc_time::from_value(wake_at_ - now));
+  wake_.notify(sc_core::sc_time::from_value(sim::ps_until(wake_at_, now)));
 }
 
 void HbmFluid::on_wake() {

@@ -8,15 +8,15 @@
 #include "hw/mxu_functional.h"
 #include "hw/mxu_timing.h"
 #include "sim/error.h"
+#include "sim/sim_time.h"
 
 namespace hw {
 
 Mxu::Mxu(sc_core::sc_module_name name, const MxuConfig& config, sc_core::sc_time period, Fidelity fidelity)
     : sc_core::sc_module(name), config_(config), period_(period), fidelity_(fidelity), busy_("busy") {
   validate(config_);
-  if (period_ <= sc_core::SC_ZERO_TIME) {
-    throw sim::ConfigError({}, "mxu.period", "clock period must be positive");
-  }
+  // chip.clock's range (hw/chip_config.cpp) keeps the period positive.
+  if (period_ <= sc_core::SC_ZERO_TIME) throw std::logic_error("Mxu: the clock period must be positive");
 }
 
 std::uint64_t Mxu::checked_macs(const MxuShape& shape) const {
@@ -41,8 +41,10 @@ Mxu::Prepared Mxu::prepare(const MxuShape& shape, const bf16* a, const bf16* b, 
     }
   }
   sc_core::sc_time::value_type span = 0;
-  if (__builtin_mul_overflow(period_.value(), op.cycles, &span)) {
-    throw sim::ConfigError({}, "mxu", "op too long: its duration overflows simulated time");
+  if (__builtin_mul_overflow(period_.value(), op.cycles, &span) || span > sim::kMaxDurationPs) {
+    sim::duration_overflow(double(period_.value()) * double(op.cycles),
+                           std::string(name()) + ": a " + std::to_string(shape.m) + "x" + std::to_string(shape.k) +
+                               "x" + std::to_string(shape.n) + " matmul of " + std::to_string(op.cycles) + " cycles");
   }
   op.span = sc_core::sc_time::from_value(span);
   return op;

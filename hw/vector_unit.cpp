@@ -13,7 +13,7 @@ VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& con
   if (!(config_.flops_per_cycle > 0.0) || !std::isfinite(config_.flops_per_cycle))
     throw sim::ConfigError({}, "vector_unit.flops_per_cycle", "must be a positive finite number");
   if (period_ == sc_core::SC_ZERO_TIME)
-    throw sim::ConfigError({}, "clock_hz", "clock period rounds to zero at the kernel's time resolution");
+    throw std::logic_error("VectorUnit: the clock period rounds to zero at the kernel's time resolution");
 }
 
 std::uint64_t VectorUnit::cycles_for(std::uint64_t elements, double flops_per_element) const {

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace interconnect {
 
 IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
-    : Network(name, topology, link), ports_(topology.link_slots()), latency_ps_(ceil_ps(link.latency)) {
+    : Network(name, topology, link),
+      ports_(topology.link_slots()),
+      latency_ps_(sim::duration_from_seconds(link.latency, [] { return std::string("the ICI link latency"); })) {
   for (Port& p : ports_) {
     p.bytes_per_ps = link.bandwidth / kPsPerSecond;
     shares_.add_resource(p.bytes_per_ps);
@@ -31,13 +34,13 @@ void IciNetwork::transmit(int id) {
   double rate = std::numeric_limits<double>::infinity();
   for (int l : route) {
     const Port& p = ports_[l];
-    add_busy(l, round_up_ps(bytes / p.bytes_per_ps));
+    add_busy(l, transfer_ps(id, bytes / p.bytes_per_ps));
     if (p.fluid != 0 || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
   if (alone) {
     f.rate = rate;
-    f.tx_end = t + round_up_ps(bytes / rate);
+    f.tx_end = t + transfer_ps(id, bytes / rate);
     for (int l : route) {
       ports_[l].alone_until = f.tx_end;
       ports_[l].alone_flow = id;
@@ -116,7 +119,8 @@ void IciNetwork::finish_serializing(int id) {
   Ps tail = hops * latency_ps_;
   if (link_config().switching == Switching::store_and_forward && hops > 1) {
     const double packet = static_cast<double>(std::min<std::uint64_t>(link_config().packet_bytes, bytes_of(id)));
-    tail += (hops - 1) * round_up_ps(packet / ports_[route.front()].bytes_per_ps);
+    const Ps per_hop = transfer_ps(id, packet / ports_[route.front()].bytes_per_ps);
+    tail += transfer_ps(id, static_cast<double>(hops - 1) * static_cast<double>(per_hop));
   }
   const Ps first_byte = started(id) + tail;
   if (hops == 0) {
@@ -140,7 +144,7 @@ void IciNetwork::recompute_rates() {
     const int id = flow_of_share_[sf];
     Flow& fl = flows_[id];
     ++fl.gen;
-    fl.tx_end = t + round_up_ps(shares_.remaining(sf) / shares_.rate(sf));
+    fl.tx_end = t + transfer_ps(id, shares_.remaining(sf) / shares_.rate(sf));
     push(fl.tx_end, kTxEnd, static_cast<std::uint32_t>(id), fl.gen);
   }
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "sim/output.h"
+
 namespace interconnect {
 
 namespace {
@@ -203,6 +205,15 @@ void Network::hand_over(int id, NetworkClient* client, std::uint64_t cookie) {
   free_slots_.push_back(id);
   // The slot is free before the client runs: it may send again at once.
   if (client) client->on_received(cookie, a);
+}
+
+Ps Network::transfer_ps(int id, double ps) const {
+  return sim::duration_ps(ps, [&] {
+    const Message& m = flight_[id].message;
+    return "the ICI message from " + topology_.describe(m.src) + " to " + topology_.describe(m.dst) + " (" +
+           std::to_string(m.bytes) + " bytes at " + sim::g3(link_.bandwidth, "B/s") + " per link, tag " + hex(m.tag) +
+           ")";
+  });
 }
 
 std::vector<std::string> Network::pending() const {

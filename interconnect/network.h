@@ -113,6 +113,9 @@ class Network : public sc_core::sc_module {
   const std::vector<int>& path(int id) const { return flight_[id].path; }
   std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
   Ps started(int id) const { return flight_[id].start; }
+  // `ps` of message `id`'s transfer as whole picoseconds, rounded up; one
+  // beyond simulated time ends the run naming the message (sim::duration_ps).
+  Ps transfer_ps(int id, double ps) const;
   void source_done(int id);
   void delivered(int id, Ps first_byte);
   void add_busy(int link, Ps t) { links_[link].busy += t; }

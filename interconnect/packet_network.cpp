@@ -1,13 +1,20 @@
 #include "interconnect/packet_network.h"
 
 #include <algorithm>
+#include <string>
 
 namespace interconnect {
 
 PacketNetwork::PacketNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
-    : Network(name, topology, link), ports_(topology.link_slots()), latency_ps_(ceil_ps(link.latency)) {
+    : Network(name, topology, link),
+      ports_(topology.link_slots()),
+      latency_ps_(sim::duration_from_seconds(link.latency, [] { return std::string("the ICI link latency"); })) {
   for (Port& p : ports_) p.bytes_per_s = link.bandwidth;
-  const Ps packet_ps = std::max<Ps>(1, ceil_ps(static_cast<double>(link.packet_bytes) / link.bandwidth));
+  const Ps packet_ps =
+      std::max<Ps>(1, sim::duration_from_seconds(static_cast<double>(link.packet_bytes) / link.bandwidth, [&] {
+                     return "one ICI packet (" + std::to_string(link.packet_bytes) + " bytes at " +
+                            std::to_string(link.bandwidth) + " B/s)";
+                   }));
   window_ = (latency_ps_ + packet_ps - 1) / packet_ps + 2;
 }
 
@@ -74,7 +81,7 @@ void PacketNetwork::try_send(int link) {
   }
   const std::uint64_t size = index + 1 == p.packets ? p.last_packet_bytes : link_config().packet_bytes;
   const Ps t = now();
-  const Ps tx = ceil_ps(static_cast<double>(size) / port.bytes_per_s);
+  const Ps tx = transfer_ps(id, static_cast<double>(size) / port.bytes_per_s * kPsPerSecond);
   port.busy = true;
   add_busy(link, tx);
   push(t + tx, kLinkFree, static_cast<std::uint32_t>(link), 0);
@@ -82,7 +89,7 @@ void PacketNetwork::try_send(int link) {
   if (hop + 1 < static_cast<int>(route.size())) {
     Ps ready;
     if (link_config().switching == Switching::cut_through) {
-      const Ps tx_next = ceil_ps(static_cast<double>(size) / ports_[route[hop + 1]].bytes_per_s);
+      const Ps tx_next = transfer_ps(id, static_cast<double>(size) / ports_[route[hop + 1]].bytes_per_s * kPsPerSecond);
       ready = t + latency_ps_ + (tx > tx_next ? tx - tx_next : 0);
     } else {
       ready = t + tx + latency_ps_;

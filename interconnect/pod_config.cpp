@@ -1,6 +1,8 @@
 #include "interconnect/pod_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "interconnect/mesh.h"
 #include "sim/error.h"
@@ -63,7 +65,23 @@ void PodNetworkConfig::validate() const {
   if (!(reduction.hbm_bytes_per_reduced_byte >= 0.0)) {
     bad("reduction.hbm_bytes_per_reduced_byte", "must be >= 0");
   }
-  Mesh(make_topology(), mesh);  // checks that the mesh axes map onto the shape
+  const Topology topo = make_topology();
+  if (links_per_chip > 0) {
+    // Each neighbour direction is one port (a 2-chip axis that wraps joins
+    // the pair twice, as the network models it).
+    int most = 0;
+    for (int c = 0; c < topo.chips(); ++c) {
+      int used = 0;
+      for (int a = 0; a < topo.axes(); ++a)
+        for (int dir : {+1, -1}) used += topo.neighbor(c, a, dir) >= 0 ? 1 : 0;
+      most = std::max(most, used);
+    }
+    if (most > links_per_chip)
+      bad("pod.shape", "this " + std::string(to_string(topology)) + " joins a chip to " + std::to_string(most) +
+                           " neighbour links, but the chip has " + std::to_string(links_per_chip) +
+                           " ICI ports (ici.links_per_chip)");
+  }
+  Mesh(topo, mesh);  // checks that the mesh axes map onto the shape
 }
 
 Topology PodNetworkConfig::make_topology() const { return Topology(topology, shape, wraparound); }

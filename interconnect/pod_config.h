@@ -67,6 +67,10 @@ struct PodNetworkConfig {
   ReductionConfig reduction;
   NetworkModel model = NetworkModel::fluid;
   std::vector<MeshAxis> mesh;  // empty: one mesh axis per physical axis, named x, y, z
+  // ICI ports of each chip (its ici.links_per_chip); 0: not checked. A
+  // topology that joins a chip to more link directions than it has ports
+  // cannot be wired.
+  int links_per_chip = 0;
 
   void validate() const;
   Topology make_topology() const;  // validates first

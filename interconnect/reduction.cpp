@@ -1,6 +1,9 @@
 #include "interconnect/reduction.h"
 
 #include <algorithm>
+#include <string>
+
+#include "sim/output.h"
 
 namespace interconnect {
 
@@ -16,12 +19,17 @@ VectorUnitReduction::VectorUnitReduction(Network& network, const ReductionConfig
 void VectorUnitReduction::reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end, ReductionListener& listener,
                                  std::uint64_t token) {
   Reducer& r = chips_[chip];
-  const Ps work = round_up_ps(static_cast<double>(bytes) * ps_per_byte_);
+  auto what = [&] {
+    return "the reduction of " + std::to_string(bytes) + " bytes on " + net_.topology().describe(chip) + " (" +
+           sim::g3(config_.vector_bytes_per_s, "B/s") + " vector units, " + sim::g3(config_.hbm_bytes_per_s, "B/s") +
+           " HBM)";
+  };
+  const Ps work = sim::duration_ps(static_cast<double>(bytes) * ps_per_byte_, what);
   Ps finish;
   if (config_.streaming) {
     const Ps start = std::max(r.booked_until, data_start);
     r.booked_until = start + work;
-    const Ps tail = round_up_ps(static_cast<double>(std::min(bytes, packet_bytes_)) * ps_per_byte_);
+    const Ps tail = sim::duration_ps(static_cast<double>(std::min(bytes, packet_bytes_)) * ps_per_byte_, what);
     finish = std::max(start + work, data_end + tail);
   } else {
     const Ps start = std::max(r.booked_until, data_end);

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "kernels/kernel_launch.h"
+#include "sim/output.h"
+#include "sim/sim_time.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -175,7 +177,13 @@ struct CoreSum {
   double body_s = 0;
 };
 
-std::uint64_t to_ps(double seconds) { return static_cast<std::uint64_t>(std::ceil(seconds * sim::kPsPerSecond)); }
+// `what`: the kernel, for the message when its time is beyond simulated time.
+std::uint64_t to_ps(double seconds, const char* what, std::uint32_t core, const hw::ChipConfig& chip) {
+  return sim::checked_ps(std::ceil(seconds * sim::kPsPerSecond), [&] {
+    return std::string("the body of the ") + what + " kernel on TensorCore " + std::to_string(core) + " (" +
+           sim::g3(chip.hbm.bandwidth_bytes_per_s, "B/s") + " HBM)";
+  });
+}
 
 // The blocks of core c (the kernel's blocks in row-major order, block i to
 // core i % cores, as plan_matmul deals them), visited per block row:
@@ -358,7 +366,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
       const std::uint64_t bytes =
           last ? bytes_left : std::min(bytes_left, static_cast<std::uint64_t>(fraction[c][i] * double(op.body_bytes)));
       bytes_left -= bytes;
-      op.body_parts.push_back({bytes, to_ps(seconds[c][i])});
+      op.body_parts.push_back({bytes, to_ps(seconds[c][i], "matmul", c, chip)});
       op.min_body_ps += op.body_parts.back().min_ps;
     }
     if (op.body_parts.size() <= 1) op.body_parts.clear();
@@ -445,7 +453,7 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
     op.fill_bytes = load > 0 ? chunk_load : 0;
     op.drain_bytes = store > 0 ? chunk_store : 0;
     op.body_bytes = op.read_bytes + op.written_bytes - op.fill_bytes - op.drain_bytes;
-    op.min_body_ps = to_ps(std::max({vector, loads, stores}));
+    op.min_body_ps = to_ps(std::max({vector, loads, stores}), "elementwise", c, chip);
     // Its fill is one load. In the body its load and store engines keep
     // transfers in service for their share of the body (each transfer at an
     // equal share among the cores' load and store transfers).

@@ -89,7 +89,10 @@ void ChipReduction::flow_done(std::uint64_t flow) {
   const Expected e = expected_[slot];
   free_.push_back(slot);
   const interconnect::Ps now = sc_core::sc_time_stamp().value();
-  const interconnect::Ps calendar = e.landed_at + interconnect::round_up_ps(double(e.tail_bytes) * ps_per_byte_);
+  const interconnect::Ps calendar =
+      e.landed_at + sim::duration_ps(double(e.tail_bytes) * ps_per_byte_, [&] {
+        return "the reduction tail of " + std::to_string(e.tail_bytes) + " bytes on chip " + std::to_string(e.chip);
+      });
   if (now > calendar) contention_ps_[e.chip] += now - calendar;
   e.listener->reduced(e.token);
 }

@@ -2,6 +2,7 @@
 
 #include <systemc>
 
+#include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
 
@@ -14,6 +15,9 @@ std::string SimulationEnd::describe(const Limits& limits) const {
     case Reason::event_limit:
       return "runaway: " + std::to_string(events) + " events exceeded limits.max_events (" +
              std::to_string(limits.max_events) + ") at " + sim::si(sim_time_s, "s") + " of simulated time";
+    case Reason::wall_limit:
+      return "runaway: host time reached limits.max_wall_time (" + sim::si(limits.max_wall_time_s, "s") + ") at " +
+             sim::si(sim_time_s, "s") + " of simulated time";
     case Reason::stopped: return "the simulation was stopped";
     case Reason::idle: break;
   }
@@ -28,6 +32,7 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
   // (a few dozen sc_start calls for a whole run), and shrink as it runs out.
   sc_time slice(1, sc_core::SC_US);
   const sc_time min_slice = sc_core::sc_get_time_resolution();
+  const sim::WallTimer wall;
   SimulationEnd r;
   for (;;) {
     const sc_time now = sc_core::sc_time_stamp();
@@ -36,6 +41,7 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
       break;
     }
     const std::uint64_t before = events();
+    const double slice_started = wall.seconds();
     sc_core::sc_start(end - now < slice ? end - now : slice, sc_core::SC_RUN_TO_TIME);
     const std::uint64_t after = events();
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED || sc_core::sc_end_of_simulation_invoked()) {
@@ -50,10 +56,18 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
       r.reason = SimulationEnd::Reason::event_limit;
       break;
     }
+    // Host time: a slice also halves when it took more than an eighth of
+    // what is left, so the limit is met within about that.
+    const double wall_s = wall.seconds(), wall_left = limits.max_wall_time_s - wall_s;
+    if (wall_left <= 0) {
+      r.reason = SimulationEnd::Reason::wall_limit;
+      break;
+    }
     const std::uint64_t used = after - before, left = limits.max_events - after;
-    if (used <= left / 8) {
+    const bool slow = wall_s - slice_started > wall_left / 8;
+    if (used <= left / 8 && !slow) {
       if (slice < end) slice = slice * 2.0;
-    } else if (used > left / 2 && slice > min_slice) {
+    } else if ((used > left / 2 || slow) && slice > min_slice) {
       slice = slice / 2.0;
       if (slice < min_slice) slice = min_slice;
     }

@@ -13,15 +13,18 @@ namespace runtime {
 struct Limits {
   double max_sim_time_s = 3600.0;         // simulated seconds
   std::uint64_t max_events = 1000000000;  // SystemC delta cycles + ICI network events
+  double max_wall_time_s = 3600.0;        // host seconds the simulation may take
 };
 
 // How a bounded simulation (simulate_within) ended.
 struct SimulationEnd {
-  enum class Reason { idle, stopped, time_limit, event_limit };
+  enum class Reason { idle, stopped, time_limit, event_limit, wall_limit };
   Reason reason = Reason::idle;  // idle: nothing left to happen; stopped: sc_stop() (an op failed)
   std::uint64_t events = 0;      // as counted against limits.max_events
   double sim_time_s = 0;
-  bool runaway() const { return reason == Reason::time_limit || reason == Reason::event_limit; }
+  bool runaway() const {
+    return reason == Reason::time_limit || reason == Reason::event_limit || reason == Reason::wall_limit;
+  }
   // "runaway: ..." naming the limit that was reached (for runaway ends).
   std::string describe(const Limits& limits) const;
 };
@@ -30,7 +33,8 @@ struct SimulationEnd {
 // is pending, an op stops it, or a limit is reached; `extra_events` counts
 // events the kernel does not see (the ICI network's). The limits are
 // checked between slices, so a run may overshoot max_events by part of one
-// slice (slices shrink as the budget runs out); the outcome is deterministic.
+// slice (slices shrink as the budget runs out); the outcome is deterministic,
+// except where max_wall_time (host time) ends a run.
 SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events = nullptr);
 
 }  // namespace runtime

@@ -70,6 +70,12 @@ std::string si(double value, const std::string& unit) {
   return buf;
 }
 
+std::string g3(double value, const std::string& unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s", value, unit.c_str());
+  return buf;
+}
+
 std::string fixed(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);

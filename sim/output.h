@@ -27,5 +27,8 @@ class Table {
 // Engineering formatting for tables: 3 significant digits with SI prefix.
 std::string si(double value, const std::string& unit);
 std::string fixed(double value, int decimals);
+// 3 significant digits without a prefix, for values far outside the SI
+// prefixes' span (messages about a 1e-30 B/s link): "4.19e+07 s".
+std::string g3(double value, const std::string& unit);
 
 }  // namespace sim

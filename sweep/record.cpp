@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/output.h"
+#include "workloads/report.h"
 
 namespace sweep {
 
@@ -73,6 +74,12 @@ std::optional<PointRecord> read_point_record(const std::string& out_dir, const s
       const auto report = read_text(dir / "report.json");
       if (!report) return std::nullopt;
       r.report = nlohmann::json::parse(*report);
+      // A report that is not one (`{}`, another file's JSON, a half-edited
+      // copy) is no result to reuse: the point runs again.
+      const auto& rep = r.report;
+      if (!rep.is_object() || rep.value("schema", "") != workloads::kReportSchema || !rep.contains("result") ||
+          !rep["result"].is_object())
+        return std::nullopt;
     }
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

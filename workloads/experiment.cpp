@@ -219,7 +219,7 @@ const sim::ParamTable<PodSpec>& pod_params() {
         .then(check_pod_axes)
         .real("link_bandwidth", &PodSpec::link_bandwidth, "B/s", "the chip's ici.link_bandwidth", sim::positive(),
               "bandwidth of one ICI link in one direction")
-        .real("link_latency", &PodSpec::link_latency, "s", "the chip's ici.link_latency", sim::at_least(0),
+        .real("link_latency", &PodSpec::link_latency, "s", "the chip's ici.link_latency", hw::link_latency_range(),
               "latency of one ICI hop")
         .integer<std::uint64_t>("packet_bytes", &PodSpec::packet_bytes, "B", 4096, sim::between(1, 1 << 30),
                                 "ICI packet size (an assumption): the packet model's granularity, the "
@@ -244,7 +244,9 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
     p.real("max_sim_time", &runtime::Limits::max_sim_time_s, "s", d.max_sim_time_s, sim::between(1e-12, 1e6),
            "simulated time")
         .integer<std::uint64_t>("max_events", &runtime::Limits::max_events, "events", d.max_events, sim::at_least(1),
-                                "SystemC events and ICI network events");
+                                "SystemC events and ICI network events")
+        .real("max_wall_time", &runtime::Limits::max_wall_time_s, "s", d.max_wall_time_s, sim::between(1e-3, 1e7),
+              "host time the simulation may take (checked between slices of simulated time)");
     return p;
   }();
   return t;
@@ -368,6 +370,7 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   cfg.link.packet_bytes = exp.pod.packet_bytes;
   cfg.link.switching = exp.pod.switching;
   cfg.model = exp.pod.network_model;
+  cfg.links_per_chip = static_cast<int>(exp.chip.ici.links_per_chip);
   // A reduction stores one (8,128) f32 vreg (4096 B) per cycle per
   // TensorCore (tpu-specs v5p.vmem_load_store: 1 store per cycle;
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.

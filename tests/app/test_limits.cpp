@@ -101,3 +101,18 @@ TEST_CASE("limits: a run inside its limits gives the results it gives without th
     }
   }
 }
+
+TEST_CASE("limits: max_wall_time stops a collective on a 65536-chip ring, exit 3", "[app][limits]") {
+  // The ring all-gather has 65535 steps; on main it ran on regardless of
+  // every limit. One second of host time ends it between slices.
+  const auto r = run_into(
+      "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set "
+      "'limits={max_wall_time: 1}'",
+      kOut + "wall");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  CHECK(r.output.find("simulation failed: runaway: host time reached limits.max_wall_time (1 s) at ") !=
+        std::string::npos);
+  CHECK(r.output.find("with work left\n  chip 0 waits in 'all_gather#0'") != std::string::npos);
+  CHECK_FALSE(written(kOut + "wall"));
+}

@@ -283,3 +283,40 @@ TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][swee
   const auto s = nlohmann::json::parse(read(many / "summary.json"));
   CHECK(s["execution"]["mpi_ranks"] == 2);
 }
+
+TEST_CASE("sweep --resume reruns a point whose report.json is not a report", "[app][sweep]") {
+  // A `{}` report.json beside an ok point.json was reused as the point's result.
+  const std::string sweep = amdahl_sweep("resume-empty", 40, "[[1], [2], [4]]");
+  const fs::path dir = scratch() / "empty-report";
+  REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + dir.string()).status == 0);
+  const std::string csv = read(dir / "sweep.csv");
+  std::ofstream(dir / "points" / "p001" / "report.json") << "{}\n";
+  auto r = run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + dir.string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto s = nlohmann::json::parse(read(dir / "summary.json"));
+  CHECK(s["execution"]["points_reused"] == 2);
+  CHECK(s["execution"]["points_run"] == 1);
+  CHECK(read(dir / "sweep.csv") == csv);
+  CHECK(nlohmann::json::parse(read(dir / "points" / "p001" / "report.json"))["schema"] == "tpusim.report/1");
+}
+
+TEST_CASE("a second sweep into a folder one is writing stops with exit 2", "[app][sweep]") {
+  // Two sweeps into one --out corrupted each other's points (7 of 8 tries).
+  const std::string sweep = amdahl_sweep("lock", 300, "[[1], [2], [3], [5]]");
+  const fs::path dir = scratch() / "locked";
+  const pid_t first = start_sweep({sweep, "--no-plot", "-j", "1", "--out", dir.string()});
+  REQUIRE(wait_until(first, [&] { return fs::exists(dir / ".tpusim-lock") && child_running(first, "run") != 0; }));
+  auto second = run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + dir.string());
+  INFO(second.output);
+  CHECK(second.status == 2);
+  CHECK(second.output.find("error: --out " + dir.string() + ": another sweep is writing into this folder") !=
+        std::string::npos);
+  int st = 0;
+  ::waitpid(first, &st, 0);
+  CHECK(WEXITSTATUS(st) == 0);  // the first one finished undisturbed
+  const auto s = nlohmann::json::parse(read(dir / "summary.json"));
+  CHECK(s["points"]["ok"] == 4);
+  // The lock ends with the sweep: a third one runs.
+  CHECK(run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + dir.string()).status == 0);
+}

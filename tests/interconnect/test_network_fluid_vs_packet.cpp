@@ -38,7 +38,7 @@ class Driver : public NetworkClient {
     times_.sent.assign(flows_.size(), -1);
     times_.delivered.assign(flows_.size(), -1);
     for (std::size_t i = 0; i < flows_.size(); ++i) {
-      net_.schedule(ceil_ps(flows_[i].start_s), this, i);
+      net_.schedule(sim::duration_from_seconds(flows_[i].start_s, [] { return std::string("a start time"); }), this, i);
       net_.receive(flows_[i].dst, flows_[i].src, i, this, i);
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 #include "workloads/experiment.h"
 #include "workloads/sharding/planner.h"
@@ -312,6 +313,11 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     micro = models::build_model(spec.model, spec.microbatch_size());
   } catch (const std::invalid_argument& e) {
     node["model"].fail(e.what());
+  } catch (const std::overflow_error& e) {
+    // Sizes each in range whose product does not fit in 64 bits (a count
+    // of elements or bytes, models::checked_mul): told before simulating.
+    node["model"].fail(std::string(e.what()) + " (with " + std::to_string(spec.microbatch_size()) +
+                       " sequences per microbatch)");
   }
   const std::size_t repeated = repeated_layers(micro);
   if (repeated % p.pipeline.degree != 0) {
