@@ -39,6 +39,18 @@ sim::ParamTable<IciParams> ici_params() {
   return t;
 }
 
+// Defaults are v5e's (docs/reference/tpu-specs.md#v5e.host, v5e.pcie_bw,
+// v5e.dcn_bw): a chip file names its own generation's.
+sim::ParamTable<HostParams> host_params() {
+  sim::ParamTable<HostParams> t("host", "the host a chip hangs off, and its way into the data-center network (DCN)");
+  t.integer<std::uint32_t>("chips", &HostParams::chips, "chips", 8, sim::between(1, 64), "chips per host")
+      .real("pcie_bandwidth", &HostParams::pcie_bandwidth, "B/s", 1.6e10, sim::positive(),
+            "one chip's PCIe link to the host, each way")
+      .real("nic_bandwidth", &HostParams::nic_bandwidth, "B/s", 2.5e10, sim::positive(),
+            "all of the host's NICs into the DCN together, each way");
+  return t;
+}
+
 }  // namespace
 
 const sim::ParamTable<ChipConfig>& chip_params() {
@@ -58,7 +70,8 @@ const sim::ParamTable<ChipConfig>& chip_params() {
         .group("hbm", &ChipConfig::hbm, hbm_params())
         .integer<std::uint32_t>("dma_engines", &ChipConfig::dma_engines, "engines", 4, sim::between(1, 64),
                                 "DMA engines per chip (concurrent HBM streams)")
-        .group("ici", &ChipConfig::ici, ici_params());
+        .group("ici", &ChipConfig::ici, ici_params())
+        .group("host", &ChipConfig::host, host_params());
     return t;
   }();
   return table;

@@ -17,6 +17,14 @@ struct IciParams {
   std::uint32_t links_per_chip = 0;
 };
 
+// The host a chip hangs off: chips sharing it, the chip's PCIe link to it,
+// and the host's NICs into the data-center network (multislice pods).
+struct HostParams {
+  std::uint32_t chips = 1;
+  double pcie_bandwidth = 0;  // bytes/s each way, per chip
+  double nic_bandwidth = 0;   // bytes/s each way, all of the host's NICs
+};
+
 struct ChipConfig {
   std::string name;
   double clock = 0;  // Hz
@@ -28,6 +36,7 @@ struct ChipConfig {
   HbmConfig hbm;
   std::uint32_t dma_engines = 1;  // per chip
   IciParams ici;
+  HostParams host;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.
