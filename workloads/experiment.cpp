@@ -353,9 +353,11 @@ const sim::ParamTable<Experiment>& experiment_params() {
           if (!root["mesh"].present()) {
             static const char* names[] = {"x", "y", "z"};
             for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
-            if (exp.pod.slices > 1) {
+            // A pod written as slices has the axis across them even at one
+            // slice, so a sweep over pod.slices keeps the same mesh names.
+            if ((exp.pod.slices > 1 || root["pod"]["slices"].present()) && exp.pod.dcn_axes.empty()) {
               exp.mesh.push_back({"dcn", exp.pod.slices});
-              if (exp.pod.dcn_axes.empty()) exp.pod.dcn_axes.push_back("dcn");
+              exp.pod.dcn_axes.push_back("dcn");
             }
           }
           check_dcn_axes(root, exp);

@@ -12,9 +12,9 @@ using namespace interconnect;
 
 namespace {
 
-constexpr double kW = 4.5e10;    // ICI bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
-constexpr double kL = 1.0e-6;    // ICI s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
-constexpr double kNic = 2.5e10;  // NICs per host (docs/reference/dcn.md#v5e)
+constexpr double kW = 4.5e10;     // ICI bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
+constexpr double kL = 1.0e-6;     // ICI s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
+constexpr double kNic = 2.5e10;   // NICs per host (docs/reference/dcn.md#v5e)
 constexpr double kDcnL = 1.0e-5;  // per DCN message (docs/reference/dcn.md#latency)
 constexpr std::uint64_t kMiB = 1 << 20;
 
