@@ -114,11 +114,13 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
       {"MLP, 4x4x2 mesh, tile fidelity", mlp, with(dp_mlp("[4, 4, 2]", 32, false), "fidelity=tile")},
       {"MLP, 4x4x4 torus", mlp, dp_mlp("[4, 4, 4]", 64, true)},
       // Two slices joined by DCN: data parallelism inside each slice and
-      // across them (the hierarchical all-reduce, docs/interconnect.md#dcn).
+      // across them (the hierarchical all-reduce, docs/interconnect.md#dcn);
+      // mesh slices, so tile fidelity as above.
       {"MLP, 2 slices of a 2x2x2 mesh over DCN",
        mlp,
        {"pod={slices: 2, slice: {topology: torus3d, shape: [2, 2, 2], wraparound: false}, dcn_axes: [replica]}",
-        "mesh={data: 8, replica: 2}", "workload.parallelism={data: [data, replica]}", "workload.global_batch=128"}},
+        "mesh={data: 8, replica: 2}", "workload.parallelism={data: [data, replica]}", "workload.global_batch=128",
+        "fidelity=tile"}},
   };
   for (const auto& c : cases) {
     INFO(c.what);
