@@ -227,6 +227,8 @@ std::vector<KeyTopic> key_topics() {
        [] { return workloads::experiment_params().describe(); }},
       {"pod", "pod keys (`pod:` of an experiment, or `pod:` in configs/pods/*.yaml), SI units:",
        [] { return workloads::pod_params().describe(); }},
+      {"multislice", "keys of a pod of several slices joined by DCN (`pod: {slices, slice, dcn, dcn_axes}`), SI units:",
+       [] { return workloads::multislice_params().describe(); }},
       {"sweep", "sweep file keys (configs/sweeps/*.yaml):", [] { return sweep::sweep_params().describe(); }},
   };
   for (const auto& k : workloads::workload_kinds())

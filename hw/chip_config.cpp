@@ -46,6 +46,18 @@ sim::ParamTable<IciParams> ici_params() {
   return t;
 }
 
+// Defaults are v5e's (docs/reference/tpu-specs.md#v5e.host, v5e.pcie_bw,
+// v5e.dcn_bw): a chip file names its own generation's.
+sim::ParamTable<HostParams> host_params() {
+  sim::ParamTable<HostParams> t("host", "the host a chip hangs off, and its way into the data-center network (DCN)");
+  t.integer<std::uint32_t>("chips", &HostParams::chips, "chips", 8, sim::between(1, 64), "chips per host")
+      .real("pcie_bandwidth", &HostParams::pcie_bandwidth, "B/s", 1.6e10, sim::positive(),
+            "one chip's PCIe link to the host, each way")
+      .real("nic_bandwidth", &HostParams::nic_bandwidth, "B/s", 2.5e10, sim::positive(),
+            "all of the host's NICs into the DCN together, each way");
+  return t;
+}
+
 }  // namespace
 
 const sim::ParamTable<ChipConfig>& chip_params() {
@@ -72,7 +84,8 @@ const sim::ParamTable<ChipConfig>& chip_params() {
         .real("kernel_launch", &ChipConfig::kernel_launch, "s", 0.0, sim::between(0, 1e-3),
               "fixed cost of one kernel, from issue to its first transfer (the scalar unit's setup and "
               "synchronisation; docs/calibration.md#kernel-launch)")
-        .group("ici", &ChipConfig::ici, ici_params());
+        .group("ici", &ChipConfig::ici, ici_params())
+        .group("host", &ChipConfig::host, host_params());
     return t;
   }();
   return table;

@@ -25,6 +25,14 @@ struct IciParams {
   double collective_launch = 0;
 };
 
+// The host a chip hangs off: chips sharing it, the chip's PCIe link to it,
+// and the host's NICs into the data-center network (multislice pods).
+struct HostParams {
+  std::uint32_t chips = 1;
+  double pcie_bandwidth = 0;  // bytes/s each way, per chip
+  double nic_bandwidth = 0;   // bytes/s each way, all of the host's NICs
+};
+
 struct ChipConfig {
   std::string name;
   double clock = 0;  // Hz
@@ -39,6 +47,7 @@ struct ChipConfig {
   // synchronisation before the kernel's first transfer (docs/calibration.md#kernel-launch).
   double kernel_launch = 0;
   IciParams ici;
+  HostParams host;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.

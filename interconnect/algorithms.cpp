@@ -150,12 +150,20 @@ class Planner {
     return ph;
   }
 
+  // Across slices the algorithm is hierarchical: every stream reduce-scatters
+  // along its ICI axes first, so only each chip's shard crosses DCN (a ring
+  // per DCN axis, last in every stream's order), and all-gathers along the
+  // ICI axes last.
   void plan_torus() {
+    std::vector<int> ici, dcn;
+    for (int a : axes_) (topo_.is_dcn_axis(a) ? dcn : ici).push_back(a);
+    const int rotations = std::max<int>(1, static_cast<int>(ici.size()));
     const int k = static_cast<int>(axes_.size());
-    const int parts = 2 * k;
-    for (int j = 0; j < k; ++j) {
+    const int parts = 2 * rotations;
+    for (int j = 0; j < rotations; ++j) {
       std::vector<int> order;  // axes in the order this stream reduce-scatters along them
-      for (int m = 0; m < k; ++m) order.push_back(axes_[(j + m) % k]);
+      for (std::size_t m = 0; m < ici.size(); ++m) order.push_back(ici[(j + m) % ici.size()]);
+      order.insert(order.end(), dcn.begin(), dcn.end());
       for (int dir : {+1, -1}) {
         const int part = 2 * j + (dir > 0 ? 0 : 1);
         Region whole;

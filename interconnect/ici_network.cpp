@@ -8,11 +8,11 @@
 namespace interconnect {
 
 IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link)
-    : Network(name, topology, link),
-      ports_(topology.link_slots()),
-      latency_ps_(sim::duration_from_seconds(link.latency, [] { return std::string("the ICI link latency"); })) {
-  for (Port& p : ports_) {
-    p.bytes_per_ps = link.bandwidth / kPsPerSecond;
+    : Network(name, topology, link), ports_(topology.link_slots()) {
+  for (int l = 0; l < topology.link_slots(); ++l) {
+    Port& p = ports_[l];
+    p.bytes_per_ps = link_bytes_per_s(l) / kPsPerSecond;
+    p.latency = sim::duration_from_seconds(link_latency_s(l), [] { return std::string("a link latency"); });
     shares_.add_resource(p.bytes_per_ps);
   }
 }
@@ -116,8 +116,10 @@ void IciNetwork::finish_serializing(int id) {
     }
   }
   const Ps hops = route.size();
-  Ps tail = hops * latency_ps_;
-  if (link_config().switching == Switching::store_and_forward && hops > 1) {
+  Ps tail = 0;
+  for (int l : route) tail += ports_[l].latency;
+  const bool ici = hops > 0 && topology().link_class(route.front()) == LinkClass::ici;
+  if (link_config().switching == Switching::store_and_forward && hops > 1 && ici) {
     const double packet = static_cast<double>(std::min<std::uint64_t>(link_config().packet_bytes, bytes_of(id)));
     const Ps per_hop = transfer_ps(id, packet / ports_[route.front()].bytes_per_ps);
     tail += transfer_ps(id, static_cast<double>(hops - 1) * static_cast<double>(per_hop));

@@ -38,6 +38,7 @@ class IciNetwork : public Network {
   };
   struct Port {  // one link direction
     double bytes_per_ps = 0.0;
+    Ps latency = 0;      // a message's tail pays it after crossing
     Ps alone_until = 0;  // a lone flow owns the link until then
     int alone_flow = -1;
     std::uint32_t fluid = 0;  // sharing flows on it (its flows in shares_)
@@ -53,7 +54,6 @@ class IciNetwork : public Network {
 
   std::vector<Flow> flows_;  // indexed by in-flight id
   std::vector<Port> ports_;  // indexed by link id
-  Ps latency_ps_;
   // Sharing flows: one resource per link direction (resource id = link id).
   sim::FluidShare shares_;
   std::vector<int> flow_of_share_;  // in-flight id of each fluid flow

@@ -9,9 +9,17 @@ namespace interconnect {
 
 Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(axes) {
   if (axes_.empty()) {
-    for (int a = 0; a < topology.axes(); ++a) axes_.push_back({axis_name(a), topology.size(a)});
+    for (int a = 0; a < topology.axes(); ++a) {
+      const int d = a - topology.ici_axes();
+      if (d < 0) {
+        axes_.push_back({axis_name(a), topology.size(a)});
+      } else {
+        axes_.push_back({d == 0 ? "dcn" : "dcn" + std::to_string(d), topology.size(a), true});
+      }
+    }
   }
-  int next = 0;  // first physical axis not yet taken
+  int next = 0;                        // first ICI axis not yet taken
+  int next_dcn = topology.ici_axes();  // first DCN axis not yet taken
   for (const MeshAxis& m : axes_) {
     const std::string key = "mesh." + m.name;
     if (m.name.empty()) throw sim::ConfigError({}, "mesh", "a mesh axis has an empty name");
@@ -19,22 +27,36 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
     for (const MeshAxis& other : axes_) {
       if (&other != &m && other.name == m.name) throw sim::ConfigError({}, key, "axis named twice");
     }
+    if (m.dcn) {
+      if (next_dcn >= topology.axes() || topology.size(next_dcn) != m.size) {
+        throw sim::ConfigError({}, key,
+                               "a DCN axis of size " + std::to_string(m.size) + " does not match the slices (" +
+                                   std::to_string(topology.slices()) + ")");
+      }
+      physical_.push_back({next_dcn++});
+      continue;
+    }
     std::vector<int> taken;
     long long product = 1;
-    while (product < m.size && next < topology.axes()) {
+    while (product < m.size && next < topology.ici_axes()) {
       product *= topology.size(next);
       taken.push_back(next++);
     }
     if (product != m.size) {
       std::string dims;
-      for (int a = 0; a < topology.axes(); ++a) dims += (a ? "x" : "") + std::to_string(topology.size(a));
+      for (int a = 0; a < topology.ici_axes(); ++a) dims += (a ? "x" : "") + std::to_string(topology.size(a));
       throw sim::ConfigError({}, key,
                              "size " + std::to_string(m.size) + " does not map onto whole physical axes of the " +
-                                 dims + " topology (mesh axes take consecutive axes x, y, z)");
+                                 dims + (topology.slices() > 1 ? " slice" : "") +
+                                 " topology (mesh axes take consecutive axes x, y, z)");
     }
     physical_.push_back(taken);
   }
-  for (; next < topology.axes(); ++next) {
+  if (next_dcn < topology.axes()) {
+    throw sim::ConfigError({}, "pod.dcn_axes",
+                           "the " + std::to_string(topology.slices()) + " slices need mesh axes placed across them");
+  }
+  for (; next < topology.ici_axes(); ++next) {
     if (topology.size(next) != 1) {
       throw sim::ConfigError({}, "mesh",
                              "mesh axes cover fewer chips than the pod: physical axis " + std::string(axis_name(next)) +

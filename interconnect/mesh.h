@@ -11,16 +11,20 @@ namespace interconnect {
 
 // A named mesh axis over the pod. Mesh axes take the physical axes in order
 // (x, y, z), each mesh axis the consecutive physical axes whose sizes
-// multiply to its size.
+// multiply to its size. A DCN mesh axis (pod.dcn_axes) spans slices: it
+// takes the next DCN axis of the topology, whose size is its own.
 struct MeshAxis {
   std::string name;
   int size = 1;
+  bool dcn = false;
 };
 
 class Mesh {
  public:
   // Maps each mesh axis onto consecutive physical axes (x, y, z order) whose
-  // sizes multiply to its size; empty `axes` names the physical axes x, y, z.
+  // sizes multiply to its size, and each DCN mesh axis onto the next DCN
+  // axis; empty `axes` names the physical axes x, y, z and the DCN axes
+  // dcn, dcn1, ...
   // Throws sim::ConfigError at "mesh.<name>" when an axis does not map.
   Mesh(const Topology& topology, const std::vector<MeshAxis>& axes);
 

@@ -34,6 +34,39 @@ Network::Network(const sc_core::sc_module_name& name, const Topology& topology, 
 
 Network::~Network() = default;
 
+double Network::link_bytes_per_s(int link) const {
+  const DcnConfig& d = link_.dcn;
+  switch (topology_.link_class(link)) {
+    case LinkClass::ici: return link_.bandwidth;
+    case LinkClass::host_up:
+    case LinkClass::host_down: return d.host_bandwidth;
+    case LinkClass::nic_out:
+    case LinkClass::nic_in: return d.nic_bandwidth;
+    case LinkClass::fabric_up:
+    case LinkClass::fabric_down: {
+      const double hosts = static_cast<double>(topology_.slice_chips() / topology_.chips_per_host());
+      return hosts * d.nic_bandwidth / d.oversubscription;
+    }
+  }
+  return link_.bandwidth;
+}
+
+double Network::link_latency_s(int link) const {
+  switch (topology_.link_class(link)) {
+    case LinkClass::ici: return link_.latency;
+    case LinkClass::nic_out: return link_.dcn.latency;
+    default: return 0.0;
+  }
+}
+
+std::uint64_t Network::dcn_bytes() const {
+  std::uint64_t b = 0;
+  for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
+    if (topology_.link_class(l) == LinkClass::nic_out) b += links_[l].bytes;
+  }
+  return b;
+}
+
 bool Network::quiet() const {
   // Model entries left in the queue with nothing in flight are superseded.
   if (live_ != 0 || client_entries_ != 0) return false;

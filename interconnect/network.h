@@ -74,6 +74,14 @@ class Network : public sc_core::sc_module {
   const LinkConfig& link_config() const { return link_; }
   virtual const char* model() const = 0;
 
+  // The server a link id stands for: an ICI link direction (LinkConfig), or
+  // a DCN server of a multislice pod (DcnConfig): a chip's host link, a
+  // host's NICs, a slice's share of the fabric core.
+  double link_bytes_per_s(int link) const;
+  double link_latency_s(int link) const;  // DCN: the whole route's latency sits on the NIC out
+  // Bytes of the messages between slices (each crosses one NIC out).
+  std::uint64_t dcn_bytes() const;
+
   // Statistics. Link busy time is the time the link direction spent
   // serializing bytes, so utilization = busy / elapsed.
   std::uint64_t link_bytes(int link) const { return links_[link].bytes; }

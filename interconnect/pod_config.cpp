@@ -65,6 +65,36 @@ void PodNetworkConfig::validate() const {
   if (!(reduction.hbm_bytes_per_reduced_byte >= 0.0)) {
     bad("reduction.hbm_bytes_per_reduced_byte", "must be >= 0");
   }
+  if (slices < 1) bad("pod.slices", "must be >= 1, got " + std::to_string(slices));
+  if (chips_per_host < 1) bad("chip.host.chips", "must be >= 1, got " + std::to_string(chips_per_host));
+  require_positive(link.dcn.host_bandwidth, "pod.dcn.host_bandwidth", "bytes/s");
+  require_positive(link.dcn.nic_bandwidth, "pod.dcn.nic_bandwidth", "bytes/s");
+  if (!(link.dcn.latency >= 0.0) || !std::isfinite(link.dcn.latency)) {
+    bad("pod.dcn.latency", "must be >= 0 seconds, got " + std::to_string(link.dcn.latency));
+  }
+  if (!(link.dcn.oversubscription >= 1.0) || !std::isfinite(link.dcn.oversubscription)) {
+    bad("pod.dcn.oversubscription", "must be >= 1, got " + std::to_string(link.dcn.oversubscription));
+  }
+  long long across = 1;
+  std::string names;
+  for (const MeshAxis& m : mesh) {
+    if (!m.dcn) continue;
+    across *= m.size;
+    names += (names.empty() ? "" : " x ") + m.name + " (" + std::to_string(m.size) + ")";
+  }
+  if (names.empty() && !mesh.empty() && slices > 1) {
+    bad("pod.dcn_axes",
+        "the " + std::to_string(slices) + " slices need the mesh axes placed across them, e.g. dcn_axes: [data]");
+  }
+  if (!names.empty() && across != slices) {
+    bad("pod.dcn_axes",
+        names +
+            (slices % across == 0 ? " spans " + std::to_string(across) + " slices, not all " : " does not divide ") +
+            std::to_string(slices) + " slices");
+  }
+  if (slices > 1 && model == NetworkModel::packet) {
+    bad("pod.network_model", "the packet model has no DCN; use fluid with several slices");
+  }
   const Topology topo = make_topology();
   if (links_per_chip > 0) {
     // Each neighbour direction is one port (a 2-chip axis that wraps joins
@@ -72,7 +102,7 @@ void PodNetworkConfig::validate() const {
     int most = 0;
     for (int c = 0; c < topo.chips(); ++c) {
       int used = 0;
-      for (int a = 0; a < topo.axes(); ++a)
+      for (int a = 0; a < topo.ici_axes(); ++a)
         for (int dir : {+1, -1}) used += topo.neighbor(c, a, dir) >= 0 ? 1 : 0;
       most = std::max(most, used);
     }
@@ -81,9 +111,17 @@ void PodNetworkConfig::validate() const {
                            " neighbour links, but the chip has " + std::to_string(links_per_chip) +
                            " ICI ports (ici.links_per_chip)");
   }
-  Mesh(topo, mesh);  // checks that the mesh axes map onto the shape
+  Mesh(topo, mesh);  // checks that the mesh axes map onto the shape and the slices
 }
 
-Topology PodNetworkConfig::make_topology() const { return Topology(topology, shape, wraparound); }
+Topology PodNetworkConfig::make_topology() const {
+  SliceLayout layout;
+  layout.chips_per_host = chips_per_host;
+  for (const MeshAxis& m : mesh) {
+    if (m.dcn) layout.dcn_shape.push_back(m.size);
+  }
+  if (layout.dcn_shape.empty() && slices > 1) layout.dcn_shape.push_back(slices);
+  return Topology(topology, shape, wraparound, layout);
+}
 
 }  // namespace interconnect

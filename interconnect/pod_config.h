@@ -29,6 +29,26 @@ NetworkModel parse_network_model(const std::string& name, const std::string& key
 const char* to_string(Switching s);
 const char* to_string(NetworkModel m);
 
+// The data-center network between slices (docs/interconnect.md, "DCN";
+// defaults per generation in docs/reference/dcn.md). A message between
+// slices crosses its chip's host link, its host's NICs, the fabric, then
+// the same at the other end; each is a max-min fair server as ICI links are.
+struct DcnConfig {
+  // Bytes/s each way between a chip and its host (PCIe):
+  // docs/reference/tpu-specs.md#v5e.pcie_bw.
+  double host_bandwidth = 1.6e10;
+  // Bytes/s each way of all of a host's NICs together: v5e's 2 x 100 Gbps
+  // per host (docs/reference/tpu-specs.md#v5e.dcn_bw).
+  double nic_bandwidth = 2.5e10;
+  // Seconds from a message's first byte leaving the NIC to it reaching the
+  // other host. ASSUMPTION: no TPU DCN latency is published
+  // (docs/reference/dcn.md).
+  double latency = 1.0e-5;
+  // Hosts' NIC bandwidth over the fabric core's: a slice's traffic to other
+  // slices shares hosts x nic_bandwidth / oversubscription each way.
+  double oversubscription = 1.0;
+};
+
 struct LinkConfig {
   // Bytes/s per direction: docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way.
   double bandwidth = 4.5e10;
@@ -38,6 +58,7 @@ struct LinkConfig {
   // model's granularity, the store-and-forward delay and a reduction's tail.
   std::uint64_t packet_bytes = 4096;
   Switching switching = Switching::cut_through;
+  DcnConfig dcn;  // between slices; unused in a pod of one slice
 };
 
 // The default cost of a reduction on the receiving chip (ReductionModel).
@@ -66,7 +87,11 @@ struct PodNetworkConfig {
   LinkConfig link;
   ReductionConfig reduction;
   NetworkModel model = NetworkModel::fluid;
-  std::vector<MeshAxis> mesh;  // empty: one mesh axis per physical axis, named x, y, z
+  std::vector<MeshAxis> mesh;  // empty: one mesh axis per physical axis, named x, y, z (and dcn)
+  // Slices of the shape above joined by DCN; the DCN mesh axes (MeshAxis::dcn)
+  // multiply to it. Empty mesh: one DCN axis named dcn.
+  int slices = 1;
+  int chips_per_host = 1;  // chips sharing a host and its NICs
   // ICI ports of each chip (its ici.links_per_chip); 0: not checked. A
   // topology that joins a chip to more link directions than it has ports
   // cannot be wired.

@@ -1,5 +1,6 @@
 #include "interconnect/topology.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim/error.h"
@@ -76,17 +77,39 @@ void validate_topology(TopologyKind kind, const std::vector<int>& shape, const s
   }
 }
 
-Topology::Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound)
+Topology::Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound, SliceLayout slices)
     : kind_(kind), shape_(std::move(shape)), wrap_(std::move(wraparound)) {
   if (wrap_.empty()) {
     wrap_.assign(shape_.size(), true);
     for (std::size_t i = 0; i < shape_.size(); ++i) wrap_[i] = shape_[i] >= 3;
   }
   validate_topology(kind_, shape_, wrap_, "pod");
+  ici_axes_ = axes();
   chips_ = 1;
   for (int s : shape_) {
     stride_.push_back(chips_);
     chips_ *= s;
+  }
+  slice_chips_ = chips_;
+  // A slice smaller than a host still has a host of its own. Hosts matter
+  // only between slices: one slice of any size has no DCN.
+  long long across = 1;
+  for (int s : slices.dcn_shape) across *= s;
+  chips_per_host_ = std::min(std::max(slices.chips_per_host, 1), slice_chips_);
+  if (across == 1) chips_per_host_ = 1;
+  if (slice_chips_ % chips_per_host_ != 0) {
+    bad("pod.slice", "a slice of " + std::to_string(slice_chips_) + " chips is not a whole number of hosts of " +
+                         std::to_string(chips_per_host_) + " chips");
+  }
+  for (int s : slices.dcn_shape) {
+    if (s < 1) bad("pod.dcn_axes", "every DCN axis needs at least 1 slice, got " + std::to_string(s));
+    // A ring across the slices: every message between slices is one DCN
+    // route, so two slices form a ring as well.
+    shape_.push_back(s);
+    wrap_.push_back(s >= 2);
+    stride_.push_back(chips_);
+    chips_ *= s;
+    if (chips_ > (1 << 22)) bad("pod.slices", "more than 4194304 chips");
   }
 }
 
@@ -118,15 +141,33 @@ int Topology::neighbor(int chip, int axis, int dir) const {
   return chip + (n - c) * stride_[axis];
 }
 
+namespace {
+// DCN server ids after the ICI links, in this order: per chip (host_up,
+// host_down), per host (nic_out, nic_in), per slice (fabric_up, fabric_down).
+constexpr int kUp = 0, kDown = 1;
+}  // namespace
+
+LinkClass Topology::link_class(int link) const {
+  int l = link - ici_link_slots();
+  if (l < 0) return LinkClass::ici;
+  if (l < 2 * chips_) return l % 2 == kUp ? LinkClass::host_up : LinkClass::host_down;
+  l -= 2 * chips_;
+  if (l < 2 * hosts()) return l % 2 == kUp ? LinkClass::nic_out : LinkClass::nic_in;
+  l -= 2 * hosts();
+  return l % 2 == kUp ? LinkClass::fabric_up : LinkClass::fabric_down;
+}
+
 bool Topology::link_exists(int link) const {
+  if (link >= ici_link_slots()) return false;
   const LinkEnds e = link_ends(link);
   return e.to >= 0;
 }
 
 LinkEnds Topology::link_ends(int link) const {
   LinkEnds e;
-  e.from = link / (2 * axes());
-  e.axis = (link / 2) % axes();
+  if (link >= ici_link_slots()) return e;  // a DCN server: no pair of chips
+  e.from = link / (2 * ici_axes_);
+  e.axis = (link / 2) % ici_axes_;
   e.dir = (link % 2) ? -1 : +1;
   e.to = neighbor(e.from, e.axis, e.dir);
   return e;
@@ -134,7 +175,7 @@ LinkEnds Topology::link_ends(int link) const {
 
 int Topology::links() const {
   int n = 0;
-  for (int l = 0; l < link_slots(); ++l) n += link_exists(l) ? 1 : 0;
+  for (int l = 0; l < ici_link_slots(); ++l) n += link_exists(l) ? 1 : 0;
   return n;
 }
 
@@ -152,10 +193,20 @@ int Topology::steps(int axis, int a, int b) const {
 
 void Topology::route(int src, int dst, std::vector<int>& out) const {
   out.clear();
+  if (slice_of(src) != slice_of(dst)) {
+    const int chip_base = ici_link_slots(), host_base = chip_base + 2 * chips_, slice_base = host_base + 2 * hosts();
+    out.push_back(chip_base + 2 * src + kUp);
+    out.push_back(host_base + 2 * host_of(src) + kUp);
+    out.push_back(slice_base + 2 * slice_of(src) + kUp);
+    out.push_back(slice_base + 2 * slice_of(dst) + kDown);
+    out.push_back(host_base + 2 * host_of(dst) + kDown);
+    out.push_back(chip_base + 2 * dst + kDown);
+    return;
+  }
   int at = src;
   // Coordinates of both ends, axis by axis, one division each.
   int s_rest = src, d_rest = dst;
-  for (int axis = 0; axis < axes(); ++axis) {
+  for (int axis = 0; axis < ici_axes_; ++axis) {
     const int size = shape_[axis];
     int c = s_rest % size;
     const int d = d_rest % size;
@@ -177,7 +228,8 @@ void Topology::route(int src, int dst, std::vector<int>& out) const {
 
 int Topology::hops(int src, int dst) const {
   int h = 0;
-  for (int axis = 0; axis < axes(); ++axis) h += std::abs(steps(axis, coord(src, axis), coord(dst, axis)));
+  if (slice_of(src) != slice_of(dst)) return 0;
+  for (int axis = 0; axis < ici_axes_; ++axis) h += std::abs(steps(axis, coord(src, axis), coord(dst, axis)));
   return h;
 }
 

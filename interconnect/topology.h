@@ -5,6 +5,13 @@
 // Chip ids are row-major with axis 0 (x) fastest: id = x + X*(y + Y*z).
 // An axis either wraps (torus) or not (mesh). Every neighbour pair is joined
 // by two link directions, each a server of its own (docs/architecture.md, "Timing model").
+//
+// Several slices (each the ICI ring or torus above) joined by the
+// data-center network (DCN) add DCN axes after the ICI axes: the slice
+// index, row-major over them, is the outermost part of a chip id. No ICI
+// link runs along a DCN axis. A message between slices leaves its chip for
+// the host (PCIe), the host's NICs, the slice's share of the fabric core,
+// and enters the other slice the same way (docs/interconnect.md, "DCN").
 #include <array>
 #include <string>
 #include <vector>
@@ -32,6 +39,18 @@ const char* axis_name(int axis);  // "x", "y", "z"
 void validate_topology(TopologyKind kind, const std::vector<int>& shape, const std::vector<bool>& wraparound,
                        const std::string& key_prefix);
 
+// How the slices of a multislice pod are arranged: the DCN axes (their
+// sizes multiply to the slice count; empty: one slice) and how many chips
+// share a host and its NICs.
+struct SliceLayout {
+  std::vector<int> dcn_shape;
+  int chips_per_host = 1;
+};
+
+// What a link id stands for: an ICI link direction, or one of the DCN
+// servers a message between slices crosses, in route order.
+enum class LinkClass { ici, host_up, nic_out, fabric_up, fabric_down, nic_in, host_down };
+
 // The two ends of one link direction.
 struct LinkEnds {
   int from = -1;
@@ -44,11 +63,20 @@ class Topology {
  public:
   // wraparound empty: every axis of 3 or more chips wraps. Validates
   // (sim::ConfigError).
-  Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound);
+  Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> wraparound, SliceLayout slices = {});
 
   TopologyKind kind() const { return kind_; }
   int chips() const { return chips_; }
+  // Every axis: the ICI axes, then the DCN axes.
   int axes() const { return static_cast<int>(shape_.size()); }
+  int ici_axes() const { return ici_axes_; }
+  bool is_dcn_axis(int axis) const { return axis >= ici_axes_; }
+  int slices() const { return chips_ / slice_chips_; }
+  int slice_chips() const { return slice_chips_; }
+  int slice_of(int chip) const { return chip / slice_chips_; }
+  int chips_per_host() const { return chips_per_host_; }
+  int host_of(int chip) const { return chip / chips_per_host_; }
+  int hosts() const { return chips_ / chips_per_host_; }
   int size(int axis) const { return shape_[axis]; }
   bool wraps(int axis) const { return wrap_[axis]; }
   const std::vector<int>& shape() const { return shape_; }
@@ -64,21 +92,27 @@ class Topology {
   // mesh edge.
   int neighbor(int chip, int axis, int dir) const;
 
-  // Link directions are numbered (chip*axes + axis)*2 + (dir < 0). Ids whose
-  // neighbour is missing (mesh edges) exist in the numbering but carry no
-  // traffic; link_exists tells them apart.
-  int link_slots() const { return chips_ * axes() * 2; }
-  int link_id(int chip, int axis, int dir) const { return (chip * axes() + axis) * 2 + (dir < 0 ? 1 : 0); }
+  // ICI link directions are numbered (chip*ici_axes + axis)*2 + (dir < 0).
+  // Ids whose neighbour is missing (mesh edges) exist in the numbering but
+  // carry no traffic; link_exists tells them apart. With several slices the
+  // DCN servers follow: per chip its PCIe up and down, per host its NICs out
+  // and in, per slice its share of the fabric core up and down.
+  int ici_link_slots() const { return chips_ * ici_axes_ * 2; }
+  int link_slots() const { return ici_link_slots() + (slices() > 1 ? 2 * (chips_ + hosts() + slices()) : 0); }
+  int link_id(int chip, int axis, int dir) const { return (chip * ici_axes_ + axis) * 2 + (dir < 0 ? 1 : 0); }
+  LinkClass link_class(int link) const;
+  // An ICI link direction between two chips (not a DCN server).
   bool link_exists(int link) const;
   LinkEnds link_ends(int link) const;
-  int links() const;  // existing link directions
+  int links() const;  // existing ICI link directions
 
   // Dimension-order route, axis 0 first: on a wrapping axis the shorter way
   // round; a tie (distance exactly half the ring) goes + from an even source
   // coordinate and - from an odd one, so all-to-all traffic loads both
   // directions equally. Fills `out` with link ids; src == dst gives none.
+  // Between slices: the six DCN servers of LinkClass, no ICI link.
   void route(int src, int dst, std::vector<int>& out) const;
-  int hops(int src, int dst) const;
+  int hops(int src, int dst) const;  // ICI hops; 0 between slices
 
  private:
   // Signed steps along one axis from coordinate a to b (its sign is the
@@ -90,6 +124,9 @@ class Topology {
   std::vector<bool> wrap_;
   std::vector<int> stride_;
   int chips_ = 0;
+  int ici_axes_ = 0;
+  int slice_chips_ = 0;
+  int chips_per_host_ = 1;
 };
 
 }  // namespace interconnect

@@ -56,8 +56,12 @@ struct PodRunResult {
   std::vector<double> reduce_vector_s, reduce_hbm_bytes;
   bool reductions_on_chip = false;  // kernel fidelity: reduce_hbm_bytes are in the chips' hbm_bytes
   std::vector<CollectiveTiming> collectives;
-  std::vector<LinkTraffic> links;  // every link direction of the pod
+  std::vector<LinkTraffic> links;  // every ICI link direction of the pod
   double link_utilization_max = 0, link_utilization_mean = 0;
+  // Between slices: the bytes of every message (each crosses one NIC out),
+  // and the busiest host's NICs out: the time they spent serializing.
+  std::uint64_t dcn_bytes = 0;
+  double dcn_nic_busy_max_s = 0;
   // Statistics of every simulated chip, grouped like the modules
   // (chip<N>.mxu<i>.busy_cycles, chip<N>.hbm.bytes_read, ...), with the
   // chip's figures over its program in chip<N>.program (see program_stats in pod_simulation.cpp).

@@ -380,6 +380,11 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_model = net_->model();
   r.network_events = net_->events();
   r.messages = net_->messages();
+  r.dcn_bytes = net_->dcn_bytes();
+  for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
+    if (topology_.link_class(l) == interconnect::LinkClass::nic_out)
+      r.dcn_nic_busy_max_s = std::max(r.dcn_nic_busy_max_s, ps_to_seconds(net_->link_busy(l)));
+  }
   network_stats(r.stats.group("network"), r);
   if (trace) {
     sim::TraceWriter tw;

@@ -58,11 +58,9 @@ std::string find_pod_file(const std::string& name, const std::string& experiment
 // pod's shape before the whole experiment is loaded (per_chip values depend
 // on it). 0 when the document does not say plainly; the full load then
 // reports what is wrong.
-std::uint32_t chips_in_document(const std::string& experiment_path, const std::vector<std::string>& overrides) {
-  sim::YamlNode root = sim::YamlNode::load_file(experiment_path);
-  for (const auto& o : overrides) root.apply_override(o);
-  sim::YamlNode pod = root["pod"];
-  if (!pod.present()) return 1;
+// Chips of one slice's `pod:` node (a file name or a mapping with `shape`);
+// 0 when it cannot tell.
+std::uint64_t chips_of_pod(sim::YamlNode pod, const std::string& experiment_path) {
   if (pod.is_scalar()) {
     const std::string file = find_pod_file(pod.as_string(), experiment_path);
     if (file.empty()) return 0;
@@ -80,7 +78,25 @@ std::uint32_t chips_in_document(const std::string& experiment_path, const std::v
     chips *= v;
     if (chips > (1u << 30)) return 0;
   }
-  return static_cast<std::uint32_t>(chips);
+  return chips;
+}
+
+std::uint32_t chips_in_document(const std::string& experiment_path, const std::vector<std::string>& overrides) {
+  sim::YamlNode root = sim::YamlNode::load_file(experiment_path);
+  for (const auto& o : overrides) root.apply_override(o);
+  const sim::YamlNode pod = root["pod"];
+  if (!pod.present()) return 1;
+  if (!pod.is_map() || !pod["slice"].present()) return static_cast<std::uint32_t>(chips_of_pod(pod, experiment_path));
+  // Slices joined by DCN: `slices` copies of `slice`.
+  std::uint64_t slices = 1;
+  if (pod["slices"].present()) {
+    const std::string s = pod["slices"].scalar();
+    char* end = nullptr;
+    slices = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || slices == 0 || slices > (1u << 20)) return 0;
+  }
+  const std::uint64_t chips = chips_of_pod(pod["slice"], experiment_path) * slices;
+  return chips > (1u << 30) ? 0 : static_cast<std::uint32_t>(chips);
 }
 
 [[noreturn]] void blame(const sim::ConfigError& e, const SweepSpec& spec, const SweepPoint& p,

@@ -66,8 +66,10 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
     hbm += run.reduce_hbm_bytes[chip];
     ici += double(run.ici_bytes_out[chip]);
   }
+  ici -= double(run.dcn_bytes);  // messages between slices cross no ICI link
   res.hbm_bytes = hbm;
   res.ici_bytes = ici;
+  res.dcn = dcn_section(exp, run, time_s);
   res.roofline = make_roofline(exp.chip, 0, hbm / n, 0, 0, run.link_utilization_max);
   res.communication.collective_time_s = time_s;
   res.communication.exposed_time_s = time_s;
@@ -118,7 +120,7 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
 
   const std::string op = interconnect::to_string(spec_.op);
   sim::Table t("tpusim: " + exp.name + " (" + op + ", " + rec.algorithm + ", " + sim::si(double(spec_.bytes), "B") +
-               " on " + std::to_string(n) + " x " + exp.chip.name + ")");
+               " on " + pod_label(exp) + ")");
   t.row("participants per group", std::to_string(rec.participants), "(" + std::to_string(c.groups) + " groups)");
   t.row("time", sim::si(time_s, "s"));
   t.row("algbw", sim::si(rec.algbw_bytes_per_s, "B/s"));
@@ -126,6 +128,10 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   t.row("link utilization max", sim::fixed(100 * run.link_utilization_max, 1), "%");
   t.row("link utilization mean", sim::fixed(100 * run.link_utilization_mean, 1), "%");
   t.row("ICI bytes (all chips)", sim::si(ici, "B"));
+  if (res.dcn) {
+    t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
+    t.row("DCN NIC utilization max", sim::fixed(100 * res.dcn->nic_utilization_max, 1), "%");
+  }
   t.row("messages", std::to_string(run.messages));
   if (spec_.functional)
     t.row("functional check", check.matches_reference ? "matches reference" : "MISMATCH: " + *check.first_mismatch);

@@ -2,6 +2,7 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -157,9 +158,8 @@ void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
               std::to_string(exp.pod.chips()));
 }
 
-// `pod:` a pod file name (looked up in pods/) or an inline mapping; its link
-// overrides go into the chip, which the run reads.
-void load_pod(const sim::YamlNode& pod, Experiment& exp) {
+// One slice: a pod file name (looked up in pods/) or an inline mapping.
+void load_one_pod(const sim::YamlNode& pod, Experiment& exp) {
   if (pod.is_scalar()) {
     const std::string file = resolve_named_file(pod, exp.config_path, "pods", "pod");
     const sim::YamlNode pod_doc = sim::YamlNode::load_file(file);
@@ -167,8 +167,49 @@ void load_pod(const sim::YamlNode& pod, Experiment& exp) {
   } else {
     pod_params().load(pod, exp.pod);
   }
+}
+
+// A mapping with any of these keys is a pod of several slices.
+bool is_multislice(const sim::YamlNode& pod) {
+  if (!pod.is_map()) return false;
+  for (const char* k : {"slices", "slice", "dcn", "dcn_axes"})
+    if (pod[k].present()) return true;
+  return false;
+}
+
+// `pod:` one slice, or `{slices, slice, dcn, dcn_axes}`; its link overrides
+// go into the chip, which the run reads.
+void load_pod(const sim::YamlNode& pod, Experiment& exp) {
+  if (is_multislice(pod)) {
+    const sim::YamlNode slice = pod["slice"];
+    if (!slice.present()) slice.fail("missing required key: the pod file or mapping every slice is");
+    load_one_pod(slice, exp);
+    multislice_params().load(pod, exp.pod);
+  } else {
+    load_one_pod(pod, exp);
+  }
   if (exp.pod.link_bandwidth) exp.chip.ici.link_bandwidth = *exp.pod.link_bandwidth;
   if (exp.pod.link_latency) exp.chip.ici.link_latency = *exp.pod.link_latency;
+}
+
+// `pod.dcn_axes` against the mesh: known axes, each once; without a mesh
+// and with several slices, the default mesh's `dcn` axis.
+void check_dcn_axes(const sim::YamlNode& root, Experiment& exp) {
+  const sim::YamlNode node = root["pod"]["dcn_axes"];
+  for (std::size_t i = 0; i < exp.pod.dcn_axes.size(); ++i) {
+    const std::string& a = exp.pod.dcn_axes[i];
+    const sim::YamlNode item = node.is_sequence() ? node[i] : node;
+    std::vector<std::string> known;
+    for (const auto& m : exp.mesh) known.push_back(m.first);
+    if (std::find(known.begin(), known.end(), a) == known.end()) {
+      std::string hint = sim::did_you_mean(a, known);
+      std::string all;
+      for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+      item.fail("unknown mesh axis '" + a + "'" + (hint.empty() ? " (mesh axes: " + all + ")" : "; " + hint));
+    }
+    if (std::count(exp.pod.dcn_axes.begin(), exp.pod.dcn_axes.end(), a) > 1)
+      item.fail("mesh axis '" + a + "' listed twice");
+  }
 }
 
 // `chip:` a chip file name (looked up in chips/) or an inline mapping.
@@ -236,6 +277,46 @@ const sim::ParamTable<PodSpec>& pod_params() {
   return t;
 }
 
+namespace {
+sim::ParamTable<DcnSpec> dcn_params() {
+  sim::ParamTable<DcnSpec> p("dcn", "the data-center network between slices (docs/interconnect.md, DCN)");
+  p.real("nic_bandwidth", &DcnSpec::nic_bandwidth, "B/s", "the chip's host.nic_bandwidth", sim::positive(),
+         "all of a host's NICs together, each way")
+      .real("host_bandwidth", &DcnSpec::host_bandwidth, "B/s", "the chip's host.pcie_bandwidth", sim::positive(),
+            "one chip's link to its host (PCIe), each way")
+      .real("latency", &DcnSpec::latency, "s", 1.0e-5, sim::between(0, 1),
+            "one message between slices, NIC to NIC (an assumption: none is published)")
+      .real("oversubscription", &DcnSpec::oversubscription, "", 1.0, sim::between(1, 1000),
+            "hosts' NIC bandwidth over the fabric core's: a slice's traffic to other slices shares hosts x "
+            "nic_bandwidth / oversubscription each way");
+  return p;
+}
+}  // namespace
+
+const sim::ParamTable<PodSpec>& multislice_params() {
+  static const sim::ParamTable<PodSpec> t = [] {
+    sim::ParamTable<PodSpec> p("pod", "slices (each an ICI ring or torus) joined by the data-center network (DCN)");
+    p.integer<std::uint32_t>("slices", &PodSpec::slices, "slices", 1, sim::between(1, kMaxChips),
+                             "slices joined by DCN")
+        // Read before this table by load_pod, into the same PodSpec.
+        .custom(
+            "slice", {"pod file name or mapping", "", "", ""},
+            "what every slice is: a pod file name (e.g. v5e-16x16) or an inline pod mapping (tpusim explain pod)",
+            [](const sim::YamlNode&, PodSpec&) {}, true)
+        .then([](const sim::YamlNode& node, PodSpec& pod) {
+          if (std::uint64_t(pod.slice_chips()) * pod.slices > kMaxChips)
+            node["slices"].fail("at most " + std::to_string(kMaxChips) + " chips are supported, got " +
+                                std::to_string(std::uint64_t(pod.slice_chips()) * pod.slices));
+        })
+        .group("dcn", &PodSpec::dcn, dcn_params())
+        .list("dcn_axes", &PodSpec::dcn_axes, sim::text_item(), {0, 8, true}, "dcn (the default mesh's axis)",
+              "mesh axes placed across the slices (MaxText's dcn_*_parallelism); every other axis stays inside "
+              "a slice");
+    return p;
+  }();
+  return t;
+}
+
 const sim::ParamTable<runtime::Limits>& limits_params() {
   static const sim::ParamTable<runtime::Limits> t = [] {
     const runtime::Limits d;
@@ -274,7 +355,14 @@ const sim::ParamTable<Experiment>& experiment_params() {
           if (!root["mesh"].present()) {
             static const char* names[] = {"x", "y", "z"};
             for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
+            // A pod written as slices has the axis across them even at one
+            // slice, so a sweep over pod.slices keeps the same mesh names.
+            if ((exp.pod.slices > 1 || root["pod"]["slices"].present()) && exp.pod.dcn_axes.empty()) {
+              exp.mesh.push_back({"dcn", exp.pod.slices});
+              exp.pod.dcn_axes.push_back("dcn");
+            }
           }
+          check_dcn_axes(root, exp);
           // The interconnect checks what it knows (topology, link values,
           // that each mesh axis lands on whole physical axes); its messages
           // name key paths.
@@ -325,8 +413,9 @@ std::string validate_node(const sim::YamlNode& root, const std::string& path) {
     return "experiment";
   }
   if (root.is_map() && root["pod"].present() && !root["workload"].present()) {
-    PodSpec pod;
-    pod_params().load(root["pod"], pod);
+    Experiment exp;
+    exp.config_path = path;
+    load_pod(root["pod"], exp);
     return "pod";
   }
   if (root.is_map() && root["clock"].present()) {
@@ -376,7 +465,16 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
   cfg.reduction.vector_bytes_per_s = 4096.0 * exp.chip.tensorcores * exp.chip.clock;
   cfg.reduction.hbm_bytes_per_s = exp.chip.hbm.sustained_bytes_per_s();
-  for (const auto& [name, size] : exp.mesh) cfg.mesh.push_back({name, static_cast<int>(size)});
+  const auto& across = exp.pod.dcn_axes;
+  for (const auto& [name, size] : exp.mesh) {
+    cfg.mesh.push_back({name, static_cast<int>(size), std::find(across.begin(), across.end(), name) != across.end()});
+  }
+  cfg.slices = static_cast<int>(exp.pod.slices);
+  cfg.chips_per_host = static_cast<int>(exp.chip.host.chips);
+  cfg.link.dcn.nic_bandwidth = exp.pod.dcn.nic_bandwidth.value_or(exp.chip.host.nic_bandwidth);
+  cfg.link.dcn.host_bandwidth = exp.pod.dcn.host_bandwidth.value_or(exp.chip.host.pcie_bandwidth);
+  cfg.link.dcn.latency = exp.pod.dcn.latency;
+  cfg.link.dcn.oversubscription = exp.pod.dcn.oversubscription;
   return cfg;
 }
 

@@ -25,7 +25,18 @@ enum class Replicas { automatic, all };
 const sim::EnumNames<Replicas>& replicas_names();  // the YAML spellings: auto, all
 const char* to_string(Replicas r);
 
-// The `pod:` mapping (pod_params() declares every key).
+// `pod.dcn`: overrides of the chip's host figures and the fabric between
+// slices (docs/interconnect.md, "DCN").
+struct DcnSpec {
+  std::optional<double> nic_bandwidth;   // bytes/s each way per host; else the chip's host.nic_bandwidth
+  std::optional<double> host_bandwidth;  // bytes/s each way per chip; else the chip's host.pcie_bandwidth
+  double latency = 1.0e-5;               // s per message between slices; an assumption (docs/reference/dcn.md)
+  double oversubscription = 1.0;
+};
+
+// The `pod:` mapping (pod_params() declares every key; multislice_params()
+// the keys of a pod of several slices, whose `slice` is read with
+// pod_params() into the same PodSpec).
 struct PodSpec {
   interconnect::TopologyKind topology = interconnect::TopologyKind::ring;
   std::vector<std::uint32_t> shape{1};
@@ -37,11 +48,15 @@ struct PodSpec {
   std::uint64_t packet_bytes = 4096;     // ICI packet; an assumption (docs/interconnect.md)
   interconnect::Switching switching = interconnect::Switching::cut_through;
   interconnect::NetworkModel network_model = interconnect::NetworkModel::fluid;  // packet: the slow reference
-  std::uint32_t chips() const {
+  std::uint32_t slices = 1;                                                      // slices of `shape` joined by DCN
+  std::vector<std::string> dcn_axes;                                             // mesh axes placed across the slices
+  DcnSpec dcn;
+  std::uint32_t slice_chips() const {
     std::uint32_t n = 1;
     for (auto s : shape) n *= s;
     return n;
   }
+  std::uint32_t chips() const { return slice_chips() * slices; }
 };
 
 struct Experiment {
@@ -63,6 +78,7 @@ struct Experiment {
 // experiment, tpusim explain pod).
 const sim::ParamTable<Experiment>& experiment_params();
 const sim::ParamTable<PodSpec>& pod_params();
+const sim::ParamTable<PodSpec>& multislice_params();
 const sim::ParamTable<runtime::Limits>& limits_params();
 
 // The experiment's pod as the interconnect sees it, and as the runtime runs it.

@@ -55,6 +55,10 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   // its bandwidth and the MXUs' busy time: how close each unit came to its
   // bound, whether or not compute hid the time.
   s.ici_fraction = run.link_utilization_max;
+  // A message between slices leaves its chip (ici_bytes_out) but crosses
+  // no ICI link.
+  s.ici_bytes -= double(run.dcn_bytes);
+  s.dcn = dcn_section(exp, run, s.step_s);
   return s;
 }
 
@@ -79,7 +83,20 @@ Result pod_result(const Experiment& exp, const PodSummary& s, double flops) {
   res.communication.exposed_time_s = s.exposed_s();
   if (s.comm_s > 0) res.communication.overlap_fraction = s.overlap_fraction();
   res.communication.compute_time_s = s.compute_s;
+  res.dcn = s.dcn;
   return res;
+}
+
+std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodRunResult& run, double step_s) {
+  if (exp.pod.slices <= 1) return std::nullopt;
+  return DcnSection{double(run.dcn_bytes), run.dcn_nic_busy_max_s, step_s > 0 ? run.dcn_nic_busy_max_s / step_s : 0.0};
+}
+
+std::string pod_label(const Experiment& exp) {
+  const std::string chips = exp.pod.slices > 1
+                                ? std::to_string(exp.pod.slices) + " slices x " + std::to_string(exp.pod.slice_chips())
+                                : std::to_string(exp.pod.chips());
+  return chips + " x " + exp.chip.name;
 }
 
 std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) {

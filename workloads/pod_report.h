@@ -2,6 +2,8 @@
 // report.json sections every pod workload shares, computed from a
 // runtime::PodRunResult: the step's totals and roofline, communication overlap,
 // the collectives, and per-chip busy times.
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/pod_run.h"
@@ -13,9 +15,10 @@ namespace workloads {
 // Means over chips (communication, compute) and busiest-chip fractions.
 struct PodSummary {
   double step_s = 0;
-  double hbm_bytes = 0, ici_bytes = 0;                          // all chips
+  double hbm_bytes = 0, ici_bytes = 0;                          // all chips; ici_bytes without DCN
   double comm_s = 0, hidden_s = 0, compute_s = 0;               // per chip, mean
   double mxu_fraction = 0, hbm_fraction = 0, ici_fraction = 0;  // busiest chip / step
+  std::optional<DcnSection> dcn;                                // pods of several slices
   double exposed_s() const { return comm_s - hidden_s; }
   double overlap_fraction() const { return comm_s > 0 ? hidden_s / comm_s : 0.0; }
 };
@@ -26,6 +29,13 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run);
 // arithmetic_intensity, achieved_flops_per_s, mfu, mxu_utilization,
 // roofline, communication. `flops` counts the useful work of the whole pod.
 Result pod_result(const Experiment& exp, const PodSummary& s, double flops);
+
+// DCN bytes and the busiest NICs of a pod of several slices; nullopt for one slice.
+std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodRunResult& run, double step_s);
+
+// "32 x tpu-v5e", or with several slices "2 slices x 16 x tpu-v5e", for
+// table titles.
+std::string pod_label(const Experiment& exp);
 
 std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run);
 // The report's simulator section for a pod run: kernel and network events,

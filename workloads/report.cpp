@@ -170,6 +170,11 @@ json to_json(const Result& r) {
             {"communication", to_json(r.communication)},
             {"pipeline", r.pipeline ? to_json(*r.pipeline) : json(nullptr)},
             {"memory", r.memory ? to_json(*r.memory) : json(nullptr)}};
+  if (r.dcn) {
+    j["dcn"] = {{"bytes", r.dcn->bytes},
+                {"nic_busy_max_s", r.dcn->nic_busy_max_s},
+                {"nic_utilization_max", r.dcn->nic_utilization_max}};
+  }
   j["functional"] = std::visit(
       [](const auto& f) -> json {
         if constexpr (std::is_same_v<std::decay_t<decltype(f)>, std::monostate>)
@@ -290,6 +295,7 @@ Report report_for(const Experiment& exp) {
   r.name = exp.name;
   r.config_path = exp.config_path;
   r.chips = exp.pod.chips();
+  r.slices = exp.pod.slices;
   r.topology = interconnect::to_string(exp.pod.topology);
   r.chip = exp.chip.name;
   r.shape = exp.pod.shape;
@@ -310,14 +316,18 @@ Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t
 nlohmann::json to_json(const Report& r) {
   json wrap = json::array();
   for (bool w : r.wraparound) wrap.push_back(w);
-  json j = {
-      {"schema", kReportSchema},
-      {"tpusim_version", TPUSIM_VERSION},
-      {"experiment", {{"name", r.name}, {"config_path", r.config_path}}},
-      {"pod",
-       {{"chips", r.chips}, {"topology", r.topology}, {"shape", r.shape}, {"wraparound", wrap}, {"chip", r.chip}}},
-      {"result", to_json(r.result)},
-      {"simulator", to_json(r.simulator)}};
+  json j = {{"schema", kReportSchema},
+            {"tpusim_version", TPUSIM_VERSION},
+            {"experiment", {{"name", r.name}, {"config_path", r.config_path}}},
+            {"pod",
+             {{"chips", r.chips},
+              {"slices", r.slices},
+              {"topology", r.topology},
+              {"shape", r.shape},
+              {"wraparound", wrap},
+              {"chip", r.chip}}},
+            {"result", to_json(r.result)},
+            {"simulator", to_json(r.simulator)}};
   json colls = json::array();
   for (const auto& c : r.collectives) colls.push_back(to_json(c));
   j["collectives"] = colls;

@@ -134,9 +134,17 @@ struct LinkUtilization {
   double max = 0, mean = 0;
 };
 
+// Between slices (pods of several slices only): bytes of the messages that
+// crossed DCN, the busiest host's NICs out (seconds serializing, and that
+// over the step).
+struct DcnSection {
+  double bytes = 0, nic_busy_max_s = 0, nic_utilization_max = 0;
+};
+
 struct Result {
   double step_time_s = 0, cycles = 0, clock_hz = 0;
-  double flops = 0, hbm_bytes = 0, ici_bytes = 0;
+  double flops = 0, hbm_bytes = 0, ici_bytes = 0;  // ici_bytes: on ICI links (DCN messages not counted)
+  std::optional<DcnSection> dcn;
   double arithmetic_intensity = 0, achieved_flops_per_s = 0, mfu = 0, mxu_utilization = 0;
   Roofline roofline;
   Communication communication;
@@ -218,6 +226,7 @@ struct Report {
   std::string name, config_path;  // experiment
   // pod: chips, topology, shape, wraparound, chip name
   std::uint32_t chips = 1;
+  std::uint32_t slices = 1;  // of `shape`, joined by DCN
   std::string topology, chip;
   std::vector<std::uint32_t> shape;
   std::vector<bool> wraparound;

@@ -171,8 +171,8 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (synthetic: " + std::to_string(spec.units) + " units of " +
-               std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " +
-               std::to_string(chips) + " x " + chip.name + ")");
+               std::to_string(u.m) + "x" + std::to_string(u.k) + "x" + std::to_string(u.n) + " on " + pod_label(exp) +
+               ")");
   t.row("serial units (chip 0)", std::to_string(spec.serial_units()),
         "serial_fraction " + sim::fixed(spec.serial_fraction, 4));
   t.row("parallel units", std::to_string(spec.parallel_units()),

@@ -32,6 +32,7 @@ std::vector<Topic> topics() {
   std::vector<Topic> t = {{"chip", hw::chip_params().describe()},
                           {"experiment", workloads::experiment_params().describe()},
                           {"pod", workloads::pod_params().describe()},
+                          {"multislice", workloads::multislice_params().describe()},
                           {"sweep", sweep::sweep_params().describe()}};
   for (const auto& k : workloads::workload_kinds()) t.push_back({k.name, k.keys()});
   return t;

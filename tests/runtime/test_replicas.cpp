@@ -113,6 +113,14 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
       // each other (the next test), at tile fidelity they can.
       {"MLP, 4x4x2 mesh, tile fidelity", mlp, with(dp_mlp("[4, 4, 2]", 32, false), "fidelity=tile")},
       {"MLP, 4x4x4 torus", mlp, dp_mlp("[4, 4, 4]", 64, true)},
+      // Two slices joined by DCN: data parallelism inside each slice and
+      // across them (the hierarchical all-reduce, docs/interconnect.md#dcn);
+      // mesh slices, so tile fidelity as above.
+      {"MLP, 2 slices of a 2x2x2 mesh over DCN",
+       mlp,
+       {"pod={slices: 2, slice: {topology: torus3d, shape: [2, 2, 2], wraparound: false}, dcn_axes: [replica]}",
+        "mesh={data: 8, replica: 2}", "workload.parallelism={data: [data, replica]}", "workload.global_batch=128",
+        "fidelity=tile"}},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -130,6 +138,7 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
     CHECK(one["result"]["hbm_bytes"] == all["result"]["hbm_bytes"]);
     CHECK(one["result"]["ici_bytes"] == all["result"]["ici_bytes"]);
     CHECK(one["result"]["flops"] == all["result"]["flops"]);
+    if (one["result"].contains("dcn")) CHECK(one["result"]["dcn"]["bytes"] == all["result"]["dcn"]["bytes"]);
   }
 }
 

@@ -249,8 +249,7 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   sim::Table t("tpusim: " + exp.name + " (sharded matmul " + std::to_string(spec.shape.m) + "x" +
-               std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " +
-               std::to_string(exp.pod.chips()) + " x " + chip.name + ")");
+               std::to_string(spec.shape.k) + "x" + std::to_string(spec.shape.n) + " on " + pod_label(exp) + ")");
   t.row("A, B, C specs", spec.a.str() + " " + spec.b.str() + " -> " + spec.out.str());
   t.row("plan", plan.summary);
   t.row("local matmul",

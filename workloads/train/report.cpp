@@ -196,7 +196,7 @@ std::string train_table(const TrainRun& r, const Report& report) {
     return s;
   };
   sim::Table t("tpusim: " + r.exp.name + " (train " + r.micro.type + ", " + sim::si(double(r.micro.param_count()), "") +
-               " params, on " + std::to_string(r.layout.chips()) + " x " + r.exp.chip.name + ")");
+               " params, on " + pod_label(r.exp) + ")");
   if (par.fsdp.degree > 1) {
     t.row("data x fsdp x tensor x pipeline",
           degree(par.data) + " x " + degree(par.fsdp) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
@@ -220,6 +220,11 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("communication (per chip)", sim::si(comm.collective_time_s, "s"));
   t.row("exposed communication", sim::si(comm.exposed_time_s, "s"));
   t.row("overlap fraction", comm.overlap_fraction ? sim::fixed(*comm.overlap_fraction, 3) : "-");
+  if (res.dcn) {
+    t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
+    t.row("DCN NICs busy (busiest host)", sim::si(res.dcn->nic_busy_max_s, "s"),
+          sim::fixed(100 * res.dcn->nic_utilization_max, 1) + " % of the step");
+  }
   if (res.pipeline) {
     const Pipeline& p = *res.pipeline;
     t.row("pipeline", std::to_string(par.pipeline.degree) + " stages, " + std::to_string(par.microbatches) +
