@@ -40,15 +40,20 @@ void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s
     free_.pop_back();
   }
   const std::uint64_t tail = std::min(bytes, packet_bytes_);
-  expected_[slot] = {&listener, token, chip, tail, false, false};
+  Expected& e = expected_[slot];
+  e = Expected{};
+  e.listener = &listener;
+  e.token = token;
+  e.chip = chip;
+  e.tail_bytes = tail;
   if (!slot_of_.emplace(Key{&listener, token}, slot).second)
     throw std::logic_error("chip " + std::to_string(chip) + ": a reduction expected twice under one token");
   operand_bytes_[chip] += double(bytes);
   hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
   if (bytes > tail) {
-    expected_[slot].streaming = start_part(slot, bytes - tail, max_bytes_per_s, 0);
+    e.streaming = start_part(slot, bytes - tail, max_bytes_per_s, 0);
   } else {
-    expected_[slot].streamed = true;
+    e.streamed = true;
   }
 }
 
