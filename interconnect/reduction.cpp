@@ -7,13 +7,16 @@
 
 namespace interconnect {
 
+double reducer_ps_per_byte(const ReductionConfig& config) {
+  return std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
+         kPsPerSecond;
+}
+
 VectorUnitReduction::VectorUnitReduction(Network& network, const ReductionConfig& config)
     : net_(network),
       config_(config),
       packet_bytes_(network.link_config().packet_bytes),
-      ps_per_byte_(
-          std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
-          kPsPerSecond),
+      ps_per_byte_(reducer_ps_per_byte(config)),
       chips_(network.topology().chips()) {}
 
 void VectorUnitReduction::reduce(int chip, std::uint64_t bytes, Ps data_start, Ps data_end, ReductionListener& listener,

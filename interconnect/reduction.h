@@ -76,6 +76,10 @@ class ReductionModel {
   virtual double hbm_bytes(int chip) const = 0;
 };
 
+// Picoseconds per reduced byte of a reducer alone: the slower of the vector
+// unit and the HBM traffic a reduction needs (ReductionConfig).
+double reducer_ps_per_byte(const ReductionConfig& config);
+
 // The default model: a per-chip reducer whose speed is the slower of the
 // vector unit and the HBM traffic a reduction needs (ReductionConfig). Work
 // is booked on a per-chip calendar, so reductions that arrive together share

@@ -13,9 +13,7 @@ ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips
     : chips_(chips),
       unsimulated_(unsimulated),
       hbm_per_byte_(config.hbm_bytes_per_reduced_byte),
-      ps_per_byte_(
-          std::max(1.0 / config.vector_bytes_per_s, config.hbm_bytes_per_reduced_byte / config.hbm_bytes_per_s) *
-          interconnect::kPsPerSecond),
+      ps_per_byte_(interconnect::reducer_ps_per_byte(config)),
       packet_bytes_(std::max<std::uint64_t>(packet_bytes, 1)),
       contention_ps_(n, 0),
       operand_bytes_(n, 0.0),
