@@ -126,10 +126,13 @@ void Collective::advance(int ri) {
     const std::uint64_t element_bytes = static_cast<std::uint64_t>(plan_.element_bytes);
     // A chunk holding no element is not sent: the receiver sees the same
     // empty transfer in its own step (the plan is symmetric) and does not
-    // wait for it. Both count it done from the start.
+    // wait for it. Both count it done from the start. With translations a
+    // chip receives its orbit chip's images, which may hold an element
+    // where its own chunk holds none: every transfer is sent.
+    const bool skip_empty = net_.translations().none();
     for (std::size_t i = 0; i < sends; ++i) {
       const Transfer& t = run.current.sends[i];
-      if (t.count == 0) {
+      if (t.count == 0 && skip_empty) {
         mark_done(run, i);
         continue;
       }
@@ -151,13 +154,14 @@ void Collective::advance(int ri) {
     }
     for (std::size_t j = 0; j < recvs; ++j) {
       const Transfer& t = run.current.recvs[j];
-      if (t.count == 0) {
+      if (t.count == 0 && skip_empty) {
         mark_done(run, sends + j);
         continue;
       }
       ++run.outstanding;
       const std::uint64_t c = cookie(ri, kRecv, static_cast<std::uint32_t>(j));
-      if (run.current.reduce) reduction_.expect(chip, t.count * element_bytes, net_.link_config().bandwidth, *this, c);
+      if (run.current.reduce && t.count > 0)
+        reduction_.expect(chip, t.count * element_bytes, net_.link_config().bandwidth, *this, c);
       net_.receive(chip, t.peer, tag(s, phase, p, t.tag), this, c);
     }
     if (run.outstanding > 0) return;
@@ -207,12 +211,14 @@ void Collective::on_received(std::uint64_t c, Arrival& arrival) {
   PassRun& run = pass_runs_[op.run];
   const Transfer& t = run.current.recvs[op.index];
   const std::uint64_t bytes = t.count * static_cast<std::uint64_t>(plan_.element_bytes);
-  if (arrival.message.bytes != bytes) {
+  // With translations the message is its orbit chip's image, a few bytes
+  // off where chunks are uneven (Invariance::uneven_bytes).
+  if (arrival.message.bytes != bytes && net_.translations().none()) {
     throw std::logic_error(name() + ": received " + std::to_string(arrival.message.bytes) + " bytes, expected " +
                            std::to_string(bytes));
   }
   if (functional_) receive_payload(op, t, run.current.reduce, arrival.message.payload);
-  if (run.current.reduce) {
+  if (run.current.reduce && bytes > 0) {
     reduction_.reduce(run.chip, bytes, std::max(arrival.first_byte, run.posted), net_.now(), *this,
                       cookie(op.run, kRecv, op.index));
     return;
@@ -296,6 +302,7 @@ std::vector<std::string> Collective::pending() const {
     const ChipRun& c = chips_[chip];
     if (c.finished) continue;
     if (!c.joined) {
+      if (!net_.translations().is_rep(chip)) continue;  // its orbit chip stands for it
       out.push_back(name() + ": " + topo.describe(chip) + " never joined");
       continue;
     }

@@ -30,7 +30,8 @@ void IciNetwork::transmit(int id) {
     push(t, kTxEnd, static_cast<std::uint32_t>(id), f.gen);
     return;
   }
-  bool alone = true;
+  // A folded route shares a link with its own images: never alone.
+  bool alone = !folded(id);
   double rate = std::numeric_limits<double>::infinity();
   for (int l : route) {
     const Port& p = ports_[l];
@@ -59,8 +60,15 @@ void IciNetwork::share(int id, double bytes) {
   f.fluid = true;
   std::vector<sim::FluidShare::Use> uses;
   for (int l : path(id)) {
-    uses.push_back({static_cast<std::uint32_t>(l), 1.0});
     ++ports_[l].fluid;
+    // A link the route crosses twice (folded) carries two of its images.
+    auto it = std::find_if(uses.begin(), uses.end(),
+                           [&](const sim::FluidShare::Use& u) { return u.resource == static_cast<std::uint32_t>(l); });
+    if (it != uses.end()) {
+      it->weight += 1.0;
+    } else {
+      uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+    }
   }
   f.share = shares_.start(now(), bytes, std::move(uses));
   if (f.share >= flow_of_share_.size()) flow_of_share_.resize(f.share + 1);

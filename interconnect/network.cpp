@@ -78,7 +78,7 @@ bool Network::quiet() const {
 }
 
 Traffic Network::traffic() const {
-  Traffic t{{}, {}, bytes_out_, bytes_in_, messages_};
+  Traffic t{{}, {}, bytes_out_, bytes_in_, messages_, nonempty_messages_};
   t.link_bytes.reserve(links_.size());
   t.link_busy.reserve(links_.size());
   for (const LinkStats& l : links_) {
@@ -95,6 +95,7 @@ Traffic Traffic::minus(const Traffic& e) const {
   for (std::size_t i = 0; i < d.bytes_out.size(); ++i) d.bytes_out[i] -= e.bytes_out[i];
   for (std::size_t i = 0; i < d.bytes_in.size(); ++i) d.bytes_in[i] -= e.bytes_in[i];
   d.messages -= e.messages;
+  d.nonempty_messages -= e.nonempty_messages;
   return d;
 }
 
@@ -104,6 +105,30 @@ void Network::add_traffic(const Traffic& t) {
   for (std::size_t i = 0; i < t.bytes_out.size(); ++i) bytes_out_[i] += t.bytes_out[i];
   for (std::size_t i = 0; i < t.bytes_in.size(); ++i) bytes_in_[i] += t.bytes_in[i];
   messages_ += t.messages;
+  nonempty_messages_ += t.nonempty_messages;
+}
+
+void Network::use_translations(Translations t) {
+  if (messages_ != 0 || live_ != 0) throw std::logic_error("Network::use_translations after traffic");
+  translations_ = std::move(t);
+}
+
+void Network::fold(InFlight& f) {
+  Message& m = f.message;
+  if (!translations_.is_rep(m.src))
+    throw std::logic_error("Network::send: chip " + std::to_string(m.src) + " stands for no orbit");
+  if (translations_.ties(m.src, m.dst)) asymmetric_ = true;
+  f.folded = false;
+  for (std::size_t i = 0; i < f.path.size(); ++i) {
+    int& l = f.path[i];
+    l = translations_.link_rep(l);
+    for (std::size_t j = 0; j < i && !f.folded; ++j) f.folded = f.path[j] == l;
+  }
+  // The message its destination's orbit chip receives: the one moved by
+  // the translation that takes the destination there.
+  const int to = translations_.rep(m.dst);
+  m.src = translations_.moved(m.src, m.dst, to);
+  m.dst = to;
 }
 
 void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
@@ -128,15 +153,21 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   f.live = true;
   ++live_;
   f.arrived = false;
+  f.from = f.message.src;
+  f.to = f.message.dst;
   topology_.route(f.message.src, f.message.dst, f.path);
   const std::uint64_t bytes = f.message.bytes;
   bytes_out_[f.message.src] += bytes;
+  if (!translations_.none()) fold(f);
   for (int l : f.path) links_[l].bytes += bytes;
   ++messages_;
+  if (bytes > 0) ++nonempty_messages_;
   transmit(id);
 }
 
 void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie) {
+  if (!translations_.is_rep(dst))
+    throw std::logic_error("Network::receive: chip " + std::to_string(dst) + " stands for no orbit");
   auto& waiting = unclaimed_.at(dst);
   for (std::size_t i = 0; i < waiting.size(); ++i) {
     const Message& m = flight_[waiting[i]].message;
@@ -242,8 +273,9 @@ void Network::hand_over(int id, NetworkClient* client, std::uint64_t cookie) {
 
 Ps Network::transfer_ps(int id, double ps) const {
   return sim::duration_ps(ps, [&] {
-    const Message& m = flight_[id].message;
-    return "the ICI message from " + topology_.describe(m.src) + " to " + topology_.describe(m.dst) + " (" +
+    const InFlight& f = flight_[id];
+    const Message& m = f.message;
+    return "the ICI message from " + topology_.describe(f.from) + " to " + topology_.describe(f.to) + " (" +
            std::to_string(m.bytes) + " bytes at " + sim::g3(link_.bandwidth, "B/s") + " per link, tag " + hex(m.tag) +
            ")";
   });

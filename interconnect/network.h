@@ -15,6 +15,7 @@
 #include "interconnect/pod_config.h"
 #include "interconnect/time.h"
 #include "interconnect/topology.h"
+#include "interconnect/translations.h"
 
 namespace interconnect {
 
@@ -50,7 +51,7 @@ struct Traffic {
   std::vector<std::uint64_t> link_bytes;
   std::vector<Ps> link_busy;
   std::vector<std::uint64_t> bytes_out, bytes_in;  // per chip
-  std::uint64_t messages = 0;
+  std::uint64_t messages = 0, nonempty_messages = 0;
   Traffic minus(const Traffic& earlier) const;
 };
 
@@ -71,6 +72,14 @@ class Network : public sc_core::sc_module {
   // once per activation; elsewhere the kernel's.
   Ps now() const { return draining_ ? drain_now_ : static_cast<Ps>(sc_core::sc_time_stamp().value()); }
   const Topology& topology() const { return topology_; }
+  // From now on only the orbit chips of `t` send and receive, each for its
+  // whole orbit (translations.h); before any traffic. A message whose route
+  // is not the image of its orbit's (Translations::ties) marks the run
+  // asymmetric: its results stand for nothing and the caller runs again
+  // without translations.
+  void use_translations(Translations t);
+  const Translations& translations() const { return translations_; }
+  bool asymmetric() const { return asymmetric_; }
   const LinkConfig& link_config() const { return link_; }
   virtual const char* model() const = 0;
 
@@ -84,11 +93,17 @@ class Network : public sc_core::sc_module {
 
   // Statistics. Link busy time is the time the link direction spent
   // serializing bytes, so utilization = busy / elapsed.
-  std::uint64_t link_bytes(int link) const { return links_[link].bytes; }
-  Ps link_busy(int link) const { return links_[link].busy; }
-  std::uint64_t chip_bytes_out(int chip) const { return bytes_out_[chip]; }
-  std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[chip]; }
-  std::uint64_t messages() const { return messages_; }
+  // With translations each link and chip reads its orbit's.
+  std::uint64_t link_bytes(int link) const { return links_[stand_in(link)].bytes; }
+  Ps link_busy(int link) const { return links_[stand_in(link)].busy; }
+  std::uint64_t chip_bytes_out(int chip) const { return bytes_out_[translations_.rep(chip)]; }
+  std::uint64_t chip_bytes_in(int chip) const { return bytes_in_[translations_.rep(chip)]; }
+  std::uint64_t messages() const { return messages_; }  // simulated (one per orbit with translations)
+  // Messages the pod's links carried: each simulated one stands for its orbit's.
+  // (An empty one, sent only with translations, carries nothing.)
+  std::uint64_t messages_carried() const {
+    return nonempty_messages_ * static_cast<std::uint64_t>(translations_.order());
+  }
   std::uint64_t events() const { return events_; }  // queue entries acted on
 
   // No message in flight or waiting to be received, no receive posted,
@@ -118,7 +133,10 @@ class Network : public sc_core::sc_module {
 
   static constexpr std::uint32_t kFirstModelKind = 8;
   void push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg);
+  // Link ids of the message's route (with translations, each link's orbit
+  // link, and a link may come twice: folded(id)).
   const std::vector<int>& path(int id) const { return flight_[id].path; }
+  bool folded(int id) const { return flight_[id].folded; }
   std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
   Ps started(int id) const { return flight_[id].start; }
   // `ps` of message `id`'s transfer as whole picoseconds, rounded up; one
@@ -146,6 +164,8 @@ class Network : public sc_core::sc_module {
     Ps last_byte = 0;
     bool live = false;
     bool arrived = false;
+    bool folded = false;   // path holds a link twice
+    int from = 0, to = 0;  // as sent (before fold moved the message)
   };
   struct PostedReceive {
     int src;
@@ -159,6 +179,12 @@ class Network : public sc_core::sc_module {
   void dispatch(const Entry& e);
   void enqueue(Ps at, const Entry& e);
   void hand_over(int id, NetworkClient* client, std::uint64_t cookie);
+  // Moves a message of an orbit chip onto its destination's orbit chip (its
+  // path onto orbit links); notes a route that is not invariant.
+  void fold(InFlight& f);
+  int stand_in(int link) const {
+    return translations_.none() || link >= topology_.ici_link_slots() ? link : translations_.link_rep(link);
+  }
 
   Topology topology_;
   LinkConfig link_;
@@ -182,8 +208,10 @@ class Network : public sc_core::sc_module {
   };
   std::vector<LinkStats> links_;
   std::vector<std::uint64_t> bytes_out_, bytes_in_;
-  std::uint64_t messages_ = 0;
+  std::uint64_t messages_ = 0, nonempty_messages_ = 0;
   std::uint64_t events_ = 0;
+  Translations translations_;
+  bool asymmetric_ = false;
 };
 
 }  // namespace interconnect

@@ -37,25 +37,28 @@ RingPass::RingPass(PassKind kind, ChipList ring, int position, int dir, Region r
 int RingPass::steps() const { return n_ - 1; }
 
 // Chunk c of the region in the pass's own (mirrored for dir -1) numbering;
-// c may be off by up to 2n below zero.
-Transfer RingPass::chunk(int peer, int virtual_chunk) const {
+// c may be off by up to 2n below zero. Its tag is the step: a chip's send of
+// step k is its successor's receive of step k, and a tag that does not
+// depend on the chip's place keeps the ring's schedules images of each
+// other (translations.h).
+Transfer RingPass::chunk(int peer, int virtual_chunk, int k) const {
   int c = virtual_chunk;
   while (c < 0) c += n_;
   if (dir_ < 0) c = n_ - 1 - c;
   const std::uint64_t i = static_cast<std::uint64_t>(c);
   const std::uint64_t offset = region_.offset + i * quotient_ + (i < remainder_ ? i : remainder_);
-  return {peer, static_cast<std::uint32_t>(c), offset, quotient_ + (i < remainder_ ? 1 : 0)};
+  return {peer, static_cast<std::uint32_t>(k), offset, quotient_ + (i < remainder_ ? 1 : 0)};
 }
 
 void RingPass::step(int k, Step& out) const {
   const int v = dir_ > 0 ? pos_ : n_ - 1 - pos_;
   if (kind_ == PassKind::reduce_scatter) {
-    out.sends.push_back(chunk(next_, v - k - 1));
-    out.recvs.push_back(chunk(prev_, v - k - 2));
+    out.sends.push_back(chunk(next_, v - k - 1, k));
+    out.recvs.push_back(chunk(prev_, v - k - 2, k));
     out.reduce = true;
   } else {
-    out.sends.push_back(chunk(next_, v - k));
-    out.recvs.push_back(chunk(prev_, v - k - 1));
+    out.sends.push_back(chunk(next_, v - k, k));
+    out.recvs.push_back(chunk(prev_, v - k - 1, k));
   }
 }
 

@@ -31,7 +31,7 @@ class RingPass : public Pass {
   std::string describe() const override;
 
  private:
-  Transfer chunk(int peer, int virtual_chunk) const;
+  Transfer chunk(int peer, int virtual_chunk, int step) const;
 
   PassKind kind_;
   ChipList ring_;

@@ -1,6 +1,7 @@
 #include "interconnect/run_collective.h"
 
 #include <algorithm>
+#include <optional>
 #include <systemc>
 
 #include "interconnect/collective.h"
@@ -33,17 +34,58 @@ FunctionalCheck check_outputs(const Collective& coll, const CollectiveSpec& spec
   check.matches = check.mismatches == 0;
   return check;
 }
+
+std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetworkConfig& pod,
+                                         const CollectiveSpec& spec, CollectivePlan plan, const Translations& t);
+
+// Every wrapping axis, if the plan is invariant along all of them and the
+// network is the fluid model; else none. `error_s`: how far a chip may end
+// from its orbit chip (Invariance::uneven_bytes at the link's and the
+// reducer's rate).
+Translations symmetry(const Topology& topology, const PodNetworkConfig& pod, const CollectivePlan& plan,
+                      double& error_s) {
+  error_s = 0;
+  if (pod.model != NetworkModel::fluid || plan.functional || topology.slices() > 1) return {};
+  std::vector<int> axes;
+  for (int a = 0; a < topology.ici_axes(); ++a)
+    if (topology.wraps(a)) axes.push_back(a);
+  Translations t(topology, axes);
+  const Invariance inv = t.invariance(plan);
+  if (!inv.blocker.empty()) return {};
+  error_s = static_cast<double>(inv.uneven_bytes) *
+                (1.0 / pod.link.bandwidth + reducer_ps_per_byte(pod.reduction) / kPsPerSecond) +
+            static_cast<double>(inv.uneven_hops) * pod.link.latency;
+  return t;
+}
+
 }  // namespace
 
-CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpec& spec) {
+// A message whose route is not invariant under the translations: simulated
+// again without them.
+CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpec& spec, bool translations) {
   pod.validate();
   spec.validate(pod);
   const Topology topology = pod.make_topology();
   const Mesh mesh(topology, pod.mesh);
   CollectivePlan plan = plan_collective(topology, mesh, pod.link, spec);
+  double error_s = 0;
+  const Translations t = translations ? symmetry(topology, pod, plan, error_s) : Translations{};
+  if (!t.none()) {
+    if (std::optional<CollectiveResult> r = simulate(topology, pod, spec, plan, t)) {
+      r->symmetry_error_s = error_s;
+      return *r;
+    }
+  }
+  return *simulate(topology, pod, spec, std::move(plan), {});
+}
 
+namespace {
+
+std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetworkConfig& pod,
+                                         const CollectiveSpec& spec, CollectivePlan plan, const Translations& t) {
   sim::reset_kernel();
   std::unique_ptr<Network> net = make_network("ici", topology, pod);
+  net->use_translations(t);
   VectorUnitReduction reduction(*net, pod.reduction);
   Collective coll(*net, reduction, std::move(plan), spec.functional);
 
@@ -54,8 +96,10 @@ CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpe
       coll.set_input(chip, inputs.back());
     }
   }
-  for (int chip = 0; chip < topology.chips(); ++chip) coll.join(chip);
+  for (int chip = 0; chip < topology.chips(); ++chip)
+    if (t.is_rep(chip)) coll.join(chip);
   sc_core::sc_start();
+  if (net->asymmetric()) return std::nullopt;
   require_all_done(*net, {&coll});
 
   CollectiveResult r;
@@ -95,17 +139,22 @@ CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpe
     c.coords = topology.coords(chip);
     c.bytes_out = net->chip_bytes_out(chip);
     c.bytes_in = net->chip_bytes_in(chip);
-    c.reduce_vector_s = reduction.vector_busy_s(chip);
-    c.reduce_hbm_bytes = reduction.hbm_bytes(chip);
-    c.finish_s = to_seconds(coll.finish_time(chip));
+    const int rep = t.rep(chip);  // the chip standing for its orbit
+    c.reduce_vector_s = reduction.vector_busy_s(rep);
+    c.reduce_hbm_bytes = reduction.hbm_bytes(rep);
+    c.finish_s = to_seconds(coll.finish_time(rep));
     r.ici_bytes += c.bytes_out;
     r.per_chip.push_back(std::move(c));
   }
   r.messages = net->messages();
+  r.messages_carried = net->messages_carried();
+  for (const int a : t.axes()) r.symmetric_axes.push_back(axis_name(a));
   r.events = net->events();
   r.kernel_events = sim::kernel_events();
   if (spec.functional) r.functional = check_outputs(coll, spec, inputs);
   return r;
 }
+
+}  // namespace
 
 }  // namespace interconnect

@@ -54,12 +54,18 @@ struct CollectiveResult {
   std::uint64_t ici_bytes = 0;         // sum of bytes_out
   std::vector<LinkReport> links;
   std::vector<ChipReport> per_chip;
-  std::uint64_t messages = 0;
+  std::uint64_t messages = 0;               // simulated
+  std::uint64_t messages_carried = 0;       // on the pod's links (each simulated one stands for its orbit's)
+  std::vector<std::string> symmetric_axes;  // one chip per orbit along these (translations.h)
+  double symmetry_error_s = 0;      // how far a chip's finish may lie from what simulating it gives (uneven chunks)
   std::uint64_t events = 0;         // network events acted on
   std::uint64_t kernel_events = 0;  // SystemC delta cycles
   FunctionalCheck functional;
 };
 
-CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpec& spec);
+// With `translations` (and the fluid model, a timing-only spec and a plan
+// invariant under every wrapping axis) the network simulates one chip per
+// orbit (translations.h); false simulates every chip, the reference.
+CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpec& spec, bool translations = true);
 
 }  // namespace interconnect

@@ -51,12 +51,14 @@ std::vector<std::string> PodCollectives::pending() const {
 }
 
 bool PodCollectives::all_participants_in(std::size_t i, const std::vector<int>& members) const {
+  const interconnect::Translations& t = net_.translations();
   std::size_t participants = 0;
-  for (const auto& g : plans_[i]->groups) {
-    participants += g.size();
-    for (int c : g)
+  for (const auto& g : plans_[i]->groups)
+    for (int c : g) {
+      if (!t.is_rep(c)) continue;  // its orbit chip takes part for it
+      ++participants;
       if (!std::binary_search(members.begin(), members.end(), c)) return false;
-  }
+    }
   return participants == members.size();
 }
 
@@ -138,6 +140,7 @@ void PodCollectives::recorded(std::size_t i) {
   r.took_part.assign(chips, 0);
   for (const auto& g : coll.plan().groups)
     for (int c : g) {
+      if (!coll.finished(c)) continue;  // stood for by its orbit chip (translations.h)
       r.took_part[c] = 1;
       r.offset[c] = coll.finish_time(c) - rec->start;
       r.span = std::max(r.span, r.offset[c]);
@@ -159,6 +162,20 @@ Ps PodCollectives::end_time(std::size_t i) const {
 }
 
 std::vector<std::pair<int, Ps>> PodCollectives::finish_times(std::size_t i) const {
+  std::vector<std::pair<int, Ps>> own = simulated_finish_times(i);
+  const interconnect::Translations& t = net_.translations();
+  if (t.none()) return own;
+  // Every chip of an orbit finished when its orbit chip did.
+  const int chips = static_cast<int>(plans_[i]->chips.size());
+  std::vector<Ps> at(chips, ~Ps{0});
+  for (const auto& [c, when] : own) at[c] = when;
+  std::vector<std::pair<int, Ps>> out;
+  for (int c = 0; c < chips; ++c)
+    if (at[t.rep(c)] != ~Ps{0}) out.emplace_back(c, at[t.rep(c)]);
+  return out;
+}
+
+std::vector<std::pair<int, Ps>> PodCollectives::simulated_finish_times(std::size_t i) const {
   if (const Done* d = done(i)) return d->finished;
   std::vector<std::pair<int, Ps>> out;
   const Replay& r = replays_[i];

@@ -64,7 +64,8 @@ class PodCollectives : public interconnect::NetworkClient {
   std::size_t replayed() const { return replayed_; }
 
   // Collective i, simulated, replayed or freed: when it ended, and the
-  // chips that finished their part of it, in chip order, and when.
+  // chips that finished their part of it, in chip order, and when (with
+  // translations, every chip of an orbit when its orbit chip did).
   interconnect::Ps end_time(std::size_t i) const;
   std::vector<std::pair<int, interconnect::Ps>> finish_times(std::size_t i) const;
 
@@ -98,6 +99,8 @@ class PodCollectives : public interconnect::NetworkClient {
   };
 
   bool all_participants_in(std::size_t i, const std::vector<int>& members) const;
+  // finish_times of the chips simulated (with translations, the orbit chips).
+  std::vector<std::pair<int, interconnect::Ps>> simulated_finish_times(std::size_t i) const;
   void recorded(std::size_t i);
   void member_finished(std::size_t i);
   const Done* done(std::size_t i) const { return done_.empty() ? nullptr : done_[i].get(); }

@@ -67,7 +67,12 @@ struct PodRunResult {
   // chip's figures over its program in chip<N>.program (see program_stats in pod_simulation.cpp).
   sim::StatGroup stats{"pod"};
   std::string network_model;  // fluid | packet
-  std::uint64_t kernel_events = 0, network_events = 0, messages = 0;
+  // messages: simulated; messages_carried: on the pod's links (with
+  // symmetric axes each simulated message stands for its orbit's).
+  std::uint64_t kernel_events = 0, network_events = 0, messages = 0, messages_carried = 0;
+  // The axes along which the network simulated one chip per orbit
+  // (interconnect/translations.h); empty: every chip's traffic.
+  std::vector<std::string> symmetric_axes;
   std::string trace_json;  // when asked for
 
   // The statistics group standing for chip `c`.

@@ -100,14 +100,22 @@ const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
 PodRunResult run_pod(const PodConfig& config, const PodProgram& pp, bool trace, const Observers& observers) {
   std::string why = replicas_blocker(config, pp);
   if (why.empty()) {
-    for (bool replays : {true, false}) {
-      if (replays && !replays_valid(config, pp)) continue;
-      PodSimulation sim(config, pp, {true, replays});
+    // Shortcuts from the most to the least: each attempt that finds its
+    // premise broken during the run leaves the next to run.
+    bool replays = replays_valid(config, pp), translations = true;
+    for (;;) {
+      PodSimulation sim(config, pp, {true, replays, translations});
       sim.elaborate(observers);
       sim.run();
       const PodSimulation::ReplicaCheck check = sim.check_replicas();
+      if (check.asymmetric) {
+        spdlog::debug("pod: a route was not invariant under the pod's translations; simulating every orbit");
+        translations = false;
+        continue;
+      }
       if (check.replay_conflict) {
         spdlog::debug("pod: a collective started while a replayed one ran; simulating every collective");
+        replays = false;
         continue;
       }
       PodRunResult r = sim.collect(trace);

@@ -30,6 +30,14 @@ namespace runtime {
 // of the step (kReplicaSpreadTolerance) that is accepted and reported
 // (replica_spread_s). Beyond it, or if replicas did not take part in the
 // same collectives, it runs again with every chip.
+//
+// Symmetric pods: where the programs, peer tables and collective plans are
+// invariant under translations along wrapping axes (a data-parallel step
+// on a torus, the tensor and data axes of a 3D-parallel one), the network
+// simulates one chip per orbit, each standing for its images
+// (interconnect/translations.h), instead of every replica's traffic. A
+// route that is not invariant (half way round an even ring) makes it run
+// again without.
 PodRunResult run_pod(const PodConfig& config, const PodProgram& program, bool trace, const Observers& observers = {});
 
 }  // namespace runtime

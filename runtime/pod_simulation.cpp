@@ -53,7 +53,7 @@ void network_stats(sim::StatGroup& g, const PodRunResult& r) {
   g.scalar("link_busy_time", busy, "s", "time with a transfer on the link, summed over link directions");
   g.scalar("link_utilization_max", r.link_utilization_max, "1", "busy time / step time of the busiest link");
   g.scalar("link_utilization_mean", r.link_utilization_mean, "1", "busy time / step time, mean over links");
-  g.scalar("messages", double(r.messages), "messages", "messages the network carried");
+  g.scalar("messages", double(r.messages_carried), "messages", "messages the network carried");
 }
 
 void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
@@ -76,6 +76,36 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
            "time with a collective or a send running (receives only wait)");
   g.scalar("hidden_communication_time", ps_to_seconds(overlap(work, comm)), "s",
            "communication time while an MXU, vector or DMA op of the chip runs");
+}
+
+// The wrapping axes along which the pod's programs are invariant: a chip
+// and its neighbour one step up the axis run the same program, and each
+// peer-table entry of the neighbour is the chip's moved one step up. The
+// collectives' plans are checked against the translations separately.
+std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodProgram& pp) {
+  std::vector<int> axes;
+  if (topo.slices() > 1) return axes;
+  const int n = topo.chips();
+  for (int a = 0; a < topo.ici_axes(); ++a) {
+    if (!topo.wraps(a)) continue;
+    const interconnect::Translations step(topo, {a});
+    const int one_up = topo.neighbor(0, a, +1);
+    bool same = true;
+    for (int c = 0; c < n && same; ++c) {
+      const int up = step.moved(c, 0, one_up);
+      same = pp.program_of[c] == pp.program_of[up];
+      if (!same || pp.peers.empty()) continue;
+      const auto& mine = pp.peers[c];
+      const auto& theirs = pp.peers[up];
+      same = mine.size() == theirs.size();
+      for (std::size_t k = 0; k < mine.size() && same; ++k)
+        same = mine[k] == PodProgram::kNoPeer
+                   ? theirs[k] == PodProgram::kNoPeer
+                   : theirs[k] == static_cast<std::uint32_t>(step.moved(int(mine[k]), 0, one_up));
+    }
+    if (same) axes.push_back(a);
+  }
+  return axes;
 }
 
 }  // namespace
@@ -169,9 +199,35 @@ void PodSimulation::elaborate(const Observers& observers) {
     }
   }
 
+  // The translations the network may use: along axes where the programs
+  // are invariant, if every collective's plan is too.
+  translations_ = {};
+  if (use_.replicas && use_.translations && cfg.model == interconnect::NetworkModel::fluid) {
+    interconnect::Translations t(topology_, invariant_axes(topology_, pp_));
+    std::map<const interconnect::CollectivePlan*, interconnect::Invariance> checked;  // per plan
+    uneven_.assign(plans.size(), {});
+    std::string why;
+    for (std::size_t i = 0; i < plans.size() && why.empty() && !t.none(); ++i) {
+      auto [it, fresh] = checked.emplace(plans[i].get(), interconnect::Invariance{});
+      if (fresh) it->second = t.invariance(*plans[i]);
+      why = it->second.blocker;
+      uneven_[i] = it->second;
+    }
+    if (why.empty()) {
+      translations_ = std::move(t);
+    } else {
+      uneven_.assign(plans.size(), {});
+      spdlog::debug("pod: no translations ({})", why);
+    }
+  }
+  net_members_.assign(n, {});
+  for (int c = 0; c < n; ++c)
+    if (translations_.is_rep(c)) net_members_[rep_of_[c]].push_back(c);
+
   sim::WallTimer elaboration;
   sim::reset_kernel();
   net_ = interconnect::make_network("ici", topology_, cfg);
+  net_->use_translations(translations_);
   // At tile and pe fidelity the chip's HBM is the per-channel model, driven
   // by DMA engines only: reductions stay on the calendar model, apart from
   // the chip. At kernel fidelity they are flows on the chip's fluid HBM
@@ -182,9 +238,13 @@ void PodSimulation::elaborate(const Observers& observers) {
     reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, cfg.link.packet_bytes, *calendar_);
   }
   collectives_ = std::make_unique<PodCollectives>(*net_, reduction(), plans, specs, use_.replays);
+  // Chips of each program the network simulates.
+  std::vector<std::size_t> net_chips_of_program(pp_.programs.size(), 0);
+  for (int c = 0; c < n; ++c)
+    if (translations_.is_rep(c)) ++net_chips_of_program[pp_.program_of[c]];
   for (std::size_t i = 0; i < naming.size(); ++i) {
     std::size_t joining = 0;
-    for (const std::uint32_t p : naming[i]) joining += chips_of_program[p];
+    for (const std::uint32_t p : naming[i]) joining += net_chips_of_program[p];
     collectives_->expect(i, joining);
   }
   first_join_.assign(plans.size(), UINT64_MAX);
@@ -202,7 +262,7 @@ void PodSimulation::elaborate(const Observers& observers) {
     auto& graph = graphs[pp_.program_of[c]];
     if (!graph) graph = std::make_shared<const hw::ProgramGraph>(pp_.chip(c));
     chips_[c] = std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), config_.chip, config_.fidelity);
-    engines_[c] = std::make_unique<ChipEngines>(*chips_[c], c, group_of_[c], pp_, *collectives_, *p2p_, *next_delta_,
+    engines_[c] = std::make_unique<ChipEngines>(*chips_[c], c, net_members_[c], pp_, *collectives_, *p2p_, *next_delta_,
                                                 first_join_);
     seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c]);
     ops += pp_.chip(c).ops.size();
@@ -250,6 +310,7 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // times differ (from picoseconds up to microseconds on uneven tori).
   ReplicaCheck check;
   check.replay_conflict = collectives_->conflict();
+  check.asymmetric = net_->asymmetric();
   const int n = topology_.chips();
   // At kernel fidelity a representative's reductions are flows on its HBM,
   // beside its kernels; a replica's are on the calendar and contend with
@@ -261,7 +322,7 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
       const int r = rep_of_[c];
       // Where a buffer does not divide evenly into ring chunks, chips reduce
       // a few elements more or less: the same work to a part in a thousand.
-      const double mine = reduction_->hbm_bytes(c), theirs = reduction_->hbm_bytes(r);
+      const double mine = reduction_->hbm_bytes(translations_.rep(c)), theirs = reduction_->hbm_bytes(r);
       if (r == c || std::abs(mine - theirs) <= 1e-3 * std::max(mine, theirs)) continue;
       char text[200];
       std::snprintf(text, sizeof text,
@@ -309,13 +370,23 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // or the run could not have finished); how far their completions lay
   // apart.
   check.spread_ps += p2p_->spread_ps();
+  // With translations, a chip's collectives are its orbit chip's images: up
+  // to the uneven bytes' link and reduction time apart from its own.
+  if (!translations_.none()) {
+    const double ps_per_byte = sim::kPsPerSecond / config_.network.link.bandwidth +
+                               interconnect::reducer_ps_per_byte(config_.network.reduction);
+    const double ps_per_hop = config_.network.link.latency * sim::kPsPerSecond;
+    for (const interconnect::Invariance& u : uneven_)
+      check.spread_ps += static_cast<std::uint64_t>(std::ceil(static_cast<double>(u.uneven_bytes) * ps_per_byte +
+                                                              static_cast<double>(u.uneven_hops) * ps_per_hop));
+  }
   // What contention cost a representative's reductions its replicas did not
   // pay (they reduce on the calendar): had they paid it too, their
   // collectives could have ended that much later.
   if (reduction_) {
     interconnect::Ps missing = 0;
     for (int c = 0; c < n; ++c)
-      if (rep_of_[c] == c && group_of_[c].size() > 1) missing = std::max(missing, reduction_->contention_ps(c));
+      if (rep_of_[c] == c && net_members_[c].size() > 1) missing = std::max(missing, reduction_->contention_ps(c));
     check.spread_ps += missing;
   }
   return check;
@@ -335,8 +406,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
     r.step_time_s = std::max(r.step_time_s, r.end_s[c]);
     r.ici_bytes_out.push_back(net_->chip_bytes_out(c));
     r.ici_bytes_in.push_back(net_->chip_bytes_in(c));
-    r.reduce_vector_s.push_back(reduction().vector_busy_s(c));
-    r.reduce_hbm_bytes.push_back(reduction().hbm_bytes(c));
+    r.reduce_vector_s.push_back(reduction().vector_busy_s(translations_.rep(c)));
+    r.reduce_hbm_bytes.push_back(reduction().hbm_bytes(translations_.rep(c)));
   }
   for (int c = 0; c < n; ++c) {
     if (rep_of_[c] != c) continue;
@@ -380,6 +451,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_model = net_->model();
   r.network_events = net_->events();
   r.messages = net_->messages();
+  r.messages_carried = net_->messages_carried();
+  for (const int a : translations_.axes()) r.symmetric_axes.push_back(interconnect::axis_name(a));
   r.dcn_bytes = net_->dcn_bytes();
   for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
     if (topology_.link_class(l) == interconnect::LinkClass::nic_out)

@@ -30,6 +30,9 @@ namespace runtime {
 struct Shortcuts {
   bool replicas = false;  // one chip per group of replicas
   bool replays = false;   // collectives replayed (collective_replay.h)
+  // With replicas: the network simulates one chip per orbit of the pod's
+  // symmetries (interconnect/translations.h) where the programs allow.
+  bool translations = false;
 };
 
 class PodSimulation {
@@ -50,6 +53,7 @@ class PodSimulation {
     std::string inexact;           // why the replicas may differ from their representative; "" when they cannot
     std::uint64_t spread_ps = 0;   // summed over collectives: the largest gap between members' end times
     bool replay_conflict = false;  // a collective started while a replayed one ran
+    bool asymmetric = false;       // a route was not invariant under the translations used
   };
   // Whether every replica took part in each collective as its
   // representative did, and how far their end times differ.
@@ -64,7 +68,12 @@ class PodSimulation {
   interconnect::Topology topology_;
   std::vector<int> rep_of_;                 // per chip
   std::vector<std::vector<int>> group_of_;  // per representative: its group, in chip order
-  std::vector<std::uint64_t> first_join_;   // per collective
+  // Per representative: the members of its group the network simulates
+  // (with translations, those standing for an orbit; else the group).
+  std::vector<std::vector<int>> net_members_;
+  interconnect::Translations translations_;
+  std::vector<interconnect::Invariance> uneven_;  // per collective, with translations
+  std::vector<std::uint64_t> first_join_;         // per collective
   // Modules, destroyed in the reverse order of their members (sequencers
   // before chips, collectives before the network) before the next run
   // resets the kernel.

@@ -128,6 +128,7 @@ Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime
   s.replicas = run.replicas;
   s.replica_spread_s = run.replica_spread_s;
   s.collectives_replayed = run.collectives_replayed;
+  s.symmetric_axes = run.symmetric_axes;
   s.ops = run.ops;
   return s;
 }

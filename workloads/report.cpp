@@ -262,6 +262,7 @@ json to_json(const Simulator& s) {
   put(j, "replicas", s.replicas);
   put(j, "replica_spread_s", s.replica_spread_s);
   put(j, "collectives_replayed", s.collectives_replayed);
+  put(j, "symmetric_axes", s.symmetric_axes);
   put(j, "ops", s.ops);
   return j;
 }

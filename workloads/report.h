@@ -219,6 +219,8 @@ struct Simulator {
   std::optional<std::string> replicas;
   std::optional<double> replica_spread_s;
   std::optional<int> collectives_replayed;
+  // Axes along which the network simulated one chip per orbit (runtime/pod_run.h).
+  std::optional<std::vector<std::string>> symmetric_axes;
   std::optional<std::uint64_t> ops;  // ops in the longest program of a simulated chip
 };
 

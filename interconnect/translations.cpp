@@ -1,0 +1,215 @@
+#include "interconnect/translations.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace interconnect {
+
+Translations::Translations(const Topology& topology, std::vector<int> axes)
+    : axes_(std::move(axes)), ici_axes_(topology.ici_axes()) {
+  for (int a = 0; a < topology.ici_axes(); ++a) {
+    shape_.push_back(topology.size(a));
+    wraps_.push_back(topology.wraps(a));
+  }
+  if (topology.slices() > 1 && !axes_.empty()) throw std::invalid_argument("Translations: a multislice pod");
+  for (const int a : axes_) {
+    if (a < 0 || a >= topology.ici_axes() || !topology.wraps(a))
+      throw std::invalid_argument("Translations: axis " + std::to_string(a) + " does not wrap");
+    int stride = 1;
+    for (int b = 0; b < a; ++b) stride *= topology.size(b);
+    size_.push_back(topology.size(a));
+    stride_.push_back(stride);
+    order_ *= topology.size(a);
+  }
+}
+
+int Translations::rep(int chip) const {
+  int r = chip;
+  for (std::size_t i = 0; i < axes_.size(); ++i) r -= (chip / stride_[i]) % size_[i] * stride_[i];
+  return r;
+}
+
+int Translations::moved(int chip, int from, int to) const {
+  int out = chip;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const int s = size_[i], st = stride_[i];
+    const int c = chip / st % s;
+    int m = c + (to / st % s) - (from / st % s);
+    if (m >= s) m -= s;
+    if (m < 0) m += s;
+    out += (m - c) * st;
+  }
+  return out;
+}
+
+Translations::Move Translations::move(int from, int to) const {
+  Move mv;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const int s = size_[i], st = stride_[i];
+    int d = to / st % s - from / st % s;
+    if (d < 0) d += s;
+    mv.by[i] = d;
+  }
+  return mv;
+}
+
+int Translations::moved(int chip, const Move& mv) const {
+  int out = chip;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const int s = size_[i], st = stride_[i];
+    const int c = chip / st % s;
+    int m = c + mv.by[i];
+    if (m >= s) m -= s;
+    out += (m - c) * st;
+  }
+  return out;
+}
+
+int Translations::hops(int a, int b) const {
+  int h = 0;
+  for (std::size_t axis = 0; axis < shape_.size(); ++axis) {
+    const int s = shape_[axis];
+    int st = 1;
+    for (std::size_t k = 0; k < axis; ++k) st *= shape_[k];
+    const int d = std::abs(a / st % s - b / st % s);
+    h += wraps_[axis] ? std::min(d, s - d) : d;
+  }
+  return h;
+}
+
+int Translations::link_rep(int link) const {
+  const int per_chip = 2 * ici_axes_;
+  const int chip = link / per_chip;
+  return rep(chip) * per_chip + link % per_chip;
+}
+
+bool Translations::ties(int src, int dst) const {
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const int s = size_[i], st = stride_[i];
+    if (s % 2 != 0) continue;
+    const int a = src / st % s, b = dst / st % s;
+    if ((b - a + s) % s == s / 2) return true;
+  }
+  return false;
+}
+
+namespace {
+// A step's transfers start together, so their order within it is no part of
+// the schedule: compared as sets of (peer, tag), a's peers moved, with
+// their counts. Returns false where they differ in more than counts; else
+// the largest count difference, and the longest route of a transfer empty
+// on one chip and not on the other (an empty chunk costs no latency).
+using Key = std::tuple<int, std::uint32_t, std::uint64_t>;
+
+bool same_step(const Step& a, const Step& b, const Translations& t, int from, const Translations::Move& mv,
+               std::uint64_t& uneven, int& hops, std::vector<Key>& x, std::vector<Key>& y) {
+  if (a.reduce != b.reduce || a.sends.size() != b.sends.size() || a.recvs.size() != b.recvs.size()) return false;
+  uneven = 0;
+  hops = 0;
+  const int to = t.moved(from, mv);
+  const auto same = [&](const std::vector<Transfer>& mine, const std::vector<Transfer>& theirs) {
+    if (mine.size() == 1) {  // a ring's step: no sets to sort
+      const Transfer &p = mine.front(), &q = theirs.front();
+      const int peer = t.moved(p.peer, mv);
+      if (peer != q.peer || p.tag != q.tag) return false;
+      uneven = std::max(uneven, p.count > q.count ? p.count - q.count : q.count - p.count);
+      if ((p.count == 0) != (q.count == 0)) hops = std::max(hops, t.hops(to, peer));
+      return true;
+    }
+    x.clear();
+    y.clear();
+    for (const Transfer& tr : mine) x.emplace_back(t.moved(tr.peer, mv), tr.tag, tr.count);
+    for (const Transfer& tr : theirs) y.emplace_back(tr.peer, tr.tag, tr.count);
+    if (x.size() > 1) {
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const auto [p, tag, n] = x[i];
+      const auto [q, tag2, m] = y[i];
+      if (p != q || tag != tag2) return false;
+      uneven = std::max(uneven, n > m ? n - m : m - n);
+      if ((n == 0) != (m == 0)) hops = std::max(hops, t.hops(from, p));
+    }
+    return true;
+  };
+  return same(a.sends, b.sends) && same(a.recvs, b.recvs);
+}
+}  // namespace
+
+// Steps compared per plan at most: the check costs a step of every chip,
+// about 1/50 of what simulating the step costs, and a ring of 65536 chips
+// would be 2^33 of them. Beyond, the plan is simulated chip by chip (and
+// under limits.max_wall_time, which the check does not watch).
+constexpr std::uint64_t kMaxCheckedSteps = std::uint64_t{1} << 26;
+
+Invariance Translations::invariance(const CollectivePlan& plan) const {
+  Invariance out;
+  if (none()) return out;
+  std::uint64_t budget = kMaxCheckedSteps;
+  Step mine, theirs;
+  std::vector<Key> x, y;
+  const int chips = static_cast<int>(plan.chips.size());
+  // Per orbit chip, per step of its schedule: the largest count difference
+  // of any chip of its orbit. A chip's step waits for its peers', which wait
+  // for theirs: the differences along any chain of steps add up to at most
+  // the sum of each step's worst.
+  std::map<int, std::vector<std::pair<std::uint64_t, int>>> worst_of;
+  for (int c = 0; c < chips; ++c) {
+    const int r = rep(c);
+    if (r == c) continue;
+    const auto why = [&](const std::string& what) {
+      out.blocker = "chip " + std::to_string(c) + "'s schedule is not chip " + std::to_string(r) + "'s moved: " + what;
+      return out;
+    };
+    const auto& a = plan.chips[r].streams;
+    const auto& b = plan.chips[c].streams;
+    if (a.size() != b.size()) return why("streams");
+    std::vector<std::pair<std::uint64_t, int>>& worst = worst_of[r];
+    const Move mv = move(r, c);
+    std::size_t slot = 0;  // the step's place in the schedule, the same on every chip of the orbit
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      if (a[s].phases.size() != b[s].phases.size()) return why("phases");
+      for (std::size_t ph = 0; ph < a[s].phases.size(); ++ph) {
+        const auto& pa = a[s].phases[ph].passes;
+        const auto& pb = b[s].phases[ph].passes;
+        if (pa.size() != pb.size()) return why("passes");
+        for (std::size_t p = 0; p < pa.size(); ++p) {
+          const int steps = pa[p]->steps();
+          if (steps != pb[p]->steps()) return why("steps");
+          if (static_cast<std::uint64_t>(steps) > budget)
+            return why("more steps than " + std::to_string(kMaxCheckedSteps) + " to compare");
+          budget -= static_cast<std::uint64_t>(steps);
+          for (int k = 0; k < steps; ++k) {
+            mine.clear();
+            theirs.clear();
+            pa[p]->step(k, mine);
+            pb[p]->step(k, theirs);
+            std::uint64_t d = 0;
+            int h = 0;
+            if (!same_step(mine, theirs, *this, r, mv, d, h, x, y)) return why("step " + std::to_string(k) + " of " + pa[p]->describe());
+            if (slot >= worst.size()) worst.resize(slot + 1, {0, 0});
+            worst[slot].first = std::max(worst[slot].first, d);
+            worst[slot].second = std::max(worst[slot].second, h);
+            ++slot;
+          }
+        }
+      }
+    }
+  }
+  for (const auto& [r, worst] : worst_of) {
+    std::uint64_t elements = 0, hops = 0;
+    for (const auto& [d, h] : worst) {
+      elements += d;
+      hops += static_cast<std::uint64_t>(h);
+    }
+    out.uneven_bytes = std::max(out.uneven_bytes, elements * static_cast<std::uint64_t>(plan.element_bytes));
+    out.uneven_hops = std::max(out.uneven_hops, hops);
+  }
+  return out;
+}
+
+}  // namespace interconnect

@@ -1,0 +1,79 @@
+#pragma once
+// Translations of a torus along some of its wrapping axes. Where every chip
+// runs the same program as the chips it is moved onto, and every collective
+// and message is moved onto its own image, the pod's traffic is invariant
+// under them: the network then simulates one chip per orbit (the one whose
+// coordinates on those axes are 0) and each link stands for its images, so
+// a 16x16x16 all-reduce costs what one chip's part of it does. A message
+// from an orbit's chip to any chip is the image of the message its
+// destination's orbit chip receives; a link carrying a message's images
+// twice (a route that crosses two links of one orbit) shares itself between
+// them. docs/interconnect.md, "Symmetric pods".
+#include <array>
+#include <string>
+#include <vector>
+
+#include "interconnect/algorithms.h"
+#include "interconnect/topology.h"
+
+namespace interconnect {
+
+// Whether a plan's schedules are images of their orbit chip's. Where a
+// buffer does not divide evenly into chunks, a chip's chunks hold an
+// element more or less than its orbit chip's: its messages are then
+// simulated as the orbit chip's images, a few bytes off per step.
+struct Invariance {
+  std::string blocker;  // why not ("" when they are)
+  // Bytes by which chips' transfers differ from their orbit chip's: per
+  // step of the schedule the largest difference over the orbit, summed over
+  // the steps (the largest orbit's sum). A chip's collective may end up to
+  // that many bytes' link and reduction time from its orbit chip's.
+  std::uint64_t uneven_bytes = 0;
+  // Where a chip's chunk is empty and its orbit chip's is not (or the other
+  // way round), one of them waits for a message's latency that the other
+  // does not: per step the longest such route in hops, summed over steps.
+  std::uint64_t uneven_hops = 0;
+};
+
+class Translations {
+ public:
+  Translations() = default;  // none: every chip stands for itself
+  // `axes`: ICI axes that wrap, of one slice.
+  Translations(const Topology& topology, std::vector<int> axes);
+
+  bool none() const { return axes_.empty(); }
+  const std::vector<int>& axes() const { return axes_; }
+  int order() const { return order_; }  // chips in each orbit
+  // The chip standing for `chip`'s orbit: its coordinates on the axes set to 0.
+  int rep(int chip) const;
+  bool is_rep(int chip) const { return rep(chip) == chip; }
+  // `chip` moved by the translation that takes `from` to `to`.
+  int moved(int chip, int from, int to) const;
+  // The same, with the translation worked out once.
+  struct Move {
+    std::array<int, 3> by{};  // steps up each of axes()
+  };
+  Move move(int from, int to) const;
+  int moved(int chip, const Move& mv) const;
+  // The link standing for an ICI link's orbit: the same direction of its
+  // source chip's orbit chip.
+  int link_rep(int link) const;
+  // Whether the route src -> dst goes half way round one of the axes: the
+  // tie is broken by the parity of the source's coordinate (Topology::route),
+  // so the route's images are not the images' routes.
+  bool ties(int src, int dst) const;
+  int hops(int a, int b) const;  // ICI hops between two chips of the slice
+  // Whether every chip's schedule is its orbit chip's, moved: the same
+  // steps, tags and moved peers, and counts up to Invariance::uneven_bytes.
+  Invariance invariance(const CollectivePlan& plan) const;
+
+ private:
+  std::vector<int> axes_;
+  std::vector<int> size_, stride_;  // per entry of axes_
+  std::vector<int> shape_;           // every ICI axis
+  std::vector<bool> wraps_;
+  int ici_axes_ = 0;
+  int order_ = 1;
+};
+
+}  // namespace interconnect

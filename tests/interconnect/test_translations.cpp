@@ -1,0 +1,148 @@
+// Symmetric pods (translations.h): the network simulating one chip per
+// orbit gives what simulating every chip gives, for collectives whose plans
+// are invariant, and refuses (falls back to every chip) where they are not.
+#include <catch2/catch.hpp>
+
+#include "interconnect/mesh.h"
+#include "interconnect/run_collective.h"
+#include "interconnect/translations.h"
+
+using namespace interconnect;
+
+namespace {
+
+PodNetworkConfig pod(TopologyKind kind, std::vector<int> shape, std::vector<bool> wrap) {
+  PodNetworkConfig p;
+  p.topology = kind;
+  p.shape = std::move(shape);
+  p.wraparound = std::move(wrap);
+  p.link.bandwidth = 4.5e10;
+  p.link.latency = 1e-6;
+  return p;
+}
+
+CollectiveSpec spec(CollectiveOp op, Algorithm a, std::uint64_t bytes, std::vector<std::string> axes = {}) {
+  CollectiveSpec s;
+  s.op = op;
+  s.algorithm = a;
+  s.bytes = bytes;
+  s.axes = std::move(axes);
+  return s;
+}
+
+// Both runs, compared chip by chip and link by link.
+void same_as_every_chip(const PodNetworkConfig& p, const CollectiveSpec& s, bool expect_symmetric,
+                        bool uneven = false) {
+  const CollectiveResult mirrored = run_collective(p, s, true);
+  const CollectiveResult full = run_collective(p, s, false);
+  CHECK(full.symmetric_axes.empty());
+  CHECK(mirrored.symmetric_axes.empty() == !expect_symmetric);
+  // Uneven chunks: each chip within the bound of what simulating it gives.
+  const double slack = mirrored.symmetry_error_s;
+  CHECK((slack > 0) == uneven);
+  CHECK(mirrored.time_s == Approx(full.time_s).epsilon(1e-9).margin(slack));
+  // Uneven: a chip whose chunk is empty sends nothing, its orbit chip may not.
+  if (slack == 0) CHECK(mirrored.messages_carried == full.messages);
+  // Uneven chunks: each chip's bytes are its orbit chip's, up to the uneven
+  // bytes (slack at the link rate) per chip and link.
+  const double bw = p.link.bandwidth, chips = double(full.per_chip.size());
+  CHECK(double(mirrored.ici_bytes) == Approx(double(full.ici_bytes)).epsilon(1e-12).margin(chips * slack * bw));
+  CHECK(mirrored.link_utilization_max ==
+        Approx(full.link_utilization_max).epsilon(1e-9).margin(slack / full.time_s));
+  CHECK(mirrored.link_utilization_mean ==
+        Approx(full.link_utilization_mean).epsilon(1e-9).margin(slack / full.time_s));
+  REQUIRE(mirrored.per_chip.size() == full.per_chip.size());
+  for (std::size_t c = 0; c < full.per_chip.size(); ++c) {
+    INFO("chip " << c);
+    const ChipReport &m = mirrored.per_chip[c], &f = full.per_chip[c];
+    CHECK(m.finish_s == Approx(f.finish_s).epsilon(1e-9).margin(slack));
+    CHECK(double(m.bytes_out) == Approx(double(f.bytes_out)).epsilon(1e-12).margin(slack * bw));
+    CHECK(double(m.bytes_in) == Approx(double(f.bytes_in)).epsilon(1e-12).margin(slack * bw));
+    CHECK(m.reduce_hbm_bytes == Approx(f.reduce_hbm_bytes).epsilon(1e-12).margin(3 * slack * bw));
+  }
+  for (std::size_t l = 0; l < full.links.size(); ++l) {
+    INFO("link " << full.links[l].link);
+    CHECK(double(mirrored.links[l].bytes) == Approx(double(full.links[l].bytes)).epsilon(1e-12).margin(slack * bw));
+    CHECK(mirrored.links[l].busy_s == Approx(full.links[l].busy_s).epsilon(1e-9).margin(slack));
+  }
+  // One chip's messages per orbit (empty ones too where chunks are uneven).
+  if (expect_symmetric && !uneven) CHECK(mirrored.messages * 4 <= full.messages);
+}
+
+}  // namespace
+
+TEST_CASE("translations: orbit chips, moved chips and links", "[translations]") {
+  const Topology topo(TopologyKind::torus3d, {4, 3, 5}, {true, true, true});
+  const Translations t(topo, {0, 2});
+  CHECK(t.order() == 20);
+  const int c = topo.chip_at({2, 1, 3});
+  CHECK(t.rep(c) == topo.chip_at({0, 1, 0}));
+  CHECK(t.moved(topo.chip_at({3, 2, 4}), topo.chip_at({0, 1, 0}), c) == topo.chip_at({1, 2, 2}));
+  CHECK(t.link_rep(topo.link_id(c, 1, -1)) == topo.link_id(topo.chip_at({0, 1, 0}), 1, -1));
+  // Half way round the even x ring is a tie broken by the source's parity.
+  CHECK(t.ties(topo.chip_at({1, 0, 0}), topo.chip_at({3, 0, 0})));
+  CHECK_FALSE(t.ties(topo.chip_at({1, 0, 0}), topo.chip_at({2, 0, 0})));
+  CHECK_THROWS(Translations(Topology(TopologyKind::torus2d, {4, 4}, {true, false}), {1}));
+}
+
+TEST_CASE("translations: a symmetric collective is what every chip simulated gives", "[translations]") {
+  constexpr std::uint64_t MiB = 1 << 20;
+  SECTION("torus all-reduce 4x4x4") {
+    same_as_every_chip(pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true}),
+                       spec(CollectiveOp::all_reduce, Algorithm::torus, 96 * MiB), true);
+  }
+  SECTION("ring all-gather on a 1D ring of 6") {
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_gather, Algorithm::ring, 6 * MiB),
+                       true);
+  }
+  SECTION("bidirectional reduce-scatter over the x rings of a 5x3 torus") {
+    same_as_every_chip(pod(TopologyKind::torus2d, {5, 3}, {true, true}),
+                       spec(CollectiveOp::reduce_scatter, Algorithm::bidirectional_ring, 15 * MiB, {"x"}), true);
+  }
+  SECTION("all-to-all on a 3x5 torus: routes of two hops fold onto one link") {
+    same_as_every_chip(pod(TopologyKind::torus2d, {3, 5}, {true, true}),
+                       spec(CollectiveOp::all_to_all, Algorithm::direct, 15 * MiB), true);
+  }
+  SECTION("all-to-all on a 4x4 torus: half-way routes are ties, every chip is simulated") {
+    same_as_every_chip(pod(TopologyKind::torus2d, {4, 4}, {true, true}),
+                       spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB), false);
+  }
+  SECTION("a buffer that does not divide into equal chunks: within the uneven bytes' time") {
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_reduce, Algorithm::ring, 6 * MiB + 4),
+                       true, true);
+    same_as_every_chip(pod(TopologyKind::torus3d, {3, 4, 5}, {true, true, true}),
+                       spec(CollectiveOp::all_reduce, Algorithm::torus, 10 * MiB + 28), true, true);
+  }
+  SECTION("fewer elements than chips: some chunks empty, a latency off per such step") {
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_reduce, Algorithm::ring, 3 * 4),
+                       true, true);
+    same_as_every_chip(pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true}),
+                       spec(CollectiveOp::all_reduce, Algorithm::torus, 100 * 4), true, true);
+  }
+  SECTION("a mesh axis: only the wrapping one is used") {
+    same_as_every_chip(pod(TopologyKind::torus2d, {4, 4}, {true, false}),
+                       spec(CollectiveOp::all_reduce, Algorithm::torus, 16 * MiB), true);
+  }
+}
+
+TEST_CASE("translations: why a plan is not invariant, and by how many bytes", "[translations]") {
+  const Topology topo(TopologyKind::ring, {6}, {true});
+  const Translations t(topo, {0});
+  const auto plan_of = [&](CollectiveOp op, Algorithm a, std::uint64_t bytes) {
+    CollectiveSpec s = spec(op, a, bytes);
+    if (op == CollectiveOp::broadcast) s.pipeline_chunks = 4;
+    return plan_collective(topo, Mesh(topo, {}), LinkConfig{}, s);
+  };
+  // 6 KiB + 4 B: 1537 elements, chunks of 257 and 256; each chip's ten steps
+  // move one element more or less than chip 0's in some of them.
+  const Invariance uneven = t.invariance(plan_of(CollectiveOp::all_reduce, Algorithm::ring, 6 * 1024 + 4));
+  CHECK(uneven.blocker.empty());
+  CHECK(uneven.uneven_bytes > 0);
+  CHECK(uneven.uneven_bytes <= 10 * 4);  // at most one element per step
+  const Invariance even = t.invariance(plan_of(CollectiveOp::all_reduce, Algorithm::ring, 6 * 1024));
+  CHECK(even.blocker.empty());
+  CHECK(even.uneven_bytes == 0);
+  // A broadcast from a root: chip 1 is not chip 0 moved.
+  CHECK_THAT(t.invariance(plan_of(CollectiveOp::broadcast, Algorithm::ring, 6 * 1024)).blocker,
+             Catch::Contains("is not chip 0's moved"));
+}
