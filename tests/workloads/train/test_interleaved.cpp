@@ -78,9 +78,10 @@ TEST_CASE("interleaved 1F1B bubble within 5% of (p-1)/(V m + p - 1) at three (p,
   }
 }
 
-TEST_CASE("interleaved 1F1B: each stage sends every chunk's activations on and its gradients back; memory holds "
-          "the warm-up's chunk passes",
-          "[workloads][train][interleaved]") {
+TEST_CASE(
+    "interleaved 1F1B: each stage sends every chunk's activations on and its gradients back; memory holds "
+    "the warm-up's chunk passes",
+    "[workloads][train][interleaved]") {
   const auto r = run(uniform_pipeline());
   // 256 samples x 1024 features in BF16 per microbatch and boundary. Every
   // chunk hands on forward but the model's last (stage 3, chunk 1) and back

@@ -23,9 +23,10 @@ constexpr double L = 3, D = 256, F = 768, N = 8, K = 2, H = 32, T = 256, V = 409
 
 }  // namespace
 
-TEST_CASE("Llama-shaped model (GQA, SwiGLU, untied vocabulary, flash) with FSDP and remat full: memory per chip "
-          "equals the hand count",
-          "[workloads][train][memory][llama]") {
+TEST_CASE(
+    "Llama-shaped model (GQA, SwiGLU, untied vocabulary, flash) with FSDP and remat full: memory per chip "
+    "equals the hand count",
+    "[workloads][train][memory][llama]") {
   const auto r = run(write_yaml("llama-memory", R"(chip: tpu-v6e
 pod: {topology: torus2d, shape: [2, 2], wraparound: false}
 mesh: {fsdp: 4}
