@@ -44,6 +44,7 @@ json to_json(const Pipeline& p) {
   return {{"stages", p.stages},
           {"microbatches", p.microbatches},
           {"schedule", p.schedule},
+          {"virtual_stages", p.virtual_stages},
           {"bubble_fraction", p.bubble_fraction},
           {"bubble_fraction_ideal", p.bubble_fraction_ideal},
           {"span_s", p.span_s},

@@ -41,6 +41,7 @@ struct Communication {
 struct Pipeline {
   std::uint32_t stages = 0, microbatches = 0;
   std::string schedule;
+  std::uint32_t virtual_stages = 1;  // chunks per stage (interleaved)
   double bubble_fraction = 0, bubble_fraction_ideal = 0, span_s = 0;
   std::vector<double> stage_busy_s;
   std::vector<std::uint32_t> peak_microbatches_in_flight;

@@ -237,7 +237,11 @@ const BadCase kCases[] = {
     {"a misspelt pipeline schedule", "run tests/data/bad/train_schedule_typo.yaml", 2,
      "tests/data/bad/train_schedule_typo.yaml:9:72:", "workload.parallelism.schedule:",
      "unknown pipeline schedule 'gpip'; expected one of: gpipe (all forwards, then all backwards), 1f1b (one "
-     "forward, one backward: PipeDream-Flush); did you mean 'gpipe'?"},
+     "forward, one backward: PipeDream-Flush), interleaved (1F1B over virtual_stages chunks of layers per stage "
+     "(Megatron-LM)); did you mean 'gpipe'?"},
+    {"virtual stages that do not divide a pipeline stage's layers", "run tests/data/bad/train_virtual_stages.yaml", 2,
+     "tests/data/bad/train_virtual_stages.yaml:10:89:", "workload.parallelism.virtual_stages:",
+     "4 virtual stages do not divide the 2 layers of each pipeline stage; chunks must hold equal numbers of layers"},
     {"a misspelt remat policy", "run tests/data/bad/train_remat_typo.yaml", 2,
      "tests/data/bad/train_remat_typo.yaml:8:10:", "workload.remat:",
      "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "

@@ -275,6 +275,12 @@ const std::vector<std::string> kDataPipe = {"pod={topology: torus2d, shape: [4, 
 TEST_CASE("replicas: a pipeline stage's chips share a program; one chip per stage gives the step every chip gives",
           "[workloads][replicas]") {
   const std::string dp = "/configs/experiments/train-pp-v5e.yaml";
+  SECTION("data 4 x pipeline 4, interleaved over 2 virtual stages (the pipeline wraps around)") {
+    std::vector<std::string> sets = kDataPipe;
+    sets.push_back("workload.parallelism.schedule=interleaved");
+    sets.push_back("workload.parallelism.virtual_stages=2");
+    check_pipeline_replicas(dp, sets, 4);
+  }
   for (const char* schedule : {"gpipe", "1f1b"}) {
     INFO(schedule);
     SECTION(std::string("data 4 x pipeline 4, ") + schedule) {

@@ -35,7 +35,7 @@ TrainLayout make_train_layout(const Experiment& exp, const TrainParallelism& par
       }
     }
   }
-  layout.stages = split_stages(model, par.pipeline.degree);
+  layout.stages = split_stages(model, par.pipeline.degree, par.virtual_stages);
   return layout;
 }
 

@@ -24,8 +24,12 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
     ChipMemory& m = per_stage[s];
     const StageLayers& stage = layout.stages[s];
-    std::uint64_t params = 0, optimized = 0, largest = 0;  // elements
-    for (std::size_t l = stage.begin; l < stage.end; ++l) {
+    std::uint64_t params = 0, optimized = 0, largest = 0;            // elements
+    std::vector<std::uint64_t> chunk_stash(stage.chunks.size(), 0);  // per microbatch
+    for (std::size_t l : stage.layers()) {
+      std::size_t chunk = 0;
+      while (l >= stage.chunks[chunk].end) ++chunk;
+      const std::uint64_t stashed_before = m.activations_per_microbatch;
       const std::uint64_t n = held_elements(micro, stage, l, tp);
       params += ceil_div(n, fsdp);
       optimized += ceil_div(n, par.optimizer_shards());
@@ -53,14 +57,28 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       } else {
         m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }
+      chunk_stash[chunk] += m.activations_per_microbatch - stashed_before;
     }
     const std::uint64_t stored = bytes_of(spec.precision.params);
+    m.chunks = static_cast<std::uint32_t>(stage.chunks.size());
     m.params = stored * params;
     m.grads = stored * params;  // accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(optimized));
     if (fsdp > 1) m.gathered = 3 * hw::kBf16Bytes * largest;  // gathered as BF16 (program_builder.cpp)
-    m.microbatches_in_flight = peak_in_flight(stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches));
-    m.activations = m.activations_per_microbatch * m.microbatches_in_flight;
+    // The stashes the schedule holds at once: a chunk's from its forward
+    // to its backward (without interleaving, the stage's one chunk, so
+    // the microbatches in flight times one microbatch's stash).
+    const auto tasks = stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches, par.virtual_stages);
+    m.microbatches_in_flight = peak_in_flight(tasks);
+    std::uint64_t live = 0;
+    for (const auto& t : tasks) {
+      if (t.backward) {
+        live -= chunk_stash[t.chunk];
+      } else {
+        live += chunk_stash[t.chunk];
+        m.activations = std::max(m.activations, live);
+      }
+    }
   }
   std::vector<ChipMemory> out;
   out.reserve(layout.chips());
@@ -84,8 +102,11 @@ std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
   return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) + ": parameters " +
          binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) + ", optimizer " +
          binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
-         std::to_string(m.microbatches_in_flight) + " microbatch" + (m.microbatches_in_flight == 1 ? "" : "es") +
-         " in flight x " + binary_bytes(double(m.activations_per_microbatch)) + ")" +
+         std::to_string(m.microbatches_in_flight) + (m.chunks > 1 ? " chunk passes" : " microbatch") +
+         (m.microbatches_in_flight == 1 || m.chunks > 1 ? "" : "es") + " in flight" +
+         (m.chunks > 1 ? ", " + binary_bytes(double(m.activations_per_microbatch)) + " per microbatch over " +
+                             std::to_string(m.chunks) + " chunks)"
+                       : " x " + binary_bytes(double(m.activations_per_microbatch)) + ")") +
          (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "") +
          (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "");
 }

@@ -4,7 +4,8 @@
 // tensor-parallel share of its pipeline stage), the optimizer state
 // (train_optimizer.h), and the activations stashed for the backward pass by
 // every microbatch its schedule keeps in flight at once (GPipe: m, 1F1B: at
-// most p; pipeline_schedule.h). Matmul workspaces, the pipeline's message
+// most p; interleaved: every chunk pass between its forward and backward;
+// pipeline_schedule.h). Matmul workspaces, the pipeline's message
 // buffers and the step's input data are not counted.
 #include <cstdint>
 #include <string>
@@ -28,7 +29,10 @@ namespace workloads {
 struct ChipMemory {
   std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0, rematerialized = 0;
   std::uint64_t activations_per_microbatch = 0;
+  // Stashes held at once: microbatches, or with an interleaved schedule
+  // chunk passes (one microbatch over one of the stage's `chunks`).
   std::uint32_t microbatches_in_flight = 0;
+  std::uint32_t chunks = 1;
   std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized; }
 };
 

@@ -245,8 +245,18 @@ std::vector<std::uint32_t> peer_table(const TrainLayout& layout, const std::opti
   std::uint32_t other = runtime::PodProgram::kNoPeer;
   if (tied && s == tied->owner_stage) other = pipeline.at(tied->copy_stage);
   if (tied && s == tied->copy_stage) other = pipeline.at(tied->owner_stage);
-  return {s > 0 ? pipeline.at(s - 1) : runtime::PodProgram::kNoPeer,
-          s + 1 < pipeline.size() ? pipeline.at(s + 1) : runtime::PodProgram::kNoPeer, other};
+  // Interleaved, the last stage's chunk v hands on to the first stage's
+  // chunk v + 1: the pipeline wraps around.
+  const bool wraps = layout.stages[s].chunks.size() > 1;
+  const std::uint32_t p = static_cast<std::uint32_t>(pipeline.size());
+  const std::uint32_t none = runtime::PodProgram::kNoPeer;
+  return {s > 0   ? pipeline.at(s - 1)
+          : wraps ? pipeline.at(p - 1)
+                  : none,
+          s + 1 < p ? pipeline.at(s + 1)
+          : wraps   ? pipeline.at(0)
+                    : none,
+          other};
 }
 
 // The program of one pipeline stage, the same on each of its chips: data-
@@ -259,17 +269,23 @@ class ChipProgramBuilder {
       : ctx_(ctx),
         role_(layout.roles[chip]),
         stage_(layout.stages[role_.stage]),
+        layers_(stage_.layers()),
         tied_(tied_param(ctx.model, layout)) {}
 
   void build(hw::Program& prog, ChipProgramMap& map) {
     const TrainParallelism& par = ctx_.spec.parallelism;
-    const auto tasks = stage_tasks(par.schedule, par.pipeline.degree, role_.stage, par.microbatches);
+    const auto tasks =
+        stage_tasks(par.schedule, par.pipeline.degree, role_.stage, par.microbatches, par.virtual_stages);
+    // Each chunk's last backward leaves its layers' final weight gradients.
+    std::vector<std::size_t> last_backward(stage_.chunks.size(), 0);
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+      if (tasks[t].backward) last_backward[tasks[t].chunk] = t;
     grads_done_.assign(ctx_.model.layers.size(), {});
     Deps prev;  // the previous task's last ops
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       TaskOps ops{tasks[t], static_cast<std::uint32_t>(prog.ops.size()), 0};
       if (tasks[t].backward) {
-        backward_task(prog, tasks[t], prev, t + 1 == tasks.size());
+        backward_task(prog, tasks[t], prev, t == last_backward[tasks[t].chunk]);
       } else {
         forward_task(prog, tasks[t], prev);
       }
@@ -280,7 +296,7 @@ class ChipProgramBuilder {
     if (!ctx_.spec.overlap) {  // everything after the backward pass, one thing at a time
       Deps after = prev;
       if (par.data.degree > 1 && par.sync_gradients)
-        for (std::size_t l = stage_.end; l-- > stage_.begin;) after = gradient_all_reduce(prog, l, after);
+        for (auto l = layers_.rbegin(); l != layers_.rend(); ++l) after = gradient_all_reduce(prog, *l, after);
       for (auto& g : grads_done_) g = after;
     }
     sum_tied_gradients(prog, static_cast<std::uint32_t>(tasks.size()));
@@ -290,49 +306,76 @@ class ChipProgramBuilder {
   }
 
  private:
-  static std::uint64_t message_tag(const PipelineTask& t) { return 2 * std::uint64_t(t.microbatch) + t.backward; }
-  static std::string label(const PipelineTask& t) {
-    return std::string(t.backward ? "B" : "F") + std::to_string(t.microbatch);
+  // A pipeline message is named by its microbatch, its direction and the
+  // chunk it goes to on the receiving stage: unique between two stages,
+  // and the same number on both sides.
+  std::uint64_t message_tag(const PipelineTask& t, std::uint32_t to_chunk) const {
+    return 2 * (std::uint64_t(t.microbatch) * stage_.chunks.size() + to_chunk) + t.backward;
+  }
+  std::string label(const PipelineTask& t) const {
+    return task_label(t, static_cast<std::uint32_t>(stage_.chunks.size()));
+  }
+  // Where a chunk's activations come from and go to: the neighbouring
+  // stage's same chunk, or across the wrap of an interleaved pipeline
+  // (the last stage's chunk v feeds the first stage's chunk v + 1).
+  bool first_chunk(const PipelineTask& t) const { return role_.stage == 0 && t.chunk == 0; }
+  bool last_chunk(const PipelineTask& t) const {
+    return role_.stage + 1 == ctx_.spec.parallelism.pipeline.degree && t.chunk + 1 == stage_.chunks.size();
+  }
+  std::uint32_t next_chunk(const PipelineTask& t) const {  // on the next stage
+    return role_.stage + 1 == ctx_.spec.parallelism.pipeline.degree ? t.chunk + 1 : t.chunk;
+  }
+  std::uint32_t previous_chunk(const PipelineTask& t) const {  // on the previous stage
+    return role_.stage == 0 ? t.chunk - 1 : t.chunk;
   }
 
-  // The stage's layers in order, after the previous task and the previous
+  // The chunk's layers in order, after the previous task and the previous
   // stage's activations; the output goes on to the next stage.
   void forward_task(hw::Program& prog, const PipelineTask& task, Deps x) {
-    const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
-    if (s > 0)
-      x.push_back(prog.add(
-          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(-1), message_tag(task)}, {}, 0}));
-    for (std::size_t l = stage_.begin; l < stage_.end; ++l) {
+    const std::uint32_t s = role_.stage;
+    const LayerRange& chunk = stage_.chunks[task.chunk];
+    if (!first_chunk(task))
+      x.push_back(prog.add({"recv " + label(task),
+                            {hw::EngineKind::ici, kIciRecv},
+                            hw::RecvOp{peer(-1), message_tag(task, task.chunk)},
+                            {},
+                            0}));
+    for (std::size_t l = chunk.begin; l < chunk.end; ++l) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), in).build().all();
       pass_done(x);
     }
-    if (s + 1 < p)
-      prog.add({"send " + label(task),
-                {hw::EngineKind::ici, kIciSend},
-                hw::SendOp{peer(+1), message_tag(task), ctx_.model.layers[stage_.end - 1].output_bytes},
-                x,
-                0});
+    if (!last_chunk(task))
+      prog.add(
+          {"send " + label(task),
+           {hw::EngineKind::ici, kIciSend},
+           hw::SendOp{peer(+1), message_tag(task, next_chunk(task)), ctx_.model.layers[chunk.end - 1].output_bytes},
+           x,
+           0});
   }
 
-  // The stage's layers in reverse, after the previous task and the next
+  // The chunk's layers in reverse, after the previous task and the next
   // stage's gradient; the input gradient goes back to the previous stage.
-  // The stage's last task leaves each layer's final weight gradients, which
-  // with overlap are all-reduced at once.
+  // The chunk's last backward task leaves each layer's final weight
+  // gradients, which with overlap are all-reduced at once.
   void backward_task(hw::Program& prog, const PipelineTask& task, Deps x, bool final_task) {
-    const std::uint32_t s = role_.stage, p = ctx_.spec.parallelism.pipeline.degree;
-    if (s + 1 < p)
-      x.push_back(prog.add(
-          {"recv " + label(task), {hw::EngineKind::ici, kIciRecv}, hw::RecvOp{peer(+1), message_tag(task)}, {}, 0}));
+    const std::uint32_t s = role_.stage;
+    const LayerRange& chunk = stage_.chunks[task.chunk];
+    if (!last_chunk(task))
+      x.push_back(prog.add({"recv " + label(task),
+                            {hw::EngineKind::ici, kIciRecv},
+                            hw::RecvOp{peer(+1), message_tag(task, task.chunk)},
+                            {},
+                            0}));
     const TrainParallelism& par = ctx_.spec.parallelism;
-    for (std::size_t l = stage_.end; l-- > stage_.begin;) {
+    for (std::size_t l = chunk.end; l-- > chunk.begin;) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       const models::LayerSpec& layer = ctx_.model.layers[l];
       if (rematerialized(ctx_.spec, ctx_.model, l)) {
         const models::LayerSpec redo = recomputed_forward(ctx_.spec, layer);
-        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + std::to_string(task.microbatch), in).build().all());
+        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), in).build().all());
       }
       const PassResult r = LayerPass(ctx_, prog, s, layer, true, label(task), in).build();
       pass_done(r.all());
@@ -345,10 +388,11 @@ class ChipProgramBuilder {
       }
       x = r.data.empty() ? r.all() : r.data;
     }
-    if (s > 0)
+    if (!first_chunk(task))
       prog.add({"send " + label(task),
                 {hw::EngineKind::ici, kIciSend},
-                hw::SendOp{peer(-1), message_tag(task), ctx_.model.layers[stage_.begin].input_grad_bytes},
+                hw::SendOp{peer(-1), message_tag(task, previous_chunk(task)),
+                           ctx_.model.layers[chunk.begin].input_grad_bytes},
                 x,
                 0});
   }
@@ -360,7 +404,8 @@ class ChipProgramBuilder {
     const OptimizerCost& opt = ctx_.spec.optimizer;
     const TrainParallelism& par = ctx_.spec.parallelism;
     const bool zero = par.zero == 1;
-    for (std::size_t l = stage_.end; l-- > stage_.begin;) {
+    for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+      const std::size_t l = *it;
       const std::uint64_t n = sim::ceil_div(held_elements(l), par.optimizer_shards());
       if (n == 0) continue;
       const kernels::StreamWork work{static_cast<std::uint64_t>(opt.read_bytes_per_param * double(n)),
@@ -388,7 +433,7 @@ class ChipProgramBuilder {
     const std::size_t l = s == tied_->owner_stage ? tied_->owner_layer : tied_->copy_layer;
     const std::uint64_t n =
         sim::ceil_div(local_param_elements(*tied_->param, ctx_.tp()), ctx_.spec.parallelism.fsdp.degree);
-    const std::uint64_t tag = tasks;  // above every task's message tag (2 x microbatch + backward)
+    const std::uint64_t tag = tasks;  // above every task's message tag (2 x (microbatch x V + chunk) + backward)
     const std::string name = ctx_.model.layers[l].name + " tied " + tied_->param->name + " gradients";
     const std::uint32_t send = prog.add({"send " + name,
                                          {hw::EngineKind::ici, kIciSend},
@@ -475,6 +520,7 @@ class ChipProgramBuilder {
   const Context& ctx_;
   ChipRole role_;
   StageLayers stage_;
+  std::vector<std::size_t> layers_;  // stage_.layers()
   std::optional<TiedParam> tied_;
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
   std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
@@ -540,7 +586,7 @@ std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model
     const models::LayerSpec* owner = model.owner_of(mm.weight);
     if (!owner) continue;
     const std::size_t at = static_cast<std::size_t>(owner - model.layers.data());
-    if (at >= stage.begin && at < stage.end) continue;
+    if (stage.holds(at)) continue;
     for (const auto& p : owner->params)
       if (p.name == mm.weight && std::find(out.begin(), out.end(), &p) == out.end()) out.push_back(&p);
   }
@@ -550,11 +596,11 @@ std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model
 std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainLayout& layout) {
   const auto stage_of = [&](std::size_t layer) {
     for (std::uint32_t s = 0; s < layout.stages.size(); ++s)
-      if (layer >= layout.stages[s].begin && layer < layout.stages[s].end) return s;
+      if (layout.stages[s].holds(layer)) return s;
     throw std::logic_error("layer on no pipeline stage");
   };
   for (std::uint32_t s = 0; s < layout.stages.size(); ++s)
-    for (std::size_t l = layout.stages[s].begin; l < layout.stages[s].end; ++l)
+    for (std::size_t l : layout.stages[s].layers())
       for (const auto* p : held_params(model, layout.stages[s], l)) {
         const models::LayerSpec* owner = model.owner_of(p->name);
         if (!owner || owner == &model.layers[l]) continue;  // its own

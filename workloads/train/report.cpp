@@ -74,8 +74,6 @@ std::size_t fullest_chip(const std::vector<ChipMemory>& memory) {
   return worst;
 }
 
-double ideal_bubble(std::uint32_t p, std::uint32_t m) { return double(p - 1) / double(m + p - 1); }
-
 }  // namespace
 
 Report train_report(const TrainRun& r) {
@@ -92,14 +90,10 @@ Report train_report(const TrainRun& r) {
   res.mxu_utilization = step > 0 ? w.mxu_flops / step / peak : 0.0;
   const TrainMeasurement& m = r.measured;
   if (par.pipeline.degree > 1)
-    res.pipeline = Pipeline{par.pipeline.degree,
-                            par.microbatches,
-                            to_string(par.schedule),
-                            m.bubble_fraction,
-                            ideal_bubble(par.pipeline.degree, par.microbatches),
-                            m.span_s(),
-                            m.stage_busy_s,
-                            m.peak_in_flight};
+    res.pipeline = Pipeline{
+        par.pipeline.degree, par.microbatches,  to_string(par.schedule),
+        par.virtual_stages,  m.bubble_fraction, ideal_bubble(par.pipeline.degree, par.microbatches, par.virtual_stages),
+        m.span_s(),          m.stage_busy_s,    m.peak_in_flight};
   const std::size_t worst = fullest_chip(r.memory);
   const ChipMemory& mem = r.memory[worst];
   Memory memory;
@@ -227,8 +221,10 @@ std::string train_table(const TrainRun& r, const Report& report) {
   }
   if (res.pipeline) {
     const Pipeline& p = *res.pipeline;
-    t.row("pipeline", std::to_string(par.pipeline.degree) + " stages, " + std::to_string(par.microbatches) +
-                          " microbatches, " + to_string(par.schedule));
+    t.row("pipeline",
+          std::to_string(par.pipeline.degree) + " stages, " + std::to_string(par.microbatches) + " microbatches, " +
+              to_string(par.schedule) +
+              (par.virtual_stages > 1 ? " (" + std::to_string(par.virtual_stages) + " virtual stages)" : ""));
     t.row("bubble (measured / ideal)",
           sim::fixed(p.bubble_fraction, 3) + " / " + sim::fixed(p.bubble_fraction_ideal, 3));
   }
@@ -307,8 +303,7 @@ std::string train_trace(const TrainRun& r) {
       }
       if (lo <= hi) tw.op(c, kPipelineTrack, name, lo, hi, "pipeline");
     };
-    for (const auto& t : map.tasks)
-      slice(std::string(t.task.backward ? "B" : "F") + std::to_string(t.task.microbatch), t.begin, t.end, true);
+    for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
   return tw.json();

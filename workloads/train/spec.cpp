@@ -205,6 +205,9 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                                 "microbatches per replica and step (they must divide its batch)")
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
                      "the order each pipeline stage runs its microbatches in")
+        .integer<std::uint32_t>("virtual_stages", &TrainParallelism::virtual_stages, "", 1, sim::between(1, 1024),
+                                "interleaved schedule: chunks of layers per pipeline stage (Megatron-LM's virtual "
+                                "pipeline stages); they must divide its layers")
         .flag("sync_gradients", &TrainParallelism::sync_gradients, true,
               "all-reduce the gradients over data parallelism (false: the replicas diverge, for comparisons)")
         .flag("sequence", &TrainParallelism::sequence, false,
@@ -273,6 +276,33 @@ const sim::ParamTable<TrainSpec>& train_params() {
   return t;
 }
 
+namespace {
+
+// The interleaved schedule's own rules (pipeline_schedule.h): chunks of
+// equal layers, a pipeline to interleave, and microbatches in groups of p.
+void check_interleaving(const sim::YamlNode& par, const TrainParallelism& p, std::size_t per_stage) {
+  const std::uint32_t v = p.virtual_stages;
+  if (p.schedule != PipelineSchedule::interleaved) {
+    if (v > 1)
+      par["virtual_stages"].fail(std::to_string(v) + " virtual stages need schedule: interleaved (the schedule is " +
+                                 to_string(p.schedule) + ")");
+    return;
+  }
+  if (p.pipeline.degree == 1)
+    par["schedule"].fail("the interleaved schedule needs pipeline parallelism (parallelism.pipeline)");
+  if (v < 2)
+    par["schedule"].fail("the interleaved schedule needs virtual_stages of 2 or more (with 1 it is schedule: 1f1b)");
+  if (per_stage % v != 0)
+    par["virtual_stages"].fail(std::to_string(v) + " virtual stages do not divide the " + std::to_string(per_stage) +
+                               " layers of each pipeline stage; chunks must hold equal numbers of layers");
+  if (p.microbatches % p.pipeline.degree != 0)
+    par["microbatches"].fail(std::to_string(p.microbatches) + " microbatches are not a multiple of the " +
+                             std::to_string(p.pipeline.degree) +
+                             " pipeline stages, which the interleaved schedule runs them in groups of");
+}
+
+}  // namespace
+
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   TrainSpec spec;
   train_params().load(node, spec);
@@ -320,12 +350,12 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
                        " sequences per microbatch)");
   }
   const std::size_t repeated = repeated_layers(micro);
-  if (repeated % p.pipeline.degree != 0) {
-    const std::string what =
-        spec.model.type == "transformer" ? "Transformer blocks (model.layers)" : "dense layers (model.widths)";
+  const std::string what =
+      spec.model.type == "transformer" ? "Transformer blocks (model.layers)" : "dense layers (model.widths)";
+  if (repeated % p.pipeline.degree != 0)
     par["pipeline"].fail(std::to_string(p.pipeline.degree) + " pipeline stages do not divide the " +
                          std::to_string(repeated) + " " + what + "; stages must hold equal numbers of layers");
-  }
+  check_interleaving(par, p, repeated / p.pipeline.degree);
   return spec;
 }
 

@@ -69,6 +69,8 @@ struct TrainParallelism {
   ParallelAxes data, fsdp, tensor, pipeline;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // interleaved: chunks of layers per stage (stages.h, pipeline_schedule.h).
+  std::uint32_t virtual_stages = 1;
   // false: no gradient all-reduce at all; every data-parallel replica
   // updates its weights from its own shard's gradients (they diverge).
   bool sync_gradients = true;

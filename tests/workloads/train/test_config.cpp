@@ -58,6 +58,15 @@ const BadCase kCases[] = {
     {"unknown-optimizer", "optimizer: adam", "optimizer: adamw", "adamw", "workload.optimizer:",
      "unknown optimizer 'adamw'; expected one of: adam (two moments per parameter), sgd (no moments); did you mean "
      "'adam'?"},
+    {"virtual-stages-do-not-divide-a-stage", "schedule: 1f1b", "schedule: interleaved, virtual_stages: 3", "3}",
+     "workload.parallelism.virtual_stages:", "3 virtual stages do not divide the 2 layers of each pipeline stage"},
+    {"interleaved-microbatches-not-a-multiple-of-stages", "microbatches: 4, schedule: 1f1b",
+     "microbatches: 1, schedule: interleaved, virtual_stages: 2", "1, schedule",
+     "workload.parallelism.microbatches:", "1 microbatches are not a multiple of the 2 pipeline stages"},
+    {"virtual-stages-without-interleaving", "schedule: 1f1b", "schedule: 1f1b, virtual_stages: 2", "2}\n  optimizer",
+     "workload.parallelism.virtual_stages:", "2 virtual stages need schedule: interleaved (the schedule is 1f1b)"},
+    {"interleaved-without-virtual-stages", "schedule: 1f1b", "schedule: interleaved", "interleaved",
+     "workload.parallelism.schedule:", "the interleaved schedule needs virtual_stages of 2 or more"},
     {"parallelism-typo", "microbatches: 4", "microbatch: 4",
      "microbatch:", "workload.parallelism.microbatch:", "did you mean 'microbatches'?"},
 };

@@ -97,6 +97,18 @@ TEST_CASE("example: data x tensor (x pipeline) on v4 and v5e", "[workloads][trai
   }
 }
 
+TEST_CASE("example: a Llama-3-8B shape with FSDP over a v6e-256 fits without simulate_anyway",
+          "[workloads][train][examples]") {
+  const auto r = run_example("train-llama3-8b-v6e-256");
+  const auto& res = r["result"];
+  CHECK(res["memory"]["fits"] == true);
+  CHECK(res["memory"]["per_chip_bytes"].get<double>() <= res["memory"]["capacity_bytes"].get<double>());
+  CHECK(res["parallelism"]["fsdp"]["degree"] == 256);
+  CHECK(res["mfu"].get<double>() > 0);
+  CHECK(res["hfu"].get<double>() > res["mfu"].get<double>());  // remat full recomputes the blocks
+  CHECK(res["hfu"].get<double>() <= 1);
+}
+
 TEST_CASE("tpusim run --trace on a pipeline: a task track per chip shows the schedule", "[workloads][train]") {
   const std::string out = std::string(TPUSIM_SOURCE_DIR) + "/build-test-out/train-pp-v5e";
   std::filesystem::remove_all(out);

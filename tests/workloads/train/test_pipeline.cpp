@@ -48,7 +48,7 @@ TEST_CASE("pipeline schedules: forward before backward, GPipe keeps m microbatch
   const std::uint32_t p = 4, m = 8;
   for (std::uint32_t s = 0; s < p; ++s) {
     for (auto schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
-      const auto tasks = workloads::stage_tasks(schedule, p, s, m);
+      const auto tasks = workloads::stage_tasks(schedule, p, s, m, 1);
       REQUIRE(tasks.size() == 2 * m);
       std::vector<int> forward_at(m, -1), backward_at(m, -1);
       for (std::size_t i = 0; i < tasks.size(); ++i)
@@ -63,7 +63,7 @@ TEST_CASE("pipeline schedules: forward before backward, GPipe keeps m microbatch
     }
   }
   // Fewer microbatches than stages: 1F1B cannot keep more than m.
-  CHECK(workloads::peak_in_flight(workloads::stage_tasks(PipelineSchedule::one_f_one_b, 8, 0, 3)) == 3);
+  CHECK(workloads::peak_in_flight(workloads::stage_tasks(PipelineSchedule::one_f_one_b, 8, 0, 3, 1)) == 3);
 }
 
 TEST_CASE("pipeline bubble, 4 uniform stages, 8 microbatches: measured within 5% of 3/11 for GPipe and 1F1B",
