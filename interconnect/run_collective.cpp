@@ -79,7 +79,7 @@ CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpe
     lr.link = l;
     lr.from = e.from;
     lr.to = e.to;
-    lr.axis = axis_name(e.axis);
+    lr.axis = topology.axis_name(e.axis);
     lr.dir = e.dir;
     lr.bytes = net->link_bytes(l);
     lr.busy_s = to_seconds(net->link_busy(l));
