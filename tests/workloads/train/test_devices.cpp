@@ -27,8 +27,8 @@ workload:
   kind: train
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64,
           seq_len: 256, vocab: 4096, tied_embeddings: true}
-  global_batch: )" + std::to_string(global_batch) +
-         "\n  parallelism: {data: data}\n  optimizer: adam\n";
+  global_batch: )" +
+         std::to_string(global_batch) + "\n  parallelism: {data: data}\n  optimizer: adam\n";
 }
 
 // Half of configs/chips/tpu-v3.yaml, by hand: one TensorCore of two MXUs,
@@ -50,7 +50,8 @@ const char* kHalfV3 = R"(chip:
 
 }  // namespace
 
-TEST_CASE("devices: a v3-8 data-parallel step is 8 devices, each the work of half a chip", "[workloads][train][devices]") {
+TEST_CASE("devices: a v3-8 data-parallel step is 8 devices, each the work of half a chip",
+          "[workloads][train][devices]") {
   const auto v38 = run(write_yaml("v3-8", gpt("chip: tpu-v3\npod: {topology: torus2d, shape: [2, 2], wraparound: "
                                               "false}\nmesh: {data: 8}",
                                               16)));
