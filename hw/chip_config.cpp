@@ -1,5 +1,7 @@
 #include "hw/chip_config.h"
 
+#include <algorithm>
+
 namespace hw {
 
 namespace {
@@ -71,6 +73,9 @@ const sim::ParamTable<ChipConfig>& chip_params() {
               "core clock")
         .integer<std::uint32_t>("tensorcores", &ChipConfig::tensorcores, "cores", 1, sim::between(1, 16),
                                 "TensorCores per chip")
+        .integer<std::uint32_t>("devices", &ChipConfig::devices, "devices", 1, sim::between(1, 16),
+                                "JAX devices per chip: 1 (one core, or a megacore of two) or one per TensorCore "
+                                "(v2, v3, 7x); meshes count devices (docs/interconnect.md#devices-and-chips)")
         .integer<std::uint32_t>("mxus_per_core", &ChipConfig::mxus_per_core, "MXUs", 1, sim::between(1, 16),
                                 "MXUs per TensorCore")
         .group("mxu", &ChipConfig::mxu, mxu_params())
@@ -94,7 +99,26 @@ const sim::ParamTable<ChipConfig>& chip_params() {
 ChipConfig load_chip(const sim::YamlNode& node) {
   ChipConfig c;
   chip_params().load(node, c);
+  if (c.devices != 1 && c.devices != c.tensorcores)
+    node["devices"].fail("a chip is 1 device or one device per TensorCore (" + std::to_string(c.tensorcores) +
+                         "), got " + std::to_string(c.devices));
   return c;
+}
+
+ChipConfig ChipConfig::device() const {
+  ChipConfig d = *this;
+  if (devices <= 1) return d;
+  const double n = devices;
+  d.devices = 1;
+  d.tensorcores = tensorcores / devices;
+  d.hbm.capacity_bytes = hbm.capacity_bytes / devices;
+  d.hbm.bandwidth_bytes_per_s = hbm.bandwidth_bytes_per_s / n;
+  d.hbm.channels = std::max<std::uint32_t>(1, hbm.channels / devices);
+  d.dma_engines = std::max<std::uint32_t>(1, dma_engines / devices);
+  d.ici.link_bandwidth = ici.link_bandwidth / n;
+  d.host.chips = host.chips * devices;
+  d.host.pcie_bandwidth = host.pcie_bandwidth / n;
+  return d;
 }
 
 }  // namespace hw

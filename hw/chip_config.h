@@ -37,6 +37,10 @@ struct ChipConfig {
   std::string name;
   double clock = 0;  // Hz
   std::uint32_t tensorcores = 1;
+  // JAX devices the chip exposes: 1 (a single core, or v4/v5p's megacore
+  // fusing two) or one per TensorCore (v2, v3, 7x: each core has its own
+  // HBM and is a device of its own).
+  std::uint32_t devices = 1;
   std::uint32_t mxus_per_core = 1;
   MxuConfig mxu;
   double vector_flops_per_cycle = 0;  // per TensorCore
@@ -53,6 +57,11 @@ struct ChipConfig {
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.
   double peak_flops_per_s() const { return 2.0 * mxus() * double(mxu.rows) * double(mxu.cols) * clock; }
   double ridge_intensity() const { return peak_flops_per_s() / hbm.bandwidth_bytes_per_s; }
+  // One of the chip's `devices` as tpusim simulates it: its share of the
+  // cores, HBM, DMA engines and PCIe link, and of each ICI link (the cores
+  // of a chip share its links; tpusim gives each device an equal part).
+  // The chip itself for a chip of one device.
+  ChipConfig device() const;
 };
 
 const sim::ParamTable<ChipConfig>& chip_params();

@@ -161,7 +161,7 @@ void Collective::advance(int ri) {
       ++run.outstanding;
       const std::uint64_t c = cookie(ri, kRecv, static_cast<std::uint32_t>(j));
       if (run.current.reduce && t.count > 0)
-        reduction_.expect(chip, t.count * element_bytes, net_.link_config().bandwidth, *this, c);
+        reduction_.expect(chip, t.count * element_bytes, net_.route_bytes_per_s(t.peer, chip), *this, c);
       net_.receive(chip, t.peer, tag(s, phase, p, t.tag), this, c);
     }
     if (run.outstanding > 0) return;

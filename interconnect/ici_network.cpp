@@ -126,7 +126,8 @@ void IciNetwork::finish_serializing(int id) {
   const Ps hops = route.size();
   Ps tail = 0;
   for (int l : route) tail += ports_[l].latency;
-  const bool ici = hops > 0 && topology().link_class(route.front()) == LinkClass::ici;
+  const LinkClass first = hops > 0 ? topology().link_class(route.front()) : LinkClass::host_up;
+  const bool ici = first == LinkClass::ici || first == LinkClass::on_die;
   if (link_config().switching == Switching::store_and_forward && hops > 1 && ici) {
     const double packet = static_cast<double>(std::min<std::uint64_t>(link_config().packet_bytes, bytes_of(id)));
     const Ps per_hop = transfer_ps(id, packet / ports_[route.front()].bytes_per_ps);

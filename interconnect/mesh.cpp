@@ -12,7 +12,7 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
     for (int a = 0; a < topology.axes(); ++a) {
       const int d = a - topology.ici_axes();
       if (d < 0) {
-        axes_.push_back({axis_name(a), topology.size(a)});
+        axes_.push_back({topology.axis_name(a), topology.size(a)});
       } else {
         axes_.push_back({d == 0 ? "dcn" : "dcn" + std::to_string(d), topology.size(a), true});
       }
@@ -59,8 +59,9 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
   for (; next < topology.ici_axes(); ++next) {
     if (topology.size(next) != 1) {
       throw sim::ConfigError({}, "mesh",
-                             "mesh axes cover fewer chips than the pod: physical axis " + std::string(axis_name(next)) +
-                                 " (" + std::to_string(topology.size(next)) + " chips) is left over");
+                             "mesh axes cover fewer chips than the pod: physical axis " +
+                                 std::string(topology.axis_name(next)) + " (" + std::to_string(topology.size(next)) +
+                                 " chips) is left over");
     }
   }
 }

@@ -38,6 +38,7 @@ double Network::link_bytes_per_s(int link) const {
   const DcnConfig& d = link_.dcn;
   switch (topology_.link_class(link)) {
     case LinkClass::ici: return link_.bandwidth;
+    case LinkClass::on_die: return link_.on_die_bandwidth;
     case LinkClass::host_up:
     case LinkClass::host_down: return d.host_bandwidth;
     case LinkClass::nic_out:
@@ -54,9 +55,27 @@ double Network::link_bytes_per_s(int link) const {
 double Network::link_latency_s(int link) const {
   switch (topology_.link_class(link)) {
     case LinkClass::ici: return link_.latency;
+    case LinkClass::on_die: return link_.on_die_latency;
     case LinkClass::nic_out: return link_.dcn.latency;
     default: return 0.0;
   }
+}
+
+double Network::route_bytes_per_s(int src, int dst) const {
+  // Without devices every ICI link runs at the link rate (and DCN servers
+  // do not count): no route to work out per receive.
+  if (topology_.devices_per_chip() == 1) return link_.bandwidth;
+  std::vector<int> route;
+  topology_.route(src, dst, route);
+  bool ici = false;
+  double slowest = link_.bandwidth;
+  for (int l : route) {
+    const LinkClass c = topology_.link_class(l);
+    if (c != LinkClass::ici && c != LinkClass::on_die) continue;
+    slowest = ici ? std::min(slowest, link_bytes_per_s(l)) : link_bytes_per_s(l);
+    ici = true;
+  }
+  return slowest;
 }
 
 std::uint64_t Network::dcn_bytes() const {

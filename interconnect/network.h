@@ -88,6 +88,10 @@ class Network : public sc_core::sc_module {
   // host's NICs, a slice's share of the fabric core.
   double link_bytes_per_s(int link) const;
   double link_latency_s(int link) const;  // DCN: the whole route's latency sits on the NIC out
+  // The slowest ICI link or on-die path on the route from src to dst: the
+  // rate a message arrives at, uncontended. DCN servers are left out (a
+  // reduction of a message between slices is paced at the ICI link rate).
+  double route_bytes_per_s(int src, int dst) const;
   // Bytes of the messages between slices (each crosses one NIC out).
   std::uint64_t dcn_bytes() const;
 

@@ -92,6 +92,11 @@ void PodNetworkConfig::validate() const {
             (slices % across == 0 ? " spans " + std::to_string(across) + " slices, not all " : " does not divide ") +
             std::to_string(slices) + " slices");
   }
+  if (devices_per_chip > 1) {
+    require_positive(link.on_die_bandwidth, "chip.hbm.bandwidth", "bytes/s");
+    if (model == NetworkModel::packet)
+      bad("pod.network_model", "the packet model has no on-die path between a chip's devices; use fluid");
+  }
   if (slices > 1 && model == NetworkModel::packet) {
     bad("pod.network_model", "the packet model has no DCN; use fluid with several slices");
   }
@@ -103,7 +108,7 @@ void PodNetworkConfig::validate() const {
     for (int c = 0; c < topo.chips(); ++c) {
       int used = 0;
       for (int a = 0; a < topo.ici_axes(); ++a)
-        for (int dir : {+1, -1}) used += topo.neighbor(c, a, dir) >= 0 ? 1 : 0;
+        for (int dir : {+1, -1}) used += !topo.is_core_axis(a) && topo.neighbor(c, a, dir) >= 0 ? 1 : 0;
       most = std::max(most, used);
     }
     if (most > links_per_chip)
@@ -117,6 +122,7 @@ void PodNetworkConfig::validate() const {
 Topology PodNetworkConfig::make_topology() const {
   SliceLayout layout;
   layout.chips_per_host = chips_per_host;
+  layout.devices_per_chip = devices_per_chip;
   for (const MeshAxis& m : mesh) {
     if (m.dcn) layout.dcn_shape.push_back(m.size);
   }

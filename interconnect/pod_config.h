@@ -59,6 +59,13 @@ struct LinkConfig {
   std::uint64_t packet_bytes = 4096;
   Switching switching = Switching::cut_through;
   DcnConfig dcn;  // between slices; unused in a pod of one slice
+  // Between the devices of one chip (devices_per_chip > 1): a DMA from one
+  // TensorCore's HBM into the other's over the chip's on-die network, so
+  // bounded by a core's sustained HBM bandwidth and paying one HBM access
+  // latency (docs/interconnect.md, "Devices and chips"). ASSUMPTION: no
+  // figure for the on-die path of v2, v3 or 7x is published.
+  double on_die_bandwidth = 0;
+  double on_die_latency = 0;
 };
 
 // The default cost of a reduction on the receiving chip (ReductionModel).
@@ -91,7 +98,10 @@ struct PodNetworkConfig {
   // Slices of the shape above joined by DCN; the DCN mesh axes (MeshAxis::dcn)
   // multiply to it. Empty mesh: one DCN axis named dcn.
   int slices = 1;
-  int chips_per_host = 1;  // chips sharing a host and its NICs
+  int chips_per_host = 1;  // chips (devices, with devices_per_chip > 1) sharing a host and its NICs
+  // JAX devices per chip (hw::ChipConfig::devices): more than one puts a
+  // core axis first (Topology), each position a device.
+  int devices_per_chip = 1;
   // ICI ports of each chip (its ici.links_per_chip); 0: not checked. A
   // topology that joins a chip to more link directions than it has ports
   // cannot be wired.

@@ -123,7 +123,7 @@ std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetw
     lr.link = l;
     lr.from = e.from;
     lr.to = e.to;
-    lr.axis = axis_name(e.axis);
+    lr.axis = topology.axis_name(e.axis);
     lr.dir = e.dir;
     lr.bytes = net->link_bytes(l);
     lr.busy_s = to_seconds(net->link_busy(l));
@@ -148,7 +148,7 @@ std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetw
   }
   r.messages = net->messages();
   r.messages_carried = net->messages_carried();
-  for (const int a : t.axes()) r.symmetric_axes.push_back(axis_name(a));
+  for (const int a : t.axes()) r.symmetric_axes.push_back(topology.axis_name(a));
   r.events = net->events();
   r.kernel_events = sim::kernel_events();
   if (spec.functional) r.functional = check_outputs(coll, spec, inputs);

@@ -39,8 +39,8 @@ int axes_of(TopologyKind kind) {
 }
 
 const char* axis_name(int axis) {
-  static const char* const names[] = {"x", "y", "z"};
-  return axis >= 0 && axis < 3 ? names[axis] : "?";
+  static const char* const names[] = {"core", "x", "y", "z"};
+  return axis >= -1 && axis < 3 ? names[axis + 1] : "?";
 }
 
 void validate_topology(TopologyKind kind, const std::vector<int>& shape, const std::vector<bool>& wraparound,
@@ -84,6 +84,12 @@ Topology::Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> 
     for (std::size_t i = 0; i < shape_.size(); ++i) wrap_[i] = shape_[i] >= 3;
   }
   validate_topology(kind_, shape_, wrap_, "pod");
+  devices_per_chip_ = std::max(slices.devices_per_chip, 1);
+  if (devices_per_chip_ > 1) {
+    // The core axis: the chip's devices in a line, joined by its on-die path.
+    shape_.insert(shape_.begin(), devices_per_chip_);
+    wrap_.insert(wrap_.begin(), devices_per_chip_ >= 3);
+  }
   ici_axes_ = axes();
   chips_ = 1;
   for (int s : shape_) {
@@ -149,7 +155,7 @@ constexpr int kUp = 0, kDown = 1;
 
 LinkClass Topology::link_class(int link) const {
   int l = link - ici_link_slots();
-  if (l < 0) return LinkClass::ici;
+  if (l < 0) return is_core_axis((link / 2) % ici_axes_) ? LinkClass::on_die : LinkClass::ici;
   if (l < 2 * chips_) return l % 2 == kUp ? LinkClass::host_up : LinkClass::host_down;
   l -= 2 * chips_;
   if (l < 2 * hosts()) return l % 2 == kUp ? LinkClass::nic_out : LinkClass::nic_in;

@@ -12,6 +12,12 @@
 // link runs along a DCN axis. A message between slices leaves its chip for
 // the host (PCIe), the host's NICs, the slice's share of the fabric core,
 // and enters the other slice the same way (docs/interconnect.md, "DCN").
+//
+// A chip that exposes each TensorCore as a device (v2, v3, 7x) puts a core
+// axis first, so the devices of a chip are consecutive ids (as jax.devices()
+// lists them) and the unit of a "chip" id below is a device. Its links are
+// the chip's on-die path between the cores (LinkClass::on_die), not ICI
+// (docs/interconnect.md, "Devices and chips").
 #include <array>
 #include <string>
 #include <vector>
@@ -32,7 +38,7 @@ TopologyKind parse_topology_kind(const std::string& name, const std::string& key
 const char* to_string(TopologyKind kind);
 int axes_of(TopologyKind kind);  // 1, 2, 3
 
-const char* axis_name(int axis);  // "x", "y", "z"
+const char* axis_name(int axis);  // "x", "y", "z"; -1: "core"
 
 // Checks a shape against its kind; key_prefix is prepended to field names in
 // messages ("pod" gives "pod.shape"). Throws sim::ConfigError.
@@ -44,12 +50,13 @@ void validate_topology(TopologyKind kind, const std::vector<int>& shape, const s
 // share a host and its NICs.
 struct SliceLayout {
   std::vector<int> dcn_shape;
-  int chips_per_host = 1;
+  int chips_per_host = 1;  // devices per host when devices_per_chip > 1
+  int devices_per_chip = 1;
 };
 
 // What a link id stands for: an ICI link direction, or one of the DCN
 // servers a message between slices crosses, in route order.
-enum class LinkClass { ici, host_up, nic_out, fabric_up, fabric_down, nic_in, host_down };
+enum class LinkClass { ici, on_die, host_up, nic_out, fabric_up, fabric_down, nic_in, host_down };
 
 // The two ends of one link direction.
 struct LinkEnds {
@@ -71,6 +78,11 @@ class Topology {
   int axes() const { return static_cast<int>(shape_.size()); }
   int ici_axes() const { return ici_axes_; }
   bool is_dcn_axis(int axis) const { return axis >= ici_axes_; }
+  // The axis along a chip's devices (axis 0), when it has more than one.
+  bool is_core_axis(int axis) const { return axis == 0 && devices_per_chip_ > 1; }
+  int devices_per_chip() const { return devices_per_chip_; }
+  // "core" for the core axis, then "x", "y", "z" for the chip axes.
+  const char* axis_name(int axis) const { return interconnect::axis_name(axis - (devices_per_chip_ > 1 ? 1 : 0)); }
   int slices() const { return chips_ / slice_chips_; }
   int slice_chips() const { return slice_chips_; }
   int slice_of(int chip) const { return chip / slice_chips_; }
@@ -127,6 +139,7 @@ class Topology {
   int ici_axes_ = 0;
   int slice_chips_ = 0;
   int chips_per_host_ = 1;
+  int devices_per_chip_ = 1;
 };
 
 }  // namespace interconnect

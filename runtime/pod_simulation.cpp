@@ -452,7 +452,7 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_events = net_->events();
   r.messages = net_->messages();
   r.messages_carried = net_->messages_carried();
-  for (const int a : translations_.axes()) r.symmetric_axes.push_back(interconnect::axis_name(a));
+  for (const int a : translations_.axes()) r.symmetric_axes.push_back(topology_.axis_name(a));
   r.dcn_bytes = net_->dcn_bytes();
   for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
     if (topology_.link_class(l) == interconnect::LinkClass::nic_out)

@@ -112,7 +112,7 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   for (const runtime::LinkTraffic& l : run.links) {
     const interconnect::LinkEnds e = topology.link_ends(l.link);
     const double busy_s = sim::ps_to_seconds(l.busy_ps);
-    rep.links->push_back(LinkRecord{l.link, e.from, e.to, interconnect::axis_name(e.axis), e.dir, l.bytes, busy_s,
+    rep.links->push_back(LinkRecord{l.link, e.from, e.to, topology.axis_name(e.axis), e.dir, l.bytes, busy_s,
                                     time_s > 0 ? busy_s / time_s : 0.0});
   }
   rep.stats = run.stats;

@@ -143,7 +143,8 @@ std::string checked_name(const sim::YamlNode& n, const std::string& s, const cha
   return s;
 }
 
-// `mesh:` in file order, each axis 1..65536 chips, multiplying to the pod's chips.
+// `mesh:` in file order, each axis 1..65536 devices, multiplying to the pod's
+// devices (its chips x the chip's devices, as jax.devices() counts them).
 void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
   if (!mesh.is_map()) mesh.fail("expected a mapping of axis names to sizes, e.g. {data: 4, model: 2}");
   std::uint64_t product = 1;
@@ -153,9 +154,16 @@ void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
     exp.mesh.push_back({axis, size});
     product *= size;
   }
-  if (product != exp.pod.chips())
-    mesh.fail("mesh axes multiply to " + std::to_string(product) + " chips but the pod has " +
-              std::to_string(exp.pod.chips()));
+  const std::uint64_t per_chip = exp.chip.devices;
+  if (product != exp.pod.chips() * per_chip) {
+    if (per_chip == 1)
+      mesh.fail("mesh axes multiply to " + std::to_string(product) + " chips but the pod has " +
+                std::to_string(exp.pod.chips()));
+    mesh.fail("mesh axes multiply to " + std::to_string(product) + " devices but the pod has " +
+              std::to_string(exp.pod.chips() * per_chip) + " (" + std::to_string(exp.pod.chips()) + " chips of " +
+              std::to_string(per_chip) + " devices: " + exp.chip.name +
+              " exposes each TensorCore as a device; meshes count devices)");
+  }
 }
 
 // One slice: a pod file name (looked up in pods/) or an inline mapping.
@@ -354,6 +362,7 @@ const sim::ParamTable<Experiment>& experiment_params() {
         .then([](const sim::YamlNode& root, Experiment& exp) {
           if (!root["mesh"].present()) {
             static const char* names[] = {"x", "y", "z"};
+            if (exp.chip.devices > 1) exp.mesh.push_back({"core", exp.chip.devices});
             for (std::size_t i = 0; i < exp.pod.shape.size(); ++i) exp.mesh.push_back({names[i], exp.pod.shape[i]});
             // A pod written as slices has the axis across them even at one
             // slice, so a sweep over pod.slices keeps the same mesh names.
@@ -363,6 +372,10 @@ const sim::ParamTable<Experiment>& experiment_params() {
             }
           }
           check_dcn_axes(root, exp);
+          // From here on the simulated unit is a device.
+          exp.chip_file = exp.chip;
+          exp.pod.devices_per_chip = exp.chip.devices;
+          exp.chip = exp.chip.device();
           // The interconnect checks what it knows (topology, link values,
           // that each mesh axis lands on whole physical axes); its messages
           // name key paths.
@@ -460,6 +473,9 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   cfg.link.switching = exp.pod.switching;
   cfg.model = exp.pod.network_model;
   cfg.links_per_chip = static_cast<int>(exp.chip.ici.links_per_chip);
+  cfg.devices_per_chip = static_cast<int>(exp.pod.devices_per_chip);
+  cfg.link.on_die_bandwidth = exp.chip.hbm.sustained_bytes_per_s();
+  cfg.link.on_die_latency = exp.chip.hbm.latency_s;
   // A reduction stores one (8,128) f32 vreg (4096 B) per cycle per
   // TensorCore (tpu-specs v5p.vmem_load_store: 1 store per cycle;
   // common.vpu_shape) and moves 3 bytes of HBM traffic per byte reduced.
@@ -485,6 +501,13 @@ runtime::PodConfig pod_config(const Experiment& exp) {
   c.fidelity = exp.fidelity;
   c.limits = exp.limits;
   c.simulate_every_chip = exp.replicas == Replicas::all;
+  return c;
+}
+
+runtime::PodConfig one_device_config(const Experiment& exp) {
+  runtime::PodConfig c = pod_config(exp);
+  c.network.devices_per_chip = 1;
+  c.network.mesh.clear();  // the default mesh of one chip
   return c;
 }
 

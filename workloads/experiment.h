@@ -57,13 +57,19 @@ struct PodSpec {
     return n;
   }
   std::uint32_t chips() const { return slice_chips() * slices; }
+  // JAX devices per chip (the chip's `devices`): the simulated units.
+  std::uint32_t devices_per_chip = 1;
+  std::uint32_t devices() const { return chips() * devices_per_chip; }
 };
 
 struct Experiment {
   std::string name;
   std::string config_path;
   std::string chip_ref;  // file name or "inline"
+  // One simulated device: the chip file's chip, or with devices > 1 its
+  // share (hw::ChipConfig::device); chip_file keeps the whole chip.
   hw::ChipConfig chip;
+  hw::ChipConfig chip_file;
   PodSpec pod;
   std::vector<std::pair<std::string, std::uint32_t>> mesh;  // axis name -> size, in file order
   hw::Fidelity fidelity = hw::Fidelity::kernel;
@@ -84,6 +90,9 @@ const sim::ParamTable<runtime::Limits>& limits_params();
 // The experiment's pod as the interconnect sees it, and as the runtime runs it.
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp);
 runtime::PodConfig pod_config(const Experiment& exp);
+// One device of the experiment's one-chip pod, as a single-device kernel
+// (kind: matmul) runs: the chip's other devices are idle and not simulated.
+runtime::PodConfig one_device_config(const Experiment& exp);
 
 // Loads, applies overrides ("key.path=value"), validates. Throws sim::ConfigError.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});

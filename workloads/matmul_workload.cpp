@@ -152,7 +152,8 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   if (exp.functional && double(spec.m) * double(spec.k) * double(spec.n) > 1.1e10)
     node.fail("functional mode checks every value against a host GEMM; keep m*k*n <= 1.1e10 (got " +
               sim::fixed(double(spec.m) * double(spec.k) * double(spec.n), 0) + ")");
-  if (exp.pod.chips() != 1) node.fail("kind: matmul runs on one chip; use kind: sharded_matmul for a pod");
+  if (exp.pod.chips() != 1)
+    node.fail("kind: matmul runs on one chip (on one device of a chip of several); use kind: sharded_matmul for a pod");
   return std::make_unique<MatmulWorkload>(spec);
 }
 
@@ -204,7 +205,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
       vcd = open_mxu_vcd(exp, opts.out_dir);
       chip0.mxus().at(0)->set_cycle_hook(vcd.get());
     };
-  const runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace, watch);
+  const runtime::PodRunResult run = runtime::run_pod(one_device_config(exp), pp, opts.trace, watch);
   vcd.reset();  // closes mxu.vcd
 
   const sim::StatGroup& stats = run.chip_stats(0);

@@ -64,7 +64,7 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
 
 Result pod_result(const Experiment& exp, const PodSummary& s, double flops) {
   const hw::ChipConfig& chip = exp.chip;
-  const double chips = exp.pod.chips();
+  const double chips = exp.pod.devices();
   const double peak = chip.peak_flops_per_s() * chips;
   Result res;
   res.step_time_s = s.step_s;
@@ -96,7 +96,9 @@ std::string pod_label(const Experiment& exp) {
   const std::string chips = exp.pod.slices > 1
                                 ? std::to_string(exp.pod.slices) + " slices x " + std::to_string(exp.pod.slice_chips())
                                 : std::to_string(exp.pod.chips());
-  return chips + " x " + exp.chip.name;
+  const std::string devices =
+      exp.pod.devices_per_chip > 1 ? " (" + std::to_string(exp.pod.devices()) + " devices)" : "";
+  return chips + " x " + exp.chip.name + devices;
 }
 
 std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) {
@@ -135,6 +137,10 @@ Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime
 
 std::vector<int> chip_coords(const Experiment& exp, std::uint32_t chip) {
   std::vector<int> coords;
+  if (exp.pod.devices_per_chip > 1) {  // the core axis first (interconnect::Topology)
+    coords.push_back(static_cast<int>(chip % exp.pod.devices_per_chip));
+    chip /= exp.pod.devices_per_chip;
+  }
   for (auto s : exp.pod.shape) {
     coords.push_back(static_cast<int>(chip % s));
     chip /= s;

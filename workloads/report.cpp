@@ -297,6 +297,7 @@ Report report_for(const Experiment& exp) {
   r.name = exp.name;
   r.config_path = exp.config_path;
   r.chips = exp.pod.chips();
+  r.devices = exp.pod.devices();
   r.slices = exp.pod.slices;
   r.topology = interconnect::to_string(exp.pod.topology);
   r.chip = exp.chip.name;
@@ -323,6 +324,7 @@ nlohmann::json to_json(const Report& r) {
             {"experiment", {{"name", r.name}, {"config_path", r.config_path}}},
             {"pod",
              {{"chips", r.chips},
+              {"devices", r.devices},
               {"slices", r.slices},
               {"topology", r.topology},
               {"shape", r.shape},

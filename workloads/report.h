@@ -227,8 +227,10 @@ struct Simulator {
 
 struct Report {
   std::string name, config_path;  // experiment
-  // pod: chips, topology, shape, wraparound, chip name
+  // pod: chips, devices (JAX's: chips x the chip's devices), topology, shape,
+  // wraparound, chip name
   std::uint32_t chips = 1;
+  std::uint32_t devices = 1;
   std::uint32_t slices = 1;  // of `shape`, joined by DCN
   std::string topology, chip;
   std::vector<std::uint32_t> shape;

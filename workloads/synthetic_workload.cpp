@@ -99,7 +99,7 @@ runtime::PodProgram build_synthetic_program(const Experiment& exp, const Synthet
   const SyntheticUnit& u = spec.unit;
   const hw::Program unit =
       kernels::matmul_program(chip, exp.fidelity, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n));
-  const std::uint32_t chips = exp.pod.chips();
+  const std::uint32_t chips = exp.pod.devices();
   const bool broadcast = chips > 1 && spec.broadcast_bytes > 0;
   runtime::PodProgram pp;
   if (broadcast) {
@@ -127,7 +127,7 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
   sim::WallTimer wall;
   const hw::ChipConfig& chip = exp.chip;
   const SyntheticUnit& u = spec.unit;
-  const std::uint32_t chips = exp.pod.chips();
+  const std::uint32_t chips = exp.pod.devices();
   const kernels::MatmulPlan unit_plan =
       kernels::plan_matmul(chip, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n));
   const std::uint64_t per_chip_bytes = unit_plan.hbm_footprint + (spec.state_bytes + chips - 1) / chips;

@@ -89,6 +89,11 @@ const BadCase kCases[] = {
      "tests/data/bad/wraparound_length.yaml:6:15:", "pod.wraparound:", "a list of 3 booleans"},
     {"mesh axes that do not multiply to the chip count", "run tests/data/bad/mesh_product.yaml", 2,
      "tests/data/bad/mesh_product.yaml:6:7:", "mesh:", "mesh axes multiply to 8 chips but the pod has 16"},
+    {"a mesh that counts chips where the chip has two devices each", "run tests/data/bad/mesh_devices.yaml", 2,
+     "tests/data/bad/mesh_devices.yaml:4:7:", "mesh:",
+     "mesh axes multiply to 4 devices but the pod has 8 (4 chips of 2 devices"},
+    {"a chip whose device count is neither 1 nor its TensorCores", "run tests/data/bad/chip_devices.yaml", 2,
+     "tests/data/bad/chip_devices.yaml:5:12:", "chip.devices:", "a chip is 1 device or one device per TensorCore"},
     {"a mesh axis that does not map onto whole physical axes", "run tests/data/bad/mesh_split.yaml", 2,
      "tests/data/bad/mesh_split.yaml:6:14:", "mesh.data:", "does not map onto whole physical axes"},
     // Shardings and parallelism.

@@ -74,7 +74,7 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
   auto hook = [&](runtime::CollectiveData d) {
     return data ? std::optional<runtime::CollectiveData>(std::move(d)) : std::nullopt;
   };
-  for (std::uint32_t c = 0; c < exp.pod.chips(); ++c) {
+  for (std::uint32_t c = 0; c < exp.pod.devices(); ++c) {
     hw::Program prog;
     std::uint32_t next_collective = 0;
     const bool first = c == 0;
@@ -215,7 +215,7 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   pp.buffers = data;
   runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);
   const ShardedMatmulPlan& plan = spec.plan;
-  const double chips = exp.pod.chips();
+  const double chips = exp.pod.devices();
   const double flops = 2.0 * double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n);
   const double peak = chip.peak_flops_per_s() * chips;
   const PodSummary sum = summarize(exp, run);
