@@ -68,7 +68,8 @@ struct PodRunResult {
   sim::StatGroup stats{"pod"};
   std::string network_model;  // fluid | packet
   std::uint64_t kernel_events = 0, network_events = 0, messages = 0;
-  std::string trace_json;  // when asked for
+  std::string trace_json;                             // when asked for: the simulated chips' ops
+  std::uint64_t trace_events = 0, trace_dropped = 0;  // recorded, and past sim::TraceWriter::kMaxEvents
 
   // The statistics group standing for chip `c`.
   const sim::StatGroup& chip_stats(std::uint32_t c) const;

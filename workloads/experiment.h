@@ -62,6 +62,12 @@ struct PodSpec {
 struct Experiment {
   std::string name;
   std::string config_path;
+  // What the run was made of: every file it read (the experiment, its chip
+  // and pod files), the --set overrides, and the workload mapping after them
+  // (one-line YAML); report.json's `experiment` section, --resume's digest.
+  std::vector<std::string> inputs;
+  std::vector<std::string> overrides;
+  std::string workload_yaml;
   std::string chip_ref;  // file name or "inline"
   hw::ChipConfig chip;
   PodSpec pod;
