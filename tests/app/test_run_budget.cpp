@@ -44,8 +44,8 @@ TEST_CASE("run budget: the memory estimate is within 4x of the measured peak RSS
   const double rss = read_json(dir / "a/report.json")["simulator"]["peak_rss_bytes"].get<double>();
   REQUIRE(rss > 0);
 
-  const auto low = run_tpusim(kPod64 + " --set 'limits={max_memory: " + std::to_string(rss / 4) + "}' --out " +
-                              dir / "b");
+  const auto low =
+      run_tpusim(kPod64 + " --set 'limits={max_memory: " + std::to_string(rss / 4) + "}' --out " + dir / "b");
   INFO(low.output);
   CHECK(low.status == 3);
   CHECK(low.output.find("memory: the simulation would need about ") != std::string::npos);
@@ -53,8 +53,8 @@ TEST_CASE("run budget: the memory estimate is within 4x of the measured peak RSS
   CHECK(low.output.find("above limits.max_memory (") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "b/report.json"));
 
-  const auto high = run_tpusim(kPod64 + " --set 'limits={max_memory: " + std::to_string(rss * 4) + "}' --out " +
-                               dir / "c");
+  const auto high =
+      run_tpusim(kPod64 + " --set 'limits={max_memory: " + std::to_string(rss * 4) + "}' --out " + dir / "c");
   INFO(high.output);
   CHECK(high.status == 0);
 }
@@ -65,7 +65,8 @@ TEST_CASE("run budget: explain mxu at pe fidelity refuses operands beyond memory
   const auto r = run_tpusim("explain mxu --fidelity pe --m 1000000 --k 1000000 --n 1");
   INFO(r.output);
   CHECK(r.status == 3);
-  CHECK(r.output.find("memory: explain mxu --fidelity pe would need about 2 TB (A, B and C: 2 TB)") != std::string::npos);
+  CHECK(r.output.find("memory: explain mxu --fidelity pe would need about 2 TB (A, B and C: 2 TB)") !=
+        std::string::npos);
 }
 
 TEST_CASE("run budget: fidelity pe above the PE-cycle budget is refused before it runs, exit 3", "[app][budget]") {
@@ -82,10 +83,10 @@ TEST_CASE("run budget: fidelity pe above the PE-cycle budget is refused before i
   CHECK(r.output.find("PE budget: the simulation would simulate ") != std::string::npos);
   CHECK(r.output.find("above limits.max_pe_cycles (2000000000000)") != std::string::npos);
   // Raised budget, smaller shape: it runs.
-  const auto small =
-      run_tpusim("run configs/experiments/matmul-v4.yaml --set fidelity=pe --set workload.m=256 --set workload.k=256 "
-                 "--set workload.n=256 --out " +
-                 dir / "p");
+  const auto small = run_tpusim(
+      "run configs/experiments/matmul-v4.yaml --set fidelity=pe --set workload.m=256 --set workload.k=256 "
+      "--set workload.n=256 --out " +
+      dir / "p");
   INFO(small.output);
   CHECK(small.status == 0);
   const auto lowered = run_tpusim(
@@ -120,7 +121,8 @@ TEST_CASE("run budget: the trace shows the simulated chips only, with a note", "
   CHECK(rep["simulator"]["trace"]["chips"] == simulated);
   CHECK(rep["simulator"]["trace"]["events"].get<std::size_t>() == events);
   CHECK(rep["simulator"]["trace"]["dropped"] == 0);
-  CHECK(rep["simulator"]["trace"]["note"] == "shows 1 of the 64 chips, the simulated ones (each stands for its replicas)");
+  CHECK(rep["simulator"]["trace"]["note"] ==
+        "shows 1 of the 64 chips, the simulated ones (each stands for its replicas)");
 }
 
 TEST_CASE("run budget: 16384 blocks that do not fit say so at once, exit 3", "[app][budget]") {
