@@ -42,17 +42,16 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError("--vcd records the PE array of MXU 0 on chip 0 in kind: matmul runs (fidelity: pe); this is a " +
                      exp.workload->kind() + " experiment");
   prepare_output_dir(ro.out_dir, {"report.json", "trace.json", "mxu.vcd"}, out_dir.empty() ? "output folder" : "--out");
+  // What a killed run left here; then this run's outputs, replaced as one
+  // set once it has succeeded (a failed run leaves the earlier set as it was).
+  sim::remove_stale_temps(ro.out_dir);
+  sim::OutputSet outputs(ro.out_dir, {"report.json", "trace.json", "mxu.vcd"});
+  if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
   workloads::RunOutput out = exp.workload->run(exp, ro);
-  const std::filesystem::path dir(ro.out_dir);
-  const std::string report_path = (dir / "report.json").string();
-  sim::write_file_atomic(report_path, out.report.dump(2) + "\n");
-  // A trace of an earlier run must not stand beside this run's report.
-  std::error_code ec;
-  if (out.trace_json.empty()) {
-    std::filesystem::remove(dir / "trace.json", ec);
-  } else {
-    sim::write_file_atomic((dir / "trace.json").string(), out.trace_json);
-  }
+  const std::string report_path = (std::filesystem::path(ro.out_dir) / "report.json").string();
+  if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
+  outputs.write("report.json", out.report.dump(2) + "\n");
+  outputs.commit();
   std::cout << out.table << "report: " << report_path << "\n";
   return 0;
 }

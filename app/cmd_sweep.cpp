@@ -72,13 +72,12 @@ void print_points(const SweepSpec& spec, const std::vector<SweepPoint>& points) 
 }
 
 // The points an earlier run of this very sweep finished (same overrides,
-// same base experiment text), which --resume keeps.
-std::map<std::string, PointRecord> reusable_points(const std::vector<SweepPoint>& points, const std::string& out_dir,
-                                                   const std::string& digest) {
+// same files read, same tpusim: the point's inputs_digest), which --resume keeps.
+std::map<std::string, PointRecord> reusable_points(const std::vector<SweepPoint>& points, const std::string& out_dir) {
   std::map<std::string, PointRecord> done;
   for (const auto& p : points) {
     auto r = read_point_record(out_dir, p.id);
-    if (r && r->settled() && r->overrides == p.overrides && r->experiment_digest == digest) done[p.id] = *r;
+    if (r && r->settled() && r->overrides == p.overrides && r->experiment_digest == p.digest) done[p.id] = *r;
   }
   return done;
 }
@@ -182,7 +181,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (help) return 0;
   sim::WallTimer wall;
   const SweepSpec spec = load_sweep_spec(o.sweep_path);
-  const std::vector<SweepPoint> points = expand_sweep(spec);
+  std::vector<SweepPoint> points = expand_sweep(spec);
   if (o.dry_run) {
     print_points(spec, points);
     return 0;
@@ -190,7 +189,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
   prepare_output_dir(out_dir, {"sweep.csv", "summary.json", "speedup.png"},
                      o.out_dir.empty() ? "output folder" : "--out");
-  const std::string digest = file_digest(spec.experiment_path);
+  const std::string program = file_digest(self_executable());
+  for (auto& p : points) p.digest = inputs_digest(p.inputs, program);
 
   std::unique_ptr<MpiSweep> mpi;
   if (launched_by_mpirun()) {
@@ -203,13 +203,15 @@ int cmd_sweep(const std::vector<std::string>& args) {
   // One sweep writes into a folder at a time (its MPI ranks are one sweep).
   std::optional<OutputLock> lock;
   if (root) lock.emplace(out_dir, o.out_dir.empty() ? "output folder" : "--out");
+  // What a killed sweep left (each point's `tpusim run` cleans its own folder).
+  if (root) sim::remove_stale_temps(out_dir);
 
   // Rank 0 decides what is left to run; everyone learns it.
   std::map<std::string, PointRecord> finished;
   std::vector<char> to_run(points.size(), 1);
   if (root) {
     if (o.resume)
-      finished = reusable_points(points, out_dir, digest);
+      finished = reusable_points(points, out_dir);
     else
       forget_points(points, out_dir);
     for (std::size_t i = 0; i < points.size(); ++i) to_run[i] = finished.count(points[i].id) ? 0 : 1;
@@ -253,7 +255,6 @@ int cmd_sweep(const std::vector<std::string>& args) {
   RunnerOptions ro;
   ro.out_dir = out_dir;
   ro.experiment_path = spec.experiment_path;
-  ro.experiment_digest = digest;
   ro.executable = self_executable();
   ro.jobs = jobs;
   if (root) {

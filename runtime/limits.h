@@ -4,6 +4,7 @@
 // the experiment's `limits:`.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace runtime {
@@ -14,6 +15,13 @@ struct Limits {
   double max_sim_time_s = 3600.0;         // simulated seconds
   std::uint64_t max_events = 1000000000;  // SystemC delta cycles + ICI network events
   double max_wall_time_s = 3600.0;        // host seconds the simulation may take
+  // Host memory the run may need, as estimated before it is built
+  // (runtime/run_budget.h); nullopt: half the machine's memory.
+  std::optional<double> max_memory_bytes;
+  // PE-array cycles a `fidelity: pe` run may simulate, summed over the
+  // MXUs of the simulated chips (cycles x rows x cols): about 3e9 per host
+  // second, so the default is some ten minutes.
+  double max_pe_cycles = 2e12;
 };
 
 // How a bounded simulation (simulate_within) ended.

@@ -73,7 +73,8 @@ struct PodRunResult {
   // The axes along which the network simulated one chip per orbit
   // (interconnect/translations.h); empty: every chip's traffic.
   std::vector<std::string> symmetric_axes;
-  std::string trace_json;  // when asked for
+  std::string trace_json;                             // when asked for: the simulated chips' ops
+  std::uint64_t trace_events = 0, trace_dropped = 0;  // recorded, and past sim::TraceWriter::kMaxEvents
 
   // The statistics group standing for chip `c`.
   const sim::StatGroup& chip_stats(std::uint32_t c) const;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime/pod_simulation.h"
+#include "runtime/run_budget.h"
 #include "sim/log.h"
 #include "sim/units.h"
 
@@ -82,6 +83,22 @@ bool replays_valid(const PodConfig& config, const PodProgram& pp) {
   return true;
 }
 
+// What a simulation of `pp` holds in host memory and, at pe fidelity, how
+// many PE cycles it runs, checked before it is built: with replicas, one
+// chip per program (the groups), else every chip.
+void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, bool trace) {
+  std::vector<const hw::Program*> simulated;
+  if (replicas) {
+    std::vector<bool> used(pp.programs.size(), false);
+    for (const std::uint32_t p : pp.program_of) used[p] = true;
+    for (std::size_t p = 0; p < pp.programs.size(); ++p)
+      if (used[p]) simulated.push_back(&pp.programs[p]);
+  } else {
+    for (std::uint32_t c = 0; c < pp.chip_count(); ++c) simulated.push_back(&pp.chip(c));
+  }
+  check_pod_budget(config.limits, config.chip, config.fidelity, simulated, static_cast<int>(pp.chip_count()), trace);
+}
+
 // How far apart replicas' collectives may end (summed over collectives, as
 // a fraction of the step) for one chip per group to stand for all.
 constexpr double kReplicaSpreadTolerance = 1e-2;
@@ -104,6 +121,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& pp, bool trace, 
     // premise broken during the run leaves the next to run.
     bool replays = replays_valid(config, pp), translations = true;
     for (;;) {
+      check_budget(config, pp, true, trace);
       PodSimulation sim(config, pp, {true, replays, translations});
       sim.elaborate(observers);
       sim.run();
@@ -136,6 +154,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& pp, bool trace, 
       break;
     }
   }
+  check_budget(config, pp, false, trace);
   PodSimulation sim(config, pp, {});
   sim.elaborate(observers);
   sim.run();

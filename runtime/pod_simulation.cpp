@@ -461,8 +461,12 @@ PodRunResult PodSimulation::collect(bool trace) const {
   network_stats(r.stats.group("network"), r);
   if (trace) {
     sim::TraceWriter tw;
-    for (int c = 0; c < n; ++c) trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c]);
+    // The simulated chips only: a replica's ops are its representative's.
+    for (int c = 0; c < n; ++c)
+      if (rep_of_[c] == c) trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c]);
     r.trace_json = tw.json();
+    r.trace_events = tw.ops();
+    r.trace_dropped = tw.dropped();
   }
   return r;
 }

@@ -1,5 +1,7 @@
 #include "sim/host.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
@@ -12,6 +14,11 @@ std::uint64_t peak_rss_bytes() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // reported in kB
   }
   return 0;
+}
+
+std::uint64_t machine_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;
 }
 
 }  // namespace sim

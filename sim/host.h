@@ -8,6 +8,9 @@ namespace sim {
 // Peak resident set size of this process (VmHWM), in bytes; 0 if unknown.
 std::uint64_t peak_rss_bytes();
 
+// Physical memory of the machine (sysconf), in bytes; 0 if unknown.
+std::uint64_t machine_memory_bytes();
+
 class WallTimer {
  public:
   WallTimer() : start_(std::chrono::steady_clock::now()) {}

@@ -11,6 +11,41 @@ namespace sim {
 // rename(2). Creates parent directories. Throws std::runtime_error on failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// The temporary name of `path` while this process writes it:
+// PATH.tmp.PID, or PATH.tmp.PID.EXT when a writer needs the extension
+// (SystemC's VCD writer appends ".vcd" itself).
+std::string temp_path(const std::string& path, const std::string& ext = "");
+
+// Removes the temporary files in `dir` (not below it) whose writing process
+// has ended: what a killed run or sweep worker left. Returns how many.
+std::size_t remove_stale_temps(const std::string& dir);
+
+// A run's output files, replaced as one set: each is written (or staged,
+// for a file another writer fills) under its temporary name, and commit()
+// renames them all into place, removing the older outputs of the set that
+// this run does not produce. Without commit() (the run failed), the
+// temporary files are removed and the folder keeps the earlier run's set.
+class OutputSet {
+ public:
+  // `names`: every file of the set (report.json, trace.json, mxu.vcd).
+  OutputSet(std::string dir, std::vector<std::string> names);
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+
+  void write(const std::string& name, const std::string& content);
+  // A temporary path, ending in `ext`, for another writer to fill with `name`.
+  std::string stage(const std::string& name, const std::string& ext = "");
+  // Renames every written or staged file into place (the report last) and
+  // removes the set's other files. Throws std::runtime_error on failure.
+  void commit();
+
+ private:
+  std::string dir_;
+  std::vector<std::string> names_;
+  std::vector<std::pair<std::string, std::string>> staged_;  // name, temporary path
+};
+
 // A two-column "name  value  unit" table, printed with aligned columns.
 class Table {
  public:

@@ -1,7 +1,9 @@
 #pragma once
 // Chrome/Perfetto trace (JSON "trace event" format, opens in ui.perfetto.dev):
 // one process per chip, one thread (track) per engine, one complete event
-// ("ph": "X") per op with its simulated start and duration.
+// ("ph": "X") per op with its simulated start and duration. A trace keeps
+// at most kMaxEvents ops and counts the rest (dropped()), so a trace of a
+// large pod stays a file a viewer opens (and fits in memory).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +12,10 @@ namespace sim {
 
 class TraceWriter {
  public:
+  // About 150 MB of trace.json (Perfetto's UI loads files up to about 1 GB).
+  static constexpr std::size_t kMaxEvents = 1000000;
+  explicit TraceWriter(std::size_t max_events = kMaxEvents) : max_events_(max_events) {}
+
   // Names a track once; `pid` groups tracks (a chip), `tid` is the track.
   void name_process(std::uint32_t pid, const std::string& name);
   void name_track(std::uint32_t pid, std::uint32_t tid, const std::string& name);
@@ -17,6 +23,7 @@ class TraceWriter {
           const std::string& category = "op");
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
   std::size_t ops() const { return events_.size(); }
+  std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
 
  private:
   struct Event {
@@ -31,6 +38,7 @@ class TraceWriter {
   };
   std::vector<Event> events_;
   std::vector<Name> names_;
+  std::size_t max_events_, dropped_ = 0;
 };
 
 }  // namespace sim

@@ -140,6 +140,14 @@ YamlNode parse(const std::string& text, const std::string& origin) {
 
 }  // namespace
 
+std::string flow_yaml(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
 std::string describe_yaml(const YAML::Node& n) {
   if (!n.IsDefined()) return "nothing";
   if (n.IsNull()) return "null";

@@ -90,4 +90,7 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // Human-readable description of what a node holds, for "got ..." messages.
 std::string describe_yaml(const YAML::Node& n);
 
+// One-line YAML for a value, as `--set key=VALUE` parses it back.
+std::string flow_yaml(const YAML::Node& n);
+
 }  // namespace sim

@@ -163,13 +163,16 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
           sources.push_back({pc.where, "per_chip." + pc.key});
         }
       }
-      p.chips = workloads::load_experiment(spec.experiment_path, p.overrides).pod.chips();
+      const workloads::Experiment exp = workloads::load_experiment(spec.experiment_path, p.overrides);
+      p.chips = exp.pod.chips();
+      p.inputs = exp.inputs;
     } catch (const sim::ConfigError& e) {
       blame(e, spec, p, sources);
     } catch (const sim::SimFailure&) {
       // Valid input that cannot run (e.g. does not fit): the point runs,
       // fails the same way, and its record says so.
       p.chips = chips_in_document(spec.experiment_path, p.overrides);
+      p.inputs = {spec.experiment_path};
     }
     points.push_back(std::move(p));
   }

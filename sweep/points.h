@@ -16,6 +16,8 @@ struct SweepPoint {
   std::vector<std::string> values;     // one-line YAML, one per axis
   std::vector<std::string> overrides;  // KEY=VALUE for `tpusim run --set`: set, the axes, then per_chip
   std::uint32_t chips = 0;             // of its pod; 0 when the loader could not tell
+  std::vector<std::string> inputs;     // every file its experiment reads (workloads::Experiment::inputs)
+  std::string digest;                  // inputs_digest (record.h), set by the sweep command
 };
 
 // product: the first axis varies slowest; zip: the i-th values together.

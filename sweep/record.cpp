@@ -87,17 +87,41 @@ std::optional<PointRecord> read_point_record(const std::string& out_dir, const s
   return r;
 }
 
-std::string file_digest(const std::string& path) {
-  const auto text = read_text(path);
-  if (!text) return "";
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
-  for (unsigned char c : *text) {
+namespace {
+
+constexpr std::uint64_t kFnvBasis = 14695981039346656037ull;  // FNV-1a offset basis
+
+void fnv(std::uint64_t& h, const std::string& bytes) {
+  for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ull;  // FNV prime
   }
+}
+
+std::string hex(std::uint64_t h) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+}  // namespace
+
+std::string file_digest(const std::string& path) {
+  const auto text = read_text(path);
+  if (!text) return "";
+  std::uint64_t h = kFnvBasis;
+  fnv(h, *text);
+  return hex(h);
+}
+
+std::string inputs_digest(const std::vector<std::string>& inputs, const std::string& program) {
+  std::uint64_t h = kFnvBasis;
+  fnv(h, std::string("tpusim ") + TPUSIM_VERSION + '\0' + program + '\0');
+  for (const auto& path : inputs) {
+    const auto text = read_text(path);
+    fnv(h, path + '\0' + (text ? *text : std::string("(unreadable)")) + '\0');
+  }
+  return hex(h);
 }
 
 }  // namespace sweep

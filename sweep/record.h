@@ -17,7 +17,7 @@ struct PointRecord {
   int signal = 0;     // the signal that ended it, if any
   std::string error;  // what the point said when it failed
   std::vector<std::string> overrides;
-  std::string experiment_digest;  // of the base experiment's text when the point ran
+  std::string experiment_digest;  // inputs_digest of the point when it ran
   double wall_time_s = 0;
   nlohmann::json report;  // report.json of an ok point (kept in its own file)
 
@@ -39,8 +39,12 @@ void write_point_record(const std::string& out_dir, const PointRecord& r, bool w
 // its report is missing or unreadable.
 std::optional<PointRecord> read_point_record(const std::string& out_dir, const std::string& id);
 
-// FNV-1a (64-bit) of a file's bytes, hex; "" when unreadable. Notices an
-// edited base experiment between a run and its --resume.
+// FNV-1a (64-bit) of a file's bytes, hex; "" when unreadable.
 std::string file_digest(const std::string& path);
+
+// What --resume compares: FNV-1a over the tpusim version, `program` (the
+// executable's file_digest) and every input file's name and bytes, hex. An
+// edited experiment, chip or pod file, or another tpusim, changes it.
+std::string inputs_digest(const std::vector<std::string>& inputs, const std::string& program);
 
 }  // namespace sweep

@@ -65,7 +65,7 @@ PointRecord record_of(const SweepPoint& p, const RunnerOptions& opts, ChildExit 
   PointRecord r;
   r.id = p.id;
   r.overrides = p.overrides;
-  r.experiment_digest = opts.experiment_digest;
+  r.experiment_digest = p.digest;
   r.wall_time_s = wall;
   r.exit_code = ex.exit_code;
   r.signal = ex.signal;

@@ -18,7 +18,6 @@ namespace sweep {
 struct RunnerOptions {
   std::string out_dir;
   std::string experiment_path;
-  std::string experiment_digest;
   std::string executable;  // the tpusim binary
   int jobs = 1;
   std::function<void(const SweepPoint&)> on_started;

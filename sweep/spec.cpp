@@ -18,15 +18,6 @@ namespace {
 
 constexpr std::size_t kMaxPoints = 100000;
 
-// One-line YAML for a value, as `--set key=VALUE` parses it back.
-std::string flow_yaml(const YAML::Node& n) {
-  YAML::Emitter e;
-  e.SetMapFormat(YAML::Flow);
-  e.SetSeqFormat(YAML::Flow);
-  e << n;
-  return e.c_str();
-}
-
 void check_key_path(const sim::YamlNode& at, const std::string& key) {
   if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos ||
       key.find('=') != std::string::npos || key.find(' ') != std::string::npos)
@@ -44,7 +35,7 @@ sim::SourceLocation key_location(const sim::YamlNode& map, const std::string& ke
 
 SweepValue value_of(const sim::YamlNode& n) {
   if (!n.present()) n.fail("expected a value, got " + sim::describe_yaml(n.raw()));
-  return SweepValue{flow_yaml(n.raw()), n.location()};
+  return SweepValue{sim::flow_yaml(n.raw()), n.location()};
 }
 
 // A key path may be set in only one of set, per_chip and sweep.

@@ -170,6 +170,7 @@ void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
 void load_one_pod(const sim::YamlNode& pod, Experiment& exp) {
   if (pod.is_scalar()) {
     const std::string file = resolve_named_file(pod, exp.config_path, "pods", "pod");
+    exp.inputs.push_back(file);
     const sim::YamlNode pod_doc = sim::YamlNode::load_file(file);
     pod_params().load(pod_doc["pod"].present() ? pod_doc["pod"] : pod_doc, exp.pod);
   } else {
@@ -228,6 +229,7 @@ void load_chip_ref(const sim::YamlNode& chip, Experiment& exp) {
   } else {
     const std::string file = resolve_named_file(chip, exp.config_path, "chips", "chip");
     exp.chip_ref = chip.as_string();
+    exp.inputs.push_back(file);
     exp.chip = hw::load_chip(sim::YamlNode::load_file(file));
   }
   if (exp.chip.name.empty()) exp.chip.name = exp.chip_ref;
@@ -239,6 +241,7 @@ void load_workload(const sim::YamlNode& wl, Experiment& exp) {
   const sim::YamlNode kind = wl["kind"];
   if (!kind.present()) kind.fail("missing required key; " + workload_kind_names().expected());
   const std::size_t k = workload_kind_names().parse(kind);
+  exp.workload_yaml = sim::flow_yaml(wl.raw());
   exp.workload = workload_kinds()[k].load(wl, exp);
 }
 
@@ -335,7 +338,12 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
         .integer<std::uint64_t>("max_events", &runtime::Limits::max_events, "events", d.max_events, sim::at_least(1),
                                 "SystemC events and ICI network events")
         .real("max_wall_time", &runtime::Limits::max_wall_time_s, "s", d.max_wall_time_s, sim::between(1e-3, 1e7),
-              "host time the simulation may take (checked between slices of simulated time)");
+              "host time the simulation may take (checked between slices of simulated time)")
+        .real("max_memory", &runtime::Limits::max_memory_bytes, "B", "half the machine's memory", sim::positive(),
+              "host memory the run may need, estimated before it is built (chips simulated x per-chip state, "
+              "ops, trace events, PE operands)")
+        .real("max_pe_cycles", &runtime::Limits::max_pe_cycles, "PE cycles", d.max_pe_cycles, sim::positive(),
+              "fidelity: pe: cycles x PEs of every MXU op on the simulated chips (about 3e9 per host second)");
     return p;
   }();
   return t;
@@ -413,6 +421,8 @@ Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
   if (!root.is_map()) root.fail("an experiment file must be a mapping with at least 'chip' and 'workload'");
   Experiment exp;
   exp.config_path = path;
+  exp.inputs.push_back(path);
+  exp.overrides = overrides;
   exp.name = fs::path(path).stem().string();
   experiment_params().load(root, exp);
   return exp;

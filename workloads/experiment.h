@@ -65,6 +65,12 @@ struct PodSpec {
 struct Experiment {
   std::string name;
   std::string config_path;
+  // What the run was made of: every file it read (the experiment, its chip
+  // and pod files), the --set overrides, and the workload mapping after them
+  // (one-line YAML); report.json's `experiment` section, --resume's digest.
+  std::vector<std::string> inputs;
+  std::vector<std::string> overrides;
+  std::string workload_yaml;
   std::string chip_ref;  // file name or "inline"
   // One simulated device: the chip file's chip, or with devices > 1 its
   // share (hw::ChipConfig::device); chip_file keeps the whole chip.

@@ -9,6 +9,7 @@
 #include "hw/mxu_timing.h"
 #include "hw/mxu_vcd.h"
 #include "runtime/pod_run.h"
+#include "runtime/run_budget.h"
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
@@ -126,11 +127,11 @@ void check_mxu_vcd(const Experiment& exp, const hw::Program& program) {
 }
 
 // The file, in the kernel of the run (made when the run has built chip 0).
-std::unique_ptr<hw::MxuVcd> open_mxu_vcd(const Experiment& exp, const std::string& out_dir) {
+std::unique_ptr<hw::MxuVcd> open_mxu_vcd(const Experiment& exp, const std::string& path) {
   std::error_code ignored;  // an unusable directory is reported by MxuVcd, naming the file
-  std::filesystem::create_directories(out_dir, ignored);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
   try {
-    return std::make_unique<hw::MxuVcd>((std::filesystem::path(out_dir) / "mxu.vcd").string(), exp.chip.mxu);
+    return std::make_unique<hw::MxuVcd>(path, exp.chip.mxu);
   } catch (const sim::ConfigError& e) {
     throw e.at({"command line"}, "--vcd");
   }
@@ -178,6 +179,10 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   std::vector<float> y;
   kernels::MatmulData data;
   if (exp.functional) {
+    // The values and the host reference's two rows (runtime/run_budget.h).
+    runtime::MemoryEstimate memory;
+    memory.add("functional A, B and C", runtime::pe_operand_bytes({spec.m, spec.k, spec.n}) + 16.0 * spec.n);
+    runtime::check_memory(exp.limits, memory, "the functional matmul");
     std::mt19937_64 rng(spec.seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     a.resize(spec.m * spec.k);
@@ -202,7 +207,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   runtime::Observers watch;
   if (opts.vcd)
     watch.chip0 = [&](hw::Chip& chip0) {
-      vcd = open_mxu_vcd(exp, opts.out_dir);
+      vcd = open_mxu_vcd(exp, opts.vcd_path);
       chip0.mxus().at(0)->set_cycle_hook(vcd.get());
     };
   const runtime::PodRunResult run = runtime::run_pod(one_device_config(exp), pp, opts.trace, watch);

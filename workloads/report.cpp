@@ -265,6 +265,19 @@ json to_json(const Simulator& s) {
   put(j, "collectives_replayed", s.collectives_replayed);
   put(j, "symmetric_axes", s.symmetric_axes);
   put(j, "ops", s.ops);
+  if (s.trace) {
+    const TraceSummary& t = *s.trace;
+    json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", t.chips}};
+    std::string note;
+    if (t.chips < t.pod_chips)
+      note = "shows " + std::to_string(t.chips) + " of the " + std::to_string(t.pod_chips) +
+             " chips, the simulated ones (each stands for its replicas)";
+    if (t.dropped > 0)
+      note += (note.empty() ? "" : "; ") + std::string("stopped at ") + std::to_string(t.events) + " events, " +
+              std::to_string(t.dropped) + " ops not recorded";
+    if (!note.empty()) tr["note"] = note;
+    j["trace"] = tr;
+  }
   return j;
 }
 
@@ -296,6 +309,9 @@ Report report_for(const Experiment& exp) {
   Report r;
   r.name = exp.name;
   r.config_path = exp.config_path;
+  r.inputs = exp.inputs;
+  r.overrides = exp.overrides;
+  r.workload = exp.workload_yaml;
   r.chips = exp.pod.chips();
   r.devices = exp.pod.devices();
   r.slices = exp.pod.slices;
@@ -321,7 +337,12 @@ nlohmann::json to_json(const Report& r) {
   for (bool w : r.wraparound) wrap.push_back(w);
   json j = {{"schema", kReportSchema},
             {"tpusim_version", TPUSIM_VERSION},
-            {"experiment", {{"name", r.name}, {"config_path", r.config_path}}},
+            {"experiment",
+             {{"name", r.name},
+              {"config_path", r.config_path},
+              {"inputs", r.inputs},
+              {"overrides", r.overrides},
+              {"workload", r.workload}}},
             {"pod",
              {{"chips", r.chips},
               {"devices", r.devices},

@@ -209,6 +209,13 @@ struct PerChip {
   std::optional<ChipMemoryRecord> memory;
 };
 
+// What trace.json holds (run --trace): its events, the ops past the
+// trace's bound it left out, and the chips it shows (the simulated ones).
+struct TraceSummary {
+  std::uint64_t events = 0, dropped = 0;
+  std::uint32_t chips = 0, pod_chips = 0;
+};
+
 struct Simulator {
   std::string fidelity;
   double wall_time_s = 0;
@@ -223,10 +230,13 @@ struct Simulator {
   // Axes along which the network simulated one chip per orbit (runtime/pod_run.h).
   std::optional<std::vector<std::string>> symmetric_axes;
   std::optional<std::uint64_t> ops;  // ops in the longest program of a simulated chip
+  std::optional<TraceSummary> trace;
 };
 
 struct Report {
-  std::string name, config_path;  // experiment
+  std::string name, config_path;               // experiment
+  std::vector<std::string> inputs, overrides;  // Experiment's
+  std::string workload;                        // the resolved workload, one-line YAML
   // pod: chips, devices (JAX's: chips x the chip's devices), topology, shape,
   // wraparound, chip name
   std::uint32_t chips = 1;

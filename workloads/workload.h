@@ -25,6 +25,7 @@ struct RunOutput {
 struct RunOptions {
   bool trace = false;
   bool vcd = false;
+  std::string vcd_path;  // where mxu.vcd is written (a temporary name of the run's output set)
   std::string out_dir;
 };
 

@@ -9,6 +9,7 @@
 #include "hw/bf16.h"
 #include "hw/mxu_timing.h"
 #include "hw/systolic_array.h"
+#include "runtime/run_budget.h"
 #include "sim/error.h"
 
 namespace explain {
@@ -63,6 +64,15 @@ MxuExplainResult mxu_explain(const MxuExplainRequest& request) {
     if (static_cast<double>(shape.k) >= kExactIntegerLimit) {
       throw sim::ConfigError({}, "mxu.k", "pe explain needs k < 2^24 for exact integer sums");
     }
+    // Refused before anything is allocated: the operands (m x k and k x n
+    // BF16, m x n FP32) against the default memory limit (half the
+    // machine's), the PE cycles against the default PE budget
+    // (runtime/run_budget.h).
+    const runtime::Limits limits;
+    runtime::MemoryEstimate memory;
+    memory.add("A, B and C", runtime::pe_operand_bytes(shape));
+    runtime::check_memory(limits, memory, "explain mxu --fidelity pe");
+    runtime::check_pe_cycles(limits, runtime::pe_cycles(config, shape), "explain mxu --fidelity pe");
     std::mt19937_64 rng(request.seed);
     const int bound = operand_bound(shape.k);
     const std::vector<hw::bf16> a = random_integers(shape.m * shape.k, bound, rng);

@@ -320,3 +320,43 @@ TEST_CASE("a second sweep into a folder one is writing stops with exit 2", "[app
   // The lock ends with the sweep: a third one runs.
   CHECK(run_tpusim("sweep " + sweep + " --no-plot -j 1 --resume --out " + dir.string()).status == 0);
 }
+
+TEST_CASE("sweep --resume reruns the points whose chip file changed", "[app][sweep]") {
+  // The record's digest covered the base experiment's text only: an edited
+  // chip file the experiment names left every point reused, stale.
+  const fs::path dir = scratch() / "digest";
+  fs::create_directories(dir);
+  std::ofstream(dir / "my-chip.yaml") << read(fs::path(TPUSIM_SOURCE_DIR) / "configs/chips/tpu-v4.yaml");
+  std::string base = read(kBase);
+  const std::size_t at = base.find("\nchip: ");
+  REQUIRE(at != std::string::npos);
+  base.replace(at, base.find('\n', at + 1) - at, "\nchip: my-chip");
+  std::ofstream(dir / "base.yaml") << base;
+  std::ofstream(dir / "sweep.yaml") << "name: digest\nexperiment: base.yaml\nscaling: strong\n"
+                                    << "set: {workload.units: 40, workload.serial_fraction: 0.1}\n"
+                                    << "sweep:\n  pod.shape: [[1], [2]]\n";
+  const std::string out = (dir / "out").string();
+  const std::string cmd = "sweep " + (dir / "sweep.yaml").string() + " --no-plot -j 1 --out " + out;
+  REQUIRE(run_tpusim(cmd).status == 0);
+  auto again = run_tpusim(cmd + " --resume");
+  REQUIRE(again.status == 0);
+  CHECK(nlohmann::json::parse(read(dir / "out" / "summary.json"))["execution"]["points_reused"] == 2);
+  // The chip's clock halves: every point must run again.
+  std::string chip = read(dir / "my-chip.yaml");
+  const std::size_t clock = chip.find("\nclock: ");
+  REQUIRE(clock != std::string::npos);
+  chip.replace(clock, chip.find('\n', clock + 1) - clock, "\nclock: 0.525e9");
+  std::ofstream(dir / "my-chip.yaml") << chip;
+  auto changed = run_tpusim(cmd + " --resume");
+  INFO(changed.output);
+  REQUIRE(changed.status == 0);
+  const auto s = nlohmann::json::parse(read(dir / "out" / "summary.json"));
+  CHECK(s["execution"]["points_reused"] == 0);
+  CHECK(s["execution"]["points_run"] == 2);
+  // The report names what it read and the overrides it ran with.
+  const auto rep = nlohmann::json::parse(read(dir / "out" / "points" / "p001" / "report.json"));
+  CHECK(rep["experiment"]["inputs"].size() == 2);
+  CHECK(rep["experiment"]["inputs"][1].get<std::string>().find("my-chip.yaml") != std::string::npos);
+  CHECK(rep["experiment"]["overrides"] ==
+        nlohmann::json::array({"workload.units=40", "workload.serial_fraction=0.1", "pod.shape=[2]"}));
+}

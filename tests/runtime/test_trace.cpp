@@ -5,8 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "runtime/pod_run.h"
+#include "sim/trace.h"
 #include "workloads/experiment.h"
 #include "workloads/sharding/workload.h"
 
@@ -84,4 +87,20 @@ TEST_CASE("pod trace: schema, and every op of every chip with its start and dura
   CHECK(events.size() == ops);
   // The collective matmul's permutes run while the MXUs work: visible in the trace.
   CHECK(run.chip_stats(0).value("program.hidden_communication_time") > 0);
+}
+
+TEST_CASE("trace: stops at its bound and counts the ops it left out", "[workloads][trace]") {
+  sim::TraceWriter tw(3);
+  tw.name_process(0, "chip0");
+  tw.name_track(0, 1, "mxu0");
+  for (std::uint64_t i = 0; i < 5; ++i) tw.op(0, 1, "op" + std::to_string(i), 1000 * i, 1000 * i + 500);
+  CHECK(tw.ops() == 3);
+  CHECK(tw.dropped() == 2);
+  const auto t = nlohmann::json::parse(tw.json());
+  check_schema(t);
+  std::vector<std::string> names;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") names.push_back(e["name"]);
+  CHECK(names == std::vector<std::string>{"op0", "op1", "op2"});  // the first three, in order
+  CHECK(t["displayTimeUnit"] == "ns");
 }

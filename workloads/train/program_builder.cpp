@@ -581,8 +581,14 @@ std::vector<const models::ParamSpec*> held_params(const models::ModelSpec& model
   std::vector<const models::ParamSpec*> out;
   const models::LayerSpec& l = model.layers[layer];
   for (const auto& p : l.params) out.push_back(&p);
+  // A weight is the layer's own but for a tied one (the unembedding reads
+  // the embedding's table): only those are looked up in the whole model,
+  // so a model of L layers costs O(L), not O(L^2).
+  const auto own = [&l](const std::string& name) {
+    return std::any_of(l.params.begin(), l.params.end(), [&](const models::ParamSpec& p) { return p.name == name; });
+  };
   for (const auto& mm : l.forward) {
-    if (mm.weight.empty()) continue;
+    if (mm.weight.empty() || own(mm.weight)) continue;
     const models::LayerSpec* owner = model.owner_of(mm.weight);
     if (!owner) continue;
     const std::size_t at = static_cast<std::size_t>(owner - model.layers.data());
@@ -602,6 +608,9 @@ std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainL
   for (std::uint32_t s = 0; s < layout.stages.size(); ++s)
     for (std::size_t l : layout.stages[s].layers())
       for (const auto* p : held_params(model, layout.stages[s], l)) {
+        if (std::find_if(model.layers[l].params.begin(), model.layers[l].params.end(),
+                         [p](const models::ParamSpec& own) { return &own == p; }) != model.layers[l].params.end())
+          continue;  // its own
         const models::LayerSpec* owner = model.owner_of(p->name);
         if (!owner || owner == &model.layers[l]) continue;  // its own
         const std::size_t at = static_cast<std::size_t>(owner - model.layers.data());

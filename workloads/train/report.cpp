@@ -268,12 +268,13 @@ std::string train_table(const TrainRun& r, const Report& report) {
   return t.str();
 }
 
-std::string train_trace(const TrainRun& r) {
+std::string train_trace(const TrainRun& r, TraceSummary& summary) {
   static const char* kIciQueueNames[] = {"ici tensor-parallel", "ici gradients", "ici send", "ici recv (waiting)",
                                          "ici weights"};
   constexpr std::uint32_t kPipelineTrack = 0;
   sim::TraceWriter tw;
   for (std::uint32_t c = 0; c < r.layout.chips(); ++c) {
+    if (r.run.representative[c] != c) continue;  // the simulated chips only: a replica's ops are its representative's
     const ChipRole& role = r.layout.roles[c];
     tw.name_process(c, "chip" + std::to_string(c) + " (stage " + std::to_string(role.stage) + ", data " +
                            std::to_string(role.data) + ", tensor " + std::to_string(role.tensor) + ")");
@@ -306,6 +307,7 @@ std::string train_trace(const TrainRun& r) {
     for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
+  summary = {tw.ops(), tw.dropped(), std::uint32_t(r.run.chips_simulated), r.layout.chips()};
   return tw.json();
 }
 

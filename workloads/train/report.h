@@ -33,7 +33,8 @@ Report train_report(const TrainRun& r);
 std::string train_table(const TrainRun& r, const Report& report);
 // One process per chip (named with its ranks), a track per engine and ICI
 // queue, and a "pipeline" track with one slice per task (F3, B3) and the
-// optimizer, so a schedule reads at a glance.
-std::string train_trace(const TrainRun& r);
+// optimizer, so a schedule reads at a glance; the simulated chips only,
+// bounded as sim::TraceWriter is (summary: what it holds).
+std::string train_trace(const TrainRun& r, TraceSummary& summary);
 
 }  // namespace workloads

@@ -53,9 +53,13 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   RunOutput out;
   Report report = train_report(r);
   if (functional) report.result.functional = functional_train_report(*functional, spec);
+  if (opts.trace) {
+    TraceSummary summary;
+    out.trace_json = train_trace(r, summary);
+    report.simulator.trace = summary;
+  }
   out.table = train_table(r, report);
   out.report = to_json(report);
-  if (opts.trace) out.trace_json = train_trace(r);
   return out;
 }
 

@@ -1,0 +1,130 @@
+#include "runtime/run_budget.h"
+
+#include <algorithm>
+#include <map>
+#include <variant>
+
+#include "hw/mxu_timing.h"
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/output.h"
+#include "sim/trace.h"
+
+namespace runtime {
+
+namespace {
+
+// The coefficients are peak-RSS differences between runs of Release
+// tpusim that differ in one count (2026-12-01, x86-64, glibc):
+// Per simulated chip: its engines (SystemC modules and processes),
+// sequencer and statistics. `kind: collective`, 4 KiB all-reduce, every
+// chip simulated, 512 vs 2048 v4 chips: 61 KB per chip, less the pod's
+// share below.
+constexpr double kChipStateBytes = 24e3;
+// Per chip of the pod, simulated or not: its links, routes, collective
+// plans and per-chip results. The 1.3 B data-parallel step, one chip
+// simulated, 64 vs 512 chips: 37 KB per chip.
+constexpr double kPodChipBytes = 37e3;
+// Per op of a distinct program: the hw::Op (name, payload, dependencies)
+// and its planning. `kind: matmul` at tile fidelity, 8192^3 vs 16384^3
+// (3137 vs 24833 ops): 724 B per op.
+constexpr double kOpBytes = 724;
+// Per op per simulated chip: its timing and the sequencer's state. The
+// 1.3 B step on 64 chips, every chip vs one simulated (2720 ops): 113 KB
+// per chip, less kChipStateBytes, over 2720 ops.
+constexpr double kOpRunBytes = 33;
+// Per trace event: the recorded event (sim::TraceWriter) and its text in
+// trace.json. `kind: matmul` at tile fidelity, 16384^3, with and without
+// --trace (24833 events): 225 B per event.
+constexpr double kTraceEventBytes = 225;
+
+std::string count(double n) { return sim::fixed(n, 0); }
+
+}  // namespace
+
+double MemoryEstimate::total() const {
+  double t = 0;
+  for (const auto& p : parts_) t += p.second;
+  return t;
+}
+
+std::string MemoryEstimate::str() const {
+  std::string s = sim::si(total(), "B") + " (";
+  for (std::size_t i = 0; i < parts_.size(); ++i)
+    s += (i ? ", " : "") + parts_[i].first + ": " + sim::si(parts_[i].second, "B");
+  return s + ")";
+}
+
+double memory_limit_bytes(const Limits& limits) {
+  if (limits.max_memory_bytes) return *limits.max_memory_bytes;
+  const double machine = double(sim::machine_memory_bytes());
+  return machine > 0 ? machine / 2 : 8e9;  // ASSUMPTION: 8 GB when the machine does not say
+}
+
+void check_memory(const Limits& limits, const MemoryEstimate& estimate, const std::string& what) {
+  const double limit = memory_limit_bytes(limits);
+  if (estimate.total() <= limit) return;
+  throw sim::SimFailure("memory: " + what + " would need about " + estimate.str() + " of host memory, above " +
+                        (limits.max_memory_bytes ? "limits.max_memory (" + sim::si(limit, "B") + ")"
+                                                 : "half the machine's memory (" + sim::si(limit, "B") +
+                                                       "; raise it with limits.max_memory)"));
+}
+
+double pe_cycles(const hw::MxuConfig& mxu, const hw::MxuShape& shape) {
+  return double(hw::mxu_tile_cycles(mxu, shape)) * double(mxu.rows) * double(mxu.cols);
+}
+
+double pe_operand_bytes(const hw::MxuShape& shape) {
+  const double m = double(shape.m), k = double(shape.k), n = double(shape.n);
+  return double(sizeof(hw::bf16)) * (m * k + k * n) + double(sizeof(float)) * m * n;
+}
+
+void check_pe_cycles(const Limits& limits, double cycles, const std::string& what) {
+  if (cycles <= limits.max_pe_cycles) return;
+  throw sim::SimFailure("PE budget: " + what + " would simulate " + sim::fixed(cycles, 0) +
+                        " PE-array cycles at fidelity: pe (about " + sim::fixed(cycles / 3e9, 0) +
+                        " s of host time), above limits.max_pe_cycles (" + sim::fixed(limits.max_pe_cycles, 0) +
+                        "); use fidelity: tile or kernel, or raise limits.max_pe_cycles");
+}
+
+void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fidelity fidelity,
+                      const std::vector<const hw::Program*>& programs, int pod_chips, bool trace) {
+  // The distinct programs in order of first use, and how many simulated
+  // chips run each (an order independent of addresses: sums are the same
+  // every run).
+  std::vector<std::pair<const hw::Program*, double>> uses;
+  std::map<const hw::Program*, std::size_t> index;
+  for (const hw::Program* p : programs) {
+    const auto [it, added] = index.emplace(p, uses.size());
+    if (added) uses.emplace_back(p, 0.0);
+    uses[it->second].second += 1;
+  }
+  double planned = 0, run = 0, cycles = 0, operands = 0;
+  for (const auto& [p, chips] : uses) {
+    planned += double(p->ops.size());
+    run += chips * double(p->ops.size());
+    if (fidelity != hw::Fidelity::pe) continue;
+    for (const hw::Op& op : p->ops)
+      if (const auto* mm = std::get_if<hw::MatmulOp>(&op.payload)) {
+        const hw::MxuShape shape{mm->m, mm->k, mm->n};
+        cycles += chips * pe_cycles(chip.mxu, shape);
+        operands = std::max(operands, pe_operand_bytes(shape));
+      }
+  }
+  const double chips = double(programs.size());
+  MemoryEstimate e;
+  e.add(count(chips) + " chips simulated x " + sim::si(kChipStateBytes, "B"), chips * kChipStateBytes);
+  e.add(count(pod_chips) + " chips in the pod x " + sim::si(kPodChipBytes, "B"), pod_chips * kPodChipBytes);
+  e.add(count(planned) + " ops x " + sim::si(kOpBytes, "B"), planned * kOpBytes);
+  e.add(count(run) + " ops run x " + sim::si(kOpRunBytes, "B"), run * kOpRunBytes);
+  if (trace) {
+    const double events = std::min(run, double(sim::TraceWriter::kMaxEvents));
+    e.add(count(events) + " trace events x " + sim::si(kTraceEventBytes, "B"), events * kTraceEventBytes);
+  }
+  // Each MXU of a simulated chip holds its current op's operands.
+  if (operands > 0) e.add("PE operands", operands * chip.mxus() * chips);
+  check_memory(limits, e, "the simulation");
+  if (fidelity == hw::Fidelity::pe) check_pe_cycles(limits, cycles, "the simulation");
+}
+
+}  // namespace runtime
