@@ -16,39 +16,43 @@ constexpr std::uint64_t kMaxLocal = std::uint64_t{1} << 20;
 }  // namespace
 
 Collective::Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id)
+    : Collective(network, reduction, std::make_shared<const CollectivePlan>(std::move(plan)), functional, id) {}
+
+Collective::Collective(Network& network, ReductionModel& reduction, std::shared_ptr<const CollectivePlan> plan,
+                       bool functional, int id)
     : net_(network), reduction_(reduction), plan_(std::move(plan)), functional_(functional), id_(id) {
   if (id < 0 || id >= kMaxCollectives)
     throw std::invalid_argument("Collective id must be in [0, " + std::to_string(kMaxCollectives) + ")");
-  if (functional_ && !plan_.functional) {
+  if (functional_ && !plan_->functional) {
     throw std::invalid_argument("a functional Collective needs a plan made from a spec with functional = true");
   }
-  chips_.resize(plan_.chips.size());
-  int passes_total = 0;
-  for (std::size_t c = 0; c < plan_.chips.size(); ++c) {
-    const auto& streams = plan_.chips[c].streams;
-    if (streams.size() >= kMaxStreams) throw std::invalid_argument("too many streams for one chip");
-    chips_[c].first_stream = static_cast<int>(stream_runs_.size());
-    chips_[c].streams_left = static_cast<int>(streams.size());
-    for (const Stream& s : streams) {
-      if (s.phases.size() >= kMaxPhases) throw std::invalid_argument("too many phases in a stream");
-      std::size_t widest = 0;
-      for (const Phase& ph : s.phases) widest = std::max(widest, ph.passes.size());
-      if (widest >= kMaxPasses) throw std::invalid_argument("too many passes in a phase");
-      StreamRun run;
-      run.first_pass = passes_total;
-      passes_total += static_cast<int>(widest);
-      stream_runs_.push_back(run);
-      for (std::size_t p = 0; p < widest; ++p) {
-        PassRun pr;
-        pr.chip = static_cast<int>(c);
-        pr.stream = static_cast<int>(&s - streams.data());
-        pr.index = static_cast<int>(p);
-        pass_runs_.push_back(std::move(pr));
-      }
+  chips_.resize(plan_->chips.size());
+  if (functional_) work_.assign(plan_->chips.size(), std::vector<double>(plan_->elements, 0.0));
+}
+
+// The chip's stream and pass slots, at its join.
+void Collective::make_runs(int c) {
+  const auto& streams = plan_->chips[c].streams;
+  if (streams.size() >= kMaxStreams) throw std::invalid_argument("too many streams for one chip");
+  chips_[c].first_stream = static_cast<int>(stream_runs_.size());
+  chips_[c].streams_left = static_cast<int>(streams.size());
+  for (const Stream& s : streams) {
+    if (s.phases.size() >= kMaxPhases) throw std::invalid_argument("too many phases in a stream");
+    std::size_t widest = 0;
+    for (const Phase& ph : s.phases) widest = std::max(widest, ph.passes.size());
+    if (widest >= kMaxPasses) throw std::invalid_argument("too many passes in a phase");
+    StreamRun run;
+    run.first_pass = static_cast<int>(pass_runs_.size());
+    stream_runs_.push_back(run);
+    for (std::size_t p = 0; p < widest; ++p) {
+      PassRun pr;
+      pr.chip = c;
+      pr.stream = static_cast<int>(&s - streams.data());
+      pr.index = static_cast<int>(p);
+      pass_runs_.push_back(std::move(pr));
     }
   }
   if (pass_runs_.size() >= (std::size_t{1} << 30)) throw std::invalid_argument("too many passes for one collective");
-  if (functional_) work_.assign(plan_.chips.size(), std::vector<double>(plan_.elements, 0.0));
 }
 
 std::uint64_t Collective::cookie(int run, int kind, std::uint32_t index) {
@@ -69,19 +73,20 @@ std::uint64_t Collective::tag(int stream, int phase, int pass, std::uint32_t loc
 void Collective::join(int chip, std::function<void()> on_done) {
   ChipRun& c = chips_.at(chip);
   if (c.joined) throw std::logic_error(name() + ": chip " + std::to_string(chip) + " joined twice");
+  make_runs(chip);
   c.joined = true;
   c.on_done = std::move(on_done);
   if (c.streams_left == 0) {
     finish_chip(chip);
     return;
   }
-  const int streams = static_cast<int>(plan_.chips[chip].streams.size());
+  const int streams = static_cast<int>(plan_->chips[chip].streams.size());
   for (int s = 0; s < streams; ++s) start_phase(chip, s);
 }
 
 void Collective::start_phase(int chip, int s) {
   StreamRun& run = stream_run(chip, s);
-  const Stream& stream = plan_.chips[chip].streams[s];
+  const Stream& stream = plan_->chips[chip].streams[s];
   if (run.phase >= static_cast<int>(stream.phases.size())) {
     if (--chips_[chip].streams_left == 0) finish_chip(chip);
     return;
@@ -123,7 +128,7 @@ void Collective::advance(int ri) {
     run.posted = net_.now();
     run.outstanding = 0;
     const int phase = stream_run(chip, s).phase;
-    const std::uint64_t element_bytes = static_cast<std::uint64_t>(plan_.element_bytes);
+    const std::uint64_t element_bytes = static_cast<std::uint64_t>(plan_->element_bytes);
     // A chunk holding no element is not sent: the receiver sees the same
     // empty transfer in its own step (the plan is symmetric) and does not
     // wait for it. Both count it done from the start. With translations a
@@ -145,7 +150,7 @@ void Collective::advance(int ri) {
       if (functional_) {
         m.payload.reserve(t.count);
         const std::vector<double>& w = work_[chip];
-        plan_.chips[chip].streams[s].layout.for_each_run(t.offset, t.count, [&](std::uint64_t at, std::uint64_t len) {
+        plan_->chips[chip].streams[s].layout.for_each_run(t.offset, t.count, [&](std::uint64_t at, std::uint64_t len) {
           m.payload.insert(m.payload.end(), w.begin() + static_cast<std::ptrdiff_t>(at),
                            w.begin() + static_cast<std::ptrdiff_t>(at + len));
         });
@@ -210,7 +215,7 @@ void Collective::on_received(std::uint64_t c, Arrival& arrival) {
   const Op op = decode(c);
   PassRun& run = pass_runs_[op.run];
   const Transfer& t = run.current.recvs[op.index];
-  const std::uint64_t bytes = t.count * static_cast<std::uint64_t>(plan_.element_bytes);
+  const std::uint64_t bytes = t.count * static_cast<std::uint64_t>(plan_->element_bytes);
   // With translations the message is its orbit chip's image, a few bytes
   // off where chunks are uneven (Invariance::uneven_bytes).
   if (arrival.message.bytes != bytes && net_.translations().none()) {
@@ -232,16 +237,16 @@ void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, s
   const PassRun& run = pass_runs_[op.run];
   std::vector<double>& w = work_[run.chip];
   std::size_t i = 0;
-  plan_.chips[run.chip].streams[run.stream].layout.for_each_run(t.offset, t.count,
-                                                                [&](std::uint64_t at, std::uint64_t len) {
-                                                                  for (std::uint64_t e = 0; e < len; ++e, ++i) {
-                                                                    if (reduce) {
-                                                                      w[at + e] += payload[i];
-                                                                    } else {
-                                                                      w[at + e] = payload[i];
-                                                                    }
-                                                                  }
-                                                                });
+  plan_->chips[run.chip].streams[run.stream].layout.for_each_run(t.offset, t.count,
+                                                                 [&](std::uint64_t at, std::uint64_t len) {
+                                                                   for (std::uint64_t e = 0; e < len; ++e, ++i) {
+                                                                     if (reduce) {
+                                                                       w[at + e] += payload[i];
+                                                                     } else {
+                                                                       w[at + e] = payload[i];
+                                                                     }
+                                                                   }
+                                                                 });
 }
 
 bool Collective::complete() const {
@@ -255,11 +260,11 @@ Ps Collective::end_time() const {
 }
 
 std::uint64_t Collective::input_elements() const {
-  return plan_.op == CollectiveOp::all_gather ? plan_.shard_elements() : plan_.elements;
+  return plan_->op == CollectiveOp::all_gather ? plan_->shard_elements() : plan_->elements;
 }
 
 std::uint64_t Collective::output_elements() const {
-  return plan_.op == CollectiveOp::reduce_scatter ? plan_.shard_elements() : plan_.elements;
+  return plan_->op == CollectiveOp::reduce_scatter ? plan_->shard_elements() : plan_->elements;
 }
 
 void Collective::set_input(int chip, const std::vector<double>& values) {
@@ -269,10 +274,10 @@ void Collective::set_input(int chip, const std::vector<double>& values) {
                                 std::to_string(input_elements()));
   }
   std::vector<double>& w = work_[chip];
-  if (plan_.op == CollectiveOp::all_gather) {
+  if (plan_->op == CollectiveOp::all_gather) {
     std::fill(w.begin(), w.end(), 0.0);
     std::copy(values.begin(), values.end(),
-              w.begin() + static_cast<std::ptrdiff_t>(plan_.rank[chip] * plan_.shard_elements()));
+              w.begin() + static_cast<std::ptrdiff_t>(plan_->rank[chip] * plan_->shard_elements()));
   } else {
     w = values;
   }
@@ -281,11 +286,11 @@ void Collective::set_input(int chip, const std::vector<double>& values) {
 std::vector<double> Collective::output(int chip) const {
   if (!functional_) throw std::logic_error(name() + ": output of a timing-only collective");
   const std::vector<double>& w = work_[chip];
-  if (plan_.op == CollectiveOp::reduce_scatter) {
-    const auto at = static_cast<std::ptrdiff_t>(plan_.rank[chip] * plan_.shard_elements());
-    return std::vector<double>(w.begin() + at, w.begin() + at + static_cast<std::ptrdiff_t>(plan_.shard_elements()));
+  if (plan_->op == CollectiveOp::reduce_scatter) {
+    const auto at = static_cast<std::ptrdiff_t>(plan_->rank[chip] * plan_->shard_elements());
+    return std::vector<double>(w.begin() + at, w.begin() + at + static_cast<std::ptrdiff_t>(plan_->shard_elements()));
   }
-  if (plan_.op == CollectiveOp::permute && !plan_.receives[chip]) return std::vector<double>(w.size(), 0.0);
+  if (plan_->op == CollectiveOp::permute && !plan_->receives[chip]) return std::vector<double>(w.size(), 0.0);
   return w;
 }
 
@@ -293,7 +298,7 @@ std::string Collective::name_of(CollectiveOp op, int id) {
   return std::string(to_string(op)) + "#" + std::to_string(id);
 }
 
-std::string Collective::name() const { return name_of(plan_.op, id_); }
+std::string Collective::name() const { return name_of(plan_->op, id_); }
 
 std::vector<std::string> Collective::pending() const {
   const Topology& topo = net_.topology();
@@ -306,10 +311,10 @@ std::vector<std::string> Collective::pending() const {
       out.push_back(name() + ": " + topo.describe(chip) + " never joined");
       continue;
     }
-    const int streams = static_cast<int>(plan_.chips[chip].streams.size());
+    const int streams = static_cast<int>(plan_->chips[chip].streams.size());
     for (int s = 0; s < streams; ++s) {
       const StreamRun& sr = stream_runs_[c.first_stream + s];
-      const Stream& stream = plan_.chips[chip].streams[s];
+      const Stream& stream = plan_->chips[chip].streams[s];
       if (sr.phase >= static_cast<int>(stream.phases.size())) continue;
       const int passes = static_cast<int>(stream.phases[sr.phase].passes.size());
       for (int p = 0; p < passes; ++p) {

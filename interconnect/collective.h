@@ -7,6 +7,7 @@
 // network callbacks: no SystemC process per chip.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ class Collective : public NetworkClient, public ReductionListener {
   // id distinguishes collectives in flight at once (message tags); < 2^24 (kMaxCollectives).
   // functional needs a plan made with spec.functional.
   Collective(Network& network, ReductionModel& reduction, CollectivePlan plan, bool functional, int id = 0);
+  // The same with a plan shared by collectives of equal specs (a training
+  // step's thousands of them), not copied.
+  Collective(Network& network, ReductionModel& reduction, std::shared_ptr<const CollectivePlan> plan, bool functional,
+             int id = 0);
 
   // Chip `chip` starts its part now. on_done runs (inside the network's
   // process, or before join returns if the chip has nothing to do) when its
@@ -49,7 +54,7 @@ class Collective : public NetworkClient, public ReductionListener {
   std::vector<std::string> pending() const;
   std::string name() const;  // "all_reduce#0"
   static std::string name_of(CollectiveOp op, int id);
-  const CollectivePlan& plan() const { return plan_; }
+  const CollectivePlan& plan() const { return *plan_; }
 
   void on_sent(std::uint64_t cookie) override;
   void on_received(std::uint64_t cookie, Arrival& arrival) override;
@@ -58,7 +63,9 @@ class Collective : public NetworkClient, public ReductionListener {
  private:
   // Run state lives in flat arrays (one slot per chip and stream, and per
   // chip, stream and pass of the widest phase) so that a step touches few
-  // cache lines: 4096 chips x 6 streams do not fit in cache.
+  // cache lines: 4096 chips x 6 streams do not fit in cache. A chip's slots
+  // are made when it joins: a pipeline stage's collective, or one on a
+  // symmetric pod (translations.h), is joined by a few of the pod's chips.
   struct PassRun {
     const Pass* pass = nullptr;
     int chip = 0, stream = 0, index = 0;  // whose pass (index within the stream's phase) this slot runs
@@ -94,6 +101,7 @@ class Collective : public NetworkClient, public ReductionListener {
   static Op decode(std::uint64_t cookie);
   std::uint64_t tag(int stream, int phase, int pass, std::uint32_t local) const;
 
+  void make_runs(int chip);
   void start_phase(int chip, int stream);
   void advance(int run);  // pass_runs_[run]: next step(s) until one waits
   void pass_finished(int chip, int stream);
@@ -106,7 +114,7 @@ class Collective : public NetworkClient, public ReductionListener {
 
   Network& net_;
   ReductionModel& reduction_;
-  CollectivePlan plan_;
+  std::shared_ptr<const CollectivePlan> plan_;
   bool functional_;
   int id_;
   std::vector<ChipRun> chips_;

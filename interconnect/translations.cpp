@@ -190,7 +190,8 @@ Invariance Translations::invariance(const CollectivePlan& plan) const {
             pb[p]->step(k, theirs);
             std::uint64_t d = 0;
             int h = 0;
-            if (!same_step(mine, theirs, *this, r, mv, d, h, x, y)) return why("step " + std::to_string(k) + " of " + pa[p]->describe());
+            if (!same_step(mine, theirs, *this, r, mv, d, h, x, y))
+              return why("step " + std::to_string(k) + " of " + pa[p]->describe());
             if (slot >= worst.size()) worst.resize(slot + 1, {0, 0});
             worst[slot].first = std::max(worst[slot].first, d);
             worst[slot].second = std::max(worst[slot].second, h);

@@ -70,7 +70,7 @@ class Translations {
  private:
   std::vector<int> axes_;
   std::vector<int> size_, stride_;  // per entry of axes_
-  std::vector<int> shape_;           // every ICI axis
+  std::vector<int> shape_;          // every ICI axis
   std::vector<bool> wraps_;
   int ici_axes_ = 0;
   int order_ = 1;

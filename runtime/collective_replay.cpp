@@ -37,7 +37,7 @@ PodCollectives::~PodCollectives() = default;
 
 interconnect::Collective& PodCollectives::simulated(std::size_t i) {
   if (!colls_[i])
-    colls_[i] = std::make_unique<interconnect::Collective>(net_, reduction_, *plans_[i], specs_[i].functional,
+    colls_[i] = std::make_unique<interconnect::Collective>(net_, reduction_, plans_[i], specs_[i].functional,
                                                            static_cast<int>(i));
   return *colls_[i];
 }

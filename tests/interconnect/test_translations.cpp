@@ -47,10 +47,8 @@ void same_as_every_chip(const PodNetworkConfig& p, const CollectiveSpec& s, bool
   // bytes (slack at the link rate) per chip and link.
   const double bw = p.link.bandwidth, chips = double(full.per_chip.size());
   CHECK(double(mirrored.ici_bytes) == Approx(double(full.ici_bytes)).epsilon(1e-12).margin(chips * slack * bw));
-  CHECK(mirrored.link_utilization_max ==
-        Approx(full.link_utilization_max).epsilon(1e-9).margin(slack / full.time_s));
-  CHECK(mirrored.link_utilization_mean ==
-        Approx(full.link_utilization_mean).epsilon(1e-9).margin(slack / full.time_s));
+  CHECK(mirrored.link_utilization_max == Approx(full.link_utilization_max).epsilon(1e-9).margin(slack / full.time_s));
+  CHECK(mirrored.link_utilization_mean == Approx(full.link_utilization_mean).epsilon(1e-9).margin(slack / full.time_s));
   REQUIRE(mirrored.per_chip.size() == full.per_chip.size());
   for (std::size_t c = 0; c < full.per_chip.size(); ++c) {
     INFO("chip " << c);
@@ -108,8 +106,8 @@ TEST_CASE("translations: a symmetric collective is what every chip simulated giv
                        spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB), false);
   }
   SECTION("a buffer that does not divide into equal chunks: within the uneven bytes' time") {
-    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_reduce, Algorithm::ring, 6 * MiB + 4),
-                       true, true);
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}),
+                       spec(CollectiveOp::all_reduce, Algorithm::ring, 6 * MiB + 4), true, true);
     same_as_every_chip(pod(TopologyKind::torus3d, {3, 4, 5}, {true, true, true}),
                        spec(CollectiveOp::all_reduce, Algorithm::torus, 10 * MiB + 28), true, true);
   }
