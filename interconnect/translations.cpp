@@ -32,18 +32,7 @@ int Translations::rep(int chip) const {
   return r;
 }
 
-int Translations::moved(int chip, int from, int to) const {
-  int out = chip;
-  for (std::size_t i = 0; i < axes_.size(); ++i) {
-    const int s = size_[i], st = stride_[i];
-    const int c = chip / st % s;
-    int m = c + (to / st % s) - (from / st % s);
-    if (m >= s) m -= s;
-    if (m < 0) m += s;
-    out += (m - c) * st;
-  }
-  return out;
-}
+int Translations::moved(int chip, int from, int to) const { return moved(chip, move(from, to)); }
 
 Translations::Move Translations::move(int from, int to) const {
   Move mv;
