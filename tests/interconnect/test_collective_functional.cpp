@@ -8,6 +8,7 @@
 #include "interconnect/collective.h"
 #include "interconnect/deadlock.h"
 #include "interconnect/network_factory.h"
+#include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 #include "sim/kernel.h"
 
@@ -16,10 +17,7 @@ using namespace interconnect;
 namespace {
 
 PodNetworkConfig pod(TopologyKind kind, std::vector<int> shape, std::vector<bool> wrap) {
-  PodNetworkConfig p;
-  p.topology = kind;
-  p.shape = std::move(shape);
-  p.wraparound = std::move(wrap);
+  PodNetworkConfig p = pod_shape(kind, std::move(shape), std::move(wrap));
   p.link.bandwidth = 1e10;
   p.link.latency = 1e-7;
   p.link.packet_bytes = 256;

@@ -2,6 +2,7 @@
 // it (counted here from each algorithm's definition).
 #include <catch2/catch.hpp>
 
+#include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 
 using namespace interconnect;
@@ -9,11 +10,7 @@ using namespace interconnect;
 namespace {
 
 PodNetworkConfig pod(TopologyKind kind, std::vector<int> shape, std::vector<bool> wrap) {
-  PodNetworkConfig p;
-  p.topology = kind;
-  p.shape = std::move(shape);
-  p.wraparound = std::move(wrap);
-  return p;
+  return pod_shape(kind, std::move(shape), std::move(wrap));
 }
 
 CollectiveResult run(const PodNetworkConfig& p, CollectiveOp op, Algorithm a, std::uint64_t bytes) {

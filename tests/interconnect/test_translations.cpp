@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "interconnect/mesh.h"
+#include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 #include "interconnect/translations.h"
 
@@ -12,10 +13,7 @@ using namespace interconnect;
 namespace {
 
 PodNetworkConfig pod(TopologyKind kind, std::vector<int> shape, std::vector<bool> wrap) {
-  PodNetworkConfig p;
-  p.topology = kind;
-  p.shape = std::move(shape);
-  p.wraparound = std::move(wrap);
+  PodNetworkConfig p = pod_shape(kind, std::move(shape), std::move(wrap));
   p.link.bandwidth = 4.5e10;
   p.link.latency = 1e-6;
   return p;
