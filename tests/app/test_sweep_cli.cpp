@@ -168,12 +168,15 @@ TEST_CASE("sweep -j 2 writes what -j 1 writes", "[app][sweep]") {
 }
 
 TEST_CASE("a killed sweep resumes to the uninterrupted result, simulating no point twice", "[app][sweep]") {
-  const std::string sweep = amdahl_sweep("resume", 300, "[[1], [2], [3], [5], [6], [10]]");
+  const std::string sweep = amdahl_sweep("resume", 30000, "[[1], [2], [3], [5], [6], [10]]");
   const fs::path full = scratch() / "full", cut = scratch() / "cut";
   REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + full.string()).status == 0);
 
   const pid_t pid = start_sweep({sweep, "--no-plot", "-j", "1", "--out", cut.string()});
+  // 30,000 units make a point ~0.1 s, ten polls: the kill lands midway.
   REQUIRE(wait_until(pid, [&] { return finished_points(cut) >= 2; }));
+  ::kill(pid, SIGSTOP);  // no new point starts; the running one dies with it
+  if (const pid_t worker = child_running(pid, "run")) ::kill(worker, SIGKILL);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   const int before = finished_points(cut);
@@ -193,7 +196,7 @@ TEST_CASE("a killed sweep resumes to the uninterrupted result, simulating no poi
 }
 
 TEST_CASE("a killed worker fails its point only, and --resume reruns just that one", "[app][sweep]") {
-  const std::string sweep = amdahl_sweep("worker", 300, "[[1], [2], [3], [5]]");
+  const std::string sweep = amdahl_sweep("worker", 30000, "[[1], [2], [3], [5]]");
   const fs::path full = scratch() / "wfull", dir = scratch() / "wkill";
   REQUIRE(run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + full.string()).status == 0);
 
@@ -307,7 +310,11 @@ TEST_CASE("a second sweep into a folder one is writing stops with exit 2", "[app
   const fs::path dir = scratch() / "locked";
   const pid_t first = start_sweep({sweep, "--no-plot", "-j", "1", "--out", dir.string()});
   REQUIRE(wait_until(first, [&] { return fs::exists(dir / ".tpusim-lock") && child_running(first, "run") != 0; }));
+  // Held still while the second one tries: on a fast machine the first
+  // finished its four points before the second started (CI, 2026-12-01).
+  REQUIRE(::kill(first, SIGSTOP) == 0);
   auto second = run_tpusim("sweep " + sweep + " --no-plot -j 1 --out " + dir.string());
+  REQUIRE(::kill(first, SIGCONT) == 0);
   INFO(second.output);
   CHECK(second.status == 2);
   CHECK(second.output.find("error: --out " + dir.string() + ": another sweep is writing into this folder") !=
