@@ -208,7 +208,9 @@ void print_params(const nlohmann::json& table, const std::string& prefix) {
     std::cout << ", default " << p["default"].get<std::string>();
     if (p.contains("range") && !p["range"].get<std::string>().empty())
       std::cout << ", " << p["range"].get<std::string>();
-    std::cout << "): " << p["description"].get<std::string>() << "\n";
+    std::cout << "): " << p["description"].get<std::string>();
+    if (p.contains("informational")) std::cout << " [informational: " << p["informational"].get<std::string>() << "]";
+    std::cout << "\n";
     if (nested) print_params(p, name + ".");
   }
 }

@@ -42,6 +42,7 @@ sim::ParamTable<IciParams> ici_params() {
       .integer<std::uint32_t>("links_per_chip", &IciParams::links_per_chip, "links", 4, sim::between(1, 6),
                               "ICI ports per chip: a pod whose topology joins a chip to more neighbour links "
                               "is refused")
+      .informational("a check on the pod: it refuses topologies, it times nothing")
       .real("collective_launch", &IciParams::collective_launch, "s", 0.0, sim::between(0, 1e-3),
             "fixed cost of one collective on each chip, from issue to its first transfer (synchronisation "
             "and setup of the collective's program; docs/calibration.md#collective-launch)");
@@ -66,6 +67,7 @@ const sim::ParamTable<ChipConfig>& chip_params() {
   static const sim::ParamTable<ChipConfig> table = [] {
     sim::ParamTable<ChipConfig> t("chip", "one TPU chip");
     t.text("name", &ChipConfig::name, "", "chip name, e.g. tpu-v4")
+        .informational("a label in reports")
         .real("clock", &ChipConfig::clock, "Hz", std::nullopt, sim::between(1e6, 1e10),
               // The period is a whole number of the kernel's picoseconds: at
               // most 10 GHz keeps its rounding within 0.5 %; at least 1 MHz

@@ -365,6 +365,14 @@ class ParamTable {
     return add(std::move(e));
   }
 
+  // Marks the key declared just before as informational: it names or
+  // describes the run and changes no simulated figure (the key walk in
+  // tests/app/test_config_keys.cpp holds every other key to changing one).
+  ParamTable& informational(const char* why) {
+    entries_.back().informational = why;
+    return *this;
+  }
+
   // A key this table accepts but leaves to its caller.
   ParamTable& allow(const char* name) {
     allowed_.push_back(name);
@@ -418,7 +426,7 @@ class ParamTable {
   const std::string& component() const { return component_; }
   const std::string& description() const { return description_; }
 
-  // {component, description, params: [{name, type, unit, default, range, description, params?}]}
+  // {component, description, params: [{name, type, unit, default, range, description, informational?, params?}]}
   nlohmann::json describe() const {
     nlohmann::json params = nlohmann::json::array();
     for (const auto& e : entries_) {
@@ -426,6 +434,7 @@ class ParamTable {
       nlohmann::json p{
           {"name", e.name}, {"type", e.type}, {"unit", e.unit}, {"default", e.def}, {"description", e.description}};
       if (!e.range.empty()) p["range"] = e.range;
+      if (!e.informational.empty()) p["informational"] = e.informational;
       if (e.describe_sub) p["params"] = e.describe_sub()["params"];
       params.push_back(p);
     }
@@ -435,7 +444,8 @@ class ParamTable {
  private:
   struct Entry {
     std::string name, type, unit, def, description, range;
-    std::string missing;  // added to "missing required key", e.g. the choices
+    std::string missing;        // added to "missing required key", e.g. the choices
+    std::string informational;  // why the key changes no simulated figure; empty: it must change one
     std::function<void(const YamlNode&, T&)> load;
     std::function<void(T&)> set_default;
     std::function<nlohmann::json()> describe_sub;

@@ -339,6 +339,7 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
                                 "SystemC events and ICI network events")
         .real("max_wall_time", &runtime::Limits::max_wall_time_s, "s", d.max_wall_time_s, sim::between(1e-3, 1e7),
               "host time the simulation may take (checked between slices of simulated time)")
+        .informational("a guard on host time, not simulated time; tests/app/test_limits.cpp reaches it")
         .real("max_memory", &runtime::Limits::max_memory_bytes, "B", "half the machine's memory", sim::positive(),
               "host memory the run may need, estimated before it is built (chips simulated x per-chip state, "
               "ops, trace events, PE operands)")
@@ -355,6 +356,7 @@ const sim::ParamTable<Experiment>& experiment_params() {
     p.custom("name", {"string", "", "the file name without .yaml", "letters, digits, '.', '_', '-'; at most 100"},
              "names the run and its default output folder (runs/NAME)",
              [](const sim::YamlNode& n, Experiment& exp) { exp.name = checked_name(n, n.as_string(), "name"); })
+        .informational("names the run and its folder")
         .custom("chip", {"chip file name or mapping", "", "", ""},
                 "a chip file name (e.g. tpu-v4, looked up in chips/) or an inline chip mapping (tpusim explain chip)",
                 load_chip_ref, true)

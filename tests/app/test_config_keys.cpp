@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "config_topics.h"
 #include "hw/chip_config.h"
 #include "interconnect/collective_spec.h"
 #include "sim/error.h"
@@ -23,38 +24,8 @@ using testing_cli::run_tpusim;
 
 namespace {
 
-struct Topic {
-  std::string name;
-  nlohmann::json keys;
-};
-
-std::vector<Topic> topics() {
-  std::vector<Topic> t = {{"chip", hw::chip_params().describe()},
-                          {"experiment", workloads::experiment_params().describe()},
-                          {"pod", workloads::pod_params().describe()},
-                          {"multislice", workloads::multislice_params().describe()},
-                          {"sweep", sweep::sweep_params().describe()}};
-  for (const auto& k : workloads::workload_kinds()) t.push_back({k.name, k.keys()});
-  return t;
-}
-
-// Key paths ("limits.max_events") and the words of enum types ("tile | pe").
-void walk(const nlohmann::json& table, const std::string& prefix, std::vector<std::string>& paths,
-          std::set<std::string>& words) {
-  for (const auto& p : table["params"]) {
-    const std::string name = p["name"];
-    paths.push_back(prefix + name);
-    words.insert(name);
-    const std::string type = p["type"];
-    if (type.find(" | ") != std::string::npos || p["name"] == "dtype") {
-      std::stringstream s(type);
-      std::string w;
-      while (s >> w)
-        if (w != "|") words.insert(w);
-    }
-    if (p.contains("params")) walk(p, prefix + name + ".", paths, words);
-  }
-}
+using config_topics::topics;
+using config_topics::walk;
 
 std::string names_of_kinds() {
   std::string s;

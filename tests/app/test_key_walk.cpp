@@ -1,0 +1,353 @@
+// The key walk: every key an input file accepts either changes what the
+// simulator reports or is declared informational in its sim::ParamTable
+// (issue 17: `ici.links_per_chip` was documented, accepted and ignored).
+//
+// For each key of the chip, experiment, pod, multislice and workload
+// tables, the walk takes small probe experiments where the key can matter
+// (every probe for chip, pod and experiment keys; the probes of its kind
+// for workload keys), changes the key's value there with --set (a number
+// doubled, halved, ...; a flag flipped; every other word of an enum; for
+// lists, mappings and names the values below) and compares the report with
+// the probe's own. A key acts when some change moves a simulated figure, or
+// ends the run with exit 3 (a limit or "does not fit"); a change refused
+// with exit 2 is an invalid value, and the walk tries the next one.
+//
+// What is compared is what the simulator computed: the report without its
+// echo of the input (`experiment`, `pod`, result.model / parallelism /
+// precision / roofline peaks) and without host fields (wall time, memory).
+// The sweep file's keys drive sweeps, not one simulation; tests/app/
+// test_sweep_cli.cpp covers them.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "config_topics.h"
+
+using testing_cli::run_tpusim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Probe {
+  std::string name;
+  std::string kind;  // workload kind
+  bool multislice;
+  std::string yaml;
+};
+
+// Small experiments, seconds in all. Chips and pods named by file are
+// inlined, so that --set reaches their keys.
+const Probe kProbes[] = {
+    {"matmul", "matmul", false, "chip: tpu-v4\nworkload: {kind: matmul, m: 1000, k: 2048, n: 3000}\n"},
+    {"matmul-blocked", "matmul", false,
+     "chip: tpu-v4\nworkload: {kind: matmul, m: 1000, k: 2048, n: 3000, block: {bm: 512, bk: 1024, bn: 512}}\n"},
+    {"matmul-tile", "matmul", false,
+     "chip: tpu-v5e\nfidelity: tile\nworkload: {kind: matmul, m: 512, k: 1024, n: 640}\n"},
+    {"matmul-pe", "matmul", false,
+     "chip: teach-8x8\nfidelity: pe\nfunctional: true\nworkload: {kind: matmul, m: 24, k: 40, n: 16}\n"},
+    {"collective", "collective", false,
+     "chip: tpu-v5e\npod: {topology: ring, shape: [8], wraparound: [true]}\n"
+     "workload: {kind: collective, op: all_reduce, bytes: 1000008, algorithm: ring}\n"},
+    {"collective-torus", "collective", false,
+     "chip: tpu-v4\npod: v4-2x2x1\nworkload: {kind: collective, op: all_reduce, bytes: 4194304}\n"},
+    {"broadcast", "collective", false,
+     "chip: tpu-v5e\npod: {topology: ring, shape: [8], wraparound: [false]}\n"
+     "workload: {kind: collective, op: broadcast, bytes: 1048576, root: 0}\n"},
+    {"permute", "collective", false,
+     "chip: tpu-v5e\npod: {topology: ring, shape: [8], wraparound: [false]}\n"
+     "workload: {kind: collective, op: permute, bytes: 1048576}\n"},
+    {"sharded", "sharded_matmul", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 4], wraparound: [false, false]}\n"
+     "mesh: {model: 2, data: 4}\n"
+     "workload: {kind: sharded_matmul, m: 4096, k: 2048, n: 2048, a_spec: [data, model], b_spec: [null, model],\n"
+     "           out_spec: [data, model]}\n"},
+    {"sharded-functional", "sharded_matmul", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\n"
+     "mesh: {model: 2, data: 2}\nfunctional: true\n"
+     "workload: {kind: sharded_matmul, m: 64, k: 32, n: 48, a_spec: [data, model], b_spec: [model, null]}\n"},
+    {"train-mlp-functional", "train", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {data: 4}\n"
+     "functional: true\n"
+     "workload: {kind: train, model: {type: mlp, widths: [16, 32, 8], activation: relu}, global_batch: 32,\n"
+     "           optimizer: sgd, steps: 2, learning_rate: 0.5, seed: 7}\n"},
+    {"train-transformer", "train", false,
+     "chip: tpu-v5e\npod: v5e-4x4\nmesh: {model: 4, data: 4}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 4096, kv_heads: 4}, global_batch: 32,\n"
+     "           parallelism: {data: data, tensor: model, microbatches: 2}, optimizer: adam}\n"},
+    {"train-pipeline", "train", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {pipe: 4}\n"
+     "workload: {kind: train, model: {type: mlp, widths: [256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256,\n"
+     "           256, 256, 256, 256, 256, 256]}, global_batch: 256,\n"
+     "           parallelism: {pipeline: pipe, microbatches: 8, virtual_stages: 2, schedule: interleaved},\n"
+     "           optimizer: adam}\n"},
+    {"train-fsdp-v3", "train", false,
+     "chip: tpu-v3\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {data: 8}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 128, vocab: 1024}, global_batch: 16,\n"
+     "           parallelism: {fsdp: data}, remat: full, optimizer: adam}\n"},
+    // 1.6 B parameters with Adam on one 16 GiB v5e: does not fit, run anyway.
+    {"train-over-hbm", "train", false,
+     "chip: tpu-v5e\n"
+     "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 8192, d_ff: 32768, heads: 64,\n"
+     "           head_dim: 128, seq_len: 128, vocab: 4096}, global_batch: 1, simulate_anyway: true}\n"},
+    {"synthetic", "synthetic", false,
+     "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\n"
+     "workload: {kind: synthetic, serial_fraction: 0.1, units: 40, unit: {m: 512, k: 512, n: 512},\n"
+     "           broadcast_bytes: 4096}\n"},
+    {"multislice", "train", true,
+     "chip: tpu-v5e\npod: {slices: 2, slice: v5e-4x4}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 4096}, global_batch: 64,\n"
+     "           parallelism: {fsdp: [x, y], data: dcn}, optimizer: adam}\n"},
+};
+
+// A change: the key's new value, and other keys changed with it where the
+// key cannot change alone (a topology and its shape; one strategy's axis
+// handed to another). "~" removes a key.
+struct Change {
+  Change(std::string v, std::vector<std::pair<std::string, std::string>> w = {})
+      : value(std::move(v)), with(std::move(w)) {}
+  std::string value;
+  std::vector<std::pair<std::string, std::string>> with;
+};
+
+// Changes to try for keys that are neither numbers, flags nor enums, or
+// that cannot change alone.
+const std::map<std::string, std::vector<Change>> kAlternatives = {
+    {"mesh", {{"{model: 1, data: 8}"}, {"{data: 8}"}, {"{data: 16}"}}},
+    {"pod.shape", {{"[4]"}, {"[2, 2]"}, {"[16]"}, {"[2, 4]"}}},
+    {"pod.wraparound", {{"[false]"}, {"[true, true]"}, {"[true, true, true]"}}},
+    {"pod.topology",
+     {{"torus2d", {{"pod.shape", "[2, 4]"}, {"pod.wraparound", "[false, false]"}}},
+      {"ring", {{"pod.shape", "[4]"}, {"pod.wraparound", "[true]"}}}}},
+    {"workload.model.type", {{"mlp", {{"workload.model", "{type: mlp, widths: [512, 512, 512]}"}}}}},
+    {"workload.model.widths", {{"[16, 64, 8]"}, {"[512, 512, 512, 512, 512, 512, 512, 512, 512]"}}},
+    {"workload.a_spec", {{"[model, data]"}, {"[data, null]"}}},
+    {"workload.b_spec", {{"[model, null]"}, {"[null, null]"}}},
+    {"workload.out_spec", {{"[data, null]"}, {"[null, model]"}}},
+    {"workload.axes", {{"[x]"}}},
+    {"workload.pairs", {{"[[0, 7], [7, 0]]"}}},
+    {"workload.unit", {{"{m: 1024, k: 512, n: 512}"}}},
+    {"workload.parallelism.data", {{"[data, model]", {{"workload.parallelism.tensor", "~"}}}}},
+    {"workload.parallelism.fsdp", {{"data", {{"workload.parallelism.data", "~"}}}, {"~"}}},
+    {"workload.parallelism.tensor", {{"1", {{"workload.parallelism.data", "[data, model]"}}}}},
+    {"workload.parallelism.pipeline",
+     {{"1",
+       {{"workload.parallelism.data", "pipe"},
+        {"workload.parallelism.schedule", "~"},
+        {"workload.parallelism.virtual_stages", "~"}}}}},
+    {"pod.slice", {{"{topology: torus2d, shape: [2, 8], wraparound: [false, false]}"}}},
+    {"pod.dcn_axes", {{"[x]", {{"mesh", "{x: 2, y: 4, dcn: 4}"}}}}},
+    {"pod.dcn.nic_bandwidth", {{"1.0e+9"}}},
+    {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
+    {"limits.max_memory", {{"1000"}}},
+};
+
+// What the simulator computed: the report without the echo of its input
+// and without the host's wall-clock and memory fields.
+nlohmann::json simulated(const fs::path& report) {
+  std::ifstream in(report);
+  nlohmann::json r = nlohmann::json::parse(in);
+  r.erase("experiment");
+  r.erase("pod");
+  r.erase("tpusim_version");
+  for (const char* f : {"wall_time_s", "events_per_s", "peak_rss_bytes"}) r["simulator"].erase(f);
+  for (const char* f : {"model", "parallelism", "precision", "roofline"}) r["result"].erase(f);
+  return r;
+}
+
+YAML::Node load_config(const std::string& folder, const std::string& name) {
+  return YAML::LoadFile(std::string(TPUSIM_SOURCE_DIR) + "/configs/" + folder + "/" + name + ".yaml");
+}
+
+// The probe with its chip and pods inlined, so that every key is in reach.
+YAML::Node inlined(const Probe& probe) {
+  YAML::Node exp = YAML::Load(probe.yaml);
+  exp["name"] = "key-walk-" + probe.name;
+  if (exp["chip"].IsScalar()) exp["chip"] = load_config("chips", exp["chip"].as<std::string>());
+  if (exp["pod"].IsScalar()) exp["pod"] = load_config("pods", exp["pod"].as<std::string>())["pod"];
+  if (exp["pod"] && exp["pod"]["slice"] && exp["pod"]["slice"].IsScalar())
+    exp["pod"]["slice"] = load_config("pods", exp["pod"]["slice"].as<std::string>())["pod"];
+  return exp;
+}
+
+void write_yaml(const YAML::Node& n, const fs::path& path) {
+  YAML::Emitter out;
+  out << n;
+  std::ofstream(path) << out.c_str() << "\n";
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream s(path);
+  for (std::string part; std::getline(s, part, '.');) parts.push_back(part);
+  return parts;
+}
+
+// Sets (or, for "~", removes) the key at a dotted path, making the mappings
+// on the way.
+void set_at(YAML::Node node, const std::vector<std::string>& parts, std::size_t i, const std::string& value) {
+  const std::string& key = parts[i];
+  if (i + 1 == parts.size()) {
+    if (value == "~") {
+      node.remove(key);
+    } else {
+      node[key] = YAML::Load(value);
+    }
+    return;
+  }
+  if (!node[key] || !node[key].IsMap()) node[key] = YAML::Node(YAML::NodeType::Map);
+  set_at(node[key], parts, i + 1, value);
+}
+
+// The probe's value at a dotted key path; empty when absent.
+std::string value_at(const YAML::Node& root, const std::string& path) {
+  YAML::Node n = YAML::Clone(root);
+  for (const std::string& part : split_path(path)) {
+    if (!n.IsMap() || !n[part]) return "";
+    n.reset(n[part]);
+  }
+  return n.IsScalar() ? n.as<std::string>() : "";
+}
+
+std::string number_text(double v, bool integer) {
+  std::ostringstream s;
+  if (integer) {
+    s << static_cast<long long>(std::llround(v));
+  } else {
+    s.precision(17);
+    s << v;
+  }
+  return s.str();
+}
+
+struct Key {
+  std::string path, type, def, informational;
+};
+
+// The leaf keys of a table (a nested table's keys, not the table itself).
+void leaves(const nlohmann::json& table, const std::string& prefix, std::vector<Key>& out) {
+  for (const auto& p : table["params"]) {
+    const std::string path = prefix + p["name"].get<std::string>();
+    if (p.contains("params") && !p["params"].empty() && p["type"] == "mapping") {
+      leaves(p, path + ".", out);
+      continue;
+    }
+    out.push_back({path, p["type"], p["default"], p.value("informational", "")});
+  }
+}
+
+// The changes to try for `key` in a probe whose current value is `current`.
+std::vector<Change> candidates(const Key& key, const std::string& current) {
+  const auto alt = kAlternatives.find(key.path);
+  if (alt != kAlternatives.end()) return alt->second;
+  std::vector<Change> out;
+  const std::string now = current.empty() ? key.def : current;
+  if (key.type == "bool") {
+    out.push_back({now == "true" ? "false" : "true"});
+  } else if (key.type == "number" || key.type == "integer") {
+    const bool integer = key.type == "integer";
+    char* end = nullptr;
+    const double v = std::strtod(now.c_str(), &end);
+    if (now.empty() || *end != '\0') return out;  // required, or a default in words: no number to move
+    // Up and down by factors, by one, and far down (limits end runs there).
+    const std::vector<double> moved = v == 0 ? std::vector<double>{1, 1e-6, 8}
+                                             : std::vector<double>{2 * v, v / 2, 10 * v, v / 10, v + 1, v * 1e-9, 1};
+    for (double m : moved) {
+      const std::string t = number_text(m, integer);
+      if (t != number_text(v, integer)) out.push_back({t});
+    }
+  } else if (key.type.find(" | ") != std::string::npos) {
+    std::stringstream words(key.type);
+    for (std::string w; words >> w;)
+      if (w != "|" && w != now) out.push_back({w});
+  }
+  return out;
+}
+
+// The probes where a key of `topic` can matter.
+std::vector<const Probe*> probes_for(const std::string& topic) {
+  std::vector<const Probe*> out;
+  for (const Probe& p : kProbes) {
+    const bool fits = topic == "chip" || topic == "experiment" || (topic == "pod" && !p.multislice) ||
+                      (topic == "multislice" && p.multislice) || topic == p.kind;
+    if (fits) out.push_back(&p);
+  }
+  return out;
+}
+
+std::string prefix_of(const std::string& topic) {
+  if (topic == "chip") return "chip.";
+  if (topic == "pod" || topic == "multislice") return "pod.";
+  if (topic == "experiment") return "";
+  return "workload.";
+}
+
+}  // namespace
+
+TEST_CASE("key walk: every key changes a simulated figure or is declared informational", "[app][config][key-walk]") {
+  testing_cli::TempDir tmp("key-walk");
+  std::map<std::string, YAML::Node> probe_yaml;
+  std::map<std::string, nlohmann::json> baseline;
+  for (const Probe& p : kProbes) {
+    probe_yaml[p.name] = inlined(p);
+    const fs::path file = tmp / (p.name + ".yaml"), out = tmp.path / ("base-" + p.name);
+    write_yaml(probe_yaml[p.name], file);
+    const auto r = run_tpusim("run " + file.string() + " --out " + out.string());
+    INFO(p.name << ":\n" << r.output);
+    REQUIRE(r.status == 0);
+    baseline[p.name] = simulated(out / "report.json");
+  }
+  int walked = 0;
+  for (const auto& topic : config_topics::topics()) {
+    if (topic.name == "sweep") continue;
+    std::vector<Key> keys;
+    leaves(topic.keys, prefix_of(topic.name), keys);
+    for (const Key& key : keys) {
+      if (!key.informational.empty()) continue;
+      // The experiment table's chip, pod and workload are walked in their own tables.
+      if (topic.name == "experiment" && (key.path == "chip" || key.path == "pod" || key.path == "workload" ||
+                                         key.path == "workload.kind"))
+        continue;
+      // An enumeration of one word (matmul's dtype) has nothing to change to.
+      if (key.type.find(" | ") == std::string::npos && key.type == key.def && key.type.find(' ') == std::string::npos &&
+          key.type != "bool" && key.type != "number" && key.type != "integer" && key.type != "string")
+        continue;
+      ++walked;
+      std::string acted, tried;
+      for (const Probe* probe : probes_for(topic.name)) {
+        const YAML::Node& base = probe_yaml[probe->name];
+        for (const Change& change : candidates(key, value_at(base, key.path))) {
+          YAML::Node changed = YAML::Clone(base);
+          set_at(changed, split_path(key.path), 0, change.value);
+          for (const auto& [path, value] : change.with) set_at(changed, split_path(path), 0, value);
+          const fs::path file = tmp / "changed.yaml", out = tmp.path / "changed";
+          write_yaml(changed, file);
+          fs::remove_all(out);
+          const auto r = run_tpusim("run " + file.string() + " --out " + out.string());
+          INFO(key.path << ": " << change.value << " in probe " << probe->name << ":\n" << r.output);
+          REQUIRE((r.status == 0 || r.status == 2 || r.status == 3));  // never a crash
+          tried += " " + probe->name + ":" + change.value + "(exit " + std::to_string(r.status) + ")";
+          if (r.status == 3 || (r.status == 0 && simulated(out / "report.json") != baseline[probe->name])) {
+            acted = probe->name + " with " + change.value;
+            break;
+          }
+        }
+        if (!acted.empty()) break;
+      }
+      INFO(topic.name << ": " << key.path << " changed no simulated figure; tried" << tried
+                      << "\n(declare it informational in its ParamTable, or add a probe or value that exercises it)");
+      CHECK(!acted.empty());
+    }
+  }
+  CHECK(walked > 100);
+}
