@@ -93,9 +93,11 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
 // collectives' plans are checked against the translations separately.
 std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodProgram& pp) {
   std::vector<int> axes;
-  if (topo.slices() > 1) return axes;
   const int n = topo.chips();
-  for (int a = 0; a < topo.ici_axes(); ++a) {
+  // With several slices, the DCN axes only (slice shifts): hosts then move
+  // onto hosts (Translations).
+  const bool slices = topo.slices() > 1;
+  for (int a = slices ? topo.ici_axes() : 0; a < (slices ? topo.axes() : topo.ici_axes()); ++a) {
     if (!topo.wraps(a)) continue;
     const interconnect::Translations step(topo, {a});
     const int one_up = topo.neighbor(0, a, +1);
@@ -390,9 +392,19 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // With translations, a chip's collectives are its orbit chip's images: up
   // to the uneven bytes' link and reduction time apart from its own.
   if (!translations_.none()) {
-    const double ps_per_byte = sim::kPsPerSecond / config_.network.link.bandwidth +
-                               interconnect::reducer_ps_per_byte(config_.network.reduction);
-    const double ps_per_hop = config_.network.link.latency * sim::kPsPerSecond;
+    // Uneven bytes between slices cross the slowest DCN server (a host's
+    // PCIe, its NICs, or its share of an oversubscribed fabric core) and
+    // wait for a DCN message's latency instead of an ICI hop's.
+    const interconnect::LinkConfig& link = config_.network.link;
+    double bandwidth = link.bandwidth, latency = link.latency;
+    if (topology_.slices() > 1) {
+      bandwidth = std::min(
+          {bandwidth, link.dcn.host_bandwidth, link.dcn.nic_bandwidth / std::max(1.0, link.dcn.oversubscription)});
+      latency = std::max(latency, link.dcn.latency);
+    }
+    const double ps_per_byte =
+        sim::kPsPerSecond / bandwidth + interconnect::reducer_ps_per_byte(config_.network.reduction);
+    const double ps_per_hop = latency * sim::kPsPerSecond;
     for (const interconnect::Invariance& u : uneven_)
       check.spread_ps += static_cast<std::uint64_t>(std::ceil(static_cast<double>(u.uneven_bytes) * ps_per_byte +
                                                               static_cast<double>(u.uneven_hops) * ps_per_hop));
@@ -470,7 +482,9 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_events = net_->events();
   r.messages = net_->messages();
   r.messages_carried = net_->messages_carried();
-  for (const int a : translations_.axes()) r.symmetric_axes.push_back(topology_.axis_name(a));
+  for (const int a : translations_.axes())  // a DCN axis by its place among them: dcn0, dcn1
+    r.symmetric_axes.push_back(topology_.is_dcn_axis(a) ? "dcn" + std::to_string(a - topology_.ici_axes())
+                                                        : std::string(topology_.axis_name(a)));
   r.dcn_bytes = net_->dcn_bytes();
   for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
     if (topology_.link_class(l) == interconnect::LinkClass::nic_out)
