@@ -81,7 +81,7 @@ double Network::route_bytes_per_s(int src, int dst) const {
 std::uint64_t Network::dcn_bytes() const {
   std::uint64_t b = 0;
   for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
-    if (topology_.link_class(l) == LinkClass::nic_out) b += links_[l].bytes;
+    if (topology_.link_class(l) == LinkClass::nic_out) b += link_bytes(l);  // its orbit's, with translations
   }
   return b;
 }

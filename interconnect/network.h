@@ -186,9 +186,7 @@ class Network : public sc_core::sc_module {
   // Moves a message of an orbit chip onto its destination's orbit chip (its
   // path onto orbit links); notes a route that is not invariant.
   void fold(InFlight& f);
-  int stand_in(int link) const {
-    return translations_.none() || link >= topology_.ici_link_slots() ? link : translations_.link_rep(link);
-  }
+  int stand_in(int link) const { return translations_.none() ? link : translations_.link_rep(link); }
 
   Topology topology_;
   LinkConfig link_;

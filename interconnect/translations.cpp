@@ -9,15 +9,21 @@
 namespace interconnect {
 
 Translations::Translations(const Topology& topology, std::vector<int> axes)
-    : axes_(std::move(axes)), ici_axes_(topology.ici_axes()) {
+    : axes_(std::move(axes)),
+      ici_axes_(topology.ici_axes()),
+      chips_(topology.chips()),
+      hosts_(topology.hosts()),
+      chips_per_host_(topology.chips_per_host()),
+      slice_chips_(topology.slice_chips()) {
   for (int a = 0; a < topology.ici_axes(); ++a) {
     shape_.push_back(topology.size(a));
     wraps_.push_back(topology.wraps(a));
   }
-  if (topology.slices() > 1 && !axes_.empty()) throw std::invalid_argument("Translations: a multislice pod");
   for (const int a : axes_) {
-    if (a < 0 || a >= topology.ici_axes() || !topology.wraps(a))
+    if (a < 0 || a >= topology.axes() || !topology.wraps(a))
       throw std::invalid_argument("Translations: axis " + std::to_string(a) + " does not wrap");
+    dcn_.push_back(topology.is_dcn_axis(a));
+    if (dcn_.back() != dcn_.front()) throw std::invalid_argument("Translations: ICI and DCN axes together");
     int stride = 1;
     for (int b = 0; b < a; ++b) stride *= topology.size(b);
     size_.push_back(topology.size(a));
@@ -71,14 +77,23 @@ int Translations::hops(int a, int b) const {
 
 int Translations::link_rep(int link) const {
   const int per_chip = 2 * ici_axes_;
-  const int chip = link / per_chip;
-  return rep(chip) * per_chip + link % per_chip;
+  const int ici_slots = chips_ * per_chip;
+  if (link < ici_slots) return rep(link / per_chip) * per_chip + link % per_chip;
+  // DCN servers, two per chip, host and slice (Topology::link_slots). A
+  // slice shift moves whole hosts and slices: the orbit chip of a host's
+  // (a slice's) first chip is the first chip of its orbit host (slice).
+  int l = link - ici_slots;
+  if (l < 2 * chips_) return ici_slots + 2 * rep(l / 2) + l % 2;
+  l -= 2 * chips_;
+  if (l < 2 * hosts_) return ici_slots + 2 * chips_ + 2 * (rep(l / 2 * chips_per_host_) / chips_per_host_) + l % 2;
+  l -= 2 * hosts_;
+  return ici_slots + 2 * (chips_ + hosts_) + 2 * (rep(l / 2 * slice_chips_) / slice_chips_) + l % 2;
 }
 
 bool Translations::ties(int src, int dst) const {
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     const int s = size_[i], st = stride_[i];
-    if (s % 2 != 0) continue;
+    if (s % 2 != 0 || dcn_[i]) continue;  // a DCN route has no way round to choose
     const int a = src / st % s, b = dst / st % s;
     if ((b - a + s) % s == s / 2) return true;
   }

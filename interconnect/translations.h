@@ -38,7 +38,8 @@ struct Invariance {
 class Translations {
  public:
   Translations() = default;  // none: every chip stands for itself
-  // `axes`: ICI axes that wrap, of one slice.
+  // `axes`: axes that wrap: ICI axes of one slice, or DCN axes of a
+  // multislice pod (a slice shift; not both, so hosts move onto hosts).
   Translations(const Topology& topology, std::vector<int> axes);
 
   bool none() const { return axes_.empty(); }
@@ -55,8 +56,9 @@ class Translations {
   };
   Move move(int from, int to) const;
   int moved(int chip, const Move& mv) const;
-  // The link standing for an ICI link's orbit: the same direction of its
-  // source chip's orbit chip.
+  // The link standing for a link's orbit: an ICI link's the same direction
+  // of its source chip's orbit chip; a DCN server's (docs/interconnect.md,
+  // "DCN") the same server of the orbit chip's own chip, host or slice.
   int link_rep(int link) const;
   // Whether the route src -> dst goes half way round one of the axes: the
   // tie is broken by the parity of the source's coordinate (Topology::route),
@@ -72,8 +74,10 @@ class Translations {
   std::vector<int> size_, stride_;  // per entry of axes_
   std::vector<int> shape_;          // every ICI axis
   std::vector<bool> wraps_;
+  std::vector<bool> dcn_;  // per entry of axes_
   int ici_axes_ = 0;
   int order_ = 1;
+  int chips_ = 0, hosts_ = 0, chips_per_host_ = 1, slice_chips_ = 1;
 };
 
 }  // namespace interconnect

@@ -56,19 +56,24 @@ void network_stats(sim::StatGroup& g, const PodRunResult& r) {
   g.scalar("messages", double(r.messages_carried), "messages", "messages the network carried");
 }
 
+// across[i]: whether collective i crosses slices (its DCN time); DCN
+// figures only for pods of several slices (`slices`).
 void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
-                   std::uint64_t end_ps) {
-  std::vector<Interval> compute, work, comm;
+                   std::uint64_t end_ps, const std::vector<char>& across, bool slices) {
+  std::vector<Interval> compute, work, comm, dcn;
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const auto kind = prog.ops[i].engine.kind;
     const Interval iv{timings[i].start_ps, timings[i].end_ps};
     if (is_communication(prog.ops[i])) comm.push_back(iv);
+    if (const auto* op = std::get_if<hw::CommOp>(&prog.ops[i].payload); op && across.at(op->collective))
+      dcn.push_back(iv);
     if (kind == hw::EngineKind::mxu || kind == hw::EngineKind::vector) compute.push_back(iv);
     if (kind != hw::EngineKind::ici) work.push_back(iv);
   }
   compute = merge(std::move(compute));
   work = merge(std::move(work));
   comm = merge(std::move(comm));
+  dcn = merge(std::move(dcn));
   g.scalar("ops", double(prog.ops.size()), "ops", "ops in the chip's program");
   g.scalar("end_time", ps_to_seconds(end_ps), "s", "completion of the chip's last op");
   g.scalar("compute_time", ps_to_seconds(length(compute)), "s", "time with an MXU or vector op running");
@@ -76,6 +81,10 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
            "time with a collective or a send running (receives only wait)");
   g.scalar("hidden_communication_time", ps_to_seconds(overlap(work, comm)), "s",
            "communication time while an MXU, vector or DMA op of the chip runs");
+  if (!slices) return;
+  g.scalar("dcn_time", ps_to_seconds(length(dcn)), "s", "time with a collective across slices running");
+  g.scalar("hidden_dcn_time", ps_to_seconds(overlap(work, dcn)), "s",
+           "time with a collective across slices running while an MXU, vector or DMA op of the chip runs");
 }
 
 // The wrapping axes along which the pod's programs are invariant: a chip
@@ -84,9 +93,11 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
 // collectives' plans are checked against the translations separately.
 std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodProgram& pp) {
   std::vector<int> axes;
-  if (topo.slices() > 1) return axes;
   const int n = topo.chips();
-  for (int a = 0; a < topo.ici_axes(); ++a) {
+  // With several slices, the DCN axes only (slice shifts): hosts then move
+  // onto hosts (Translations).
+  const bool slices = topo.slices() > 1;
+  for (int a = slices ? topo.ici_axes() : 0; a < (slices ? topo.axes() : topo.ici_axes()); ++a) {
     if (!topo.wraps(a)) continue;
     const interconnect::Translations step(topo, {a});
     const int one_up = topo.neighbor(0, a, +1);
@@ -106,6 +117,13 @@ std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodPro
     if (same) axes.push_back(a);
   }
   return axes;
+}
+
+// Whether a collective's groups span slices (its time is DCN time).
+bool crosses_slices(const interconnect::CollectivePlan& plan, const interconnect::Topology& t) {
+  return std::any_of(plan.groups.begin(), plan.groups.end(), [&](const std::vector<int>& g) {
+    return std::any_of(g.begin(), g.end(), [&](int c) { return t.slice_of(c) != t.slice_of(g.front()); });
+  });
 }
 
 }  // namespace
@@ -183,6 +201,7 @@ void PodSimulation::elaborate(const Observers& observers) {
     }
     plans.push_back(own);
     specs.push_back(spec);
+    across_slices_.push_back(crosses_slices(*plan, topology_) ? 1 : 0);
   }
 
   // Each chip's representative (itself unless reduced) and each
@@ -373,9 +392,19 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // With translations, a chip's collectives are its orbit chip's images: up
   // to the uneven bytes' link and reduction time apart from its own.
   if (!translations_.none()) {
-    const double ps_per_byte = sim::kPsPerSecond / config_.network.link.bandwidth +
-                               interconnect::reducer_ps_per_byte(config_.network.reduction);
-    const double ps_per_hop = config_.network.link.latency * sim::kPsPerSecond;
+    // Uneven bytes between slices cross the slowest DCN server (a host's
+    // PCIe, its NICs, or its share of an oversubscribed fabric core) and
+    // wait for a DCN message's latency instead of an ICI hop's.
+    const interconnect::LinkConfig& link = config_.network.link;
+    double bandwidth = link.bandwidth, latency = link.latency;
+    if (topology_.slices() > 1) {
+      bandwidth = std::min(
+          {bandwidth, link.dcn.host_bandwidth, link.dcn.nic_bandwidth / std::max(1.0, link.dcn.oversubscription)});
+      latency = std::max(latency, link.dcn.latency);
+    }
+    const double ps_per_byte =
+        sim::kPsPerSecond / bandwidth + interconnect::reducer_ps_per_byte(config_.network.reduction);
+    const double ps_per_hop = latency * sim::kPsPerSecond;
     for (const interconnect::Invariance& u : uneven_)
       check.spread_ps += static_cast<std::uint64_t>(std::ceil(static_cast<double>(u.uneven_bytes) * ps_per_byte +
                                                               static_cast<double>(u.uneven_hops) * ps_per_hop));
@@ -413,7 +442,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
     if (rep_of_[c] != c) continue;
     sim::StatGroup& g = r.stats.group("chip" + std::to_string(c));
     chips_[c]->dump_stats(g, r.step_time_s);
-    program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps());
+    program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps(), across_slices_,
+                  topology_.slices() > 1);
     sim::StatGroup& red = g.group("reduction");
     red.scalar("vector_busy_time", r.reduce_vector_s[c], "s", "vector-unit time of the chip's collective reductions");
     red.scalar("hbm_bytes", r.reduce_hbm_bytes[c], "B", "HBM bytes the chip's collective reductions read and write");
@@ -452,7 +482,9 @@ PodRunResult PodSimulation::collect(bool trace) const {
   r.network_events = net_->events();
   r.messages = net_->messages();
   r.messages_carried = net_->messages_carried();
-  for (const int a : translations_.axes()) r.symmetric_axes.push_back(topology_.axis_name(a));
+  for (const int a : translations_.axes())  // a DCN axis by its place among them: dcn0, dcn1
+    r.symmetric_axes.push_back(topology_.is_dcn_axis(a) ? "dcn" + std::to_string(a - topology_.ici_axes())
+                                                        : std::string(topology_.axis_name(a)));
   r.dcn_bytes = net_->dcn_bytes();
   for (int l = topology_.ici_link_slots(); l < topology_.link_slots(); ++l) {
     if (topology_.link_class(l) == interconnect::LinkClass::nic_out)

@@ -131,6 +131,8 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   if (res.dcn) {
     t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
     t.row("DCN NIC utilization max", sim::fixed(100 * res.dcn->nic_utilization_max, 1), "%");
+    t.row("DCN collective time (per chip) / exposed",
+          sim::si(res.dcn->time_s, "s") + " / " + sim::si(res.dcn->exposed_time_s, "s"));
   }
   t.row("messages", std::to_string(run.messages));
   if (spec_.functional)

@@ -89,7 +89,20 @@ Result pod_result(const Experiment& exp, const PodSummary& s, double flops) {
 
 std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodRunResult& run, double step_s) {
   if (exp.pod.slices <= 1) return std::nullopt;
-  return DcnSection{double(run.dcn_bytes), run.dcn_nic_busy_max_s, step_s > 0 ? run.dcn_nic_busy_max_s / step_s : 0.0};
+  DcnSection d;
+  d.bytes = double(run.dcn_bytes);
+  d.nic_busy_max_s = run.dcn_nic_busy_max_s;
+  d.nic_utilization_max = step_s > 0 ? run.dcn_nic_busy_max_s / step_s : 0.0;
+  // As result.communication for every collective: the mean over chips of
+  // the time with a collective across slices running, and of its part that
+  // no MXU, vector or DMA op of the chip hid.
+  const double chips = double(run.representative.size());
+  for (std::uint32_t c = 0; c < run.representative.size(); ++c) {
+    const sim::StatGroup& g = run.chip_stats(c);
+    d.time_s += g.value("program.dcn_time") / chips;
+    d.exposed_time_s += (g.value("program.dcn_time") - g.value("program.hidden_dcn_time")) / chips;
+  }
+  return d;
 }
 
 std::string pod_label(const Experiment& exp) {

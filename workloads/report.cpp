@@ -174,7 +174,9 @@ json to_json(const Result& r) {
   if (r.dcn) {
     j["dcn"] = {{"bytes", r.dcn->bytes},
                 {"nic_busy_max_s", r.dcn->nic_busy_max_s},
-                {"nic_utilization_max", r.dcn->nic_utilization_max}};
+                {"nic_utilization_max", r.dcn->nic_utilization_max},
+                {"time_s", r.dcn->time_s},
+                {"exposed_time_s", r.dcn->exposed_time_s}};
   }
   j["functional"] = std::visit(
       [](const auto& f) -> json {

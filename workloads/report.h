@@ -140,6 +140,9 @@ struct LinkUtilization {
 // over the step).
 struct DcnSection {
   double bytes = 0, nic_busy_max_s = 0, nic_utilization_max = 0;
+  // Per chip, mean: time with a collective across slices running, and the
+  // part of it no compute, vector or DMA op of the chip hid.
+  double time_s = 0, exposed_time_s = 0;
 };
 
 struct Result {

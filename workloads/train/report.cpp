@@ -218,6 +218,8 @@ std::string train_table(const TrainRun& r, const Report& report) {
     t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
     t.row("DCN NICs busy (busiest host)", sim::si(res.dcn->nic_busy_max_s, "s"),
           sim::fixed(100 * res.dcn->nic_utilization_max, 1) + " % of the step");
+    t.row("DCN collectives (per chip) / exposed",
+          sim::si(res.dcn->time_s, "s") + " / " + sim::si(res.dcn->exposed_time_s, "s"));
   }
   if (res.pipeline) {
     const Pipeline& p = *res.pipeline;
