@@ -17,8 +17,8 @@
 // precision / roofline peaks) and without host fields (wall time, memory).
 // The sweep file's keys drive sweeps, not one simulation; tests/app/
 // test_sweep_cli.cpp covers them.
-#include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -315,8 +315,8 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
     for (const Key& key : keys) {
       if (!key.informational.empty()) continue;
       // The experiment table's chip, pod and workload are walked in their own tables.
-      if (topic.name == "experiment" && (key.path == "chip" || key.path == "pod" || key.path == "workload" ||
-                                         key.path == "workload.kind"))
+      if (topic.name == "experiment" &&
+          (key.path == "chip" || key.path == "pod" || key.path == "workload" || key.path == "workload.kind"))
         continue;
       // An enumeration of one word (matmul's dtype) has nothing to change to.
       if (key.type.find(" | ") == std::string::npos && key.type == key.def && key.type.find(' ') == std::string::npos &&
