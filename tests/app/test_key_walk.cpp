@@ -46,7 +46,7 @@ struct Probe {
 // Small experiments, seconds in all. Chips and pods named by file are
 // inlined, so that --set reaches their keys.
 const Probe kProbes[] = {
-    {"matmul", "matmul", false, "chip: tpu-v4\nworkload: {kind: matmul, m: 1000, k: 2048, n: 3000}\n"},
+    {"matmul", "matmul", false, "chip: tpu-v4\nworkload: {kind: matmul, m: 200, k: 384, n: 300}\n"},
     {"matmul-blocked", "matmul", false,
      "chip: tpu-v4\nworkload: {kind: matmul, m: 1000, k: 2048, n: 3000, block: {bm: 512, bk: 1024, bn: 512}}\n"},
     {"matmul-tile", "matmul", false,
