@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "host_fields.h"
 
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
@@ -31,12 +32,12 @@ std::string slurp(const fs::path& p) {
 // The file without the lines of host-dependent fields (report.json and
 // summary.json are written one field per line).
 std::string without_host_fields(const std::string& text) {
-  static const char* kHostFields[] = {"\"wall_time_s\":", "\"events_per_s\":", "\"peak_rss_bytes\":"};
   std::istringstream in(text);
   std::string line, out;
   while (std::getline(in, line)) {
     bool host = false;
-    for (const char* f : kHostFields) host = host || line.find(f) != std::string::npos;
+    for (const char* f : testing_cli::kHostFields)
+      host = host || line.find('"' + std::string(f) + "\":") != std::string::npos;
     if (!host) out += line + "\n";
   }
   return out;

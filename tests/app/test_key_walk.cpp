@@ -30,6 +30,7 @@
 
 #include "cli_runner.h"
 #include "config_topics.h"
+#include "host_fields.h"
 
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
@@ -160,7 +161,7 @@ nlohmann::json simulated(const fs::path& report) {
   r.erase("experiment");
   r.erase("pod");
   r.erase("tpusim_version");
-  for (const char* f : {"wall_time_s", "events_per_s", "peak_rss_bytes"}) r["simulator"].erase(f);
+  for (const char* f : testing_cli::kHostFields) r["simulator"].erase(f);
   for (const char* f : {"model", "parallelism", "precision", "roofline"}) r["result"].erase(f);
   return r;
 }
