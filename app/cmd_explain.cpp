@@ -73,7 +73,7 @@ int explain_mxu(const std::vector<std::string>& args) {
   po::options_description opts("tpusim explain mxu");
   std::uint32_t rows = 128, cols = 128;
   std::uint64_t m = 128, k = 128, n = 128, seed = 1;
-  std::string dataflow = "ws", fidelity = "tile", vcd_path;
+  std::string dataflow = "ws", fidelity = "tile", schedule = "overlapped", vcd_path;
   double play_seconds = 0;
   opts.add_options()("help,h", "this text")("rows", po::value(&rows)->default_value(128), "array rows (2..256)")(
       "cols", po::value(&cols)->default_value(128), "array columns (2..256)")("m", po::value(&m)->default_value(128),
@@ -83,8 +83,10 @@ int explain_mxu(const std::vector<std::string>& args) {
       "dataflow", po::value(&dataflow)->default_value("ws"), "ws (weight-stationary)")(
       "fidelity", po::value(&fidelity)->default_value("tile"), "tile (closed form) or pe (every PE, every cycle)")(
       "no-double-buffer", po::bool_switch(), "one weight bank: loads do not overlap streaming")(
-      "seed", po::value(&seed)->default_value(1), "operands of a pe run")("json", po::bool_switch(),
-                                                                          "print a JSON object")(
+      "schedule", po::value(&schedule)->default_value("overlapped"),
+      "overlapped, or fold_serial (a tile starts once the previous one has left the array: SCALE-Sim's "
+      "stall-free cycles)")("seed", po::value(&seed)->default_value(1), "operands of a pe run")(
+      "json", po::bool_switch(), "print a JSON object")(
       "walk", po::bool_switch(),
       "cycle-by-cycle walk-through of the array (pe fidelity; arrays up to 16x16, m, k, n up to 32); "
       "waits for Enter after each frame when stdin is a terminal")(
@@ -104,6 +106,8 @@ int explain_mxu(const std::vector<std::string>& args) {
   if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
   const std::optional<hw::Fidelity> fidelity_value = hw::fidelity_names().find(fidelity);
   if (!fidelity_value) throw UsageError("--fidelity: " + hw::fidelity_names().unknown(fidelity));
+  const std::optional<hw::MxuSchedule> schedule_value = hw::mxu_schedule_names().find(schedule);
+  if (!schedule_value) throw UsageError("--schedule: " + hw::mxu_schedule_names().unknown(schedule));
 
   const bool play = vm.count("play") > 0, no_pager = vm["no-pager"].as<bool>(), json = vm["json"].as<bool>();
   const bool walk = vm["walk"].as<bool>() || play || no_pager;
@@ -123,6 +127,7 @@ int explain_mxu(const std::vector<std::string>& args) {
   req.config.rows = rows;
   req.config.cols = cols;
   req.config.double_buffer = !vm["no-double-buffer"].as<bool>();
+  req.config.schedule = *schedule_value;
   req.shape = {m, k, n};
   req.fidelity = walk || vcd ? hw::Fidelity::pe : *fidelity_value;
   req.seed = seed;
@@ -166,6 +171,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      {"dataflow", dataflow},
                      {"fidelity", hw::to_string(req.fidelity)},
                      {"double_buffer", req.config.double_buffer},
+                     {"schedule", hw::to_string(req.config.schedule)},
                      {"macs", r.macs},
                      {"utilization", r.utilization},
                      {"wall_time_s", r.wall_time_s}};
@@ -176,6 +182,7 @@ int explain_mxu(const std::vector<std::string>& args) {
   } else {
     sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
                  (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " +
+                 (req.config.schedule == hw::MxuSchedule::fold_serial ? "fold-serial, " : "") +
                  hw::to_string(req.fidelity) + " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) +
                  " x B " + std::to_string(k) + "x" + std::to_string(n));
     t.row("cycles", std::to_string(r.cycles), "(first weight-load cycle .. last result out)");

@@ -13,7 +13,9 @@ sim::ParamTable<MxuConfig> mxu_params() {
       .integer<std::uint32_t>("cols", &MxuConfig::cols, "PEs", 128, sim::between(2, 256),
                               "array columns = output (n) extent of a weight tile")
       .flag("double_buffer", &MxuConfig::double_buffer, true,
-            "two weight banks: load the next tile while the current one streams");
+            "two weight banks: load the next tile while the current one streams")
+      .enumeration("schedule", &MxuConfig::schedule, mxu_schedule_names(), MxuSchedule::overlapped,
+                   "how consecutive weight tiles share the array (docs/mxu.md, \"Fold-serial schedule\")");
   return t;
 }
 

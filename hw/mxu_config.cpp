@@ -41,6 +41,17 @@ const sim::EnumNames<Fidelity>& fidelity_names() {
 
 const char* to_string(Fidelity f) { return fidelity_names().name(f); }
 
+const sim::EnumNames<MxuSchedule>& mxu_schedule_names() {
+  static const sim::EnumNames<MxuSchedule> names(
+      "MXU schedule",
+      {{MxuSchedule::overlapped, "overlapped", "the next tile's weights load while the current tile streams"},
+       {MxuSchedule::fold_serial, "fold_serial",
+        "a tile starts once the previous one has left the array (SCALE-Sim's stall-free cycles)"}});
+  return names;
+}
+
+const char* to_string(MxuSchedule s) { return mxu_schedule_names().name(s); }
+
 void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);
   check_dim("mxu.cols", config.cols);

@@ -21,6 +21,18 @@ enum class Fidelity { kernel, tile, pe };
 const sim::EnumNames<Fidelity>& fidelity_names();  // the YAML spellings: kernel, tile, pe
 const char* to_string(Fidelity f);
 
+// How an op's weight tiles (SCALE-Sim's "folds") follow each other:
+// overlapped: tile j's weights load while tile j-1 still streams and drains
+// (the recurrence of mxu_timing.h); fold_serial: tile j's weight load starts
+// only once tile j-1 has left the array entirely, padded columns included,
+// so an op of F tiles takes F x (2R + C + m - 2) cycles: the stall-free
+// convention of SCALE-Sim (Samajdar et al., "A Systematic Methodology for
+// Characterizing Scalability of DNN Accelerators using SCALE-Sim", ISPASS
+// 2020, section III; docs/mxu.md, "Fold-serial schedule").
+enum class MxuSchedule { overlapped, fold_serial };
+const sim::EnumNames<MxuSchedule>& mxu_schedule_names();  // the YAML spellings
+const char* to_string(MxuSchedule s);
+
 // Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
 // a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
 // v2-v5 (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle = 16384 = 128 x 128),
@@ -31,6 +43,7 @@ struct MxuConfig {
   // Two weight registers per PE: the next tile loads while the current one
   // streams.
   bool double_buffer = true;
+  MxuSchedule schedule = MxuSchedule::overlapped;
 };
 
 // One MXU op: Y (m x n, FP32) = A (m x k, BF16 activations, streamed) times

@@ -30,6 +30,14 @@ std::uint64_t end_of_tile(std::uint64_t j, std::uint64_t period, std::uint64_t R
   return add(mul(j, period), add(m, 2 * R + n_j - 2));
 }
 
+// Fold-serial: the first cycle after a tile fed from `feed_start` has left
+// the array entirely: its last vector enters at feed_start + m - 1 and its
+// psum of the last column, padding included, leaves row R-1 (R - 1) +
+// (C - 1) cycles later.
+std::uint64_t array_empty(std::uint64_t feed_start, const MxuConfig& config, std::uint64_t m) {
+  return add(feed_start, add(m, std::uint64_t{config.rows} + config.cols - 2));
+}
+
 }  // namespace
 
 std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuShape& shape) {
@@ -37,11 +45,13 @@ std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuS
   const std::uint64_t R = config.rows, m = shape.m;
   const std::uint64_t nb = config.double_buffer ? 2 : 1;
   std::vector<MxuTileTiming> tiles(tiling.count());
+  const bool serial = config.schedule == MxuSchedule::fold_serial;
   for (std::uint64_t j = 0; j < tiles.size(); ++j) {
     MxuTileTiming& t = tiles[j];
     t.load_start = 0;
-    if (j >= 1) t.load_start = tiles[j - 1].load_start + R;
-    if (j >= nb) t.load_start = std::max(t.load_start, tiles[j - nb].feed_start + m - 1);
+    if (serial && j >= 1) t.load_start = array_empty(tiles[j - 1].feed_start, config, m);
+    if (!serial && j >= 1) t.load_start = tiles[j - 1].load_start + R;
+    if (!serial && j >= nb) t.load_start = std::max(t.load_start, tiles[j - nb].feed_start + m - 1);
     t.feed_start = t.load_start + R;
     if (j >= 1) t.feed_start = std::max(t.feed_start, tiles[j - 1].feed_start + m);
     const bool last_n_tile = j / tiling.k_tiles == tiling.n_tiles - 1;
@@ -52,6 +62,7 @@ std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuS
 }
 
 std::uint64_t mxu_tile_period(const MxuConfig& config, std::uint64_t m) {
+  if (config.schedule == MxuSchedule::fold_serial) return array_empty(config.rows, config, m);
   return config.double_buffer ? std::max<std::uint64_t>(m, config.rows) : add(m, config.rows - 1);
 }
 
@@ -60,6 +71,9 @@ std::uint64_t mxu_tile_cycles(const MxuConfig& config, const MxuShape& shape) {
   const std::uint64_t R = config.rows, m = shape.m;
   const std::uint64_t period = mxu_tile_period(config, m);
   const std::uint64_t tiles = mul(tiling.k_tiles, tiling.n_tiles);
+  // Fold-serial: every tile takes one period, load to empty array, and the
+  // op ends when its last tile has left the array.
+  if (config.schedule == MxuSchedule::fold_serial) return mul(tiles, period);
   // E_j grows with j inside an n-tile band of equal width, so the candidates
   // are the op's last tile and, when the last band is narrower, the last tile
   // of the band before it.

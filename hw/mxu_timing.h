@@ -24,16 +24,19 @@ struct MxuTileTiming {
 //   L_0 = 0;  L_j = max(L_{j-1} + R, s_{j-nb} + m - 1)   (nb = 2 or 1)
 //   s_j = max(L_j + R, s_{j-1} + m)
 //   E_j = s_j + (m - 1) + (R - 1) + (n_j - 1)
+// With the fold_serial schedule, L_j = s_{j-1} + m + R + C - 2: the array is
+// empty (padded columns included) before the next tile's weights enter.
 std::vector<MxuTileTiming> mxu_tile_schedule(const MxuConfig& config, const MxuShape& shape);
 
 // Cycles between feeder starts of consecutive tiles in steady state (which
 // the recurrence reaches from tile 1 on): max(m, R) with double-buffered
-// weights, m + R - 1 without.
+// weights, m + R - 1 without; 2R + C + m - 2 fold-serial.
 std::uint64_t mxu_tile_period(const MxuConfig& config, std::uint64_t m);
 
 // Cycles of one op = max_j E_j + 1, in O(1): s_j = R + j * period for every
 // j (proved in docs/mxu.md), so only the last tile and the last full-width
-// tile can end last. Throws sim::ConfigError on a bad config or shape, or
+// tile can end last. Fold-serial: tiles x (2R + C + m - 2), the op ending
+// when its last tile has left the array. Throws sim::ConfigError on a bad config or shape, or
 // when the count does not fit in 64 bits.
 std::uint64_t mxu_tile_cycles(const MxuConfig& config, const MxuShape& shape);
 

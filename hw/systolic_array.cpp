@@ -89,6 +89,7 @@ class Engine {
         k_(shape.k),
         n_(shape.n),
         double_buffer_(config.double_buffer),
+        serial_(config.schedule == MxuSchedule::fold_serial),
         tiling_(mxu_tiling(config, shape)),
         a_(a),
         b_(b) {
@@ -124,7 +125,7 @@ class Engine {
       }
       latch(t);
       std::swap(p_cur_, p_nxt_);
-      if (collected_ == total_outputs_) return MxuPeResult{t + 1, std::move(y_)};
+      if (collected_ == total_outputs_ && (!serial_ || array_empty_after(t))) return MxuPeResult{t + 1, std::move(y_)};
       if (t - last_progress_ > R_ + C_ + kStallSlack) {
         throw std::logic_error("systolic array: no progress for R + C cycles");
       }
@@ -166,8 +167,11 @@ class Engine {
 
   // Loader: starts tile j once column 0 has finished shifting tile j-1 and
   // the feeder has injected the last vector of the tile that used j's bank.
+  // Fold-serial: tile j starts loading only once tile j-1 is injected and
+  // has left the array entirely (array_empty_after the cycle before).
   void start_load(std::uint64_t t) {
     if (next_load_ >= tiles_) return;
+    if (serial_ && next_load_ > 0 && (feed_tile_ < next_load_ || !array_empty_after(t - 1))) return;
     if (next_load_ > 0 && t < last_load_start_ + R_) return;
     const std::uint64_t reuse = double_buffer_ ? 2 : 1;
     if (next_load_ >= reuse && next_load_ - reuse >= feed_tile_) return;
@@ -175,6 +179,13 @@ class Engine {
     last_load_start_ = t;
     ++next_load_;
     last_progress_ = t;
+  }
+
+  // Whether, by the end of cycle t, every injected vector's psums have left
+  // row R-1 in every column, padded ones included: the newest injection is
+  // R + C - 2 cycles old.
+  bool array_empty_after(std::uint64_t t) const {
+    return runs_.empty() || runs_.back().start + runs_.back().count - 1 + (R_ + C_ - 2) <= t;
   }
 
   void find_segments(std::uint64_t t) {
@@ -300,6 +311,7 @@ class Engine {
   const std::size_t R_, C_;
   const std::uint64_t m_, k_, n_;
   const bool double_buffer_;
+  const bool serial_;  // MxuSchedule::fold_serial
   const MxuTiling tiling_;
   const bf16* const a_;
   const bf16* const b_;

@@ -29,6 +29,7 @@ const BadCase kCases[] = {
     {"unknown_kind.yaml", "unknown_kind.yaml:4:9:", "workload.kind:", "did you mean 'matmul'?"},
     {"missing_key.yaml", "missing_key.yaml:4:3:", "workload.k:", "missing required key"},
     {"bad_inline_chip.yaml", "bad_inline_chip.yaml:4:15:", "chip.mxu.rows:", "expected between 2 and 256"},
+    {"mxu_schedule_typo.yaml", "mxu_schedule_typo.yaml:5:41:", "chip.mxu.schedule:", "did you mean 'fold_serial'?"},
     {"huge_blocks.yaml", "huge_blocks.yaml:8:10:", "workload.block:", "bytes of VMEM per core"},
 };
 
@@ -76,6 +77,9 @@ TEST_CASE("command-line misuse exits 2 with usage", "[app][bad-input]") {
   CHECK(run_tpusim("--log-level chatty run configs/experiments/matmul-v4.yaml").status == 2);
   CHECK(run_tpusim("explain mxu --rows 1").status == 2);
   CHECK(run_tpusim("explain mxu --fidelity exact").status == 2);
+  const auto schedule = run_tpusim("explain mxu --schedule fold_seral");
+  CHECK(schedule.status == 2);
+  CHECK(schedule.output.find("did you mean 'fold_serial'?") != std::string::npos);
 }
 
 TEST_CASE("help, version and validate succeed", "[app]") {

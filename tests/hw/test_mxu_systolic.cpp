@@ -51,8 +51,8 @@ bool bitwise_equal(const std::vector<float>& x, const std::vector<float>& y) {
 // Runs the engine and checks cycles against the closed form and values
 // against the host reference; also the functional model bit for bit.
 void check_engine(const MxuConfig& cfg, const MxuShape& s, std::mt19937_64& rng) {
-  INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
-            << " n=" << s.n);
+  INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " " << hw::to_string(cfg.schedule)
+            << " m=" << s.m << " k=" << s.k << " n=" << s.n);
   const std::vector<bf16> a = random_operands(s.m * s.k, rng);
   const std::vector<bf16> b = random_operands(s.k * s.n, rng);
   hw::SystolicArray array;
@@ -114,7 +114,8 @@ TEST_CASE("mxu systolic: 2x2 two k-tiles, cycles by hand", "[mxu][systolic]") {
   CHECK(array.run({2, 2, false}, {3, 4, 2}, a.data(), b.data()).cycles == 11);
 }
 
-TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equal host reference", "[mxu][systolic]") {
+TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equal host reference (both schedules)",
+          "[mxu][systolic]") {
   std::mt19937_64 rng(12345);
   for (int i = 0; i < 300; ++i) {
     MxuConfig cfg;
@@ -123,8 +124,11 @@ TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equ
     const MxuShape s{1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.cols)};
     for (bool db : {true, false}) {
       cfg.double_buffer = db;
+      cfg.schedule = hw::MxuSchedule::overlapped;
       check_engine(cfg, s, rng);
     }
+    cfg.schedule = hw::MxuSchedule::fold_serial;
+    check_engine(cfg, s, rng);
   }
 }
 
@@ -157,8 +161,8 @@ TEST_CASE("mxu systolic: every PE follows the skew and bank rules every cycle", 
   for (const Case& tc : cases) {
     const MxuConfig& cfg = tc.cfg;
     const MxuShape& s = tc.shape;
-    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
-              << " n=" << s.n);
+    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " " << hw::to_string(cfg.schedule)
+              << " m=" << s.m << " k=" << s.k << " n=" << s.n);
     const std::vector<bf16> a = small_integers(s.m * s.k, rng), b = small_integers(s.k * s.n, rng);
     const auto sched = hw::mxu_tile_schedule(cfg, s);
     const std::uint64_t k_tiles = (s.k + cfg.rows - 1) / cfg.rows;
