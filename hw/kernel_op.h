@@ -23,8 +23,9 @@ struct KernelOp {
   // The body in parts run one after the other, each capped at its own
   // bytes / min_ps (empty: one part, body_bytes in min_body_ps). A kernel
   // split over TensorCores whose sibling cores finish first moves the rest
-  // of its body at the larger share of HBM it then has. The parts add up
-  // to body_bytes and min_body_ps.
+  // of its body at the larger share of HBM it then has; a matmul's last
+  // part is its pipeline's tail (the last step's MXU work, after every
+  // load). The parts add up to body_bytes and min_body_ps.
   struct Part {
     std::uint64_t bytes = 0, min_ps = 0;
   };

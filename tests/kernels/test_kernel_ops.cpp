@@ -118,6 +118,7 @@ const MatmulShape kAloneShapes[] = {
     {"tpu-v4", 129, 257, 385},
     {"tpu-v4", 4095, 4097, 1023},
     {"tpu-v4", 777, 3333, 129},
+    {"tpu-v4", 333, 777, 1111},
     {"tpu-v5e", 333, 777, 1111},
     {"tpu-v5e", 1000, 3000, 500},
     {"tpu-v5e", 2049, 1023, 4097},
@@ -214,7 +215,7 @@ const MatmulShape kContendedShapes[] = {
     {"tpu-v4", 4096, 4096, 4096},  {"tpu-v4", 8, 8192, 8192},     {"tpu-v4", 1000, 1000, 1000},
     {"tpu-v4", 129, 257, 385},     {"tpu-v4", 256, 65536, 256},   {"tpu-v4", 8, 128, 128},
     {"tpu-v5e", 2048, 2048, 2048}, {"tpu-v5e", 64, 8192, 8192},   {"tpu-v5e", 1000, 3000, 500},
-    {"tpu-v5e", 333, 777, 1111},   {"tpu-v5e", 128, 262144, 128},
+    {"tpu-v5e", 333, 777, 1111},   {"tpu-v5e", 128, 262144, 128}, {"tpu-v4", 333, 777, 1111},
 };
 
 // What a contended case compares: the matmul's end, the other flow's end.
@@ -335,26 +336,24 @@ TEST_CASE("kernel ops: a matmul beside DMA copies on the same chip, within 5% of
 // Open (issue 13): shapes where the kernel op is not yet within tolerance of
 // the blocked program; their bytes and FLOPs are exact. With
 // TPUSIM_KERNEL_TABLE=1 the table shows how far off they are. Measured at
-// this commit, alone: 8x1024x1024 -3.7%, 333x777x1111 -4.0%, 3000x200x5000
-// -3.2%, 8191x1025x8193 +13.5% (its two cores fall out of step after a
-// ragged block, so their stores stop contending; the kernel op assumes
-// them in step). Beside a stream / beside copies (the matmul's end, or the
-// other flow's end where that is the worse): 333x777x1111 -6.1% / -4.9%;
-// 1024x32768x1024 (buffers: 2: a step waits for its loads as soon as
-// contention stretches them, which a capped flow does not see) -10.3% /
-// -5.7%; 3000x200x5000 other +6.6% / +12.5%; 4095x4097x1023 (one
-// accumulator) other -9.5% / -7.8%; 777x3333x129 (ragged narrow n, two
-// block rows) -12.6% / -12.5%; v5e 2049x1023x4097 +7.5% / +8.2%; v5e
-// 256x512x32768 (wide n, small k) +6.4% / other -7.8%. The mechanisms of
-// the last three are not yet traced.
+// this commit, alone: 8x1024x1024 -3.7%, 3000x200x5000 -3.2%,
+// 8191x1025x8193 +13.6% (its two cores fall out of step after a ragged
+// block, so their stores stop contending; the kernel op assumes them in
+// step). Beside a stream / beside copies (the matmul's end, or the other
+// flow's end where that is the worse): 1024x32768x1024 (buffers: 2: a step
+// waits for its loads as soon as contention stretches them, which a capped
+// flow does not see) -6.5% / -5.7%; 3000x200x5000 other +6.6% / +12.5%;
+// 4095x4097x1023 (one accumulator) other -9.0% / -7.3%; 777x3333x129
+// (ragged narrow n, two block rows: the MXU falls more than a step behind
+// the loads, more than the pipeline's tail) -9.4% / -7.1%; v5e
+// 2049x1023x4097 +8.7% / +9.6%; v5e 256x512x32768 (wide n, small k) +8.1%
+// / other -7.8%. The mechanisms of the last two are not yet traced.
 TEST_CASE("kernel ops: open gaps, bytes and FLOPs exact", "[kernels][kernel-accuracy]") {
-  const MatmulShape alone[] = {
-      {"tpu-v4", 8, 1024, 1024}, {"tpu-v4", 333, 777, 1111}, {"tpu-v4", 3000, 200, 5000}, {"tpu-v4", 8191, 1025, 8193}};
+  const MatmulShape alone[] = {{"tpu-v4", 8, 1024, 1024}, {"tpu-v4", 3000, 200, 5000}, {"tpu-v4", 8191, 1025, 8193}};
   check_alone(alone, false);
-  const std::vector<MatmulShape> contended = {{"tpu-v4", 333, 777, 1111},  {"tpu-v4", 1024, 32768, 1024},
-                                              {"tpu-v4", 3000, 200, 5000}, {"tpu-v4", 4095, 4097, 1023},
-                                              {"tpu-v4", 777, 3333, 129},  {"tpu-v5e", 2049, 1023, 4097},
-                                              {"tpu-v5e", 256, 512, 32768}};
+  const std::vector<MatmulShape> contended = {{"tpu-v4", 1024, 32768, 1024}, {"tpu-v4", 3000, 200, 5000},
+                                              {"tpu-v4", 4095, 4097, 1023},  {"tpu-v4", 777, 3333, 129},
+                                              {"tpu-v5e", 2049, 1023, 4097}, {"tpu-v5e", 256, 512, 32768}};
   check_contended("matmul + stream (open)", stream_beside, kExtraDma, contended, false);
   check_contended("matmul + DMA copies (open)", copies_beside, 0, contended, false);
 }
