@@ -340,9 +340,12 @@ TEST_CASE("kernel ops: a matmul beside DMA copies on the same chip, within 5% of
 // 8191x1025x8193 +13.6% (its two cores fall out of step after a ragged
 // block, so their stores stop contending; the kernel op assumes them in
 // step). Beside a stream / beside copies (the matmul's end, or the other
-// flow's end where that is the worse): 1024x32768x1024 (buffers: 2: a step
-// waits for its loads as soon as contention stretches them, which a capped
-// flow does not see) -6.5% / -5.7%; 3000x200x5000 other +6.6% / +12.5%;
+// flow's end where that is the worse): 1024x32768x1024 -6.5% / -5.7%
+// (buffers: 2: a step's loads start only when the MXU frees the slot of two
+// steps back, so once contention stretches the 4 MB A load to 25 us a step
+// takes (MXU + loads) / 2 = 20.4 us against the MXU's 16.0 us, the loads
+// idle while the MXU runs; a flow capped at the body's pace lets them move
+// then: a cap that follows the share); 3000x200x5000 other +6.6% / +12.5%;
 // 4095x4097x1023 (one accumulator) other -9.0% / -7.3%; 777x3333x129
 // (ragged narrow n, two block rows: the MXU falls more than a step behind
 // the loads, more than the pipeline's tail) -9.4% / -7.1%; v5e
