@@ -327,6 +327,25 @@ TEST_CASE("replicas: a pipeline stage's chips share a program; one chip per stag
   }
 }
 
+TEST_CASE("replicas: slices that run different programs are not folded; each slice is simulated",
+          "[workloads][replicas][dcn]") {
+  // A pipeline of two stages across two slices (dcn_axes: [pipe]), data
+  // parallelism inside each: slice 1 runs stage 1's program, so the shift
+  // along the DCN axis is no symmetry (no dcn0 among the symmetric axes)
+  // and one chip per slice is simulated, giving what every chip gives.
+  const std::vector<std::string> sets = {
+      "pod={slices: 2, slice: {topology: ring, shape: [4], wraparound: true}, dcn_axes: [pipe]}",
+      "mesh={data: 4, pipe: 2}",
+      "workload.parallelism={data: data, pipeline: pipe, microbatches: 4, schedule: 1f1b}",
+      "workload.model.layers=4",
+      "workload.global_batch=32",
+      "fidelity=tile"};
+  check_pipeline_replicas("/configs/experiments/train-pp-v4.yaml", sets, 2);
+  const nlohmann::json one = run("/configs/experiments/train-pp-v4.yaml", sets, "auto");
+  CHECK(one["pod"]["slices"] == 2);
+  CHECK(one["result"]["dcn"]["bytes"].get<double>() > 0);  // the stages' messages cross DCN
+}
+
 TEST_CASE("replicas: a replicated pipeline's bubble still matches (p-1)/(m+p-1)", "[workloads][replicas]") {
   // 4 uniform stages (8 dense layers of 1024 each), 8 microbatches, links so
   // fast that communication is negligible: as tests/workloads/train's

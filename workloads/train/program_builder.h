@@ -13,7 +13,10 @@
 //  - data parallelism all-reduces each layer's gradients after the layer's
 //    last backward: with `overlap`, as soon as they exist, under the
 //    backward of the layers before it; without, after the whole backward
-//    pass;
+//    pass (with fsdp the reduce-scatters stay under the backward and only
+//    the all-reduces of the shards over the data axes move: XLA's
+//    WhileLoopAllReduceCodeMotion sinks an all-reduce whose result is only
+//    accumulated out of the scanned layer loop);
 //  - the optimizer updates each layer once its gradients are reduced
 //    (without `overlap`: once all are).
 //  - remat: full runs a repeated layer's forward again (task tag R<m>)

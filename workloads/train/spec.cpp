@@ -330,10 +330,6 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
         "parallelism (parallelism.tensor)");
   if (p.sequence && spec.model.type != "transformer")
     par["sequence"].fail("sequence parallelism splits Transformer blocks; the model is an " + spec.model.type);
-  if (p.fsdp.degree > 1 && !spec.overlap)
-    node["overlap"].fail(
-        "fsdp reduce-scatters each layer's gradients as its backward pass ends (the chip keeps only "
-        "its shard); overlap: false is not supported with it");
   if (p.zero == 1 && p.data.degree == 1)
     par["zero"].fail("zero: 1 shards the optimizer state over data parallelism, and there is none (data is 1)");
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
