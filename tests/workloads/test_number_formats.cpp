@@ -12,10 +12,10 @@ namespace {
 
 nlohmann::json run(const std::string& chip, const std::string& dtype, std::uint64_t m, std::uint64_t k,
                    std::uint64_t n) {
-  auto exp = load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v5e.yaml",
-                             {"chip=" + chip, "fidelity=tile", "workload.dtype=" + dtype,
-                              "workload.m=" + std::to_string(m), "workload.k=" + std::to_string(k),
-                              "workload.n=" + std::to_string(n)});
+  auto exp =
+      load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v5e.yaml",
+                      {"chip=" + chip, "fidelity=tile", "workload.dtype=" + dtype, "workload.m=" + std::to_string(m),
+                       "workload.k=" + std::to_string(k), "workload.n=" + std::to_string(n)});
   return exp.workload->run(exp, {}).report["result"];
 }
 
@@ -33,15 +33,16 @@ struct Published {
 // v5p 2.8e12, v6e 1.6e12, 7x 7.4e12 x 0.865 sustained
 // (calibration.md#hbm-efficiency), 7x's per device.
 const Published kFormats[] = {
-    {"tpu-v5e", "int8", 3.94e14, 8.1e11},  {"tpu-v5p", "int8", 9.18e14, 2.8e12},
-    {"tpu-v5p", "fp8", 4.59e14, 2.8e12},   {"tpu-v6e", "int8", 1.836e15, 1.6e12},
+    {"tpu-v5e", "int8", 3.94e14, 8.1e11},
+    {"tpu-v5p", "int8", 9.18e14, 2.8e12},
+    {"tpu-v5p", "fp8", 4.59e14, 2.8e12},
+    {"tpu-v6e", "int8", 1.836e15, 1.6e12},
     {"tpu-7x", "fp8", 4.614e15 / 2, 7.4e12 * 0.865 / 2},
 };
 
 }  // namespace
 
-TEST_CASE("8-bit peaks are the published figures, and an 8192^3 matmul reaches them",
-          "[workloads][matmul][formats]") {
+TEST_CASE("8-bit peaks are the published figures, and an 8192^3 matmul reaches them", "[workloads][matmul][formats]") {
   for (const Published& p : kFormats) {
     INFO(p.chip << " " << p.dtype);
     auto r = run(p.chip, p.dtype, 8192, 8192, 8192);
