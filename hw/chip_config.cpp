@@ -1,6 +1,7 @@
 #include "hw/chip_config.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace hw {
 
@@ -16,6 +17,17 @@ sim::ParamTable<MxuConfig> mxu_params() {
             "two weight banks: load the next tile while the current one streams")
       .enumeration("schedule", &MxuConfig::schedule, mxu_schedule_names(), MxuSchedule::overlapped,
                    "how consecutive weight tiles share the array (docs/mxu.md, \"Fold-serial schedule\")");
+  return t;
+}
+
+sim::ParamTable<MxuFormats> format_params() {
+  sim::ParamTable<MxuFormats> t("formats",
+                                "8-bit formats of the MXUs, as MACs per PE per cycle relative to bf16 (bf16 is 1 "
+                                "on every chip); 0 = the chip lacks the format (docs/calibration.md#number-formats)");
+  t.integer<std::uint32_t>("int8", &MxuFormats::int8, "x bf16", 0, sim::between(0, 4),
+                           "int8 rate: the published int8 peak over the bf16 peak")
+      .integer<std::uint32_t>("fp8", &MxuFormats::fp8, "x bf16", 0, sim::between(0, 4),
+                              "fp8 rate: the published fp8 peak over the bf16 peak");
   return t;
 }
 
@@ -83,6 +95,7 @@ const sim::ParamTable<ChipConfig>& chip_params() {
         .integer<std::uint32_t>("mxus_per_core", &ChipConfig::mxus_per_core, "MXUs", 1, sim::between(1, 16),
                                 "MXUs per TensorCore")
         .group("mxu", &ChipConfig::mxu, mxu_params())
+        .group("formats", &ChipConfig::formats, format_params())
         .real("vector_flops_per_cycle", &ChipConfig::vector_flops_per_cycle, "FLOP/cycle", std::nullopt,
               sim::positive(), "vector unit throughput per TensorCore")
         .integer<std::uint64_t>("vmem", &ChipConfig::vmem, "B", std::nullopt, sim::at_least(4096),
@@ -123,6 +136,30 @@ ChipConfig ChipConfig::device() const {
   d.host.chips = host.chips * devices;
   d.host.pcie_bandwidth = host.pcie_bandwidth / n;
   return d;
+}
+
+std::uint32_t ChipConfig::format_rate(NumberFormat f) const {
+  switch (f) {
+    case NumberFormat::bf16: return 1;
+    case NumberFormat::int8: return formats.int8;
+    case NumberFormat::fp8: return formats.fp8;
+  }
+  return 0;
+}
+
+std::string ChipConfig::format_list() const {
+  std::string s;
+  for (const auto& c : number_format_names().choices())
+    if (format_rate(c.value) > 0) s += (s.empty() ? "" : ", ") + c.name;
+  return s;
+}
+
+ChipConfig ChipConfig::for_format(NumberFormat f) const {
+  const std::uint32_t rate = format_rate(f);
+  if (rate == 0) throw std::logic_error(name + " has no " + to_string(f) + " MXU path");
+  ChipConfig c = *this;
+  c.mxus_per_core = mxus_per_core * rate;
+  return c;
 }
 
 }  // namespace hw

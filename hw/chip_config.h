@@ -7,6 +7,7 @@
 
 #include "hw/hbm_config.h"
 #include "hw/mxu_config.h"
+#include "hw/number_format.h"
 #include "sim/params.h"
 
 namespace hw {
@@ -33,6 +34,14 @@ struct HostParams {
   double nic_bandwidth = 0;   // bytes/s each way, all of the host's NICs
 };
 
+// The 8-bit formats of a chip's MXUs: MACs per PE per cycle relative to
+// bf16 (1 = bf16's rate, 2 = twice it), 0 where the chip lacks the format.
+// bf16 is every chip's, at rate 1 (docs/calibration.md#number-formats).
+struct MxuFormats {
+  std::uint32_t int8 = 0;
+  std::uint32_t fp8 = 0;
+};
+
 struct ChipConfig {
   std::string name;
   double clock = 0;  // Hz
@@ -43,6 +52,7 @@ struct ChipConfig {
   std::uint32_t devices = 1;
   std::uint32_t mxus_per_core = 1;
   MxuConfig mxu;
+  MxuFormats formats;
   double vector_flops_per_cycle = 0;  // per TensorCore
   std::uint64_t vmem = 0;             // bytes per TensorCore
   HbmConfig hbm;
@@ -62,6 +72,17 @@ struct ChipConfig {
   // of a chip share its links; tpusim gives each device an equal part).
   // The chip itself for a chip of one device.
   ChipConfig device() const;
+  // MACs per PE per cycle in `f` relative to bf16; 0 where the chip lacks it.
+  std::uint32_t format_rate(NumberFormat f) const;
+  // The formats the chip has, "bf16, int8" (for messages).
+  std::string format_list() const;
+  // The chip as a matmul in `f` sees it: an MXU that does `rate` MACs per
+  // PE per cycle is modelled as `rate` arrays of the same size working side
+  // by side (the same peak, fill and drain per tile as one array packing
+  // `rate` products into each PE). Throws std::logic_error for a format the
+  // chip lacks: callers check format_rate first, where the error can be
+  // located.
+  ChipConfig for_format(NumberFormat f) const;
 };
 
 const sim::ParamTable<ChipConfig>& chip_params();

@@ -16,7 +16,6 @@ namespace kernels {
 namespace {
 
 using sim::ceil_div;
-using sim::kBf16Bytes;
 
 // Block edge candidates: the whole dimension, and array-aligned powers of two below it.
 std::vector<std::uint64_t> edge_candidates(std::uint64_t dim, std::uint64_t align) {
@@ -111,21 +110,21 @@ MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, 
   const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn);
   if (f.causal == models::Causal::none) {
     // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
-    t.hbm_read = kBf16Bytes * ((f.a_on_chip ? 0 : m * k * nb) + k * n * mb);
-    t.hbm_written = f.out_on_chip ? 0 : kBf16Bytes * m * n;
+    t.hbm_read = b.element_bytes * ((f.a_on_chip ? 0 : m * k * nb) + k * n * mb);
+    t.hbm_written = f.out_on_chip ? 0 : b.element_bytes * m * n;
     return t;
   }
   for (std::uint64_t bi = 0; bi < mb; ++bi) {
     const BlockRow r = block_row(m, k, n, b, f, bi);
     const std::uint64_t cols = (r.blocks - 1) * b.bn + r.last_cols;
-    t.hbm_read += kBf16Bytes * ((f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + r.depth * cols);
-    if (!f.out_on_chip) t.hbm_written += kBf16Bytes * r.rows * cols;
+    t.hbm_read += b.element_bytes * ((f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + r.depth * cols);
+    if (!f.out_on_chip) t.hbm_written += b.element_bytes * r.rows * cols;
   }
   return t;
 }
 
 MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                               const MatmulFusion& fusion) {
+                               const MatmulFusion& fusion, std::uint64_t element_bytes) {
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
@@ -135,7 +134,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
         for (std::uint32_t buffers : {3u, 2u})
           for (std::uint32_t accs : {2u, 1u}) {
-            MatmulBlocking b{bm, bk, bn, buffers, accs};
+            MatmulBlocking b{bm, bk, bn, buffers, accs, element_bytes};
             if (b.vmem_bytes() > chip.vmem) continue;
             const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
             // Per step: MXU time C, load time L (latency + the core's share of
@@ -143,12 +142,12 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             // compute, so a step takes max(C, L_bw, (L + C) / buffers).
             const double c_step = double(block_step_cycles(chip, bm, bk, bn)) * cycle;
             const double l_bw =
-                double(kBf16Bytes * ((fusion.a_on_chip ? 0 : bm * bk) + bk * bn)) * chip.tensorcores / bw;
+                double(b.element_bytes * ((fusion.a_on_chip ? 0 : bm * bk) + bk * bn)) * chip.tensorcores / bw;
             const double l_step = chip.hbm.latency_s + l_bw;
             const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
             const double traffic = double(matmul_traffic(m, k, n, b, fusion).total()) / bw;
             // The first step's loads and the last block's store are not overlapped.
-            const double store = fusion.out_on_chip ? 0.0 : double(kBf16Bytes * bm * bn) / bw + chip.hbm.latency_s;
+            const double store = fusion.out_on_chip ? 0.0 : double(b.element_bytes * bm * bn) / bw + chip.hbm.latency_s;
             const double fill = l_step + store;
             const double est =
                 std::max(double(steps) * period, traffic) + fill + (accs == 1 ? 0.01 * double(steps) * c_step : 0.0);
@@ -166,8 +165,9 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
   plan.blocking = bl;
   plan.traffic = matmul_traffic(m, k, n, bl);
   plan.flops = 2.0 * double(m) * double(k) * double(n);
-  const std::uint64_t a_base = 0, b_base = a_base + kBf16Bytes * m * k, c_base = b_base + kBf16Bytes * k * n;
-  plan.hbm_footprint = c_base + kBf16Bytes * m * n;
+  const std::uint64_t a_base = 0, b_base = a_base + bl.element_bytes * m * k,
+                      c_base = b_base + bl.element_bytes * k * n;
+  plan.hbm_footprint = c_base + bl.element_bytes * m * n;
 
   const std::uint64_t mb = ceil_div(m, bl.bm), nb = ceil_div(n, bl.bn), kb = ceil_div(k, bl.bk);
   const std::uint32_t cores = chip.tensorcores;
@@ -198,13 +198,13 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
       const std::string tag = "blk(" + std::to_string(bi) + "," + std::to_string(bj) + ") k" + std::to_string(kk);
       hw::Op la{"load A " + tag,
                 {hw::EngineKind::dma, load_engine(core, step)},
-                hw::DmaOp{a_base + kBf16Bytes * (r0 * k + k0 * rows), kBf16Bytes * rows * depth, false},
+                hw::DmaOp{a_base + bl.element_bytes * (r0 * k + k0 * rows), bl.element_bytes * rows * depth, false},
                 slot_free,
                 0};
       std::uint32_t ia = prog.add(la);
       hw::Op lb{"load B " + tag,
                 {hw::EngineKind::dma, load_engine(core, step + 1)},
-                hw::DmaOp{b_base + kBf16Bytes * (k0 * n + c0 * depth), kBf16Bytes * depth * cols, false},
+                hw::DmaOp{b_base + bl.element_bytes * (k0 * n + c0 * depth), bl.element_bytes * depth * cols, false},
                 slot_free,
                 0};
       std::uint32_t ib = prog.add(lb);
@@ -244,7 +244,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
     }
     hw::Op st{"store C blk(" + std::to_string(bi) + "," + std::to_string(bj) + ")",
               {hw::EngineKind::dma, store_engine(core)},
-              hw::DmaOp{c_base + kBf16Bytes * (r0 * n + c0 * rows), kBf16Bytes * rows * cols, true},
+              hw::DmaOp{c_base + bl.element_bytes * (r0 * n + c0 * rows), bl.element_bytes * rows * cols, true},
               last_step,
               0};
     cs.stores.push_back(prog.add(st));

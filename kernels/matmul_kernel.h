@@ -1,5 +1,6 @@
 #pragma once
-// The single-chip matmul kernel: C (m x n, BF16) = A (m x k) x B (k x n).
+// The single-chip matmul kernel: C (m x n) = A (m x k) x B (k x n), BF16 or an
+// 8-bit format (MatmulBlocking::element_bytes).
 // Output blocks are spread over the TensorCores; each block step DMAs an A
 // and a B block into VMEM (double-buffered, so the next step's loads overlap
 // this step's MXU work) and splits the block over the core's MXUs. HBM bytes
@@ -16,9 +17,14 @@ namespace kernels {
 struct MatmulBlocking {
   std::uint64_t bm = 0, bk = 0, bn = 0;
   std::uint32_t buffers = 2;       // VMEM slots per operand (2 = double-buffered)
-  std::uint32_t accumulators = 2;  // FP32 output blocks in VMEM
+  std::uint32_t accumulators = 2;  // FP32 (or int32) output blocks in VMEM
+  // Bytes of an element of A, B and C in HBM and VMEM: the matmul's number
+  // format (hw::element_bytes). Tile and pe fidelity follow it; the
+  // kernel-fidelity flow (kernel_ops) models bf16 only, and workloads
+  // refuse another format there.
+  std::uint64_t element_bytes = hw::kBf16Bytes;
   std::uint64_t vmem_bytes() const {
-    return buffers * (bm * bk + bk * bn) * hw::kBf16Bytes + accumulators * bm * bn * 4;
+    return buffers * (bm * bk + bk * bn) * element_bytes + accumulators * bm * bn * 4;
   }
 };
 
@@ -72,9 +78,10 @@ struct BlockRow {
 BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
                    const MatmulFusion& fusion, std::uint64_t bi);
 
-// Chooses the blocking with the lowest estimated time that fits VMEM.
+// Chooses the blocking with the lowest estimated time that fits VMEM, for
+// elements of `element_bytes`.
 MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                               const MatmulFusion& fusion = {});
+                               const MatmulFusion& fusion = {}, std::uint64_t element_bytes = hw::kBf16Bytes);
 
 // HBM traffic of a blocking, by counting block loads and stores.
 MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,

@@ -32,11 +32,6 @@ class MatmulWorkload : public Workload {
   MatmulWorkloadSpec spec_;
 };
 
-const sim::EnumNames<MatmulDtype>& dtype_names() {
-  static const sim::EnumNames<MatmulDtype> names("dtype", {{MatmulDtype::bf16, "bf16", "the only type modelled"}});
-  return names;
-}
-
 const sim::ParamTable<kernels::MatmulBlocking>& block_params() {
   static const sim::ParamTable<kernels::MatmulBlocking> t = [] {
     using kernels::MatmulBlocking;
@@ -56,12 +51,17 @@ const sim::ParamTable<kernels::MatmulBlocking>& block_params() {
 
 const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
   static const sim::ParamTable<MatmulWorkloadSpec> t = [] {
-    sim::ParamTable<MatmulWorkloadSpec> p("workload.matmul", "C = A (m x k) x B (k x n), BF16 in, FP32 accumulate");
+    sim::ParamTable<MatmulWorkloadSpec> p("workload.matmul",
+                                          "C = A (m x k) x B (k x n), A, B and C in `dtype`, accumulated in FP32 "
+                                          "(int32 for int8)");
     const sim::Range dim = sim::between(1, 1 << 20);
     p.integer<std::uint64_t>("m", &MatmulWorkloadSpec::m, "elements", std::nullopt, dim, "rows of A and C")
         .integer<std::uint64_t>("k", &MatmulWorkloadSpec::k, "elements", std::nullopt, dim, "contraction dimension")
         .integer<std::uint64_t>("n", &MatmulWorkloadSpec::n, "elements", std::nullopt, dim, "columns of B and C")
-        .enumeration("dtype", &MatmulWorkloadSpec::dtype, dtype_names(), MatmulDtype::bf16, "element type of A and B")
+        .enumeration("dtype", &MatmulWorkloadSpec::dtype, hw::number_format_names(), hw::NumberFormat::bf16,
+                     "number format of A, B and C: its bytes in HBM and VMEM, and the MXU rate the chip file "
+                     "gives it (chip.formats); a format the chip lacks is refused; 8-bit formats run at "
+                     "fidelity tile or pe, timing only (docs/calibration.md#number-formats)")
         .optional_group("block", &MatmulWorkloadSpec::blocking, block_params(), "chosen by the kernel")
         .integer<std::uint64_t>("seed", &MatmulWorkloadSpec::seed, "", 1, sim::at_least(0),
                                 "random operands of functional runs")
@@ -144,6 +144,19 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   matmul_params().load(node, spec);
 
   const hw::ChipConfig& chip = exp.chip;
+  if (spec.dtype != hw::NumberFormat::bf16) {
+    const sim::YamlNode dtype = node["dtype"];
+    const std::string f = hw::to_string(spec.dtype);
+    if (chip.format_rate(spec.dtype) == 0)
+      dtype.fail(chip.name + " has no " + f + " matmuls; its formats: " + chip.format_list());
+    if (exp.fidelity == hw::Fidelity::kernel)
+      dtype.fail(f +
+                 " matmuls are modelled at fidelity tile or pe (the kernel-fidelity flow moves bf16 elements); "
+                 "add fidelity: tile");
+    if (exp.functional)
+      dtype.fail("functional runs compute in bf16; " + f + " matmuls are timed only (functional: false)");
+  }
+  spec.blocking.element_bytes = hw::element_bytes(spec.dtype);
   const sim::YamlNode block = node["block"];
   if (block.present()) {
     if (spec.blocking.vmem_bytes() > chip.vmem)
@@ -160,17 +173,20 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
 
 RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions& opts) {
   sim::WallTimer wall;
-  const hw::ChipConfig& chip = exp.chip;
+  // The chip as this format sees it (its MXU rate); bf16 is the chip itself.
+  const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
+  const std::uint64_t eb = hw::element_bytes(spec.dtype);
   kernels::MatmulBlocking blocking =
-      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n);
+      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n, {}, eb);
+  blocking.element_bytes = eb;
   if (blocking.bm == 0)
     throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                           std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +
                           " bytes of VMEM per core");
   // Checked again before planning: the plan of a matmul far too large for
   // HBM would take minutes and gigabytes to build (kernels::plan_matmul's footprint).
-  const double footprint =
-      2.0 * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) + double(spec.m) * double(spec.n));
+  const double footprint = double(eb) * (double(spec.m) * double(spec.k) + double(spec.k) * double(spec.n) +
+                                         double(spec.m) * double(spec.n));
   if (footprint > double(chip.hbm.capacity_bytes))
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(footprint, "B") + " of HBM but " + chip.name +
                           " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
@@ -194,7 +210,7 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   }
   hw::Program program = kernels::matmul_program(chip, exp.fidelity, spec.m, spec.k, spec.n, blocking, data);
   const kernels::MatmulTraffic traffic = kernels::matmul_traffic(spec.m, spec.k, spec.n, blocking);
-  const std::uint64_t footprint_bytes = hw::kBf16Bytes * (spec.m * spec.k + spec.k * spec.n + spec.m * spec.n);
+  const std::uint64_t footprint_bytes = eb * (spec.m * spec.k + spec.k * spec.n + spec.m * spec.n);
   spdlog::debug(
       "matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
       spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers, blocking.accumulators,
@@ -210,7 +226,9 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
       vcd = open_mxu_vcd(exp, opts.vcd_path);
       chip0.mxus().at(0)->set_cycle_hook(vcd.get());
     };
-  const runtime::PodRunResult run = runtime::run_pod(one_device_config(exp), pp, opts.trace, watch);
+  runtime::PodConfig config = one_device_config(exp);
+  config.chip = chip;
+  const runtime::PodRunResult run = runtime::run_pod(config, pp, opts.trace, watch);
   vcd.reset();  // closes mxu.vcd
 
   const sim::StatGroup& stats = run.chip_stats(0);

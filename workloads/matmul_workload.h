@@ -1,22 +1,21 @@
 #pragma once
-// `kind: matmul`: C = A (m x k) x B (k x n) in BF16 on one chip.
+// `kind: matmul`: C = A (m x k) x B (k x n) on one chip, in bf16 or an 8-bit
+// format the chip has (`dtype`).
 #include <cstdint>
 #include <memory>
 
+#include "hw/number_format.h"
 #include "kernels/matmul_kernel.h"
 #include "sim/params.h"
 #include "workloads/experiment.h"
 
 namespace workloads {
 
-// The element types a matmul can have: BF16 only, the MXU's input type.
-enum class MatmulDtype { bf16 };
-
 struct MatmulWorkloadSpec {
   std::uint64_t m = 0, k = 0, n = 0;
-  MatmulDtype dtype = MatmulDtype::bf16;
-  kernels::MatmulBlocking blocking;  // bm/bk/bn 0 = chosen by the kernel
-  std::uint64_t seed = 1;            // operands of functional runs
+  hw::NumberFormat dtype = hw::NumberFormat::bf16;  // of A, B and C
+  kernels::MatmulBlocking blocking;                 // bm/bk/bn 0 = chosen by the kernel
+  std::uint64_t seed = 1;                           // operands of functional runs
 };
 
 // Every key of `kind: matmul` (tpusim explain matmul).

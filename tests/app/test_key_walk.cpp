@@ -52,6 +52,10 @@ const Probe kProbes[] = {
      "chip: tpu-v4\nworkload: {kind: matmul, m: 1000, k: 2048, n: 3000, block: {bm: 512, bk: 1024, bn: 512}}\n"},
     {"matmul-tile", "matmul", false,
      "chip: tpu-v5e\nfidelity: tile\nworkload: {kind: matmul, m: 512, k: 1024, n: 640}\n"},
+    {"matmul-int8", "matmul", false,
+     "chip: tpu-v5e\nfidelity: tile\nworkload: {kind: matmul, m: 256, k: 512, n: 384, dtype: int8}\n"},
+    {"matmul-fp8", "matmul", false,
+     "chip: tpu-v5p\nfidelity: tile\nworkload: {kind: matmul, m: 256, k: 512, n: 384, dtype: fp8}\n"},
     {"matmul-pe", "matmul", false,
      "chip: teach-8x8\nfidelity: pe\nfunctional: true\nworkload: {kind: matmul, m: 24, k: 40, n: 16}\n"},
     {"collective", "collective", false,
@@ -319,8 +323,8 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
       if (topic.name == "experiment" &&
           (key.path == "chip" || key.path == "pod" || key.path == "workload" || key.path == "workload.kind"))
         continue;
-      // An enumeration of one word (matmul's dtype: type "bf16", default
-      // "bf16") has nothing to change to; no other type equals its default.
+      // An enumeration of one word (type "x", default "x") has nothing to
+      // change to; no other type equals its default.
       if (key.type == key.def) continue;
       ++walked;
       std::string acted, tried;
