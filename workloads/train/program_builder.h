@@ -23,9 +23,13 @@
 //    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
 //    gradients over the data axes, updates the shard, and all-gathers the
 //    updated weights.
-// Each chip's ICI work is split over five queues (ICI engine indices), so a
+//  - context parallelism runs each Transformer block's attention as ring
+//    attention (ring_attention.h): the core once per key/value block, the
+//    blocks permuted around the context axes under it; gradients are
+//    all-reduced over the data and the context axes.
+// Each chip's ICI work is split over seven queues (ICI engine indices), so a
 // gradient all-reduce never holds up a tensor-parallel one, a weight
-// all-gather or a pipeline message queued behind it.
+// all-gather, a ring attention block or a pipeline message queued behind it.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -38,10 +42,18 @@
 
 namespace workloads {
 
-enum IciQueue : std::uint32_t { kIciTensor = 0, kIciGradients = 1, kIciSend = 2, kIciRecv = 3, kIciWeights = 4 };
+enum IciQueue : std::uint32_t {
+  kIciTensor = 0,
+  kIciGradients = 1,
+  kIciSend = 2,
+  kIciRecv = 3,
+  kIciWeights = 4,
+  kIciContext = 5,      // ring attention's K/V blocks
+  kIciContextGrads = 6  // and their dK/dV, in the backward
+};
 
 // What a training collective is for (report.json collectives[].purpose).
-enum class CollectivePurpose { tensor_parallel, gradients, weights };
+enum class CollectivePurpose { tensor_parallel, gradients, weights, context };
 const char* to_string(CollectivePurpose p);
 
 // Whether an op of a task's range is the task's own work: everything but

@@ -5,7 +5,7 @@
 //     model: {type: transformer, ...}      # models/model_config.h
 //     global_batch: 256                    # samples or sequences per step
 //     parallelism: {data: data, fsdp: fsdp, tensor: model, pipeline: pipe,
-//                   microbatches: 8, schedule: 1f1b, zero: 0}
+//                   context: ctx, microbatches: 8, schedule: 1f1b, zero: 0}
 //     precision: {params: bfloat16, optimizer: float32}
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
@@ -66,7 +66,11 @@ struct TrainParallelism {
   // a data-parallel axis over which parameters, gradients and optimizer
   // state are sharded; each layer's weights are all-gathered before its
   // forward and its backward, its gradients reduce-scattered.
-  ParallelAxes data, fsdp, tensor, pipeline;
+  // context: context parallelism (ring attention; Liu et al. 2023,
+  // arXiv:2310.01889): each chip of these axes holds 1/N of every
+  // sequence, and the attention of its queries runs over the N key/value
+  // blocks passed around the axes (ring_attention.h).
+  ParallelAxes data, fsdp, tensor, pipeline, context;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // interleaved: chunks of layers per stage (stages.h, pipeline_schedule.h).
@@ -87,6 +91,15 @@ struct TrainParallelism {
   std::uint32_t optimizer_shards() const { return zero == 1 ? data.degree : fsdp.degree; }
   // Replicas of the model, each on its own share of the batch.
   std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
+  // What each layer's gradients are all-reduced over after its backward:
+  // the data axes and the context axes, whose chips hold the same weights
+  // and compute gradients from other tokens.
+  ParallelAxes gradient_axes() const {
+    ParallelAxes g = data;
+    g.axes.insert(g.axes.end(), context.axes.begin(), context.axes.end());
+    g.degree *= context.degree;
+    return g;
+  }
 };
 
 // `functional: true` (experiment level) on an MLP under pure data
@@ -112,6 +125,9 @@ struct TrainSpec {
 
   std::uint64_t replica_batch() const { return global_batch / parallelism.batch_shards(); }
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
+  // The model as one chip runs it: with context parallelism, a Transformer
+  // over its seq_len / context tokens of each sequence.
+  models::ModelConfig chip_model() const;
 };
 
 // Every key of `kind: train` and of its `parallelism:` (tpusim explain train).
