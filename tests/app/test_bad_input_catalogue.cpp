@@ -255,7 +255,8 @@ const BadCase kCases[] = {
      "tests/data/bad/train_remat_typo.yaml:8:10:", "workload.remat:",
      "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "
      "(keep each repeated layer's input, recompute its forward in the backward), minimal (keep each repeated layer's "
-     "input and its weight matmuls' outputs, recompute the rest of its forward); did you mean 'minimal'?"},
+     "input and its weight matmuls' outputs, recompute the rest of its forward), offload (move each repeated "
+     "layer's stash to host memory in the forward and back for its backward); did you mean 'minimal'?"},
     {"a context axis missing from the mesh", "run tests/data/bad/train_context_axis.yaml", 2,
      "tests/data/bad/train_context_axis.yaml:10:38:", "workload.parallelism.context:",
      "'cxt' is not a mesh axis; the mesh has data 2, ctx 2 (did you mean 'ctx'?)"},

@@ -1,12 +1,14 @@
 #include "workloads/train/program_builder.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "hw/bf16.h"
+#include "hw/host_link.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
 #include "sim/units.h"
@@ -382,6 +384,8 @@ class ChipProgramBuilder {
       append(in, gather_weights(prog, l, label(task)));
       x = LayerPass(ctx_, prog, s, chip_layer(l), false, label(task), in, ring_transfers(l, false)).build().all();
       pass_done(x);
+      if (offloaded(ctx_.spec, ctx_.model, l))
+        offloads_[{task.microbatch, l}] = host_copy(prog, l, label(task), false, x);
     }
     if (!last_chunk(task))
       prog.add(
@@ -406,9 +410,17 @@ class ChipProgramBuilder {
                             {},
                             0}));
     const TrainParallelism& par = ctx_.spec.parallelism;
+    std::vector<Deps> backward_passes;  // remat offload: the sinks of the last two layers' backward
     for (std::size_t l = chunk.end; l-- > chunk.begin;) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
+      if (offloaded(ctx_.spec, ctx_.model, l)) {
+        // Fetched one layer ahead: once it is on the host and the backward
+        // two layers on has freed its buffer, so under the next one's.
+        Deps after = {offloads_.at({task.microbatch, l})};
+        if (backward_passes.size() == 2) append(after, backward_passes.front());
+        in.push_back(host_copy(prog, l, label(task), true, after));
+      }
       if (rematerialized(ctx_.spec, ctx_.model, l)) {
         const models::LayerSpec redo = recomputed_forward(ctx_.spec, chip_layer(l));
         append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), in, redo_transfers(l, redo))
@@ -418,6 +430,8 @@ class ChipProgramBuilder {
       const PassResult r =
           LayerPass(ctx_, prog, s, chip_layer(l), true, label(task), in, ring_transfers(l, true)).build();
       pass_done(r.all());
+      if (backward_passes.size() == 2) backward_passes.erase(backward_passes.begin());
+      backward_passes.push_back(r.all());
       // fsdp: each microbatch's gradients go to their shards at once (the
       // chip keeps only its shard of the accumulated gradients).
       const Deps grads = par.fsdp.degree > 1 ? gradient_reduce_scatter(prog, l, label(task), r.all()) : r.all();
@@ -510,6 +524,20 @@ class ChipProgramBuilder {
     return out;
   }
 
+  // remat offload: layer l's stash (its tensor-parallel share) copied
+  // over the chip's host link, to the host (an HBM read) after its forward
+  // or back (an HBM write) before its backward.
+  std::uint32_t host_copy(hw::Program& prog, std::size_t l, const std::string& tag, bool back, const Deps& after) {
+    const models::LayerSpec& layer = ctx_.model.layers[l];
+    const std::uint64_t bytes =
+        local_stash_bytes(layer, ctx_.tp(), sequence_split(layer, ctx_.spec.parallelism.sequence));
+    return prog.add({tag + " " + layer.name + (back ? " stash from host" : " stash to host"),
+                     {hw::EngineKind::dma, hw::host_dma_engine(ctx_.exp.chip)},
+                     hw::DmaOp{0, bytes, back},
+                     after,
+                     0});
+  }
+
   // Pipeline messages name their peer by its place in the chip's peer
   // table (peer_table), never by chip, so a stage's chips share a program.
   static std::uint32_t peer(int delta) { return delta < 0 ? kPreviousStage : kNextStage; }
@@ -590,6 +618,7 @@ class ChipProgramBuilder {
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
   std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
   std::vector<RingLayer> ring_;   // context parallelism: per layer, empty without
+  std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> offloads_;  // (microbatch, layer) -> its copy to host
 };
 
 }  // namespace
@@ -605,7 +634,11 @@ const char* to_string(CollectivePurpose p) {
 }
 
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
-  return spec.remat != Remat::none && l > 0 && is_repeated_layer(model.layers[l]);
+  return (spec.remat == Remat::full || spec.remat == Remat::minimal) && l > 0 && is_repeated_layer(model.layers[l]);
+}
+
+bool offloaded(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
+  return spec.remat == Remat::offload && l > 0 && is_repeated_layer(model.layers[l]);
 }
 
 models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer) {

@@ -17,7 +17,9 @@
 //  - the optimizer updates each layer once its gradients are reduced
 //    (without `overlap`: once all are).
 //  - remat: full runs a repeated layer's forward again (task tag R<m>)
-//    before its backward ops, which wait for it;
+//    before its backward ops, which wait for it; remat: offload copies its
+//    stash to the host (hw::host_dma_engine) after its forward and back
+//    before its backward, one layer ahead;
 //  - fsdp all-gathers each layer's weights before each of its passes, one
 //    layer ahead, and reduce-scatters its gradients after each backward;
 //    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
@@ -102,6 +104,9 @@ std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainL
 // another layer feeds (the first MLP layer's input is the batch, which it
 // keeps).
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
+// Whether layer `l`'s stash goes to host memory and back (remat: offload,
+// the same layers as rematerialized's).
+bool offloaded(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
 // The part of a rematerialized layer's forward its backward runs again:
 // full, all of it; minimal, all but its linear (weight) matmuls, whose
 // outputs it keeps, so the ops that read them wait for nothing else.

@@ -177,7 +177,9 @@ const sim::EnumNames<Remat>& remat_names() {
       {{Remat::none, "none", "keep every activation the backward pass reads"},
        {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"},
        {Remat::minimal, "minimal",
-        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"}});
+        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"},
+       {Remat::offload, "offload",
+        "move each repeated layer's stash to host memory in the forward and back for its backward"}});
   return names;
 }
 
@@ -261,10 +263,12 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
-        .enumeration("remat", &TrainSpec::remat, remat_names(), Remat::none,
-                     "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
-                     "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
-                     "of its weight matmuls and recomputes the rest (norms, attention core, activation)")
+        .enumeration(
+            "remat", &TrainSpec::remat, remat_names(), Remat::none,
+            "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
+            "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
+            "of its weight matmuls and recomputes the rest (norms, attention core, activation); offload moves each "
+            "repeated layer's stash to host memory over host.pcie_bandwidth and back for its backward")
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
         .integer<std::uint32_t>(
@@ -378,6 +382,10 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     par["zero"].fail("zero: 1 shards the optimizer state over data parallelism, and there is none (data is 1)");
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
   check_context(node, spec);
+  if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)
+    node["remat"].fail(std::string("remat: offload moves activations over the host link, modelled at kernel fidelity "
+                                   "only; the experiment runs at ") +
+                       hw::to_string(exp.fidelity) + " fidelity");
 
   models::ModelSpec micro;
   try {

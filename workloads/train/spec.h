@@ -10,7 +10,7 @@
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
-//     remat: none                          # none | full | minimal (recompute what it does not keep)
+//     remat: none                          # none | full | minimal (recompute what it does not keep) | offload
 //     simulate_anyway: false               # run even if it does not fit in HBM
 //     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
@@ -55,8 +55,11 @@ const char* to_string(Elementwise e);
 // remat_policy=minimal, which saves the outputs of the weight matmuls:
 // query, key, value and output projections, the MLP's matmuls) keeps the
 // layer's input and those outputs and recomputes the rest of its forward
-// (layer norms, the attention core, activation, residual adds).
-enum class Remat { none, full, minimal };
+// (layer norms, the attention core, activation, residual adds); offload
+// (MaxText's offloaded policies) keeps what none keeps but moves each
+// repeated layer's stash to host memory over the chip's host link during
+// the forward and back for its backward, recomputing nothing.
+enum class Remat { none, full, minimal, offload };
 const sim::EnumNames<Remat>& remat_names();
 const char* to_string(Remat r);
 

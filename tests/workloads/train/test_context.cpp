@@ -42,7 +42,8 @@ std::string gpt(const std::string& name, int chips, int seq, const std::string& 
           seq_len: )" + std::to_string(seq) +
                               R"(, vocab: 4096, tied_embeddings: true, attention: flash}
   global_batch: 2
-  parallelism: )" + parallelism + "\n");
+  parallelism: )" + parallelism +
+                              "\n");
 }
 
 // The first forward's attention core on chip 0 (its block's scores,
@@ -84,11 +85,11 @@ TEST_CASE("context: ring attention takes the first block plus N - 1 x max(block,
     const double ring = attention_span_us(gpt("ring" + std::to_string(p.chips), p.chips, seq, "{context: ctx}"), sets);
     // The same block's attention alone: one chip with its 512 tokens.
     const double c = attention_span_us(gpt("block", 1, 512, "{}"), sets);
-    const double kv_bytes = 2 * B * 512 * NH * 2;                      // K and V, BF16
+    const double kv_bytes = 2 * B * 512 * NH * 2;                    // K and V, BF16
     const double t = 4.0 + kv_bytes / p.link_bandwidth * 1e6 + 1.0;  // launch + bytes / bandwidth + one hop, us
     const double expected = c + (p.chips - 1) * std::max(c, t);
-    INFO("chips " << p.chips << ", link " << p.link_bandwidth << ": block " << c << " us, permute " << t
-                  << " us, ring " << ring << " us, closed form " << expected << " us");
+    INFO("chips " << p.chips << ", link " << p.link_bandwidth << ": block " << c << " us, permute " << t << " us, ring "
+                  << ring << " us, closed form " << expected << " us");
     CHECK(ring == Approx(expected).epsilon(0.05));
   }
 }
@@ -155,6 +156,7 @@ workload:
   global_batch: 2
   parallelism: {context: ctx}
 )");
-  CHECK_THROWS_WITH(workloads::load_experiment(mlp, {}),
-                    Catch::Contains("workload.parallelism.context: context parallelism splits a Transformer's sequence"));
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(mlp, {}),
+      Catch::Contains("workload.parallelism.context: context parallelism splits a Transformer's sequence"));
 }
