@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/host_link.h"
 #include "sim/error.h"
 #include "sim/sim_time.h"
 #include "sim/units.h"
@@ -22,7 +23,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
-    fluid_dmas_.resize(config_.dma_engines);
+    fluid_dmas_.resize(config_.dma_engines + 1);  // and the host link (host_dma_engine)
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
                                   [] { return std::string("the HBM access latency"); });
   } else {
@@ -295,8 +296,10 @@ void Chip::advance(std::uint32_t slot) {
         if (bytes > 0) {
           // In units of one byte per transfer in service (KernelOp::body_transfers).
           const double n = d ? 1.0 : k.body_transfers;
-          const double cap =
-              min_ps > 0 ? double(bytes) / n / (double(min_ps) / sim::kPsPerSecond) : sim::FluidShare::kNoCap;
+          const bool host = d && op.engine.index == host_dma_engine(config_);  // no faster than the host link
+          const double cap = host         ? config_.host.pcie_bandwidth
+                             : min_ps > 0 ? double(bytes) / n / (double(min_ps) / sim::kPsPerSecond)
+                                          : sim::FluidShare::kNoCap;
           hbm_fluid_->start({double(bytes) / n, n, 0.0, cap}, this, slot);
           return;
         }
@@ -358,7 +361,8 @@ double Chip::vector_busy_s() const {
 double Chip::dma_busy_s() const {
   double s = 0;
   for (const auto& d : dmas_) s += d->busy().to_seconds();
-  for (const auto& d : fluid_dmas_) s += double(d.busy_ps) / sim::kPsPerSecond;
+  for (std::uint32_t i = 0; i < config_.dma_engines && i < fluid_dmas_.size(); ++i)
+    s += double(fluid_dmas_[i].busy_ps) / sim::kPsPerSecond;  // the chip's own, not the host link
   return s;
 }
 

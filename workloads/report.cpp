@@ -140,6 +140,7 @@ void add_train(json& res, const TrainSection& t) {
                         {"zero", t.zero},
                         {"tensor", to_json(t.tensor)},
                         {"pipeline", to_json(t.pipeline)},
+                        {"context", to_json(t.context)},
                         {"microbatches", t.microbatches},
                         {"microbatch_size", t.microbatch_size},
                         {"global_batch", t.global_batch},

@@ -115,7 +115,7 @@ struct TrainSection {
     std::uint32_t degree = 1;
   };
   double model_flops = 0, tokens = 0, tokens_per_s = 0;
-  Axes data, fsdp, tensor, pipeline;
+  Axes data, fsdp, tensor, pipeline, context;
   std::uint32_t zero = 0;
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;

@@ -255,7 +255,20 @@ const BadCase kCases[] = {
      "tests/data/bad/train_remat_typo.yaml:8:10:", "workload.remat:",
      "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "
      "(keep each repeated layer's input, recompute its forward in the backward), minimal (keep each repeated layer's "
-     "input and its weight matmuls' outputs, recompute the rest of its forward); did you mean 'minimal'?"},
+     "input and its weight matmuls' outputs, recompute the rest of its forward), offload (move each repeated "
+     "layer's stash to host memory in the forward and back for its backward); did you mean 'minimal'?"},
+    {"a context axis missing from the mesh", "run tests/data/bad/train_context_axis.yaml", 2,
+     "tests/data/bad/train_context_axis.yaml:10:38:", "workload.parallelism.context:",
+     "'cxt' is not a mesh axis; the mesh has data 2, ctx 2 (did you mean 'ctx'?)"},
+    {"a context axis another parallelism uses", "run tests/data/bad/train_context_used.yaml", 2,
+     "tests/data/bad/train_context_used.yaml:10:45:", "workload.parallelism.context:",
+     "mesh axis 'ctx' is already used by data parallelism"},
+    {"a sequence that does not split for ring attention", "run tests/data/bad/train_context_seq.yaml", 2,
+     "tests/data/bad/train_context_seq.yaml:8:20:", "workload.model.seq_len:",
+     "seq_len 1020 does not split into 2 x 4 = 8 equal chunks for context parallelism of 4"},
+    {"context parallelism with materialized attention", "run tests/data/bad/train_context_materialized.yaml", 2,
+     "tests/data/bad/train_context_materialized.yaml:10:26:", "workload.parallelism.context:",
+     "context parallelism runs ring attention, a blockwise kernel: it needs model.attention: flash"},
     {"a misspelt training key", "run tests/data/bad/train_unknown_key.yaml", 2,
      "tests/data/bad/train_unknown_key.yaml:9:3:", "workload.optimiser:",
      "unknown key 'optimiser'; did you mean 'optimizer'?"},

@@ -99,6 +99,11 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
      "           head_dim: 64, seq_len: 128, vocab: 1024}, global_batch: 16,\n"
      "           parallelism: {fsdp: data}, remat: full, optimizer: adam}\n"},
+    {"train-context", "train", false,
+     "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {ctx: 4}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 512, vocab: 1024, attention: flash}, global_batch: 2,\n"
+     "           parallelism: {context: ctx}, optimizer: adam}\n"},
     // 1.6 B parameters with Adam on one 16 GiB v5e: does not fit, run anyway.
     {"train-over-hbm", "train", false,
      "chip: tpu-v5e\n"
@@ -144,6 +149,7 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.unit", {{"{m: 1024, k: 512, n: 512}"}}},
     {"workload.parallelism.data", {{"[data, model]", {{"workload.parallelism.tensor", "~"}}}}},
     {"workload.parallelism.fsdp", {{"data", {{"workload.parallelism.data", "~"}}}, {"~"}}},
+    {"workload.parallelism.context", {{"~", {{"workload.parallelism.data", "ctx"}, {"workload.global_batch", "4"}}}}},
     {"workload.parallelism.tensor", {{"1", {{"workload.parallelism.data", "[data, model]"}}}}},
     {"workload.parallelism.pipeline",
      {{"1",

@@ -54,6 +54,12 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
         } else {
           m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp, seq(layer)));
         }
+      } else if (offloaded(spec, micro, l)) {
+        // Its stash lives in host memory from its forward to its backward;
+        // in HBM, the stash fetched back for the backward running and the
+        // next one, prefetched (the offloads of the forward fit the same
+        // two buffers while the host link keeps up).
+        m.rematerialized = std::max(m.rematerialized, 2 * local_stash_bytes(layer, tp, seq(layer)));
       } else {
         m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }

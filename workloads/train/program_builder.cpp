@@ -1,16 +1,19 @@
 #include "workloads/train/program_builder.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "hw/bf16.h"
+#include "hw/host_link.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
 #include "sim/units.h"
 #include "workloads/experiment.h"
+#include "workloads/train/ring_attention.h"
 #include "workloads/train/stages.h"
 #include "workloads/train/tensor_split.h"
 
@@ -82,16 +85,20 @@ struct PassResult {
 // sums all-reduced over the tensor-parallel ranks before anything reads them.
 class LayerPass {
  public:
+  // `ring`: the pass's ring attention permutes (ring_attention.h), which
+  // its ops name in `after` as they name each other.
   LayerPass(const Context& ctx, hw::Program& prog, std::uint32_t stage, const models::LayerSpec& layer, bool backward,
-            std::string tag, Deps input)
+            std::string tag, Deps input, const std::vector<RingTransfer>& ring = {})
       : ctx_(ctx),
         prog_(prog),
         stage_(stage),
         tag_(std::move(tag)),
         input_(std::move(input)),
         sequence_(sequence_split(layer, ctx.spec.parallelism.sequence)) {
-    for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr});
-    for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd) items_.push_back({nullptr, &ew});
+    for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr, nullptr});
+    for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd)
+      items_.push_back({nullptr, &ew, nullptr});
+    for (const auto& t : ring) items_.push_back({nullptr, nullptr, &t});
     for (std::size_t i = 0; i < items_.size(); ++i) index_[name(i)] = i;
     state_.assign(items_.size(), kNew);
     consumed_.assign(items_.size(), 0);
@@ -109,22 +116,32 @@ class LayerPass {
   }
 
  private:
-  struct Item {
+  struct Item {  // one of the three
     const models::MatmulSpec* mm;
     const models::ElementwiseSpec* ew;
+    const RingTransfer* ring;
   };
   enum State : char { kNew, kBuilding, kBuilt };
 
-  const std::string& name(std::size_t i) const { return items_[i].mm ? items_[i].mm->name : items_[i].ew->name; }
-  const std::string& output(std::size_t i) const { return items_[i].mm ? items_[i].mm->output : items_[i].ew->output; }
+  const std::string& name(std::size_t i) const {
+    const Item& it = items_[i];
+    return it.mm ? it.mm->name : it.ew ? it.ew->name : it.ring->name;
+  }
+  const std::string& output(std::size_t i) const {
+    const Item& it = items_[i];
+    return it.mm ? it.mm->output : it.ew ? it.ew->output : it.ring->name;
+  }
   const std::vector<std::string>& after(std::size_t i) const {
-    return items_[i].mm ? items_[i].mm->after : items_[i].ew->after;
+    const Item& it = items_[i];
+    return it.mm ? it.mm->after : it.ew ? it.ew->after : it.ring->after;
   }
   bool weight(std::size_t i) const {
+    if (items_[i].ring) return false;
     const models::Pass p = items_[i].mm ? items_[i].mm->pass : items_[i].ew->pass;
     return p == models::Pass::backward_weight;
   }
   bool partial_sum(std::size_t i) const {
+    if (items_[i].ring) return false;
     return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).partial_sum
                         : elementwise_partial_sum(*items_[i].ew, ctx_.tp());
   }
@@ -150,7 +167,16 @@ class LayerPass {
       append(deps, ready(j));
     }
     const std::string label = tag_ + " " + name(i);
-    if (const auto* mm = items_[i].mm) {
+    if (const auto* t = items_[i].ring) {
+      // A block one hop on around the context axes (every chip sends to
+      // the next in group order).
+      const auto& axes = ctx_.spec.parallelism.context.axes;
+      const std::string n = "stage" + std::to_string(stage_) + " " + label + " permute over " + axes_text(axes);
+      const std::uint32_t c =
+          ctx_.collectives.add(n, interconnect::CollectiveOp::permute, t->bytes, axes, CollectivePurpose::context);
+      sinks_[i] = {
+          prog_.add({n, {hw::EngineKind::ici, t->gradients ? kIciContextGrads : kIciContext}, hw::CommOp{c}, deps, 0})};
+    } else if (const auto* mm = items_[i].mm) {
       const LocalMatmul l = local_matmul(*mm, ctx_.tp());
       // Flash attention's fused matmuls: m is a sequence axis of each of
       // them (queries or keys), the triangle's side.
@@ -270,7 +296,20 @@ class ChipProgramBuilder {
         role_(layout.roles[chip]),
         stage_(layout.stages[role_.stage]),
         layers_(stage_.layers()),
-        tied_(tied_param(ctx.model, layout)) {}
+        tied_(tied_param(ctx.model, layout)) {
+    const std::uint32_t n = ctx.spec.parallelism.context.degree;
+    if (n == 1) return;
+    ring_.resize(ctx.model.layers.size());
+    for (std::size_t l : layers_) {
+      const models::LayerSpec& spec = ctx.model.layers[l];
+      // What one chip's K and V blocks hold: its tensor-parallel share of
+      // the keys and values of its tokens, as the layer stashes them.
+      const std::uint64_t kv = local_stash_bytes(spec, ctx.tp(), false, [&](const models::StashSpec& e) {
+        return e.name == spec.name + ".attn.k" || e.name == spec.name + ".attn.v";
+      });
+      ring_[l] = ring_attention(spec, n, kv);
+    }
+  }
 
   void build(hw::Program& prog, ChipProgramMap& map) {
     const TrainParallelism& par = ctx_.spec.parallelism;
@@ -295,7 +334,7 @@ class ChipProgramBuilder {
     }
     if (!ctx_.spec.overlap) {  // everything after the backward pass, one thing at a time
       Deps after = prev;
-      if (par.data.degree > 1 && par.sync_gradients)
+      if (par.gradient_axes().degree > 1 && par.sync_gradients)
         for (auto l = layers_.rbegin(); l != layers_.rend(); ++l) after = gradient_all_reduce(prog, *l, after);
       for (auto& g : grads_done_) g = after;
     }
@@ -343,8 +382,10 @@ class ChipProgramBuilder {
     for (std::size_t l = chunk.begin; l < chunk.end; ++l) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
-      x = LayerPass(ctx_, prog, s, ctx_.model.layers[l], false, label(task), in).build().all();
+      x = LayerPass(ctx_, prog, s, chip_layer(l), false, label(task), in, ring_transfers(l, false)).build().all();
       pass_done(x);
+      if (offloaded(ctx_.spec, ctx_.model, l))
+        offloads_[{task.microbatch, l}] = host_copy(prog, l, label(task), false, x);
     }
     if (!last_chunk(task))
       prog.add(
@@ -369,21 +410,33 @@ class ChipProgramBuilder {
                             {},
                             0}));
     const TrainParallelism& par = ctx_.spec.parallelism;
+    std::vector<Deps> backward_passes;  // remat offload: the sinks of the last two layers' backward
     for (std::size_t l = chunk.end; l-- > chunk.begin;) {
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
-      const models::LayerSpec& layer = ctx_.model.layers[l];
-      if (rematerialized(ctx_.spec, ctx_.model, l)) {
-        const models::LayerSpec redo = recomputed_forward(ctx_.spec, layer);
-        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), in).build().all());
+      if (offloaded(ctx_.spec, ctx_.model, l)) {
+        // Fetched one layer ahead: once it is on the host and the backward
+        // two layers on has freed its buffer, so under the next one's.
+        Deps after = {offloads_.at({task.microbatch, l})};
+        if (backward_passes.size() == 2) append(after, backward_passes.front());
+        in.push_back(host_copy(prog, l, label(task), true, after));
       }
-      const PassResult r = LayerPass(ctx_, prog, s, layer, true, label(task), in).build();
+      if (rematerialized(ctx_.spec, ctx_.model, l)) {
+        const models::LayerSpec redo = recomputed_forward(ctx_.spec, chip_layer(l));
+        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), in, redo_transfers(l, redo))
+                       .build()
+                       .all());
+      }
+      const PassResult r =
+          LayerPass(ctx_, prog, s, chip_layer(l), true, label(task), in, ring_transfers(l, true)).build();
       pass_done(r.all());
+      if (backward_passes.size() == 2) backward_passes.erase(backward_passes.begin());
+      backward_passes.push_back(r.all());
       // fsdp: each microbatch's gradients go to their shards at once (the
       // chip keeps only its shard of the accumulated gradients).
       const Deps grads = par.fsdp.degree > 1 ? gradient_reduce_scatter(prog, l, label(task), r.all()) : r.all();
       if (final_task) {
-        const bool reduce_now = par.data.degree > 1 && par.sync_gradients && ctx_.spec.overlap;
+        const bool reduce_now = par.gradient_axes().degree > 1 && par.sync_gradients && ctx_.spec.overlap;
         grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, grads) : grads;
       }
       x = r.data.empty() ? r.all() : r.data;
@@ -445,6 +498,46 @@ class ChipProgramBuilder {
     grads_done_[l] = {send, recv};
   }
 
+  // Layer l as this chip runs it: with context parallelism, its attention
+  // as ring attention, and the permutes its passes wait for.
+  const models::LayerSpec& chip_layer(std::size_t l) const {
+    return ring_.empty() ? ctx_.model.layers[l] : ring_[l].layer;
+  }
+  const std::vector<RingTransfer>& ring_transfers(std::size_t l, bool backward) const {
+    static const std::vector<RingTransfer> none;
+    if (ring_.empty()) return none;
+    return backward ? ring_[l].backward : ring_[l].forward;
+  }
+  // The forward permutes as a recomputed forward runs them: remat minimal
+  // keeps the K and V projections, so the first block goes as the pass
+  // starts.
+  std::vector<RingTransfer> redo_transfers(std::size_t l, const models::LayerSpec& redo) const {
+    std::vector<RingTransfer> out = ring_transfers(l, false);
+    std::set<std::string> present;
+    for (const auto& mm : redo.forward) present.insert(mm.name);
+    for (const auto& ew : redo.elementwise_fwd) present.insert(ew.name);
+    for (const auto& t : out) present.insert(t.name);
+    for (auto& t : out)
+      t.after.erase(
+          std::remove_if(t.after.begin(), t.after.end(), [&](const std::string& a) { return !present.count(a); }),
+          t.after.end());
+    return out;
+  }
+
+  // remat offload: layer l's stash (its tensor-parallel share) copied
+  // over the chip's host link, to the host (an HBM read) after its forward
+  // or back (an HBM write) before its backward.
+  std::uint32_t host_copy(hw::Program& prog, std::size_t l, const std::string& tag, bool back, const Deps& after) {
+    const models::LayerSpec& layer = ctx_.model.layers[l];
+    const std::uint64_t bytes =
+        local_stash_bytes(layer, ctx_.tp(), sequence_split(layer, ctx_.spec.parallelism.sequence));
+    return prog.add({tag + " " + layer.name + (back ? " stash from host" : " stash to host"),
+                     {hw::EngineKind::dma, hw::host_dma_engine(ctx_.exp.chip)},
+                     hw::DmaOp{0, bytes, back},
+                     after,
+                     0});
+  }
+
   // Pipeline messages name their peer by its place in the chip's peer
   // table (peer_table), never by chip, so a stage's chips share a program.
   static std::uint32_t peer(int delta) { return delta < 0 ? kPreviousStage : kNextStage; }
@@ -503,7 +596,7 @@ class ChipProgramBuilder {
   // into the shards the optimizer updates.
   Deps gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
     const TrainParallelism& par = ctx_.spec.parallelism;
-    const auto& axes = par.data.axes;
+    const std::vector<std::string> axes = par.gradient_axes().axes;
     if (par.zero == 1)
       return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", par.data,
                                 bytes_of(ctx_.spec.precision.params), deps);  // the gradients as stored
@@ -524,6 +617,8 @@ class ChipProgramBuilder {
   std::optional<TiedParam> tied_;
   std::vector<Deps> grads_done_;  // per layer: its final weight gradients, or their all-reduce
   std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
+  std::vector<RingLayer> ring_;   // context parallelism: per layer, empty without
+  std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> offloads_;  // (microbatch, layer) -> its copy to host
 };
 
 }  // namespace
@@ -533,12 +628,17 @@ const char* to_string(CollectivePurpose p) {
     case CollectivePurpose::tensor_parallel: return "tensor_parallel";
     case CollectivePurpose::gradients: return "gradients";
     case CollectivePurpose::weights: return "weights";
+    case CollectivePurpose::context: return "context";
   }
   return "?";
 }
 
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
-  return spec.remat != Remat::none && l > 0 && is_repeated_layer(model.layers[l]);
+  return (spec.remat == Remat::full || spec.remat == Remat::minimal) && l > 0 && is_repeated_layer(model.layers[l]);
+}
+
+bool offloaded(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l) {
+  return spec.remat == Remat::offload && l > 0 && is_repeated_layer(model.layers[l]);
 }
 
 models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer) {

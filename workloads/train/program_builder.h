@@ -20,15 +20,21 @@
 //  - the optimizer updates each layer once its gradients are reduced
 //    (without `overlap`: once all are).
 //  - remat: full runs a repeated layer's forward again (task tag R<m>)
-//    before its backward ops, which wait for it;
+//    before its backward ops, which wait for it; remat: offload copies its
+//    stash to the host (hw::host_dma_engine) after its forward and back
+//    before its backward, one layer ahead;
 //  - fsdp all-gathers each layer's weights before each of its passes, one
 //    layer ahead, and reduce-scatters its gradients after each backward;
 //    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
 //    gradients over the data axes, updates the shard, and all-gathers the
 //    updated weights.
-// Each chip's ICI work is split over five queues (ICI engine indices), so a
+//  - context parallelism runs each Transformer block's attention as ring
+//    attention (ring_attention.h): the core once per key/value block, the
+//    blocks permuted around the context axes under it; gradients are
+//    all-reduced over the data and the context axes.
+// Each chip's ICI work is split over seven queues (ICI engine indices), so a
 // gradient all-reduce never holds up a tensor-parallel one, a weight
-// all-gather or a pipeline message queued behind it.
+// all-gather, a ring attention block or a pipeline message queued behind it.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -41,10 +47,18 @@
 
 namespace workloads {
 
-enum IciQueue : std::uint32_t { kIciTensor = 0, kIciGradients = 1, kIciSend = 2, kIciRecv = 3, kIciWeights = 4 };
+enum IciQueue : std::uint32_t {
+  kIciTensor = 0,
+  kIciGradients = 1,
+  kIciSend = 2,
+  kIciRecv = 3,
+  kIciWeights = 4,
+  kIciContext = 5,      // ring attention's K/V blocks
+  kIciContextGrads = 6  // and their dK/dV, in the backward
+};
 
 // What a training collective is for (report.json collectives[].purpose).
-enum class CollectivePurpose { tensor_parallel, gradients, weights };
+enum class CollectivePurpose { tensor_parallel, gradients, weights, context };
 const char* to_string(CollectivePurpose p);
 
 // Whether an op of a task's range is the task's own work: everything but
@@ -93,6 +107,9 @@ std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainL
 // another layer feeds (the first MLP layer's input is the batch, which it
 // keeps).
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
+// Whether layer `l`'s stash goes to host memory and back (remat: offload,
+// the same layers as rematerialized's).
+bool offloaded(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
 // The part of a rematerialized layer's forward its backward runs again:
 // full, all of it; minimal, all but its linear (weight) matmuls, whose
 // outputs it keeps, so the ops that read them wait for nothing else.

@@ -43,14 +43,21 @@ std::vector<ProgramFlops> program_flops(const runtime::PodProgram& pod) {
 Work work(const TrainRun& r) {
   Work w;
   const double replicas_x_micro = double(r.spec.parallelism.batch_shards()) * r.spec.parallelism.microbatches;
-  w.flops = r.micro.flops_per_step() * replicas_x_micro;
-  w.model_flops = r.micro.matmul_flops_per_step() * replicas_x_micro;
-  w.tokens = double(r.micro.tokens()) * replicas_x_micro;
+  // The model's work is that of whole sequences: with context parallelism
+  // a chip runs 1/N of each (its attention is 1/N of the causal square,
+  // ring_attention.h), so the model at the full seq_len counts it.
+  const bool context = r.spec.parallelism.context.degree > 1;
+  const models::ModelSpec whole =
+      context ? models::build_model(r.spec.model, r.spec.microbatch_size()) : models::ModelSpec{};
+  const models::ModelSpec& model = context ? whole : r.micro;
+  w.flops = model.flops_per_step() * replicas_x_micro;
+  w.model_flops = model.matmul_flops_per_step() * replicas_x_micro;
+  w.tokens = double(model.tokens()) * replicas_x_micro;
   double recomputed = 0;
-  for (std::size_t l = 0; l < r.micro.layers.size(); ++l) {
-    const models::LayerSpec& layer = r.micro.layers[l];
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const models::LayerSpec& layer = model.layers[l];
     recomputed += layer.recompute_matmul_flops();
-    if (rematerialized(r.spec, r.micro, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
+    if (rematerialized(r.spec, model, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
   }
   w.executed_matmul_flops = w.model_flops + recomputed * replicas_x_micro;
   const runtime::PodProgram& pod = r.program.pod;
@@ -121,6 +128,7 @@ Report train_report(const TrainRun& r) {
   t.zero = par.zero;
   t.tensor = axes_of(par.tensor);
   t.pipeline = axes_of(par.pipeline);
+  t.context = axes_of(par.context);
   t.microbatches = par.microbatches;
   t.microbatch_size = r.spec.microbatch_size();
   t.global_batch = r.spec.global_batch;
@@ -139,7 +147,7 @@ Report train_report(const TrainRun& r) {
   t.model_type = r.micro.type;
   t.model_params = double(r.micro.param_count());
   t.model_layers = r.micro.layers.size();
-  t.seq_len = r.micro.seq_len;
+  t.seq_len = r.micro.seq_len * par.context.degree;  // the chip holds 1/N of each sequence
   res.train = t;
 
   rep.collectives = pod_collectives(r.run);
@@ -197,6 +205,9 @@ std::string train_table(const TrainRun& r, const Report& report) {
   } else {
     t.row("data x tensor x pipeline", degree(par.data) + " x " + degree(par.tensor) + " x " + degree(par.pipeline));
   }
+  if (par.context.degree > 1)
+    t.row("context", degree(par.context) + ": ring attention, " + std::to_string(r.micro.seq_len) +
+                         " tokens of each sequence per chip");
   if (par.zero) t.row("ZeRO", "stage " + std::to_string(par.zero) + " (optimizer state sharded over data)");
   t.row("batch", std::to_string(r.spec.global_batch) + " = " + std::to_string(par.batch_shards()) + " replicas x " +
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));

@@ -22,7 +22,8 @@ struct ParallelismKey {
 const ParallelismKey kParallelisms[] = {{"data", "data parallelism", &TrainParallelism::data},
                                         {"fsdp", "fully sharded data parallelism", &TrainParallelism::fsdp},
                                         {"tensor", "tensor parallelism", &TrainParallelism::tensor},
-                                        {"pipeline", "pipeline parallelism", &TrainParallelism::pipeline}};
+                                        {"pipeline", "pipeline parallelism", &TrainParallelism::pipeline},
+                                        {"context", "context parallelism", &TrainParallelism::context}};
 
 std::string mesh_list(const MeshAxes& mesh) {
   std::string s;
@@ -113,11 +114,12 @@ void resolve_axes(const sim::YamlNode& par, const sim::YamlNode& where, const Me
   for (const auto& a : mesh) chips *= a.second;
   for (const auto& [name, size] : mesh) {
     if (size == 1 || used_by.count(name)) continue;
-    const bool fsdp = out.fsdp.degree > 1;
-    where.fail(std::string(fsdp ? "data x fsdp x tensor x pipeline = " : "data x tensor x pipeline = ") +
-               std::to_string(out.data.degree) + " x " + (fsdp ? std::to_string(out.fsdp.degree) + " x " : "") +
-               std::to_string(out.tensor.degree) + " x " + std::to_string(out.pipeline.degree) + " = " +
-               std::to_string(out.batch_shards() * out.tensor.degree * out.pipeline.degree) +
+    const bool fsdp = out.fsdp.degree > 1, context = out.context.degree > 1;
+    where.fail(std::string("data x ") + (fsdp ? "fsdp x " : "") + "tensor x pipeline" + (context ? " x context" : "") +
+               " = " + std::to_string(out.data.degree) + " x " + (fsdp ? std::to_string(out.fsdp.degree) + " x " : "") +
+               std::to_string(out.tensor.degree) + " x " + std::to_string(out.pipeline.degree) +
+               (context ? " x " + std::to_string(out.context.degree) : "") + " = " +
+               std::to_string(out.batch_shards() * out.tensor.degree * out.pipeline.degree * out.context.degree) +
                " chips, but the pod has " + std::to_string(chips) + ": mesh axis '" + name + "' (" +
                std::to_string(size) + " chips) is used by no parallelism");
   }
@@ -175,7 +177,9 @@ const sim::EnumNames<Remat>& remat_names() {
       {{Remat::none, "none", "keep every activation the backward pass reads"},
        {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"},
        {Remat::minimal, "minimal",
-        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"}});
+        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"},
+       {Remat::offload, "offload",
+        "move each repeated layer's stash to host memory in the forward and back for its backward"}});
   return names;
 }
 
@@ -201,6 +205,10 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.tensor); })
         .custom("pipeline", other, "pipeline parallelism: consecutive layers on consecutive stages",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.pipeline); })
+        .custom("context", other,
+                "context parallelism (ring attention): each chip holds 1/N of every sequence; key/value blocks "
+                "pass around these axes, each transfer under the attention of the block before",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.context); })
         .integer<std::uint32_t>("microbatches", &TrainParallelism::microbatches, "", 1, sim::between(1, 65536),
                                 "microbatches per replica and step (they must divide its batch)")
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
@@ -255,10 +263,12 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
-        .enumeration("remat", &TrainSpec::remat, remat_names(), Remat::none,
-                     "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
-                     "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
-                     "of its weight matmuls and recomputes the rest (norms, attention core, activation)")
+        .enumeration(
+            "remat", &TrainSpec::remat, remat_names(), Remat::none,
+            "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
+            "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
+            "of its weight matmuls and recomputes the rest (norms, attention core, activation); offload moves each "
+            "repeated layer's stash to host memory over host.pcie_bandwidth and back for its backward")
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
         .integer<std::uint32_t>(
@@ -301,7 +311,41 @@ void check_interleaving(const sim::YamlNode& par, const TrainParallelism& p, std
                              " pipeline stages, which the interleaved schedule runs them in groups of");
 }
 
+// Ring attention's own rules (ring_attention.h): a Transformer with the
+// blockwise (flash) kernel, a sequence in 2N equal chunks (each chip holds
+// two, so that causal masking leaves every chip the same work), and a
+// gradient reduction that is an all-reduce.
+void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
+  const TrainParallelism& p = spec.parallelism;
+  const std::uint32_t n = p.context.degree;
+  if (n == 1) return;
+  const sim::YamlNode at = node["parallelism"]["context"];
+  if (spec.model.type != "transformer")
+    at.fail("context parallelism splits a Transformer's sequence; the model is an " + spec.model.type);
+  if (spec.model.transformer.attention != "flash")
+    at.fail(
+        "context parallelism runs ring attention, a blockwise kernel: it needs model.attention: flash (the model "
+        "has " +
+        spec.model.transformer.attention + ")");
+  const std::uint64_t t = spec.model.transformer.seq_len;
+  if (t % (2 * std::uint64_t{n}) != 0)
+    node["model"]["seq_len"].fail("seq_len " + std::to_string(t) + " does not split into 2 x " + std::to_string(n) +
+                                  " = " + std::to_string(2 * n) + " equal chunks for context parallelism of " +
+                                  std::to_string(n) +
+                                  " (each chip holds two, so that causal masking leaves each the same work)");
+  if (p.zero == 1)
+    node["parallelism"]["zero"].fail(
+        "zero: 1 is not supported with context parallelism (the gradients are all-reduced over data and context); "
+        "use fsdp to shard the optimizer state");
+}
+
 }  // namespace
+
+models::ModelConfig TrainSpec::chip_model() const {
+  models::ModelConfig m = model;
+  if (parallelism.context.degree > 1) m.transformer.seq_len /= parallelism.context.degree;
+  return m;
+}
 
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   TrainSpec spec;
@@ -333,10 +377,15 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   if (p.zero == 1 && p.data.degree == 1)
     par["zero"].fail("zero: 1 shards the optimizer state over data parallelism, and there is none (data is 1)");
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
+  check_context(node, spec);
+  if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)
+    node["remat"].fail(std::string("remat: offload moves activations over the host link, modelled at kernel fidelity "
+                                   "only; the experiment runs at ") +
+                       hw::to_string(exp.fidelity) + " fidelity");
 
   models::ModelSpec micro;
   try {
-    micro = models::build_model(spec.model, spec.microbatch_size());
+    micro = models::build_model(spec.chip_model(), spec.microbatch_size());
   } catch (const std::invalid_argument& e) {
     node["model"].fail(e.what());
   } catch (const std::overflow_error& e) {

@@ -5,12 +5,12 @@
 //     model: {type: transformer, ...}      # models/model_config.h
 //     global_batch: 256                    # samples or sequences per step
 //     parallelism: {data: data, fsdp: fsdp, tensor: model, pipeline: pipe,
-//                   microbatches: 8, schedule: 1f1b, zero: 0}
+//                   context: ctx, microbatches: 8, schedule: 1f1b, zero: 0}
 //     precision: {params: bfloat16, optimizer: float32}
 //     optimizer: adam                      # adam | sgd
 //     overlap: true                        # gradient all-reduces under the backward pass
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
-//     remat: none                          # none | full | minimal (recompute what it does not keep)
+//     remat: none                          # none | full | minimal (recompute what it does not keep) | offload
 //     simulate_anyway: false               # run even if it does not fit in HBM
 //     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
@@ -55,8 +55,11 @@ const char* to_string(Elementwise e);
 // remat_policy=minimal, which saves the outputs of the weight matmuls:
 // query, key, value and output projections, the MLP's matmuls) keeps the
 // layer's input and those outputs and recomputes the rest of its forward
-// (layer norms, the attention core, activation, residual adds).
-enum class Remat { none, full, minimal };
+// (layer norms, the attention core, activation, residual adds); offload
+// (MaxText's offloaded policies) keeps what none keeps but moves each
+// repeated layer's stash to host memory over the chip's host link during
+// the forward and back for its backward, recomputing nothing.
+enum class Remat { none, full, minimal, offload };
 const sim::EnumNames<Remat>& remat_names();
 const char* to_string(Remat r);
 
@@ -66,7 +69,11 @@ struct TrainParallelism {
   // a data-parallel axis over which parameters, gradients and optimizer
   // state are sharded; each layer's weights are all-gathered before its
   // forward and its backward, its gradients reduce-scattered.
-  ParallelAxes data, fsdp, tensor, pipeline;
+  // context: context parallelism (ring attention; Liu et al. 2023,
+  // arXiv:2310.01889): each chip of these axes holds 1/N of every
+  // sequence, and the attention of its queries runs over the N key/value
+  // blocks passed around the axes (ring_attention.h).
+  ParallelAxes data, fsdp, tensor, pipeline, context;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // interleaved: chunks of layers per stage (stages.h, pipeline_schedule.h).
@@ -87,6 +94,15 @@ struct TrainParallelism {
   std::uint32_t optimizer_shards() const { return zero == 1 ? data.degree : fsdp.degree; }
   // Replicas of the model, each on its own share of the batch.
   std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
+  // What each layer's gradients are all-reduced over after its backward:
+  // the data axes and the context axes, whose chips hold the same weights
+  // and compute gradients from other tokens.
+  ParallelAxes gradient_axes() const {
+    ParallelAxes g = data;
+    g.axes.insert(g.axes.end(), context.axes.begin(), context.axes.end());
+    g.degree *= context.degree;
+    return g;
+  }
 };
 
 // `functional: true` (experiment level) on an MLP under pure data
@@ -112,6 +128,9 @@ struct TrainSpec {
 
   std::uint64_t replica_batch() const { return global_batch / parallelism.batch_shards(); }
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
+  // The model as one chip runs it: with context parallelism, a Transformer
+  // over its seq_len / context tokens of each sequence.
+  models::ModelConfig chip_model() const;
 };
 
 // Every key of `kind: train` and of its `parallelism:` (tpusim explain train).

@@ -34,7 +34,7 @@ std::unique_ptr<Workload> load_train_workload(const sim::YamlNode& node, const E
 
 RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptions& opts) {
   sim::WallTimer wall;
-  const models::ModelSpec micro = models::build_model(spec.model, spec.microbatch_size());
+  const models::ModelSpec micro = models::build_model(spec.chip_model(), spec.microbatch_size());
   const TrainLayout layout = make_train_layout(exp, spec.parallelism, micro);
   const std::vector<ChipMemory> memory = train_memory(spec, layout, micro);
   if (!spec.simulate_anyway) check_memory_fits(memory, layout, exp.chip.hbm.capacity_bytes);

@@ -109,6 +109,36 @@ TEST_CASE("example: a Llama-3-8B shape with FSDP over a v6e-256 fits without sim
   CHECK(res["hfu"].get<double>() <= 1);
 }
 
+TEST_CASE("example: 128k-token sequences of a Llama-3-8B shape fit a v6e-256 only with context parallelism",
+          "[workloads][train][examples][context]") {
+  const std::string name = "train-llama3-8b-context-128k-v6e-256";
+  const auto r = run_example(name);
+  const auto& res = r["result"];
+  CHECK(res["memory"]["fits"] == true);
+  CHECK(res["parallelism"]["context"]["degree"] == 16);
+  CHECK(res["model"]["seq_len"] == 131072);
+  CHECK(res["hfu"].get<double>() > res["mfu"].get<double>());
+  std::size_t permutes = 0;
+  for (const auto& c : r["collectives"]) permutes += c["purpose"] == "context";
+  CHECK(permutes == 32 * (15 + 15 + 15 + 16));  // per block: forward, recomputed forward, backward K/V and dK/dV
+  // The same 256 chips as FSDP alone, one whole sequence per chip.
+  std::ifstream in(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/" + name + ".yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"mesh: {fsdp: 16, context: 16}", "mesh: {fsdp: 256}"},
+        {"global_batch: 16", "global_batch: 256"},
+        {"parallelism: {fsdp: fsdp, context: context}", "parallelism: {fsdp: fsdp}"}}) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/build-test-out/train-128k-no-context.yaml";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+  auto exp = workloads::load_experiment(path);
+  CHECK_THROWS_WITH(exp.workload->run(exp, {}), Catch::Contains("does not fit in HBM"));
+}
+
 TEST_CASE("tpusim run --trace on a pipeline: a task track per chip shows the schedule", "[workloads][train]") {
   const std::string out = std::string(TPUSIM_SOURCE_DIR) + "/build-test-out/train-pp-v5e";
   std::filesystem::remove_all(out);
