@@ -34,7 +34,8 @@ HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double
 
 HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint64_t token) {
   if (!(d.amount >= 0) || !std::isfinite(d.amount)) throw std::invalid_argument("HbmFluid: a flow's work must be >= 0");
-  std::vector<sim::FluidShare::Use> uses;
+  std::vector<sim::FluidShare::Use>& uses = uses_;
+  uses.clear();
   if (d.hbm_per_unit > 0) uses.push_back({hbm_, d.hbm_per_unit});
   if (d.vector_per_unit > 0) {
     if (!has_vector_) throw std::logic_error("HbmFluid: a flow asks for vector units this server does not model");
@@ -44,7 +45,7 @@ HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint6
     throw std::logic_error("HbmFluid: a flow that touches neither HBM nor the vector units needs a finite cap");
   const std::uint64_t now = now_ps();
   account_busy(now);
-  const std::uint32_t id = share_.start(now, d.amount, std::move(uses), d.cap_per_s / kPsPerSecond);
+  const std::uint32_t id = share_.start(now, d.amount, uses, d.cap_per_s / kPsPerSecond);
   if (id >= owners_.size()) owners_.resize(id + 1);
   Owner& o = owners_[id];
   o.listener = listener;
@@ -111,7 +112,8 @@ void HbmFluid::on_wake() {
   const std::uint64_t now = now_ps();
   account_busy(now);
   // Flows whose work is done: they leave before rates are settled again.
-  std::vector<Owner> done;
+  std::vector<Owner>& done = done_;
+  done.clear();
   while (!due_.empty() && due_.top().at <= now) {
     const Due d = due_.top();
     due_.pop();

@@ -82,6 +82,12 @@ class HbmFluid : public sc_core::sc_module {
   std::uint32_t hbm_ = 0, vector_ = 0;
   bool has_vector_ = false;
   std::vector<Owner> owners_;  // by flow id
+  // Scratch kept between calls, so that a flow's start and completion
+  // allocate nothing: the uses of the flow start() builds, and the owners
+  // of the flows on_wake() found done (the method never runs re-entered;
+  // listeners only start flows, which do not touch it).
+  std::vector<sim::FluidShare::Use> uses_;
+  std::vector<Owner> done_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::uint64_t seq_ = 0;
   std::uint64_t wake_at_ = ~std::uint64_t{0};

@@ -58,7 +58,8 @@ void IciNetwork::transmit(int id) {
 void IciNetwork::share(int id, double bytes) {
   Flow& f = flows_[id];
   f.fluid = true;
-  std::vector<sim::FluidShare::Use> uses;
+  std::vector<sim::FluidShare::Use>& uses = uses_;
+  uses.clear();
   for (int l : path(id)) {
     ++ports_[l].fluid;
     // A link the route crosses twice (folded) carries two of its images.
@@ -70,7 +71,7 @@ void IciNetwork::share(int id, double bytes) {
       uses.push_back({static_cast<std::uint32_t>(l), 1.0});
     }
   }
-  f.share = shares_.start(now(), bytes, std::move(uses));
+  f.share = shares_.start(now(), bytes, uses);
   if (f.share >= flow_of_share_.size()) flow_of_share_.resize(f.share + 1);
   flow_of_share_[f.share] = id;
   mark_dirty();

@@ -56,7 +56,8 @@ class IciNetwork : public Network {
   std::vector<Port> ports_;  // indexed by link id
   // Sharing flows: one resource per link direction (resource id = link id).
   sim::FluidShare shares_;
-  std::vector<int> flow_of_share_;  // in-flight id of each fluid flow
+  std::vector<int> flow_of_share_;          // in-flight id of each fluid flow
+  std::vector<sim::FluidShare::Use> uses_;  // scratch of share(), kept so that it allocates nothing
   bool dirty_ = false;
 };
 

@@ -13,7 +13,7 @@ std::uint32_t FluidShare::add_resource(double capacity) {
   return static_cast<std::uint32_t>(resources_.size() - 1);
 }
 
-std::uint32_t FluidShare::start(Tick now, double amount, std::vector<Use> uses, double cap) {
+std::uint32_t FluidShare::start(Tick now, double amount, const std::vector<Use>& uses, double cap) {
   if (!(amount >= 0)) throw std::invalid_argument("FluidShare: a flow needs work >= 0");
   if (!(cap > 0)) throw std::invalid_argument("FluidShare: a flow's cap must be > 0");
   if (uses.empty() && !std::isfinite(cap))
@@ -31,7 +31,7 @@ std::uint32_t FluidShare::start(Tick now, double amount, std::vector<Use> uses, 
   f.rate = 0;
   f.cap = cap;
   f.last = now;
-  f.uses = std::move(uses);
+  f.uses.assign(uses.begin(), uses.end());  // keeps the capacity of the id's last flow
   f.live = true;
   ++live_;
   for (const Use& u : f.uses) {
@@ -57,7 +57,7 @@ void FluidShare::finish(std::uint32_t flow, Tick now) {
     seeds_.push_back(u.resource);
   }
   f.live = false;
-  f.uses.clear();
+  f.uses.clear();  // keeps its capacity for the next flow of this id
   --live_;
   free_.push_back(flow);
 }

@@ -41,8 +41,11 @@ class FluidShare {
 
   // A flow of `amount` (>= 0) work over `uses` (each resource at most once),
   // at most `cap` work per tick, from `now`. Its rate is 0 until the next
-  // settle(). Returns its id (ids of finished flows are reused).
-  std::uint32_t start(Tick now, double amount, std::vector<Use> uses, double cap = kNoCap);
+  // settle(). Returns its id (ids of finished flows are reused). The uses
+  // are copied into the flow's record, whose storage a finished flow hands
+  // on to the next one that takes its id: starting a flow allocates nothing
+  // once the solver has seen as many flows at once as it holds now.
+  std::uint32_t start(Tick now, double amount, const std::vector<Use>& uses, double cap = kNoCap);
   // The flow leaves (it completed, or its owner ends it) at `now`; the rest
   // of its component is recomputed at the next settle().
   void finish(std::uint32_t flow, Tick now);
