@@ -66,8 +66,11 @@ TEST_CASE("remat offload: the step grows by the host copies (stash / host bandwi
     // latency (v4: 0.25 us) and the HBM time of its bytes, which the
     // compute shares (v4: 1.2 TB/s).
     CHECK(step <= step_none + 2 * L * (copy_s + 2.5e-7 + kBlockStash / 1.2e12) * 1.01);
-    CHECK(step >= 2 * L * copy_s);                               // the copies run one after another
-    if (pcie >= 1.0e13) CHECK(step == Approx(step_none).epsilon(0.01));  // all but nothing hidden
+    CHECK(step >= 2 * L * copy_s);  // the copies run one after another
+    // With a link this fast the copies' link time is negligible and what is
+    // left is their HBM traffic, which the compute shares: the step grows by
+    // less than that traffic's HBM time (measured: 8.3 of 35 us).
+    if (pcie >= 1.0e13) CHECK(step - step_none < 2 * L * kBlockStash / 1.2e12);
   }
 }
 
