@@ -40,13 +40,13 @@ const char* kUsage =
     "  -h, --help              this text (COMMAND --help for a command's options)\n"
     "  --version               print the version\n"
     "  -v                      verbose logging (same as --log-level debug)\n"
-    "  --log-level LEVEL       trace, debug, info, warn (default), error, off\n"
+    "  --log-level LEVEL       trace, debug, info (default: progress of long runs), warn, error, off\n"
     "\n"
     "exit status: 0 ok, 1 internal error, 2 bad input, 3 the simulated system fails\n";
 
 int dispatch(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string level = "warn";
+  std::string level = "info";
   std::size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];

@@ -1,5 +1,7 @@
 #include "runtime/limits.h"
 
+#include <spdlog/spdlog.h>
+
 #include <systemc>
 
 #include "sim/host.h"
@@ -7,6 +9,14 @@
 #include "sim/output.h"
 
 namespace runtime {
+
+namespace {
+// Slices stop growing at about this many events (a fraction of a second to
+// a few seconds of host time at 0.4-4 M events per second), so that the
+// progress lines come about on time in a long run. An event count, not host
+// time, so that where a run stops stays deterministic.
+constexpr std::uint64_t kSliceEvents = std::uint64_t{1} << 21;
+}  // namespace
 
 std::string SimulationEnd::describe(const Limits& limits) const {
   switch (reason) {
@@ -33,6 +43,8 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
   sc_time slice(1, sc_core::SC_US);
   const sc_time min_slice = sc_core::sc_get_time_resolution();
   const sim::WallTimer wall;
+  const double every_s = limits.progress_interval_s;
+  double next_progress_s = every_s;
   SimulationEnd r;
   for (;;) {
     const sc_time now = sc_core::sc_time_stamp();
@@ -63,11 +75,16 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
       r.reason = SimulationEnd::Reason::wall_limit;
       break;
     }
+    if (every_s > 0 && wall_s >= next_progress_s) {
+      spdlog::info("progress: {} of host time, {} simulated, {} events", sim::si(wall_s, "s"),
+                   sim::si(sc_core::sc_time_stamp().to_seconds(), "s"), after);
+      next_progress_s = wall_s + every_s;
+    }
     const std::uint64_t used = after - before, left = limits.max_events - after;
     const bool slow = wall_s - slice_started > wall_left / 8;
-    if (used <= left / 8 && !slow) {
+    if (used <= left / 8 && used <= kSliceEvents / 2 && !slow) {
       if (slice < end) slice = slice * 2.0;
-    } else if ((used > left / 2 || slow) && slice > min_slice) {
+    } else if ((used > left / 2 || used > kSliceEvents || slow) && slice > min_slice) {
       slice = slice / 2.0;
       if (slice < min_slice) slice = min_slice;
     }

@@ -22,6 +22,8 @@ struct Limits {
   // MXUs of the simulated chips (cycles x rows x cols): about 3e9 per host
   // second, so the default is some ten minutes.
   double max_pe_cycles = 2e12;
+  // Host seconds between the progress lines of a long run (0: none).
+  double progress_interval_s = 10.0;
 };
 
 // How a bounded simulation (simulate_within) ended.
@@ -43,6 +45,12 @@ struct SimulationEnd {
 // checked between slices, so a run may overshoot max_events by part of one
 // slice (slices shrink as the budget runs out); the outcome is deterministic,
 // except where max_wall_time (host time) ends a run.
+//
+// A long run says it is alive: every limits.progress_interval of host time
+// a line on stderr (spdlog info) gives the host time, the simulated time
+// reached and the events so far, at the end of the slice that passes it
+// (slices stop growing at about 2 M events). Nothing of it reaches a
+// result.
 SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events = nullptr);
 
 }  // namespace runtime

@@ -1,5 +1,7 @@
 #include "runtime/run_budget.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
 #include <variant>
@@ -80,9 +82,15 @@ double pe_operand_bytes(const hw::MxuShape& shape) {
 }
 
 void check_pe_cycles(const Limits& limits, double cycles, const std::string& what) {
-  if (cycles <= limits.max_pe_cycles) return;
+  const double host_s = cycles / kPeCyclesPerHostSecond;
+  if (cycles <= limits.max_pe_cycles) {
+    if (limits.progress_interval_s > 0 && host_s > limits.progress_interval_s)
+      spdlog::info("{}: about {} PE-array cycles at fidelity: pe, about {} of host time", what, sim::fixed(cycles, 0),
+                   sim::si(host_s, "s"));
+    return;
+  }
   throw sim::SimFailure("PE budget: " + what + " would simulate " + sim::fixed(cycles, 0) +
-                        " PE-array cycles at fidelity: pe (about " + sim::fixed(cycles / 3e9, 0) +
+                        " PE-array cycles at fidelity: pe (about " + sim::fixed(host_s, 0) +
                         " s of host time), above limits.max_pe_cycles (" + sim::fixed(limits.max_pe_cycles, 0) +
                         "); use fidelity: tile or kernel, or raise limits.max_pe_cycles");
 }

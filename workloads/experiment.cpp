@@ -344,7 +344,12 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
               "host memory the run may need, estimated before it is built (chips simulated x per-chip state, "
               "ops, trace events, PE operands)")
         .real("max_pe_cycles", &runtime::Limits::max_pe_cycles, "PE cycles", d.max_pe_cycles, sim::positive(),
-              "fidelity: pe: cycles x PEs of every MXU op on the simulated chips (about 3e9 per host second)");
+              "fidelity: pe: cycles x PEs of every MXU op on the simulated chips (about 3e9 per host second)")
+        .real("progress_interval", &runtime::Limits::progress_interval_s, "s", d.progress_interval_s,
+              sim::between(0, 1e7),
+              "host time between the progress lines a long run logs on stderr (info: host time, simulated time, "
+              "events); 0 for none")
+        .informational("stderr only: tests/app/test_limits.cpp checks the lines and an unchanged report");
     return p;
   }();
   return t;

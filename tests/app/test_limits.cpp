@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "host_fields.h"
 
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
@@ -115,4 +116,45 @@ TEST_CASE("limits: max_wall_time stops a collective on a 65536-chip ring, exit 3
         std::string::npos);
   CHECK(r.output.find("with work left\n  chip 0 waits in 'all_gather#0'") != std::string::npos);
   CHECK_FALSE(written(kOut + "wall"));
+}
+
+TEST_CASE("limits: progress_interval logs progress on stderr and changes no result", "[app][limits]") {
+  // A run that goes on for seconds logs how far it got; the 65536-chip ring
+  // all-gather above takes 2 s of host time before max_wall_time ends it,
+  // so a line every 0.2 s gives several, each further in simulated time.
+  const auto slow = run_into(
+      "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set "
+      "'limits={max_wall_time: 2, progress_interval: 0.2}'",
+      kOut + "progress-slow");
+  INFO(slow.output);
+  CHECK(slow.status == 3);
+  std::istringstream lines(slow.output);
+  std::string line;
+  int progress = 0;
+  while (std::getline(lines, line))
+    if (line.rfind("[info] progress: ", 0) == 0) {
+      ++progress;
+      CHECK(line.find(" of host time, ") != std::string::npos);
+      CHECK(line.find(" simulated, ") != std::string::npos);
+    }
+  CHECK(progress >= 2);
+
+  // A line after every slice (an interval of a microsecond) against none:
+  // the same report, host fields aside, and no progress line without.
+  const auto every = run_into("run configs/experiments/train-dp-v5e.yaml --set 'limits={progress_interval: 1e-6}'",
+                              kOut + "progress-every");
+  const auto none = run_into("run configs/experiments/train-dp-v5e.yaml --set 'limits={progress_interval: 0}'",
+                             kOut + "progress-none");
+  REQUIRE(every.status == 0);
+  REQUIRE(none.status == 0);
+  CHECK(every.output.find("[info] progress: ") != std::string::npos);
+  CHECK(none.output.find("[info] progress: ") == std::string::npos);
+  nlohmann::json a = report(kOut + "progress-every"), b = report(kOut + "progress-none");
+  for (const char* field : testing_cli::kHostFields) {
+    a["simulator"].erase(field);
+    b["simulator"].erase(field);
+  }
+  a["experiment"].erase("overrides");
+  b["experiment"].erase("overrides");
+  CHECK(a == b);
 }
