@@ -128,8 +128,9 @@ const BadCase kCases[] = {
     // Memory that does not fit: the simulated system fails (exit 3).
     {"training state that does not fit in HBM", "run tests/data/bad/train_oom.yaml", 3, "", "",
      "does not fit in HBM: chip 0"},
-    {"offloaded activations that do not fit in the host's memory", "run tests/data/bad/train_offload_host_oom.yaml",
-     3, "", "", "does not fit in host memory: chip 0 offloads 192.2 GiB of activations (remat: offload), its share of "
+    {"offloaded activations that do not fit in the host's memory", "run tests/data/bad/train_offload_host_oom.yaml", 3,
+     "", "",
+     "does not fit in host memory: chip 0 offloads 192.2 GiB of activations (remat: offload), its share of "
      "the host's DRAM is 104.3 GiB (host.memory 417.2 GiB over 4 chips)"},
     {"matmul operands that do not fit in HBM", "run tests/data/bad/matmul_oom.yaml", 3, "", "",
      "does not fit: A, B and C need 25.8 GB of HBM but teach-8x8 has 1.07 GB"},

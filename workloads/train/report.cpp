@@ -286,8 +286,8 @@ std::string train_table(const TrainRun& r, const Report& report) {
   if (mem.rematerialized) t.row("rematerialized layer", binary_bytes(double(mem.rematerialized)));
   if (mem.ring) t.row("ring attention buffers", binary_bytes(double(mem.ring)));
   if (r.spec.remat == Remat::offload)
-    t.row("in host memory (offload)", binary_bytes(double(mem.host)) + " of " +
-                                          binary_bytes(double(r.exp.chip.host.memory_per_chip())));
+    t.row("in host memory (offload)",
+          binary_bytes(double(mem.host)) + " of " + binary_bytes(double(r.exp.chip.host.memory_per_chip())));
   return t.str();
 }
 

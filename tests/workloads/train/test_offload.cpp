@@ -32,7 +32,8 @@ std::string gpt(const std::string& name, const std::string& remat, bool pipeline
   const std::string pod = pipeline ? "pod: {topology: ring, shape: [2], wraparound: false}\nmesh: {pipe: 2}\n" : "";
   return write_yaml(name, chip + pod + R"(workload:
   kind: train
-  model: {type: transformer, layers: )" + (pipeline ? "4" : "2") +
+  model: {type: transformer, layers: )" +
+                              (pipeline ? "4" : "2") +
                               R"(, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64,
           seq_len: 256, vocab: 4096, tied_embeddings: true}
   global_batch: )" + (pipeline ? "8\n  parallelism: {pipeline: pipe, microbatches: 4, schedule: 1f1b}" : "2") +
@@ -97,7 +98,8 @@ TEST_CASE("remat offload: stashes beyond the chip's share of host memory stop be
   CHECK_THROWS_WITH(tight.workload->run(tight, {}), Catch::Contains("does not fit in host memory: chip 0 offloads"));
   auto exact = workloads::load_experiment(path, {host_memory(4 * L * kBlockStash)});
   CHECK(exact.workload->run(exact, {}).report["result"]["memory"]["host_bytes"].get<double>() == L * kBlockStash);
-  auto anyway = workloads::load_experiment(path, {host_memory(4 * (L * kBlockStash - 1)), "workload.simulate_anyway=true"});
+  auto anyway =
+      workloads::load_experiment(path, {host_memory(4 * (L * kBlockStash - 1)), "workload.simulate_anyway=true"});
   CHECK(anyway.workload->run(anyway, {}).report["result"]["step_time_s"].get<double>() > 0);
 }
 
@@ -137,8 +139,8 @@ TEST_CASE("remat offload: each copy takes S / host bandwidth; copies to and from
   REQUIRE(copies.size() == 2 * L * 4);  // each of its 2 blocks out once and back once per microbatch
   const double expected_us = kBlockStash / pcie * 1e6 + latency_us;
   for (const Copy& c : copies) {
-    INFO((c.back ? "from" : "to") << " host: " << c.end_us - c.start_us << " us against S / P + latency "
-                                  << expected_us << " us");
+    INFO((c.back ? "from" : "to") << " host: " << c.end_us - c.start_us << " us against S / P + latency " << expected_us
+                                  << " us");
     CHECK(c.end_us - c.start_us == Approx(expected_us).epsilon(0.01));
   }
   // Full duplex: copies back run while copies out do (after the second
@@ -147,7 +149,8 @@ TEST_CASE("remat offload: each copy takes S / host bandwidth; copies to and from
   double overlap_us = 0;
   for (const Copy& a : copies)
     for (const Copy& b : copies)
-      if (!a.back && b.back) overlap_us += std::max(0.0, std::min(a.end_us, b.end_us) - std::max(a.start_us, b.start_us));
+      if (!a.back && b.back)
+        overlap_us += std::max(0.0, std::min(a.end_us, b.end_us) - std::max(a.start_us, b.start_us));
   CHECK(overlap_us >= 0.5 * expected_us);
 }
 
