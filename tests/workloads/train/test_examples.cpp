@@ -122,6 +122,9 @@ TEST_CASE("example: 128k-token sequences of a Llama-3-8B shape fit a v6e-256 onl
   CHECK(res["memory"]["fits"] == true);
   CHECK(res["parallelism"]["context"]["degree"] == 16);
   CHECK(res["model"]["seq_len"] == 131072);
+  // Ring attention's 4 buffers (K/V in use and arriving, two dK/dV) of one
+  // block's K and V: 8192 tokens x 8 KV heads of 128 (GQA), BF16.
+  CHECK(res["memory"]["ring_buffers_bytes"].get<double>() == 4 * 2 * 2 * 8192.0 * 8 * 128);
   CHECK(res["hfu"].get<double>() > res["mfu"].get<double>());
   std::size_t permutes = 0;
   for (const auto& c : r["collectives"]) permutes += c["purpose"] == "context";
