@@ -23,7 +23,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
-    fluid_dmas_.resize(config_.dma_engines + 1);  // and the host link (host_dma_engine)
+    fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines);  // and the host link's two directions
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
                                   [] { return std::string("the HBM access latency"); });
   } else {
@@ -296,7 +296,7 @@ void Chip::advance(std::uint32_t slot) {
         if (bytes > 0) {
           // In units of one byte per transfer in service (KernelOp::body_transfers).
           const double n = d ? 1.0 : k.body_transfers;
-          const bool host = d && op.engine.index == host_dma_engine(config_);  // no faster than the host link
+          const bool host = d && is_host_dma_engine(config_, op.engine.index);  // no faster than the host link
           const double cap = host         ? config_.host.pcie_bandwidth
                              : min_ps > 0 ? double(bytes) / n / (double(min_ps) / sim::kPsPerSecond)
                                           : sim::FluidShare::kNoCap;

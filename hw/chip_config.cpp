@@ -64,14 +64,16 @@ sim::ParamTable<IciParams> ici_params() {
 }
 
 // Defaults are v5e's (docs/reference/tpu-specs.md#v5e.host, v5e.pcie_bw,
-// v5e.dcn_bw): a chip file names its own generation's.
+// v5e.dcn_bw, v5e.host_memory): a chip file names its own generation's.
 sim::ParamTable<HostParams> host_params() {
   sim::ParamTable<HostParams> t("host", "the host a chip hangs off, and its way into the data-center network (DCN)");
   t.integer<std::uint32_t>("chips", &HostParams::chips, "chips", 8, sim::between(1, 64), "chips per host")
       .real("pcie_bandwidth", &HostParams::pcie_bandwidth, "B/s", 1.6e10, sim::positive(),
             "one chip's PCIe link to the host, each way")
       .real("nic_bandwidth", &HostParams::nic_bandwidth, "B/s", 2.5e10, sim::positive(),
-            "all of the host's NICs into the DCN together, each way");
+            "all of the host's NICs into the DCN together, each way")
+      .integer<std::uint64_t>("memory", &HostParams::memory, "B", 512ull << 30, sim::at_least(1),
+                              "the host's DRAM, shared by its chips (what remat: offload may fill)");
   return t;
 }
 

@@ -32,6 +32,9 @@ struct HostParams {
   std::uint32_t chips = 1;
   double pcie_bandwidth = 0;  // bytes/s each way, per chip
   double nic_bandwidth = 0;   // bytes/s each way, all of the host's NICs
+  std::uint64_t memory = 0;   // bytes of DRAM, all of the host's (remat: offload keeps activations there)
+  // One chip's share of the host's DRAM.
+  std::uint64_t memory_per_chip() const { return memory / chips; }
 };
 
 // The 8-bit formats of a chip's MXUs: MACs per PE per cycle relative to

@@ -60,6 +60,9 @@ json to_json(const Memory& m) {
   put(j, "microbatches_in_flight", m.microbatches_in_flight);
   put(j, "gathered_weights_bytes", m.gathered_weights_bytes);
   put(j, "rematerialized_bytes", m.rematerialized_bytes);
+  put(j, "ring_buffers_bytes", m.ring_buffers_bytes);
+  put(j, "host_bytes", m.host_bytes);
+  put(j, "host_capacity_bytes", m.host_capacity_bytes);
   if (m.bytes_per_param)
     j["bytes_per_param"] = {{"params", m.bytes_per_param->params},
                             {"grads", m.bytes_per_param->grads},
@@ -244,7 +247,8 @@ json to_json(const PerChip& p) {
                    {"activations_per_microbatch_bytes", m.activations_per_microbatch_bytes},
                    {"microbatches_in_flight", m.microbatches_in_flight},
                    {"gathered_weights_bytes", m.gathered_weights_bytes},
-                   {"rematerialized_bytes", m.rematerialized_bytes}};
+                   {"rematerialized_bytes", m.rematerialized_bytes},
+                   {"ring_buffers_bytes", m.ring_buffers_bytes}};
   }
   return j;
 }

@@ -54,6 +54,9 @@ struct Memory {
   std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
   std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
   std::optional<std::uint64_t> rematerialized_bytes;    // remat: the layer recomputed during its backward
+  std::optional<std::uint64_t> ring_buffers_bytes;      // context parallelism: ring attention's K/V, dK/dV blocks
+  // remat: offload: what the chip keeps in host DRAM, and its share of it
+  std::optional<std::uint64_t> host_bytes, host_capacity_bytes;
   struct BytesPerParam {
     double params = 0, grads = 0, optimizer = 0;
   };
@@ -186,7 +189,7 @@ struct LinkRecord {
 struct ChipMemoryRecord {
   std::uint64_t total_bytes = 0, params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   std::uint64_t activations_per_microbatch_bytes = 0, microbatches_in_flight = 0;
-  std::uint64_t gathered_weights_bytes = 0, rematerialized_bytes = 0;
+  std::uint64_t gathered_weights_bytes = 0, rematerialized_bytes = 0, ring_buffers_bytes = 0;
 };
 
 struct PerChip {

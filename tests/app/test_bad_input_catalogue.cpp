@@ -128,6 +128,10 @@ const BadCase kCases[] = {
     // Memory that does not fit: the simulated system fails (exit 3).
     {"training state that does not fit in HBM", "run tests/data/bad/train_oom.yaml", 3, "", "",
      "does not fit in HBM: chip 0"},
+    {"offloaded activations that do not fit in the host's memory", "run tests/data/bad/train_offload_host_oom.yaml", 3,
+     "", "",
+     "does not fit in host memory: chip 0 offloads 192.2 GiB of activations (remat: offload), its share of "
+     "the host's DRAM is 104.3 GiB (host.memory 417.2 GiB over 4 chips)"},
     {"matmul operands that do not fit in HBM", "run tests/data/bad/matmul_oom.yaml", 3, "", "",
      "does not fit: A, B and C need 25.8 GB of HBM but teach-8x8 has 1.07 GB"},
     // --set overrides.
@@ -257,6 +261,15 @@ const BadCase kCases[] = {
      "(keep each repeated layer's input, recompute its forward in the backward), minimal (keep each repeated layer's "
      "input and its weight matmuls' outputs, recompute the rest of its forward), offload (move each repeated "
      "layer's stash to host memory in the forward and back for its backward); did you mean 'minimal'?"},
+    {"an fsdp axis missing from the mesh", "run tests/data/bad/train_fsdp_axis.yaml", 2,
+     "tests/data/bad/train_fsdp_axis.yaml:10:23:", "workload.parallelism.fsdp:",
+     "'fdsp' is not a mesh axis; the mesh has fsdp 4 (did you mean 'fsdp'?)"},
+    {"key/value heads that do not divide the query heads", "run tests/data/bad/train_kv_heads.yaml", 2,
+     "tests/data/bad/train_kv_heads.yaml:5:87:", "workload.model.kv_heads:",
+     "3 key/value heads do not divide the 8 query heads"},
+    {"a misspelt precision", "run tests/data/bad/train_precision_typo.yaml", 2,
+     "tests/data/bad/train_precision_typo.yaml:8:23:", "workload.precision.params:",
+     "unknown number format 'fp32'; expected one of: bfloat16 (2 bytes), float32 (4 bytes)"},
     {"a context axis missing from the mesh", "run tests/data/bad/train_context_axis.yaml", 2,
      "tests/data/bad/train_context_axis.yaml:10:38:", "workload.parallelism.context:",
      "'cxt' is not a mesh axis; the mesh has data 2, ctx 2 (did you mean 'ctx'?)"},

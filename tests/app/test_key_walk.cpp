@@ -104,6 +104,10 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
      "           head_dim: 64, seq_len: 512, vocab: 1024, attention: flash}, global_batch: 2,\n"
      "           parallelism: {context: ctx}, optimizer: adam}\n"},
+    {"train-offload", "train", false,
+     "chip: tpu-v4\n"
+     "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 128, vocab: 1024}, global_batch: 2, remat: offload}\n"},
     // 1.6 B parameters with Adam on one 16 GiB v5e: does not fit, run anyway.
     {"train-over-hbm", "train", false,
      "chip: tpu-v5e\n"

@@ -10,6 +10,7 @@
 #include "sim/units.h"
 #include "workloads/train/pipeline_schedule.h"
 #include "workloads/train/program_builder.h"
+#include "workloads/train/ring_attention.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
@@ -26,6 +27,7 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     const StageLayers& stage = layout.stages[s];
     std::uint64_t params = 0, optimized = 0, largest = 0;            // elements
     std::vector<std::uint64_t> chunk_stash(stage.chunks.size(), 0);  // per microbatch
+    std::vector<std::uint64_t> chunk_host(stage.chunks.size(), 0);   // offloaded, per microbatch
     for (std::size_t l : stage.layers()) {
       std::size_t chunk = 0;
       while (l >= stage.chunks[chunk].end) ++chunk;
@@ -35,6 +37,7 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       optimized += ceil_div(n, par.optimizer_shards());
       largest = std::max(largest, gathered_elements(n, fsdp));
       const models::LayerSpec& layer = micro.layers[l];
+      if (par.context.degree > 1) m.ring = std::max(m.ring, kRingBuffers * ring_block_bytes(layer, tp));
       if (rematerialized(spec, micro, l)) {
         const std::uint64_t input = micro.layers[l - 1].output_bytes;
         m.activations_per_microbatch +=
@@ -59,7 +62,9 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
         // in HBM, the stash fetched back for the backward running and the
         // next one, prefetched (the offloads of the forward fit the same
         // two buffers while the host link keeps up).
-        m.rematerialized = std::max(m.rematerialized, 2 * local_stash_bytes(layer, tp, seq(layer)));
+        const std::uint64_t stash = local_stash_bytes(layer, tp, seq(layer));
+        m.rematerialized = std::max(m.rematerialized, 2 * stash);
+        chunk_host[chunk] += stash;
       } else {
         m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
       }
@@ -76,13 +81,16 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     // the microbatches in flight times one microbatch's stash).
     const auto tasks = stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches, par.virtual_stages);
     m.microbatches_in_flight = peak_in_flight(tasks);
-    std::uint64_t live = 0;
+    std::uint64_t live = 0, host = 0;
     for (const auto& t : tasks) {
       if (t.backward) {
         live -= chunk_stash[t.chunk];
+        host -= chunk_host[t.chunk];
       } else {
         live += chunk_stash[t.chunk];
+        host += chunk_host[t.chunk];
         m.activations = std::max(m.activations, live);
+        m.host = std::max(m.host, host);
       }
     }
   }
@@ -114,7 +122,22 @@ std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
                              std::to_string(m.chunks) + " chunks)"
                        : " x " + binary_bytes(double(m.activations_per_microbatch)) + ")") +
          (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "") +
-         (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "");
+         (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "") +
+         (m.ring ? ", ring attention buffers " + binary_bytes(double(m.ring)) : "");
+}
+
+void check_host_memory_fits(const std::vector<ChipMemory>& memory, const hw::HostParams& host) {
+  std::size_t worst = 0;
+  for (std::size_t c = 1; c < memory.size(); ++c)
+    if (memory[c].host > memory[worst].host) worst = c;
+  const std::uint64_t share = host.memory_per_chip();
+  if (memory.empty() || memory[worst].host <= share) return;
+  throw sim::SimFailure("does not fit in host memory: chip " + std::to_string(worst) + " offloads " +
+                        binary_bytes(double(memory[worst].host)) + " of activations (remat: offload), its share of " +
+                        "the host's DRAM is " + binary_bytes(double(share)) + " (host.memory " +
+                        binary_bytes(double(host.memory)) + " over " + std::to_string(host.chips) +
+                        " chips). Use remat: full, fewer microbatches in flight, more chips, or set "
+                        "workload.simulate_anyway: true to simulate it regardless");
 }
 
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip_config.h"
 #include "models/model_spec.h"
 #include "workloads/train/layout.h"
 #include "workloads/train/spec.h"
@@ -26,14 +27,21 @@ namespace workloads {
 // With remat: full, a repeated layer stashes only its input (BF16, as the
 // previous layer hands it on), and `rematerialized` is what the largest of
 // them holds again while its backward runs: its full stash, once.
+// With context parallelism, `ring` is the blocks ring attention receives
+// and passes on (ring_attention.h, kRingBuffers) for the stage's largest
+// attention layer.
+// With remat: offload, `host` is what the chip keeps in its host's DRAM
+// at the peak: the offloaded stashes of every microbatch in flight (not in
+// total(), which is HBM).
 struct ChipMemory {
-  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0, rematerialized = 0;
+  std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0, rematerialized = 0, ring = 0;
+  std::uint64_t host = 0;
   std::uint64_t activations_per_microbatch = 0;
   // Stashes held at once: microbatches, or with an interleaved schedule
   // chunk passes (one microbatch over one of the stage's `chunks`).
   std::uint32_t microbatches_in_flight = 0;
   std::uint32_t chunks = 1;
-  std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized; }
+  std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized + ring; }
 };
 
 // Per chip; `micro` is the model built for one microbatch.
@@ -41,12 +49,17 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 
 // "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
 // optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)"
-// (and ", gathered weights 1.2 GiB" with fsdp).
+// (and ", gathered weights 1.2 GiB" with fsdp, ", ring attention buffers
+// 64.0 MiB" with context parallelism).
 std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity);
 
 // Throws sim::SimFailure naming the fullest chip and its breakdown when it
 // does not fit in `capacity`.
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity);
+
+// Throws sim::SimFailure naming the chip that offloads most when it
+// offloads more than its share of the host's DRAM (host.memory / chips).
+void check_host_memory_fits(const std::vector<ChipMemory>& memory, const hw::HostParams& host);
 
 std::string binary_bytes(double bytes);  // "37.2 GiB", "512.0 MiB"
 

@@ -302,12 +302,7 @@ class ChipProgramBuilder {
     ring_.resize(ctx.model.layers.size());
     for (std::size_t l : layers_) {
       const models::LayerSpec& spec = ctx.model.layers[l];
-      // What one chip's K and V blocks hold: its tensor-parallel share of
-      // the keys and values of its tokens, as the layer stashes them.
-      const std::uint64_t kv = local_stash_bytes(spec, ctx.tp(), false, [&](const models::StashSpec& e) {
-        return e.name == spec.name + ".attn.k" || e.name == spec.name + ".attn.v";
-      });
-      ring_[l] = ring_attention(spec, n, kv);
+      ring_[l] = ring_attention(spec, n, ring_block_bytes(spec, ctx.tp()));
     }
   }
 
@@ -532,7 +527,7 @@ class ChipProgramBuilder {
     const std::uint64_t bytes =
         local_stash_bytes(layer, ctx_.tp(), sequence_split(layer, ctx_.spec.parallelism.sequence));
     return prog.add({tag + " " + layer.name + (back ? " stash from host" : " stash to host"),
-                     {hw::EngineKind::dma, hw::host_dma_engine(ctx_.exp.chip)},
+                     {hw::EngineKind::dma, hw::host_dma_engine(ctx_.exp.chip, back)},
                      hw::DmaOp{0, bytes, back},
                      after,
                      0});

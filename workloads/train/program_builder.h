@@ -21,7 +21,7 @@
 //    (without `overlap`: once all are).
 //  - remat: full runs a repeated layer's forward again (task tag R<m>)
 //    before its backward ops, which wait for it; remat: offload copies its
-//    stash to the host (hw::host_dma_engine) after its forward and back
+//    stash to the host (hw::host_dma_engine, one engine each way) after its forward and back
 //    before its backward, one layer ahead;
 //  - fsdp all-gathers each layer's weights before each of its passes, one
 //    layer ahead, and reduce-scatters its gradients after each backward;

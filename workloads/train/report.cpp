@@ -114,6 +114,11 @@ Report train_report(const TrainRun& r) {
   memory.microbatches_in_flight = mem.microbatches_in_flight;
   memory.gathered_weights_bytes = mem.gathered;
   memory.rematerialized_bytes = mem.rematerialized;
+  if (r.spec.parallelism.context.degree > 1) memory.ring_buffers_bytes = mem.ring;
+  if (r.spec.remat == Remat::offload) {
+    memory.host_bytes = mem.host;
+    memory.host_capacity_bytes = chip.host.memory_per_chip();
+  }
   const double stored = bytes_of(r.spec.precision.params);
   memory.bytes_per_param = Memory::BytesPerParam{stored, stored, r.spec.optimizer.state_bytes_per_param};
   memory.chip = worst;
@@ -177,7 +182,8 @@ Report train_report(const TrainRun& r) {
                                  cm.activations_per_microbatch,
                                  cm.microbatches_in_flight,
                                  cm.gathered,
-                                 cm.rematerialized};
+                                 cm.rematerialized,
+                                 cm.ring};
   }
   rep.stats = r.run.stats;
   rep.simulator = pod_simulator(r.exp, r.wall_time_s, r.run);
@@ -278,6 +284,10 @@ std::string train_table(const TrainRun& r, const Report& report) {
                            " in flight x " + binary_bytes(double(mem.activations_per_microbatch)));
   if (mem.gathered) t.row("gathered weights (fsdp)", binary_bytes(double(mem.gathered)));
   if (mem.rematerialized) t.row("rematerialized layer", binary_bytes(double(mem.rematerialized)));
+  if (mem.ring) t.row("ring attention buffers", binary_bytes(double(mem.ring)));
+  if (r.spec.remat == Remat::offload)
+    t.row("in host memory (offload)",
+          binary_bytes(double(mem.host)) + " of " + binary_bytes(double(r.exp.chip.host.memory_per_chip())));
   return t.str();
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "workloads/train/tensor_split.h"
+
 namespace workloads {
 
 namespace {
@@ -183,6 +185,12 @@ RingLayer ring_attention(const models::LayerSpec& layer, std::uint32_t ranks, st
   r.forward = RingPass(r.layer.forward, r.layer.elementwise_fwd, layer.name, false, ranks, kv_bytes).build();
   r.backward = RingPass(r.layer.backward, r.layer.elementwise_bwd, layer.name, true, ranks, kv_bytes).build();
   return r;
+}
+
+std::uint64_t ring_block_bytes(const models::LayerSpec& layer, std::uint32_t tp) {
+  return local_stash_bytes(layer, tp, false, [&](const models::StashSpec& e) {
+    return e.name == layer.name + ".attn.k" || e.name == layer.name + ".attn.v";
+  });
 }
 
 }  // namespace workloads

@@ -49,4 +49,15 @@ struct RingLayer {
 // them (softmax). A layer without attention comes back as it is.
 RingLayer ring_attention(const models::LayerSpec& layer, std::uint32_t ranks, std::uint64_t kv_bytes);
 
+// What one chip's K and V blocks of `layer` hold: its tensor-parallel share
+// (`tp`) of the keys and values of its tokens, as the layer stashes them
+// (0 for a layer without attention).
+std::uint64_t ring_block_bytes(const models::LayerSpec& layer, std::uint32_t tp);
+
+// The ring's buffers in HBM while a layer's attention runs: in the forward
+// the K/V block in use and the one arriving (double buffering); in the
+// backward those two and two dK/dV blocks, the one this chip adds to and
+// the one it passes on. So 4 blocks at the peak, the backward's.
+constexpr std::uint32_t kRingBuffers = 4;
+
 }  // namespace workloads

@@ -37,7 +37,10 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   const models::ModelSpec micro = models::build_model(spec.chip_model(), spec.microbatch_size());
   const TrainLayout layout = make_train_layout(exp, spec.parallelism, micro);
   const std::vector<ChipMemory> memory = train_memory(spec, layout, micro);
-  if (!spec.simulate_anyway) check_memory_fits(memory, layout, exp.chip.hbm.capacity_bytes);
+  if (!spec.simulate_anyway) {
+    check_memory_fits(memory, layout, exp.chip.hbm.capacity_bytes);
+    check_host_memory_fits(memory, exp.chip.host);
+  }
   TrainProgram program = build_train_program(exp, spec, layout, micro);
   std::optional<FunctionalTrainResult> functional;  // functional: one pod run per step
   runtime::PodRunResult run;

@@ -109,6 +109,14 @@ TEST_CASE("context: activations per chip are those of T / N tokens", "[workloads
   CHECK(m["activations_per_microbatch_bytes"].get<double>() == hand);
   CHECK(m["activations_per_microbatch_bytes"].get<double>() * 4 ==
         whole["result"]["memory"]["activations_per_microbatch_bytes"].get<double>());
+  // The ring's buffers: the K/V block in use and the one arriving, and in
+  // the backward two dK/dV blocks, each 2 b s k_h BF16 values for K and V.
+  const double kv_block = 2 * 2 * B * s * NH;
+  CHECK(m["ring_buffers_bytes"].get<double>() == 4 * kv_block);
+  CHECK(m["per_chip_bytes"].get<double>() == m["params_bytes"].get<double>() + m["grads_bytes"].get<double>() +
+                                                 m["optimizer_bytes"].get<double>() +
+                                                 m["activations_bytes"].get<double>() + 4 * kv_block);
+  CHECK(whole["result"]["memory"].count("ring_buffers_bytes") == 0);
   // Weights, gradients and Adam state stay whole on every chip.
   CHECK(m["params_bytes"] == whole["result"]["memory"]["params_bytes"]);
   CHECK(m["optimizer_bytes"] == whole["result"]["memory"]["optimizer_bytes"]);

@@ -9,7 +9,12 @@
 #include <utility>
 
 #include "app/cli_runner.h"
+#include "models/model_config.h"
+#include "sim/yaml_node.h"
 #include "workloads/experiment.h"
+#include "workloads/train/layout.h"
+#include "workloads/train/memory.h"
+#include "workloads/train/spec.h"
 
 namespace {
 
@@ -117,6 +122,9 @@ TEST_CASE("example: 128k-token sequences of a Llama-3-8B shape fit a v6e-256 onl
   CHECK(res["memory"]["fits"] == true);
   CHECK(res["parallelism"]["context"]["degree"] == 16);
   CHECK(res["model"]["seq_len"] == 131072);
+  // Ring attention's 4 buffers (K/V in use and arriving, two dK/dV) of one
+  // block's K and V: 8192 tokens x 8 KV heads of 128 (GQA), BF16.
+  CHECK(res["memory"]["ring_buffers_bytes"].get<double>() == 4 * 2 * 2 * 8192.0 * 8 * 128);
   CHECK(res["hfu"].get<double>() > res["mfu"].get<double>());
   std::size_t permutes = 0;
   for (const auto& c : r["collectives"]) permutes += c["purpose"] == "context";
@@ -158,4 +166,51 @@ TEST_CASE("tpusim run --trace on a pipeline: a task track per chip shows the sch
   }
   CHECK(tasks == 4 * 16 * 2);
   CHECK(optimizer == 4);
+}
+
+TEST_CASE("example: GPT-3 175B on a v4-1024 fits with remat full and sequence parallelism, by the hand count",
+          "[workloads][train][examples][remat]") {
+  // What stage 0's chips keep, computed as run_train does before it
+  // simulates (the full step takes minutes; the memory check comes first).
+  std::ifstream in(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/train-gpt3-175b-v4-1024.yaml");
+  const std::string shipped((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto memory = [&](const std::string& remat) {
+    std::string text = shipped;
+    const auto at = text.rfind("remat: full");  // the key, after the comments that name it
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 11, "remat: " + remat);
+    const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/build-test-out/train-gpt3-remat-" + remat + ".yaml";
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+    const workloads::Experiment exp = workloads::load_experiment(path);
+    const workloads::TrainSpec spec = workloads::load_train_spec(sim::YamlNode::load_file(path)["workload"], exp);
+    CHECK_FALSE(spec.simulate_anyway);
+    const models::ModelSpec micro = models::build_model(spec.chip_model(), spec.microbatch_size());
+    const workloads::TrainLayout layout = workloads::make_train_layout(exp, spec.parallelism, micro);
+    return workloads::train_memory(spec, layout, micro)[0];  // chip 0: stage 0, tensor rank 0
+  };
+  // Brown et al. 2020 Table 2.1: h 12288 (96 heads of 128), d_ff 4h,
+  // s 2048; 16 stages of 6 blocks, t 8, microbatches of b 3 sequences.
+  const double h = 12288, F = 4 * h, V = 50304, s = 2048, b = 3, a = 96, t = 8, p = 16;
+  // Megatron's split: each block's 4h^2 + 2hF weights and stage 0's
+  // embedding over t; the norms (a few h) are left out, under 1e-4.
+  const double params = (6 * (4 * h * h + 2 * h * F) + V * h) / t;
+  // Korthikanti et al. 2022 s.5: with full recomputation and sequence
+  // parallelism a block keeps 2sbh/t; 1F1B's first stage holds p
+  // microbatches; the recomputed block holds again its whole stash,
+  // 32sbh/t + 2as^2b/t (s.4.2.2 without dropout).
+  const double activations = p * 6 * 2 * s * b * h / t;
+  const double redo = 32 * s * b * h / t + 2 * a * s * s * b / t;
+  const workloads::ChipMemory full = memory("full");
+  CHECK(double(full.params) == Approx(2 * params).epsilon(0.01));
+  CHECK(double(full.optimizer) == Approx(12 * params).epsilon(0.01));
+  CHECK(full.microbatches_in_flight == p);
+  CHECK(double(full.activations) == Approx(activations).epsilon(0.01));
+  CHECK(double(full.rematerialized) == Approx(redo).epsilon(0.01));
+  CHECK(double(full.total()) == Approx(16 * params + activations + redo).epsilon(0.01));
+  CHECK(full.total() <= 32ull << 30);  // tpu-v4.yaml hbm.capacity, 32 GiB
+  // Without remat each block keeps its whole stash for 16 microbatches.
+  const workloads::ChipMemory none = memory("none");
+  CHECK(double(none.activations) == Approx(p * 6 * redo).epsilon(0.01));
+  CHECK(none.total() > 32ull << 30);
 }
