@@ -154,9 +154,9 @@ TEST_CASE("every chip in every format: memory/compute crossover at the ridge wit
     // (26.1 to 31.2 us), so the measured bound flips at m = 64 (intensity
     // 125, ridge 328); 7x fp8 keeps its MXUs 80-82% and HBM 90% of what it
     // sustains busy from m = 8 to 256 and flips at intensity 560 (ridge
-    // 721). The format's rate is modelled as arrays side by side, each op's
-    // fill and drain paid on half the tiles a bf16 op has
-    // (docs/calibration.md#number-formats).
+    // 721). A suspect, not shown: the format's rate is modelled as arrays
+    // side by side, each op's fill and drain paid on half the tiles a bf16
+    // op has (docs/calibration.md#number-formats).
     const bool open = (std::string(c.chip) == "tpu-v5p" && std::string(c.dtype) == "int8") ||
                       (std::string(c.chip) == "tpu-7x" && std::string(c.dtype) == "fp8");
     const double ridge = c.peak / c.hbm;
