@@ -111,20 +111,20 @@ MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, 
   if (f.causal == models::Causal::none) {
     // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
     t.hbm_read = b.element_bytes * ((f.a_on_chip ? 0 : m * k * nb) + k * n * mb);
-    t.hbm_written = f.out_on_chip ? 0 : b.element_bytes * m * n;
+    t.hbm_written = f.out_on_chip ? 0 : b.out_element_bytes * m * n;
     return t;
   }
   for (std::uint64_t bi = 0; bi < mb; ++bi) {
     const BlockRow r = block_row(m, k, n, b, f, bi);
     const std::uint64_t cols = (r.blocks - 1) * b.bn + r.last_cols;
     t.hbm_read += b.element_bytes * ((f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + r.depth * cols);
-    if (!f.out_on_chip) t.hbm_written += b.element_bytes * r.rows * cols;
+    if (!f.out_on_chip) t.hbm_written += b.out_element_bytes * r.rows * cols;
   }
   return t;
 }
 
 MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                               const MatmulFusion& fusion, std::uint64_t element_bytes) {
+                               const MatmulFusion& fusion, ElementBytes bytes) {
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
@@ -134,7 +134,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
         for (std::uint32_t buffers : {3u, 2u})
           for (std::uint32_t accs : {2u, 1u}) {
-            MatmulBlocking b{bm, bk, bn, buffers, accs, element_bytes};
+            MatmulBlocking b{bm, bk, bn, buffers, accs, bytes.in, bytes.out};
             if (b.vmem_bytes() > chip.vmem) continue;
             const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
             // Per step: MXU time C, load time L (latency + the core's share of
@@ -147,7 +147,8 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
             const double traffic = double(matmul_traffic(m, k, n, b, fusion).total()) / bw;
             // The first step's loads and the last block's store are not overlapped.
-            const double store = fusion.out_on_chip ? 0.0 : double(b.element_bytes * bm * bn) / bw + chip.hbm.latency_s;
+            const double store =
+                fusion.out_on_chip ? 0.0 : double(b.out_element_bytes * bm * bn) / bw + chip.hbm.latency_s;
             const double fill = l_step + store;
             const double est =
                 std::max(double(steps) * period, traffic) + fill + (accs == 1 ? 0.01 * double(steps) * c_step : 0.0);
@@ -167,7 +168,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
   plan.flops = 2.0 * double(m) * double(k) * double(n);
   const std::uint64_t a_base = 0, b_base = a_base + bl.element_bytes * m * k,
                       c_base = b_base + bl.element_bytes * k * n;
-  plan.hbm_footprint = c_base + bl.element_bytes * m * n;
+  plan.hbm_footprint = c_base + bl.out_element_bytes * m * n;
 
   const std::uint64_t mb = ceil_div(m, bl.bm), nb = ceil_div(n, bl.bn), kb = ceil_div(k, bl.bk);
   const std::uint32_t cores = chip.tensorcores;
@@ -244,7 +245,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
     }
     hw::Op st{"store C blk(" + std::to_string(bi) + "," + std::to_string(bj) + ")",
               {hw::EngineKind::dma, store_engine(core)},
-              hw::DmaOp{c_base + bl.element_bytes * (r0 * n + c0 * rows), bl.element_bytes * rows * cols, true},
+              hw::DmaOp{c_base + bl.out_element_bytes * (r0 * n + c0 * rows), bl.out_element_bytes * rows * cols, true},
               last_step,
               0};
     cs.stores.push_back(prog.add(st));

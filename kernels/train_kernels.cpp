@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw/mxu_timing.h"
+#include "hw/number_format.h"
 #include "kernels/kernel_launch.h"
 #include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
@@ -59,27 +60,43 @@ bool scale_program(hw::Program& p, std::uint64_t g, const hw::ChipConfig& chip) 
   return true;
 }
 
+// Moves the MXU ops of a program planned for `from` MXUs per core onto the
+// first `from` of each core's `to` MXUs.
+void spread_mxus(hw::Program& p, std::uint32_t from, std::uint32_t to) {
+  if (from == to) return;
+  for (auto& op : p.ops)
+    if (op.engine.kind == hw::EngineKind::mxu) op.engine.index = op.engine.index / from * to + op.engine.index % from;
+}
+
 }  // namespace
 
 const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                                       const MatmulFusion& fusion) {
+                                       const MatmulFusion& fusion, bool quantized) {
   const MatmulFusion f = fidelity_ == hw::Fidelity::kernel ? fusion : MatmulFusion{};
-  const auto key = std::make_pair(std::array<std::uint64_t, 4>{count, m, k, n}, f);
+  quantized = quantized && format_ != hw::NumberFormat::bf16;
+  const auto key = std::make_pair(std::array<std::uint64_t, 5>{count, m, k, n, quantized ? 1u : 0u}, f);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  const MatmulBlocking b = choose_blocking(chip_, m, k, n, f);
+  // A quantized matmul is planned on the chip as its format sees it, a bf16
+  // one on the chip itself and then moved onto the simulated chip's arrays.
+  const hw::ChipConfig chip = quantized ? simulated_chip() : chip_;
+  const ElementBytes bytes{quantized ? hw::element_bytes(format_) : hw::kBf16Bytes, hw::kBf16Bytes};
+  const MatmulBlocking b = choose_blocking(chip, m, k, n, f, bytes);
   const std::uint64_t rows = count * m;
-  if (fidelity_ == hw::Fidelity::kernel)
-    return cache_.emplace(key, matmul_program(chip_, fidelity_, rows, k, n, b, {}, f)).first->second;
   hw::Program prog;
-  bool folded = false;
-  if (rows % b.bm == 0) {
-    for (std::uint64_t g : row_folds(chip_, b, rows / b.bm, ceil_div(n, b.bn) * ceil_div(k, b.bk))) {
-      prog = plan_matmul(chip_, rows / g, k, n, b).program;
-      if ((folded = scale_program(prog, g, chip_))) break;
+  if (fidelity_ == hw::Fidelity::kernel) {
+    prog = matmul_program(chip, fidelity_, rows, k, n, b, {}, f);
+  } else {
+    bool folded = false;
+    if (rows % b.bm == 0) {
+      for (std::uint64_t g : row_folds(chip, b, rows / b.bm, ceil_div(n, b.bn) * ceil_div(k, b.bk))) {
+        prog = plan_matmul(chip, rows / g, k, n, b).program;
+        if ((folded = scale_program(prog, g, chip))) break;
+      }
     }
+    if (!folded) prog = plan_matmul(chip, rows, k, n, b).program;
   }
-  if (!folded) prog = plan_matmul(chip_, rows, k, n, b).program;
+  spread_mxus(prog, chip.mxus_per_core, simulated_chip().mxus_per_core);
   return cache_.emplace(key, std::move(prog)).first->second;
 }
 

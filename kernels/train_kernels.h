@@ -30,20 +30,30 @@ namespace kernels {
 
 inline constexpr std::uint64_t kMinStepsPerCore = 32;
 
+// The matmuls of a training step whose model matmuls run in `format`
+// (precision.matmul): quantized ones (get's `quantized`) take the format's
+// MAC rate and read one-byte A and B, writing C in bf16; the others are
+// bf16. The step runs on simulated_chip(), the chip as the format sees it
+// (hw::ChipConfig::for_format: `rate` arrays for each of the chip's MXUs),
+// on which a bf16 matmul uses each core's first mxus_per_core arrays,
+// as many as the chip has: the bf16 peak.
 class MatmulPrograms {
  public:
-  MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity) : chip_(std::move(chip)), fidelity_(fidelity) {}
-  // `count` independent m x k x n BF16 matmuls, as one program (cached).
+  MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity, hw::NumberFormat format = hw::NumberFormat::bf16)
+      : chip_(std::move(chip)), fidelity_(fidelity), format_(format) {}
+  // `count` independent m x k x n matmuls, as one program (cached).
   // A fused kernel's (`fusion`, matmul_kernel.h) on-chip operands and
   // causal skipping are modelled at kernel fidelity; at tile and pe
   // fidelity it runs as the plain matmul (every byte and block).
   const hw::Program& get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n,
-                         const MatmulFusion& fusion = {});
+                         const MatmulFusion& fusion = {}, bool quantized = false);
+  hw::ChipConfig simulated_chip() const { return chip_.for_format(format_); }
 
  private:
   hw::ChipConfig chip_;
   hw::Fidelity fidelity_;
-  std::map<std::pair<std::array<std::uint64_t, 4>, MatmulFusion>, hw::Program> cache_;
+  hw::NumberFormat format_;
+  std::map<std::pair<std::array<std::uint64_t, 5>, MatmulFusion>, hw::Program> cache_;
 };
 
 struct StreamWork {

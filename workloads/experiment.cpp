@@ -521,6 +521,11 @@ runtime::PodConfig pod_config(const Experiment& exp) {
   return c;
 }
 
+void check_chip_format(const sim::YamlNode& at, const hw::ChipConfig& chip, hw::NumberFormat format) {
+  if (chip.format_rate(format) == 0)
+    at.fail(chip.name + " has no " + hw::to_string(format) + " matmuls; its formats: " + chip.format_list());
+}
+
 runtime::PodConfig one_device_config(const Experiment& exp) {
   runtime::PodConfig c = pod_config(exp);
   c.network.devices_per_chip = 1;

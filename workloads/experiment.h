@@ -100,6 +100,10 @@ runtime::PodConfig pod_config(const Experiment& exp);
 // (kind: matmul) runs: the chip's other devices are idle and not simulated.
 runtime::PodConfig one_device_config(const Experiment& exp);
 
+// A matmul number format the experiment's chip lacks (chip.formats) is a
+// located error at `at`, naming the formats it has.
+void check_chip_format(const sim::YamlNode& at, const hw::ChipConfig& chip, hw::NumberFormat format);
+
 // Loads, applies overrides ("key.path=value"), validates. Throws sim::ConfigError.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same for YAML text that `path` names in messages (chip and pod files

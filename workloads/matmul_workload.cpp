@@ -22,6 +22,11 @@ namespace workloads {
 
 namespace {
 
+// The deepest int8 matmul whose FP32 sums are exact: |a b| <= 128 x 128 =
+// 2^14 per product, so k products sum below 2^24 (FP32's 24-bit
+// significand) for k <= 2^10.
+constexpr std::uint64_t kInt8ExactDepth = 1024;
+
 class MatmulWorkload : public Workload {
  public:
   explicit MatmulWorkload(MatmulWorkloadSpec s) : spec_(s) {}
@@ -60,8 +65,7 @@ const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
         .integer<std::uint64_t>("n", &MatmulWorkloadSpec::n, "elements", std::nullopt, dim, "columns of B and C")
         .enumeration("dtype", &MatmulWorkloadSpec::dtype, hw::number_format_names(), hw::NumberFormat::bf16,
                      "number format of A, B and C: its bytes in HBM and VMEM, and the MXU rate the chip file "
-                     "gives it (chip.formats); a format the chip lacks is refused; 8-bit formats run at "
-                     "fidelity tile or pe, timing only (docs/calibration.md#number-formats)")
+                     "gives it (chip.formats); a format the chip lacks is refused (docs/calibration.md#number-formats)")
         .optional_group("block", &MatmulWorkloadSpec::blocking, block_params(), "chosen by the kernel")
         .integer<std::uint64_t>("seed", &MatmulWorkloadSpec::seed, "", 1, sim::at_least(0),
                                 "random operands of functional runs")
@@ -101,6 +105,39 @@ FunctionalCheck check_against_host(const std::vector<hw::bf16>& a, const std::ve
       if (err > gamma * mag[j]) c.matches_reference = false;
     }
   }
+  return c;
+}
+
+// int8 operands as the MXU's int8 path takes them: int32 products summed in
+// int32. The host reference sums the same integer products exactly (64 bits)
+// and every output must equal it. The simulated datapath multiplies the int8
+// values as bf16 (exact: 8 significant bits) and adds in FP32, which equals
+// int32 accumulation while every partial sum stays below 2^24 in magnitude
+// (kInt8ExactDepth, checked when the experiment loads).
+FunctionalCheck check_int8_against_host(const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b,
+                                        const std::vector<float>& y, std::uint64_t m, std::uint64_t k,
+                                        std::uint64_t n) {
+  FunctionalCheck c;
+  c.matches_reference = true;
+  c.max_abs_error = 0.0;
+  std::uint64_t mismatches = 0;
+  std::vector<std::int64_t> exact(n);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    std::fill(exact.begin(), exact.end(), 0);
+    for (std::uint64_t p = 0; p < k; ++p) {
+      const auto av = static_cast<std::int64_t>(a[i * k + p].to_float());
+      for (std::uint64_t j = 0; j < n; ++j) exact[j] += av * static_cast<std::int64_t>(b[p * n + j].to_float());
+    }
+    for (std::uint64_t j = 0; j < n; ++j) {
+      const double err = std::fabs(double(y[i * n + j]) - double(exact[j]));
+      c.max_abs_error = std::max(*c.max_abs_error, err);
+      if (err != 0.0 && mismatches++ == 0)
+        c.first_mismatch = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + sim::g3(y[i * n + j], "") +
+                           ", int32 reference " + std::to_string(exact[j]);
+    }
+  }
+  c.matches_reference = mismatches == 0;
+  c.mismatches = mismatches;
   return c;
 }
 
@@ -147,14 +184,16 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   if (spec.dtype != hw::NumberFormat::bf16) {
     const sim::YamlNode dtype = node["dtype"];
     const std::string f = hw::to_string(spec.dtype);
-    if (chip.format_rate(spec.dtype) == 0)
-      dtype.fail(chip.name + " has no " + f + " matmuls; its formats: " + chip.format_list());
-    if (exp.fidelity == hw::Fidelity::kernel)
-      dtype.fail(f +
-                 " matmuls are modelled at fidelity tile or pe (the kernel-fidelity flow moves bf16 elements); "
-                 "add fidelity: tile");
-    if (exp.functional)
-      dtype.fail("functional runs compute in bf16; " + f + " matmuls are timed only (functional: false)");
+    check_chip_format(dtype, chip, spec.dtype);
+    if (exp.functional && spec.dtype == hw::NumberFormat::fp8)
+      dtype.fail(
+          "functional runs compute bf16 and int8 values; fp8's rounding is not modelled, so fp8 matmuls are timed "
+          "only (functional: false)");
+    if (exp.functional && spec.k > kInt8ExactDepth)
+      node["k"].fail(
+          "an int8 functional run is exact (int32 accumulation) while every partial sum stays below 2^24 "
+          "in the FP32 datapath: k <= " +
+          std::to_string(kInt8ExactDepth) + " (got " + std::to_string(spec.k) + ")");
   }
   spec.blocking.element_bytes = hw::element_bytes(spec.dtype);
   const sim::YamlNode block = node["block"];
@@ -175,10 +214,11 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   sim::WallTimer wall;
   // The chip as this format sees it (its MXU rate); bf16 is the chip itself.
   const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
+  // A, B and C in the format (C as jnp.matmul returns two such operands' product).
   const std::uint64_t eb = hw::element_bytes(spec.dtype);
   kernels::MatmulBlocking blocking =
-      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n, {}, eb);
-  blocking.element_bytes = eb;
+      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n, {}, {eb, eb});
+  blocking.element_bytes = blocking.out_element_bytes = eb;
   if (blocking.bm == 0)
     throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                           std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +
@@ -201,10 +241,12 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     runtime::check_memory(exp.limits, memory, "the functional matmul");
     std::mt19937_64 rng(spec.seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> int8(-128, 127);
+    const bool integers = spec.dtype == hw::NumberFormat::int8;
     a.resize(spec.m * spec.k);
     b.resize(spec.k * spec.n);
-    for (auto& v : a) v = hw::bf16::from_float(dist(rng));
-    for (auto& v : b) v = hw::bf16::from_float(dist(rng));
+    for (auto& v : a) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
+    for (auto& v : b) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
     y.assign(spec.m * spec.n, 0.0f);
     data = {a.data(), b.data(), y.data()};
   }
@@ -273,8 +315,8 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
                              pp.chip(0).ops.size(),
                              traffic.total()};
   if (exp.functional) {
-    FunctionalCheck fc = check_against_host(a, b, y, spec.m, spec.k, spec.n);
-    res.functional = fc;
+    res.functional = spec.dtype == hw::NumberFormat::int8 ? check_int8_against_host(a, b, y, spec.m, spec.k, spec.n)
+                                                          : check_against_host(a, b, y, spec.m, spec.k, spec.n);
   }
   rep.per_chip = pod_per_chip(exp, run);
   rep.collectives = pod_collectives(run);

@@ -154,7 +154,8 @@ void add_train(json& res, const TrainSection& t) {
                         {"elementwise", t.elementwise},
                         {"remat", t.remat}};
   res["hfu"] = t.hfu;
-  res["precision"] = {{"params", t.precision_params}, {"optimizer", t.precision_optimizer}};
+  res["precision"] = {
+      {"params", t.precision_params}, {"optimizer", t.precision_optimizer}, {"matmul", t.precision_matmul}};
   res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
   res["model"] = {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
@@ -297,11 +298,13 @@ Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_byte
   r.hbm_bytes_per_s = chip.hbm.bandwidth_bytes_per_s;
   r.ridge_intensity = r.peak_flops_per_s / r.hbm_bytes_per_s;
   const double intensity = hbm_bytes > 0 ? flops / hbm_bytes : 0.0;
+  // The unit nearest its limit bounds the run; HBM's limit is what it
+  // sustains (hbm.efficiency), while busy_hbm stays against the peak.
   r.bound = "compute";
   double busiest = mxu_busy_fraction;
-  if (hbm_busy_fraction > busiest) {
+  if (hbm_busy_fraction / chip.hbm.efficiency > busiest) {
     r.bound = "memory";
-    busiest = hbm_busy_fraction;
+    busiest = hbm_busy_fraction / chip.hbm.efficiency;
   }
   if (ici_busy_fraction > busiest) r.bound = "communication";
   r.bound_predicted = hbm_bytes > 0 && intensity < r.ridge_intensity ? "memory" : "compute";

@@ -123,7 +123,7 @@ struct TrainSection {
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;
   std::string schedule, optimizer, elementwise, remat;
-  std::string precision_params, precision_optimizer;
+  std::string precision_params, precision_optimizer, precision_matmul;
   // Hardware FLOPs utilisation: matmul FLOPs executed (recomputation
   // included) over the step and the pod's peak; mfu counts the model's.
   double hfu = 0;

@@ -85,6 +85,7 @@ struct Worst {
 struct MatmulShape {
   const char* chip;
   std::uint64_t m, k, n;
+  hw::NumberFormat format = hw::NumberFormat::bf16;  // of A, B and C
 };
 
 const MatmulShape kAloneShapes[] = {
@@ -148,8 +149,9 @@ const MatmulShape kAloneShapes[] = {
 };
 
 std::string describe(const MatmulShape& s, const kernels::MatmulBlocking& b) {
-  return std::string(s.chip) + " " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n) +
-         " block " + std::to_string(b.bm) + "x" + std::to_string(b.bk) + "x" + std::to_string(b.bn) + " buf " +
+  return std::string(s.chip) + (s.format == hw::NumberFormat::bf16 ? "" : std::string(" ") + hw::to_string(s.format)) +
+         " " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n) + " block " +
+         std::to_string(b.bm) + "x" + std::to_string(b.bk) + "x" + std::to_string(b.bn) + " buf " +
          std::to_string(b.buffers) + " acc " + std::to_string(b.accumulators);
 }
 
@@ -160,8 +162,11 @@ void check_alone(const Shapes& shapes, bool check_time) {
   Worst worst;
   if (print_table()) std::printf("%-60s %12s %12s %8s\n", "matmul alone", "tile us", "kernel us", "error");
   for (const MatmulShape& s : shapes) {
-    const hw::ChipConfig chip = chip_file(s.chip);
-    const kernels::MatmulBlocking b = kernels::choose_blocking(chip, s.m, s.k, s.n);
+    // The chip as the matmul's format sees it (its MXU rate), A, B and C in
+    // the format, as kind: matmul runs it.
+    const hw::ChipConfig chip = chip_file(s.chip).for_format(s.format);
+    const std::uint64_t e = hw::element_bytes(s.format);
+    const kernels::MatmulBlocking b = kernels::choose_blocking(chip, s.m, s.k, s.n, {}, {e, e});
     const std::string what = describe(s, b);
     INFO(what);
     const Measured tile =
@@ -189,6 +194,28 @@ void check_alone(const Shapes& shapes, bool check_time) {
 TEST_CASE("kernel ops: a matmul alone on a chip, within 3% of the blocked program; bytes and FLOPs exact",
           "[kernels][kernel-accuracy]") {
   check_alone(kAloneShapes, true);
+}
+
+namespace {
+
+// 8-bit matmuls (one byte per element, the format's MAC rate): square,
+// skinny, ragged and large-k shapes on every chip with the format
+// (docs/calibration.md#number-formats).
+constexpr auto kInt8 = hw::NumberFormat::int8;
+constexpr auto kFp8 = hw::NumberFormat::fp8;
+const MatmulShape kEightBitShapes[] = {
+    {"tpu-v5e", 1024, 1024, 1024, kInt8}, {"tpu-v5e", 8192, 8192, 8192, kInt8}, {"tpu-v5e", 8, 8192, 8192, kInt8},
+    {"tpu-v5e", 333, 777, 1111, kInt8},   {"tpu-v5e", 128, 262144, 128, kInt8}, {"tpu-v4", 4096, 4096, 4096, kInt8},
+    {"tpu-v4", 64, 8192, 4096, kInt8},    {"tpu-v5p", 2048, 2048, 2048, kInt8}, {"tpu-v5p", 2048, 2048, 2048, kFp8},
+    {"tpu-v5p", 16, 8192, 8192, kFp8},    {"tpu-v6e", 4096, 4096, 4096, kInt8}, {"tpu-v6e", 256, 8192, 8192, kInt8},
+    {"tpu-7x", 4096, 4096, 4096, kFp8},   {"tpu-7x", 1000, 3000, 500, kFp8},
+};
+
+}  // namespace
+
+TEST_CASE("kernel ops: an 8-bit matmul alone, within 3% of the blocked program; bytes and FLOPs exact",
+          "[kernels][kernel-accuracy][formats]") {
+  check_alone(kEightBitShapes, true);
 }
 
 namespace {

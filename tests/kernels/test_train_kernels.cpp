@@ -5,6 +5,9 @@
 // fill bound), fewer ops.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <optional>
+
 #include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/train_kernels.h"
@@ -20,10 +23,14 @@ struct Ran {
   std::size_t ops = 0;
 };
 
-Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog) {
+// On the experiment's chip, or on `chip` (a training step's simulated chip).
+Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog,
+                    const std::optional<hw::ChipConfig>& chip = std::nullopt) {
   runtime::PodProgram pp;
   pp.add_chip(prog);
-  const runtime::PodRunResult r = runtime::run_pod(workloads::pod_config(exp), pp, false);
+  runtime::PodConfig config = workloads::pod_config(exp);
+  if (chip) config.chip = *chip;
+  const runtime::PodRunResult r = runtime::run_pod(config, pp, false);
   Ran out{r.step_time_s, 0, static_cast<std::uint64_t>(r.chip_stats(0).value("hbm_bytes")), prog.ops.size()};
   for (const auto& op : prog.ops) out.flops += op.flops;
   return out;
@@ -73,6 +80,45 @@ TEST_CASE("lean matmul: same bytes and FLOPs as the full kernel, time within the
       CHECK(lean.ops == full.ops);
     }
   }
+}
+
+TEST_CASE("model matmuls in 8 bits: one-byte A and B, bf16 C, the format's peak; bf16 ones keep bf16's",
+          "[kernels][train][formats]") {
+  // docs/reference/tpu-specs.md: v5e and v6e int8 at twice the bf16 rate,
+  // v5p fp8 at the bf16 rate (peak_int8_ops_per_chip, peak_fp8_flops_per_chip).
+  struct Case {
+    const char* chip;
+    hw::NumberFormat format;
+    double rate;
+  };
+  const Case cases[] = {{"tpu-v5e", hw::NumberFormat::int8, 2},
+                        {"tpu-v6e", hw::NumberFormat::int8, 2},
+                        {"tpu-v5p", hw::NumberFormat::fp8, 1}};
+  const std::uint64_t m = 8192, k = 8192, n = 8192;
+  const double flops = 2.0 * m * k * n;
+  for (const char* fidelity : {"tile", "kernel"})
+    for (const Case& c : cases) {
+      INFO(c.chip << " " << hw::to_string(c.format) << " at " << fidelity << " fidelity");
+      const auto exp = one_chip(c.chip, fidelity);
+      kernels::MatmulPrograms programs(exp.chip, exp.fidelity, c.format);
+      const hw::ChipConfig simulated = programs.simulated_chip();
+      const double peak = exp.chip.peak_flops_per_s();
+      const Ran q = run_on_one_chip(exp, programs.get(1, m, k, n, {}, true), simulated);
+      // Bytes by hand for the blocking the kernel chose: each output block
+      // reads its row of A blocks and its column of B blocks, one byte an
+      // element; C is written once, two bytes an element.
+      const kernels::MatmulBlocking b = kernels::choose_blocking(simulated, m, k, n, {}, {1, 2});
+      const double nb = std::ceil(double(n) / b.bn), mb = std::ceil(double(m) / b.bm);
+      CHECK(double(q.hbm_bytes) == double(m * k) * nb + double(k * n) * mb + 2.0 * m * n);
+      // Compute-bound at the format's peak: within 10% above FLOPs / peak.
+      CHECK(q.time_s >= flops / (c.rate * peak));
+      CHECK(q.time_s <= 1.1 * flops / (c.rate * peak));
+      // The same matmul in bf16 on the simulated chip uses as many arrays
+      // as the chip has: bf16's peak, not the format's.
+      const Ran h = run_on_one_chip(exp, programs.get(1, m, k, n, {}, false), simulated);
+      CHECK(h.time_s >= flops / peak);
+      CHECK(h.time_s <= 1.1 * flops / peak);
+    }
 }
 
 // Flash attention's fused matmuls at kernel fidelity (matmul_kernel.h

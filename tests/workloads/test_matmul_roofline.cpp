@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "workloads/experiment.h"
+#include "workloads/matmul_crossover.h"
 
 using workloads::load_experiment;
 
@@ -42,21 +43,11 @@ TEST_CASE("v4 m=8 matmul is memory-bound within 10% of HBM bytes / bandwidth", "
 
 TEST_CASE("v5e k=n=8192: memory/compute crossover within 15% of the ridge", "[workloads][matmul][roofline]") {
   const double ridge = 4 * 2.0 * 128 * 128 * 1.5e9 / 8.1e11;  // peak / HBM bandwidth of tpu-v5e.yaml, ~243
-  double crossover_intensity = 0;
-  std::string previous = "memory";
-  for (std::uint64_t m = 8; m <= 4096; m += (m < 128 ? 56 : 16)) {
-    auto r = run("matmul-v5e.yaml", {"workload.m=" + std::to_string(m)})["result"];
-    const std::string bound = r["roofline"]["bound"];
-    if (m == 8) CHECK(bound == "memory");
-    if (bound == "compute" && previous == "memory") {
-      crossover_intensity = r["arithmetic_intensity"].get<double>();
-      break;
-    }
-    previous = bound;
-  }
-  INFO("crossover at intensity " << crossover_intensity << ", ridge " << ridge);
-  CHECK(crossover_intensity >= 0.85 * ridge);
-  CHECK(crossover_intensity <= 1.15 * ridge);
+  const double crossover = testing_workloads::crossover_intensity(
+      [](std::uint64_t m) { return run("matmul-v5e.yaml", {"workload.m=" + std::to_string(m)})["result"]; }, 8, 4096);
+  INFO("crossover at intensity " << crossover << ", ridge " << ridge);
+  CHECK(crossover >= 0.85 * ridge);
+  CHECK(crossover <= 1.15 * ridge);
 }
 
 TEST_CASE("HBM bytes counted by the HBM equal the blocking's traffic formula", "[workloads][matmul]") {

@@ -115,7 +115,7 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
   check_divisible(where, "C", 0, "m", s.m, out.dims[0], mesh);
   check_divisible(where, "C", 1, "n", s.n, out.dims[1], mesh);
 
-  const std::uint64_t eb = s.element_bytes;
+  const std::uint64_t eb = s.element_bytes, ob = s.out_element_bytes;
   ShardedMatmulPlan plan;
   plan.a_shard = {s.m / axes_size(a.dims[0], mesh), s.k / axes_size(a.dims[1], mesh)};
   plan.b_shard = {s.k / axes_size(b.dims[0], mesh), s.n / axes_size(b.dims[1], mesh)};
@@ -165,7 +165,7 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
   // The local product is C split as [am, bn], a partial sum over k_axes.
   Axes cm = am, cn = bn;
   if (!plan.k_axes.empty()) {
-    const std::uint64_t local_c = plan.local_m * plan.local_n * eb;
+    const std::uint64_t local_c = plan.local_m * plan.local_n * ob;
     const Axes& k = plan.k_axes;
     if (out.dims[1] == [&] {
           Axes x = cn;
@@ -202,7 +202,7 @@ ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const Partiti
     Axes drop(have.begin() + static_cast<long>(keep.size()), have.end());
     std::uint64_t rows = s.m / axes_size(cm, mesh), cols = s.n / axes_size(cn, mesh);
     (d == 0 ? rows : cols) *= axes_size(drop, mesh);
-    plan.after.push_back({interconnect::CollectiveOp::all_gather, "C", d, drop, rows * cols * eb,
+    plan.after.push_back({interconnect::CollectiveOp::all_gather, "C", d, drop, rows * cols * ob,
                           "the output is split as " + axes_str(have) + " along " + (d ? "n" : "m") +
                               " but out_spec asks for " + axes_str(want)});
     have = keep;

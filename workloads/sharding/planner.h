@@ -56,7 +56,8 @@ struct ShardedMatmulPlan {
 
 struct ShardedMatmulShape {
   std::uint64_t m = 0, k = 0, n = 0;
-  int element_bytes = static_cast<int>(hw::kBf16Bytes);  // BF16 operands and output
+  int element_bytes = static_cast<int>(hw::kBf16Bytes);      // of A and B: BF16, or 1 for an 8-bit format
+  int out_element_bytes = static_cast<int>(hw::kBf16Bytes);  // of C and its partial sums: the accumulator's
 };
 
 // Throws sim::ConfigError (at `where`) when a dimension does not divide by

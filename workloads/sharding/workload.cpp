@@ -49,11 +49,12 @@ std::uint32_t add_comm(runtime::PodProgram& pp, hw::Program& prog, bool first_ch
   return prog.add(std::move(op));
 }
 
-interconnect::CollectiveSpec collective(const ShardingStep& step) {
+// A step of the plan: A and B move as stored, C as its accumulator.
+interconnect::CollectiveSpec collective(const ShardingStep& step, const ShardedMatmulShape& shape) {
   interconnect::CollectiveSpec c;
   c.op = step.op;
   c.bytes = step.bytes;
-  c.element_bytes = static_cast<int>(hw::kBf16Bytes);
+  c.element_bytes = step.tensor == "C" ? shape.out_element_bytes : shape.element_bytes;
   c.axes = step.axes;
   return c;
 }
@@ -68,7 +69,10 @@ std::string step_name(const ShardingStep& s) {
 runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const ShardedMatmulSpec& spec,
                                                  ShardedMatmulData* data) {
   const ShardedMatmulPlan& plan = spec.plan;
-  const hw::ChipConfig& chip = exp.chip;
+  // The chip as the format sees it (its MXU rate; bf16: the chip itself).
+  const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
+  const kernels::ElementBytes bytes{static_cast<std::uint64_t>(spec.shape.element_bytes),
+                                    static_cast<std::uint64_t>(spec.shape.out_element_bytes)};
   runtime::PodProgram pp;
   const bool split_gather = spec.collective_matmul && plan.before.size() == 1;
   auto hook = [&](runtime::CollectiveData d) {
@@ -84,12 +88,12 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
       std::vector<std::uint32_t> gathers;
       for (std::size_t i = 0; i < plan.before.size(); ++i) {
         auto d = data ? hook(data->before(i)) : std::nullopt;
-        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(plan.before[i]),
+        gathers.push_back(add_comm(pp, prog, first, next_collective, collective(plan.before[i], spec.shape),
                                    step_name(plan.before[i]), {}, d ? &*d : nullptr));
       }
       const hw::Program mm =
           kernels::matmul_program(chip, exp.fidelity, plan.local_m, plan.local_k, plan.local_n,
-                                  kernels::choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n),
+                                  kernels::choose_blocking(chip, plan.local_m, plan.local_k, plan.local_n, {}, bytes),
                                   data ? data->local(chip_id) : kernels::MatmulData{});
       stores = kernels::append_program(prog, mm, gathers, "");
     } else {
@@ -101,7 +105,7 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
       const bool a_side = g.tensor == "A";
       std::uint64_t& split = a_side ? (g.dim == 0 ? m : k) : (g.dim == 0 ? k : n);
       split /= parts;
-      const kernels::MatmulBlocking blocking = kernels::choose_blocking(chip, m, k, n);
+      const kernels::MatmulBlocking blocking = kernels::choose_blocking(chip, m, k, n, {}, bytes);
       std::uint32_t prev_permute = UINT32_MAX;
       for (std::uint64_t j = 0; j < parts; ++j) {
         std::vector<std::uint32_t> after;
@@ -111,7 +115,7 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
           interconnect::CollectiveSpec p;
           p.op = interconnect::CollectiveOp::permute;
           p.bytes = g.bytes / parts;
-          p.element_bytes = static_cast<int>(hw::kBf16Bytes);
+          p.element_bytes = spec.shape.element_bytes;
           p.axes = g.axes;
           auto d = data ? hook(data->permute(j)) : std::nullopt;
           prev_permute =
@@ -128,8 +132,8 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
     std::vector<std::uint32_t> last = stores;
     for (std::size_t i = 0; i < plan.after.size(); ++i) {
       auto d = data ? hook(data->after(i)) : std::nullopt;
-      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i]), step_name(plan.after[i]),
-                                  last, d ? &*d : nullptr);
+      std::uint32_t op = add_comm(pp, prog, first, next_collective, collective(plan.after[i], spec.shape),
+                                  step_name(plan.after[i]), last, d ? &*d : nullptr);
       last = {op};
     }
     pp.add_chip(std::move(prog));
@@ -138,6 +142,11 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
 }
 
 namespace {
+
+// Bytes of an element of C and of its partial sums: the accumulator of the
+// format as MaxText's AQT configures it (layers/quantizations.py: int8's
+// fwd_accumulator_dtype int32; fp8's bfloat16), bf16 for bf16.
+int accumulator_bytes(hw::NumberFormat f) { return f == hw::NumberFormat::int8 ? 4 : static_cast<int>(hw::kBf16Bytes); }
 
 // The workload mapping with the mesh its PartitionSpecs name.
 struct ShardedMatmulLoad {
@@ -149,7 +158,7 @@ const sim::ParamTable<ShardedMatmulLoad>& load_params() {
   static const sim::ParamTable<ShardedMatmulLoad> t = [] {
     using L = ShardedMatmulLoad;
     sim::ParamTable<L> p("workload.sharded_matmul",
-                         "C = A (m x k) x B (k x n) in BF16 over the pod, each tensor split by a PartitionSpec");
+                         "C = A (m x k) x B (k x n) over the pod, each tensor split by a PartitionSpec");
     const sim::Range dim = sim::between(1, 1 << 22);
     const sim::Doc spec_doc{"PartitionSpec", "", "replicated: [null, null]", ""};
     auto partition = [](const char* tensor, PartitionSpec ShardedMatmulSpec::*field) {
@@ -170,6 +179,12 @@ const sim::ParamTable<ShardedMatmulLoad>& load_params() {
                 partition("A", &ShardedMatmulSpec::a))
         .custom("b_spec", spec_doc, "how B is split, as a_spec", partition("B", &ShardedMatmulSpec::b))
         .custom("out_spec", spec_doc, "how C is split, as a_spec", partition("C", &ShardedMatmulSpec::out))
+        .enumeration<hw::NumberFormat>(
+            "dtype", [](L& l) -> hw::NumberFormat& { return l.spec.dtype; }, hw::number_format_names(),
+            hw::NumberFormat::bf16,
+            "format of A and B: an 8-bit one at the chip's rate for it (chip.formats), one byte an element; C and "
+            "its partial sums in the accumulator's format, int32 for int8 and bf16 for fp8 "
+            "(docs/calibration.md#number-formats)")
         .flag(
             "collective_matmul", [](L& l) -> bool& { return l.spec.collective_matmul; }, false,
             "split the one all-gather into permutes that overlap the partial matmuls")
@@ -193,6 +208,14 @@ std::unique_ptr<Workload> load_sharded_matmul_workload(const sim::YamlNode& node
   load.spec.a = load.spec.b = load.spec.out = replicated;
   load_params().load(node, load);
   ShardedMatmulSpec spec = std::move(load.spec);
+  if (spec.dtype != hw::NumberFormat::bf16) {
+    check_chip_format(node["dtype"], exp.chip, spec.dtype);
+    if (exp.functional)
+      node["dtype"].fail(std::string("functional sharded matmuls compute in bf16; ") + hw::to_string(spec.dtype) +
+                         " ones are timed only (functional: false)");
+  }
+  spec.shape.element_bytes = static_cast<int>(hw::element_bytes(spec.dtype));
+  spec.shape.out_element_bytes = accumulator_bytes(spec.dtype);
   spec.plan = plan_sharded_matmul(spec.shape, spec.a, spec.b, spec.out, exp.mesh, node);
   if (spec.collective_matmul && spec.plan.before.size() != 1)
     node["collective_matmul"].fail("collective matmul splits exactly one all-gather; this sharding needs " +
@@ -213,7 +236,9 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
     data = std::make_shared<ShardedMatmulData>(exp, spec, spec.seed, sim::YamlNode::load_string("{}", exp.config_path));
   runtime::PodProgram pp = build_sharded_matmul_program(exp, spec, data.get());
   pp.buffers = data;
-  runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);
+  runtime::PodConfig config = pod_config(exp);
+  config.chip = exp.chip.for_format(spec.dtype);
+  runtime::PodRunResult run = runtime::run_pod(config, pp, opts.trace);
   const ShardedMatmulPlan& plan = spec.plan;
   const double chips = exp.pod.devices();
   const double flops = 2.0 * double(spec.shape.m) * double(spec.shape.k) * double(spec.shape.n);
@@ -230,8 +255,9 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   Result& res = rep.result;
   res = pod_result(exp, sum, flops);
   Memory mem;
-  mem.per_chip_bytes =
-      2 * (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1] + plan.c_shard[0] * plan.c_shard[1]);
+  mem.per_chip_bytes = std::uint64_t(spec.shape.element_bytes) *
+                           (plan.a_shard[0] * plan.a_shard[1] + plan.b_shard[0] * plan.b_shard[1]) +
+                       std::uint64_t(spec.shape.out_element_bytes) * plan.c_shard[0] * plan.c_shard[1];
   mem.capacity_bytes = chip.hbm.capacity_bytes;
   res.memory = mem;
   if (data) {

@@ -146,8 +146,10 @@ void load_functional_training(const sim::YamlNode& node, const Experiment& exp, 
   if (p.pipeline.degree > 1)
     par["pipeline"].fail("functional training runs pure data parallelism; pipeline parallelism of " +
                          std::to_string(p.pipeline.degree) + " is not supported");
-  if (spec.precision.params != Dtype::bf16 || spec.precision.optimizer != Dtype::fp32)
-    node["precision"].fail("functional training runs the default precision (bfloat16 parameters, float32 optimizer)");
+  if (spec.precision.params != Dtype::bf16 || spec.precision.optimizer != Dtype::fp32 ||
+      spec.precision.matmul != hw::NumberFormat::bf16)
+    node["precision"].fail(
+        "functional training runs the default precision (bfloat16 parameters and matmuls, float32 optimizer)");
   if (p.fsdp.degree > 1 || p.zero != 0)
     (p.zero != 0 ? par["zero"] : par["fsdp"])
         .fail(

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/number_format.h"
+
 namespace sim {
 template <class E>
 class EnumNames;
@@ -27,6 +29,11 @@ std::uint32_t bytes_of(Dtype d);
 struct Precision {
   Dtype params = Dtype::bf16;     // parameters and their gradients, as stored
   Dtype optimizer = Dtype::fp32;  // the optimizer's moments (and master copy)
+  // The format of the model's quantized matmuls (program_builder.cpp,
+  // quantized()): the linear layers' forward and input-gradient matmuls, as
+  // MaxText's int8 training runs them (AQT: fwd and dlhs in 8 bits, drhs,
+  // the weight gradient, in bf16); attention's matmuls stay bf16.
+  hw::NumberFormat matmul = hw::NumberFormat::bf16;
   // An FP32 copy of BF16 parameters that the update works on.
   bool master_copy() const { return params == Dtype::bf16 && optimizer == Dtype::fp32; }
 };

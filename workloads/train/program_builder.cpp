@@ -23,6 +23,16 @@ namespace {
 
 using Deps = std::vector<std::uint32_t>;
 
+// The matmuls precision.matmul applies to: a linear layer's forward
+// (activations x weights) and input gradient (dY x W^T), as MaxText's int8
+// training quantizes them (AQT's fwd and dlhs at 8 bits; its drhs, the
+// weight gradient X^T dY, stays bf16 unless quantization_local_shard_count
+// is set: docs/calibration.md#number-formats). Attention's activation x
+// activation matmuls stay bf16.
+bool quantized(const models::MatmulSpec& mm) {
+  return mm.kind == models::MatmulKind::linear && !mm.weight.empty() && mm.pass != models::Pass::backward_weight;
+}
+
 std::string axes_text(const std::vector<std::string>& axes) {
   std::string s;
   for (const auto& a : axes) s += (s.empty() ? "" : ",") + a;
@@ -181,8 +191,8 @@ class LayerPass {
       // Flash attention's fused matmuls: m is a sequence axis of each of
       // them (queries or keys), the triangle's side.
       const kernels::MatmulFusion fusion{mm->a_on_chip, mm->out_on_chip, mm->causal, l.m};
-      sinks_[i] =
-          kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion), deps, " [" + label + "]");
+      sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(*mm)), deps,
+                                          " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
       const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
@@ -717,7 +727,8 @@ std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainL
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
                                  const models::ModelSpec& micro) {
   TrainProgram out;
-  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity);
+  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
+  out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
   const Context ctx{exp, spec, micro, matmuls, collectives};
   // A chip's program depends on nothing but the model and its stage

@@ -81,6 +81,10 @@ struct TrainProgram {
   std::vector<ChipProgramMap> maps;  // one per program of pod.programs
   const ChipProgramMap& map(std::uint32_t chip) const { return maps[pod.program_of[chip]]; }
   std::vector<CollectivePurpose> collective_purpose;  // per collective
+  // The chip the programs run on: the experiment's, or with 8-bit model
+  // matmuls (precision.matmul) the chip as that format sees it
+  // (kernels::MatmulPrograms::simulated_chip).
+  hw::ChipConfig chip;
 };
 
 // `micro` is the model built for one microbatch.

@@ -145,6 +145,7 @@ Report train_report(const TrainRun& r) {
   t.remat = to_string(r.spec.remat);
   t.precision_params = to_string(r.spec.precision.params);
   t.precision_optimizer = to_string(r.spec.precision.optimizer);
+  t.precision_matmul = hw::to_string(r.spec.precision.matmul);
   t.hfu = step > 0 ? w.executed_matmul_flops / step / peak : 0.0;
   t.forward_s = mean(m.forward_s);
   t.backward_s = mean(m.backward_s);

@@ -232,12 +232,16 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
 const sim::ParamTable<Precision>& precision_params() {
   static const sim::ParamTable<Precision> t = [] {
     sim::ParamTable<Precision> p("precision",
-                                 "number formats of what a step keeps: parameters (and gradients) and the optimizer's "
-                                 "state; matmuls and activations are BF16");
+                                 "number formats: of what a step keeps (parameters and gradients, the optimizer's "
+                                 "state; activations are BF16) and of the model's linear-layer matmuls");
     p.enumeration("params", &Precision::params, dtype_names(), Dtype::bf16,
                   "parameters and their gradients as stored (and as all-gathered and reduced)")
         .enumeration("optimizer", &Precision::optimizer, dtype_names(), Dtype::fp32,
-                     "the optimizer's moments; float32 with bfloat16 parameters adds an FP32 master copy");
+                     "the optimizer's moments; float32 with bfloat16 parameters adds an FP32 master copy")
+        .enumeration("matmul", &Precision::matmul, hw::number_format_names(), hw::NumberFormat::bf16,
+                     "format of the linear layers' forward and input-gradient matmuls (AQT int8 training: "
+                     "one-byte operands at the format's MAC rate, bf16 output); weight-gradient and attention "
+                     "matmuls stay bf16; a format the chip lacks is refused (docs/calibration.md#number-formats)");
     return p;
   }();
   return t;
@@ -376,6 +380,8 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     par["sequence"].fail("sequence parallelism splits Transformer blocks; the model is an " + spec.model.type);
   if (p.zero == 1 && p.data.degree == 1)
     par["zero"].fail("zero: 1 shards the optimizer state over data parallelism, and there is none (data is 1)");
+  if (spec.precision.matmul != hw::NumberFormat::bf16)
+    check_chip_format(node["precision"]["matmul"], exp.chip, spec.precision.matmul);
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
   check_context(node, spec);
   if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)

@@ -48,7 +48,9 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
     functional = run_train_functional(exp, spec, layout, program);
     run = std::move(functional->last_run);
   } else {
-    run = runtime::run_pod(pod_config(exp), program.pod, false);
+    runtime::PodConfig config = pod_config(exp);
+    config.chip = program.chip;
+    run = runtime::run_pod(config, program.pod, false);
   }
   const TrainMeasurement measured = measure_train(program, run, layout);
   TrainRun r{exp, spec, layout, micro, memory, program, run, measured, 0.0};

@@ -149,3 +149,29 @@ TEST_CASE("functional sharded matmul with the PE engine on every MXU", "[workloa
                 "workload.collective_matmul=true"});
   CHECK(r["result"]["functional"]["matches_reference"] == true);
 }
+
+TEST_CASE("sharded matmul in int8: one-byte operands gathered, int32 partial sums reduced, the local matmul at 2x",
+          "[workloads][sharded][formats]") {
+  // v5e int8 at twice the bf16 rate (docs/reference/tpu-specs.md#v5e.peak_int8_ops_per_chip);
+  // A and B one byte an element, C and its partial sums int32 (MaxText's AQT
+  // int8: fwd_accumulator_dtype int32), so the local roofline is
+  // max(FLOPs / 2 peak, (m k + k n + 4 m n) / HBM).
+  auto local_int8 = [](double m, double k, double n) {
+    return std::max(2 * m * k * n / (2 * kPeak), (m * k + k * n + 4 * m * n) / kHbm);
+  };
+  // Case 2: A's contracting dimension gathered, at one byte an element.
+  auto g = run(
+      {"workload.dtype=int8", "workload.a_spec=[x, y]", "workload.b_spec=[null, null]", "workload.out_spec=[x, null]"});
+  REQUIRE(g["collectives"].size() == 1);
+  const double va = M / 4 * K;
+  CHECK(g["collectives"][0]["bytes"] == va);
+  check_within_10_percent(g, all_gather(va) + local_int8(M / 4, K, N));
+  CHECK(g["result"]["memory"]["per_chip_bytes"] == M / 4 * K / 4 + K * N + 4 * (M / 4 * N));
+  // Case 3: partial sums all-reduced as int32, twice bf16's bytes.
+  auto r = run({"workload.dtype=int8", "workload.a_spec=[null, x]", "workload.b_spec=[x, null]",
+                "workload.out_spec=[null, null]"});
+  REQUIRE(r["collectives"].size() == 1);
+  const double vc = M * N * 4;
+  CHECK(r["collectives"][0]["bytes"] == vc);
+  check_within_10_percent(r, local_int8(M, K / 4, N) + all_reduce(vc));
+}
