@@ -4,10 +4,13 @@
 // changes nothing in its results; the stopping point is deterministic.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -119,25 +122,28 @@ TEST_CASE("limits: max_wall_time stops a collective on a 65536-chip ring, exit 3
 }
 
 TEST_CASE("limits: progress_interval logs progress on stderr and changes no result", "[app][limits]") {
-  // A run that goes on for seconds logs how far it got; the 65536-chip ring
-  // all-gather above takes 2 s of host time before max_wall_time ends it,
-  // so a line every 0.2 s gives several, each further in simulated time.
+  // A line after every slice (an interval of a microsecond of host time):
+  // the 65536-chip ring all-gather above, stopped by max_events (so the
+  // number of slices does not depend on the host's speed), logs one line per
+  // slice, each further in simulated time and events.
   const auto slow = run_into(
       "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set "
-      "'limits={max_wall_time: 2, progress_interval: 0.2}'",
+      "'limits={max_events: 3000000, progress_interval: 1e-6}'",
       kOut + "progress-slow");
   INFO(slow.output);
   CHECK(slow.status == 3);
   std::istringstream lines(slow.output);
   std::string line;
-  int progress = 0;
+  std::vector<std::uint64_t> events;
   while (std::getline(lines, line))
     if (line.rfind("[info] progress: ", 0) == 0) {
-      ++progress;
       CHECK(line.find(" of host time, ") != std::string::npos);
-      CHECK(line.find(" simulated, ") != std::string::npos);
+      const std::size_t at = line.find(" simulated, ");
+      REQUIRE(at != std::string::npos);
+      events.push_back(std::stoull(line.substr(at + 12)));
     }
-  CHECK(progress >= 2);
+  CHECK(events.size() >= 3);
+  CHECK(std::is_sorted(events.begin(), events.end()));
 
   // A line after every slice (an interval of a microsecond) against none:
   // the same report, host fields aside, and no progress line without.
