@@ -125,6 +125,10 @@ int explain_mxu(const std::vector<std::string>& args) {
                      " shows every PE every cycle, which needs --fidelity pe (the tile engine computes cycles in "
                      "closed form)");
 
+  if ((walk || vcd) && *dataflow_value != hw::MxuDataflow::ws)
+    throw UsageError(std::string(walk ? "--walk" : "--vcd") + " draws the weight-stationary array; --dataflow " +
+                     dataflow + " is not drawn");
+
   explain::MxuExplainRequest req;
   req.config.rows = rows;
   req.config.cols = cols;
@@ -186,11 +190,15 @@ int explain_mxu(const std::vector<std::string>& args) {
     const char* const stationary[] = {"weight-stationary", "output-stationary", "input-stationary"};
     sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (" +
                  stationary[static_cast<int>(req.config.dataflow)] + ", " +
-                 (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " +
+                 (req.config.dataflow == hw::MxuDataflow::os ? ""
+                  : req.config.double_buffer                 ? "double-buffered stationary tiles, "
+                                                             : "single-buffered stationary tiles, ") +
                  (req.config.schedule == hw::MxuSchedule::fold_serial ? "fold-serial, " : "") +
                  hw::to_string(req.fidelity) + " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) +
                  " x B " + std::to_string(k) + "x" + std::to_string(n));
-    t.row("cycles", std::to_string(r.cycles), "(first weight-load cycle .. last result out)");
+    t.row("cycles", std::to_string(r.cycles),
+          req.config.dataflow == hw::MxuDataflow::os ? "(first injection cycle .. last result out)"
+                                                     : "(first weight-load cycle .. last result out)");
     t.row("MACs", std::to_string(r.macs));
     t.row("utilization", sim::fixed(100.0 * r.utilization, 2), "% of rows*cols*cycles");
     if (r.checked) t.row("values", r.matches_reference ? "match host reference" : "MISMATCH with host reference");

@@ -65,8 +65,6 @@ const char* to_string(MxuDataflow d) { return mxu_dataflow_names().name(d); }
 void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);
   check_dim("mxu.cols", config.cols);
-  if (config.dataflow != MxuDataflow::ws)
-    throw sim::ConfigError({}, "mxu.dataflow", std::string(to_string(config.dataflow)) + ": not modelled yet (ws only)");
 }
 
 void validate(const MxuShape& shape) {
@@ -82,6 +80,8 @@ MxuTiling mxu_tiling(const MxuConfig& config, const MxuShape& shape) {
   t.k_tiles = ceil_div(shape.k, config.rows);
   t.n_tiles = ceil_div(shape.n, config.cols);
   t.last_n_cols = shape.n - (t.n_tiles - 1) * config.cols;
+  t.m_tiles = ceil_div(shape.m, config.rows);
+  t.last_m_rows = shape.m - (t.m_tiles - 1) * config.rows;
   return t;
 }
 

@@ -72,9 +72,13 @@ void validate(const MxuShape& shape);
 // Weight tiles of an op, processed in the order `for nt: for kt:`; tile j has
 // nt = j / k_tiles, kt = j % k_tiles. Ragged last tiles are padded with zeros
 // to the full array (docs/reference/tpu-specs.md#common.padding_rule).
+// An os array tiles Y instead: m_tiles of R rows of m (the last with
+// last_m_rows) x n_tiles, `for nt: for mt:`.
 struct MxuTiling {
   std::uint64_t k_tiles = 0, n_tiles = 0;
   std::uint64_t last_n_cols = 0;  // useful columns of the last n-tile (1..C)
+  std::uint64_t m_tiles = 0;      // os: tiles of R rows of m
+  std::uint64_t last_m_rows = 0;  // os: useful rows of the last m-tile (1..R)
   std::uint64_t count() const { return k_tiles * n_tiles; }
 };
 MxuTiling mxu_tiling(const MxuConfig& config, const MxuShape& shape);
