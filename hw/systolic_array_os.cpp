@@ -42,6 +42,14 @@ struct Step {
   std::uint64_t q = 0;
 };
 
+// PEs on anti-diagonals lo .. hi (age = r + c) hold steps of one tile; the
+// step at age lo is q_lo, at age lo + d it is q_lo - d.
+struct Segment {
+  std::uint64_t lo, hi;
+  std::int64_t tile;
+  std::uint64_t q_lo;
+};
+
 class OsEngine {
  public:
   OsEngine(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b)
@@ -73,6 +81,7 @@ class OsEngine {
     for (std::uint64_t t = 0;; ++t) {
       feed(t);
       find_ages(t);
+      find_segments();
       shift();
       compute(t);
       if (collected_ == m_ * n_ && (!serial_ || array_empty_after(t))) {
@@ -146,16 +155,37 @@ class OsEngine {
     }
   }
 
+  // Runs of consecutive ages holding steps of one tile, newest first (a
+  // tile's steps are injected on consecutive cycles): every PE of a run
+  // accumulates, the one at step 0 restarts from +0.0, and the one at step
+  // k-1 (the run's newest, when the tile is complete) outputs.
+  void find_segments() {
+    segments_.clear();
+    for (std::uint64_t age = 0; age < by_age_.size(); ++age) {
+      const Step& s = by_age_[age];
+      if (s.tile < 0) continue;
+      if (!segments_.empty() && segments_.back().tile == s.tile && segments_.back().hi + 1 == age) {
+        segments_.back().hi = age;
+      } else {
+        segments_.push_back({age, age, s.tile, s.q});
+      }
+    }
+  }
+
   void compute(std::uint64_t t) {
     for (std::size_t r = 0; r < R_; ++r) {
       const float* a = a_lines_.data() + r * a_stride_ + a_pos_;
       const float* b = b_lines_.data() + (b_pos_ + r) * C_;
       float* acc = acc_.data() + r * C_;
-      for (std::size_t c = 0; c < C_; ++c) {
-        const Step& s = by_age_[r + c];
-        if (s.tile < 0) continue;
-        acc[c] = mac(s.q == 0 ? 0.0f : acc[c], a[c], b[c]);
-        if (s.q + 1 == k_) output(t, s, r, c, acc[c]);
+      for (const Segment& seg : segments_) {
+        if (seg.lo > r + C_ - 1) break;
+        if (seg.hi < r) continue;
+        const std::size_t lo = std::max<std::uint64_t>(seg.lo, r) - r;
+        const std::size_t hi = std::min<std::uint64_t>(seg.hi, r + C_ - 1) - r;
+        accumulate(acc + lo, a + lo, b + lo, hi - lo + 1);
+        const std::uint64_t first = seg.lo + seg.q_lo;  // the age at step 0
+        if (first <= seg.hi && first >= r && first - r < C_) acc[first - r] = mac(0.0f, a[first - r], b[first - r]);
+        if (seg.q_lo + 1 == k_ && seg.lo >= r) output(t, seg.tile, r, seg.lo - r, acc[seg.lo - r]);
       }
     }
   }
@@ -168,12 +198,21 @@ class OsEngine {
     }
   }
 
+  // acc[i] = acc[i] + a[i] * b[i] by the MXU's rule.
+  static void accumulate(float* acc, const float* __restrict a, const float* __restrict b, std::size_t n) {
+    if constexpr (kFpuFlushesSubnormals) {
+      for (std::size_t i = 0; i < n; ++i) acc[i] = acc[i] + a[i] * b[i];
+    } else {
+      for (std::size_t i = 0; i < n; ++i) acc[i] = mac(acc[i], a[i], b[i]);
+    }
+  }
+
   // PE(r,c) drives its finished sum onto column c's bus; the bottom edge
   // keeps the sums of real (unpadded) outputs.
-  void output(std::uint64_t t, const Step& s, std::size_t r, std::size_t c, float sum) {
+  void output(std::uint64_t t, std::int64_t tile, std::size_t r, std::size_t c, float sum) {
     if (bus_cycle_[c] == t) throw std::logic_error("systolic array (os): two sums on one column bus in one cycle");
     bus_cycle_[c] = t;
-    const std::size_t i = row0(s.tile) + r, j = col0(s.tile) + c;
+    const std::size_t i = row0(tile) + r, j = col0(tile) + c;
     if (i < m_ && j < n_) {
       y_[i * n_ + j] = sum;
       ++collected_;
@@ -190,8 +229,9 @@ class OsEngine {
 
   std::size_t history_ = 0, a_stride_ = 0, a_pos_ = 0, b_pos_ = 0;
   std::vector<float> a_lines_, b_lines_, acc_;
-  std::vector<Step> injected_;          // ring of the last R + C - 1 cycles' injections
-  std::vector<Step> by_age_;            // this cycle's steps by age = r + c
+  std::vector<Step> injected_;            // ring of the last R + C - 1 cycles' injections
+  std::vector<Step> by_age_;              // this cycle's steps by age = r + c
+  std::vector<Segment> segments_;         // this cycle's runs of by_age_, newest first
   std::vector<std::uint64_t> bus_cycle_;  // per column: the last cycle its bus carried a sum
 
   std::uint64_t feed_tile_ = 0, fed_ = 0, tile_start_ = 0, last_injection_ = 0;
