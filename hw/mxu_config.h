@@ -44,8 +44,10 @@ enum class MxuDataflow { ws, os, is };
 const sim::EnumNames<MxuDataflow>& mxu_dataflow_names();  // the YAML spellings: ws, os, is
 const char* to_string(MxuDataflow d);
 
-// Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
-// a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
+// R x C systolic array, weight-stationary unless `dataflow` says otherwise.
+// ws: rows = R = contraction (k) extent of a weight tile, cols = C = output
+// columns (n) of a tile (is: C = rows of A; os: R rows of m, C columns of n
+// of an output tile). 128 x 128 on TPU
 // v2-v5 (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle = 16384 = 128 x 128),
 // 256 x 256 on v6e (common.mxu_size_v6e).
 struct MxuConfig {
