@@ -26,7 +26,7 @@ const char* kUsage =
     "                          summary.json (speedup, Amdahl fit) and speedup.png\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe]\n"
-    "              [--schedule overlapped|fold_serial] [--json]\n"
+    "              [--schedule overlapped|fold_serial] [--dataflow ws|os|is] [--json]\n"
     "                          one MXU op, cycle count and utilization\n"
     "  explain mxu --walk [--play SECONDS | --no-pager] [--vcd FILE.vcd] --rows 4 --cols 4 ...\n"
     "                          the systolic array cycle by cycle (pe fidelity, up to 16x16);\n"

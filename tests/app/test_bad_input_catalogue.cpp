@@ -252,6 +252,11 @@ const BadCase kCases[] = {
      "unknown pipeline schedule 'gpip'; expected one of: gpipe (all forwards, then all backwards), 1f1b (one "
      "forward, one backward: PipeDream-Flush), interleaved (1F1B over virtual_stages chunks of layers per stage "
      "(Megatron-LM)); did you mean 'gpipe'?"},
+    {"a misspelt MXU dataflow", "run tests/data/bad/mxu_dataflow_typo.yaml", 2,
+     "tests/data/bad/mxu_dataflow_typo.yaml:5:41:", "chip.mxu.dataflow:",
+     "unknown MXU dataflow 'oss'; expected one of: ws (weight-stationary: weight tiles stay, activations stream), "
+     "os (output-stationary: output tiles accumulate in place), is (input-stationary: activation tiles stay, "
+     "weights stream); did you mean 'os'?"},
     {"virtual stages that do not divide a pipeline stage's layers", "run tests/data/bad/train_virtual_stages.yaml", 2,
      "tests/data/bad/train_virtual_stages.yaml:10:89:", "workload.parallelism.virtual_stages:",
      "4 virtual stages do not divide the 2 layers of each pipeline stage; chunks must hold equal numbers of layers"},
