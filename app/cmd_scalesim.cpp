@@ -28,8 +28,8 @@ std::string layer_table(const std::vector<workloads::ScaleSimLayerRecord>& layer
     << std::setw(8) << "N" << std::setw(8) << "folds" << std::setw(14) << "cycles" << std::setw(10) << "util %\n";
   std::uint64_t cycles = 0, macs = 0;
   for (const auto& l : layers) {
-    t << std::left << std::setw(24) << l.name.substr(0, 23) << std::right << std::setw(10) << l.m << std::setw(8)
-      << l.k << std::setw(8) << l.n << std::setw(8) << l.row_folds * l.col_folds << std::setw(14) << l.scalesim_cycles
+    t << std::left << std::setw(24) << l.name.substr(0, 23) << std::right << std::setw(10) << l.m << std::setw(8) << l.k
+      << std::setw(8) << l.n << std::setw(8) << l.row_folds * l.col_folds << std::setw(14) << l.scalesim_cycles
       << std::setw(9) << sim::fixed(l.overall_util_pct, 1) << "\n";
     cycles += l.scalesim_cycles;
     macs += l.macs;
@@ -48,7 +48,7 @@ int cmd_scalesim(const std::vector<std::string>& args) {
       "fidelity", po::value(&fidelity_word),
       "tile: each layer's cycles in closed form; pe: the PE engine steps every PE every cycle")(
       "config", po::value<std::string>(), "SCALE-Sim config file")("topology", po::value<std::string>(),
-                                                                     "SCALE-Sim topology CSV");
+                                                                   "SCALE-Sim topology CSV");
   po::positional_options_description pos;
   pos.add("config", 1).add("topology", 1);
   po::variables_map vm;
@@ -69,7 +69,8 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   const std::string topology_path = vm["topology"].as<std::string>();
   const workloads::ScaleSimConfig config = workloads::load_scalesim_config(config_path);
   const workloads::ScaleSimTopology topology = workloads::load_scalesim_topology(topology_path);
-  const std::string dir = out_dir.empty() ? (std::filesystem::path("runs") / config.general.run_name).string() : out_dir;
+  const std::string dir =
+      out_dir.empty() ? (std::filesystem::path("runs") / config.general.run_name).string() : out_dir;
   const std::vector<std::string> files(std::begin(kFiles), std::end(kFiles));
   prepare_output_dir(dir, files, out_dir.empty() ? "output folder" : "--out");
   sim::remove_stale_temps(dir);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "runtime/run_budget.h"
 #include "sim/error.h"
 #include "sim/host.h"
+#include "sim/input_file.h"
 #include "sim/output.h"
 
 namespace workloads {
@@ -28,18 +28,11 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw sim::ConfigError({path}, "", "cannot read the file");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::string line;
-  std::istringstream in(text);
+  // A byte-order mark (spreadsheet exports) is not part of the first line.
+  std::istringstream in(text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text);
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(line);
@@ -79,23 +72,22 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
         .informational("addresses in SCALE-Sim's trace files, which tpusim does not write")
         .choice("Dataflow", &A::dataflow, {"ws", "os", "is"}, std::nullopt,
                 "weight-, output- or input-stationary (tpusim runs ws; os and is are refused, located)")
-        .custom(
-            "Bandwidth", {"comma-separated integers", "words/cycle", "(needed in USER mode)", "each at least 1"},
-            "DRAM interface bandwidth of each operand buffer, read in USER mode (SCALE-Sim uses the first value)",
-            [](const sim::YamlNode& n, A& a) {
-              a.bandwidth.clear();
-              std::stringstream s(n.as_string());
-              std::string item;
-              while (std::getline(s, item, ',')) {
-                item = trim(item);
-                if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos ||
-                    std::stoull(item) == 0)
-                  n.fail("expected comma-separated positive integers (words per cycle), got " +
-                         sim::quote_short(n.as_string()));
-                a.bandwidth.push_back(std::stoull(item));
-              }
-              if (a.bandwidth.empty()) n.fail("expected comma-separated positive integers (words per cycle)");
-            })
+        .custom("Bandwidth", {"comma-separated integers", "words/cycle", "(needed in USER mode)", "each at least 1"},
+                "DRAM interface bandwidth of each operand buffer, read in USER mode (SCALE-Sim uses the first value)",
+                [](const sim::YamlNode& n, A& a) {
+                  a.bandwidth.clear();
+                  std::stringstream s(n.as_string());
+                  std::string item;
+                  while (std::getline(s, item, ',')) {
+                    item = trim(item);
+                    if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos ||
+                        std::stoull(item) == 0)
+                      n.fail("expected comma-separated positive integers (words per cycle), got " +
+                             sim::quote_short(n.as_string()));
+                    a.bandwidth.push_back(std::stoull(item));
+                  }
+                  if (a.bandwidth.empty()) n.fail("expected comma-separated positive integers (words per cycle)");
+                })
         .integer<std::uint32_t>("MemoryBanks", &A::memory_banks, "banks", 1, sim::between(1, 1024),
                                 "SRAM banks (written by later SCALE-Sim versions' examples)")
         .informational("accepted for compatibility; v2 and tpusim model one bank");
@@ -218,8 +210,8 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
       if (t.back() != ']') fail(1, "a section header is [name]");
       section = t.substr(1, t.size() - 2);
       if (sections_seen.count(section))
-        fail(1, "section [" + section + "] appears twice (first on line " + std::to_string(sections_seen[section]) +
-                    ")");
+        fail(1,
+             "section [" + section + "] appears twice (first on line " + std::to_string(sections_seen[section]) + ")");
       sections_seen[section] = line;
       table = section_table(tables, section);
       yaml << yaml_quote(section) << ":\n";
@@ -235,9 +227,9 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
     const std::string name = table ? canonical_key(*table, key) : key;
     const std::string seen = section + "\n" + lower(key);
     if (keys_seen.count(seen))
-      throw sim::ConfigError({origin, line, 1}, section + "." + name,
-                             "the key appears twice in [" + section + "] (first on line " +
-                                 std::to_string(keys_seen[seen]) + ")");
+      throw sim::ConfigError(
+          {origin, line, 1}, section + "." + name,
+          "the key appears twice in [" + section + "] (first on line " + std::to_string(keys_seen[seen]) + ")");
     keys_seen[seen] = line;
     const std::size_t value_at = raw.find_first_not_of(" \t", sep + 1);
     const std::string prefix = "  " + yaml_quote(name) + ": ";
@@ -252,8 +244,9 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
     for (const auto& k : p["params"]) required = required || k["default"] == "(required)";
     if (required)
       throw sim::ConfigError({origin, 1, 1}, name,
-                             "missing section [" + name + "] (SCALE-Sim v2 needs [general], [architecture_presets] "
-                             "and [run_presets])");
+                             "missing section [" + name +
+                                 "] (SCALE-Sim v2 needs [general], [architecture_presets] "
+                                 "and [run_presets])");
   }
   const sim::YamlNode root = sim::YamlNode::load_string(yaml.str(), origin);
   ScaleSimConfig config;
@@ -280,7 +273,9 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
   return config;
 }
 
-ScaleSimConfig load_scalesim_config(const std::string& path) { return parse_scalesim_config(read_text(path), path); }
+ScaleSimConfig load_scalesim_config(const std::string& path) {
+  return parse_scalesim_config(sim::read_config_text(path), path);
+}
 
 namespace {
 
@@ -313,9 +308,9 @@ const std::vector<std::string>& gemm_columns() {
 const std::vector<std::string>& conv_columns(std::size_t count) {
   static const std::vector<std::string> one = {"Layer name",   "IFMAP Height", "IFMAP Width", "Filter Height",
                                                "Filter Width", "Channels",     "Num Filter",  "Strides"};
-  static const std::vector<std::string> two = {"Layer name",   "IFMAP Height", "IFMAP Width", "Filter Height",
-                                               "Filter Width", "Channels",     "Num Filter",  "Stride Height",
-                                               "Stride Width"};
+  static const std::vector<std::string> two = {"Layer name",    "IFMAP Height",  "IFMAP Width",
+                                               "Filter Height", "Filter Width",  "Channels",
+                                               "Num Filter",    "Stride Height", "Stride Width"};
   return count == 8 ? one : two;
 }
 
@@ -368,7 +363,8 @@ ScaleSimTopology parse_scalesim_topology(const std::string& text, const std::str
       const Field& x = f[c];
       const sim::SourceLocation at{origin, line, x.column};
       if (x.text.empty() || x.text.size() > 12 || x.text.find_first_not_of("0123456789") != std::string::npos)
-        throw sim::ConfigError(at, label + "." + cols[c], "expected a positive integer, got " + sim::quote_short(x.text));
+        throw sim::ConfigError(at, label + "." + cols[c],
+                               "expected a positive integer, got " + sim::quote_short(x.text));
       v[c] = std::stoull(x.text);
       if (v[c] == 0 || v[c] > kMaxSize)
         throw sim::ConfigError(at, label + "." + cols[c],
@@ -427,7 +423,7 @@ ScaleSimTopology parse_scalesim_topology(const std::string& text, const std::str
 }
 
 ScaleSimTopology load_scalesim_topology(const std::string& path) {
-  return parse_scalesim_topology(read_text(path), path);
+  return parse_scalesim_topology(sim::read_config_text(path), path);
 }
 
 hw::MxuConfig scalesim_mxu(const ScaleSimConfig& config) {
@@ -491,8 +487,7 @@ std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, cons
     const std::uint64_t ifmap_words = l.ifmap_h * l.ifmap_w * l.channels;
     r.dram_ifmap_reads = ifmap_words <= config.arch.ifmap_kb * 1024 ? ifmap_words : ifmap_words * r.col_folds;
     r.dram_filter_reads = g.k * g.n;
-    r.dram_ofmap_writes =
-        g.m * std::min(g.n, C) <= config.arch.ofmap_kb * 1024 ? g.m * g.n : g.m * g.n * r.row_folds;
+    r.dram_ofmap_writes = g.m * std::min(g.n, C) <= config.arch.ofmap_kb * 1024 ? g.m * g.n : g.m * g.n * r.row_folds;
     if (config.run.interface_bandwidth == "USER") {
       // Each operand's buffer fills at Bandwidth words per cycle; the layer
       // takes at least as long as its busiest DRAM stream.
@@ -522,8 +517,8 @@ std::string csv_number(double v) { return sim::fixed(v, 4); }
 }  // namespace
 
 Report scalesim_report(const ScaleSimConfig& config, const ScaleSimTopology& topology,
-                      const std::vector<ScaleSimLayerRecord>& layers, const std::string& config_path,
-                      const std::string& topology_path, hw::Fidelity fidelity, double wall_s) {
+                       const std::vector<ScaleSimLayerRecord>& layers, const std::string& config_path,
+                       const std::string& topology_path, hw::Fidelity fidelity, double wall_s) {
   Report rep;
   rep.name = config.general.run_name;
   rep.config_path = config_path;

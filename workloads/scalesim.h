@@ -32,10 +32,10 @@
 namespace workloads {
 
 struct ScaleSimArchitecture {
-  std::uint32_t array_height = 0, array_width = 0;        // R (rows), C (columns)
+  std::uint32_t array_height = 0, array_width = 0;          // R (rows), C (columns)
   std::uint64_t ifmap_kb = 0, filter_kb = 0, ofmap_kb = 0;  // SRAM sizes, kB of 1-byte words
   std::uint64_t ifmap_offset = 0, filter_offset = 0, ofmap_offset = 0;
-  std::string dataflow;              // ws | os | is
+  std::string dataflow;                  // ws | os | is
   std::vector<std::uint64_t> bandwidth;  // words per cycle (USER mode; the first is used)
   std::uint32_t memory_banks = 1;
 };
@@ -90,8 +90,8 @@ std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, cons
 // report.json of a run: the scalesim section (config and layers), result
 // cycles (tpusim's, summed), flops and array utilisation.
 Report scalesim_report(const ScaleSimConfig& config, const ScaleSimTopology& topology,
-                      const std::vector<ScaleSimLayerRecord>& layers, const std::string& config_path,
-                      const std::string& topology_path, hw::Fidelity fidelity, double wall_s);
+                       const std::vector<ScaleSimLayerRecord>& layers, const std::string& config_path,
+                       const std::string& topology_path, hw::Fidelity fidelity, double wall_s);
 
 // SCALE-Sim's COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv, and the access
 // counts of its DETAILED_ACCESS_REPORT.csv (ACCESS_REPORT.csv), with its

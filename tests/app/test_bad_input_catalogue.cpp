@@ -361,6 +361,8 @@ const BadCase kCases[] = {
      "scalesim configs/scalesim/array-32x32-ws.cfg tests/data/bad/scalesim_header.csv", 2,
      "tests/data/bad/scalesim_header.csv:1:1:", "",
      "a header of 3 columns; expected 4 (Layer, M, N, K: GEMM) or 8 or 9"},
+    {"a device instead of a topology file (read forever)", "scalesim configs/scalesim/array-32x32-ws.cfg /dev/zero", 2,
+     "/dev/zero:", "", "not a regular file"},
     {"a topology with no layers",
      "scalesim configs/scalesim/array-32x32-ws.cfg tests/data/bad/scalesim_header_only.csv", 2,
      "tests/data/bad/scalesim_header_only.csv:1:1:", "", "no layers: the topology has a header row only"},

@@ -43,8 +43,7 @@ std::vector<workloads::ScaleSimLayerRecord> run(const std::string& cfg, const st
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // SCALE-Sim v2's stall-free weight-stationary Total Cycles.
-std::uint64_t scalesim_ws_cycles(std::uint64_t R, std::uint64_t C, std::uint64_t M, std::uint64_t K,
-                                 std::uint64_t N) {
+std::uint64_t scalesim_ws_cycles(std::uint64_t R, std::uint64_t C, std::uint64_t M, std::uint64_t K, std::uint64_t N) {
   return ceil_div(K, R) * ceil_div(N, C) * (2 * R + C + M - 2) - 1;
 }
 
@@ -97,9 +96,10 @@ TEST_CASE("scalesim: SCALE-Sim v2's golden ws run (AlexNet Conv1 on 32x32) is re
   }
   // The report's header lines are SCALE-Sim's, character for character.
   const auto layers = run(cfg, topo);
-  CHECK(workloads::scalesim_compute_report(layers).rfind(
-            "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n0, 112283, 0, ",
-            0) == 0);
+  CHECK(
+      workloads::scalesim_compute_report(layers).rfind(
+          "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n0, 112283, 0, ",
+          0) == 0);
   CHECK(workloads::scalesim_bandwidth_report(layers).rfind(
             "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, Avg FILTER DRAM "
             "BW, Avg OFMAP DRAM BW,\n0, 29.3386, 0.3104, 31.0359, ",
@@ -112,10 +112,10 @@ TEST_CASE("scalesim: ws fold-serial cycles per layer equal SCALE-Sim's formula",
   };
   // Square, skinny, ragged, single row and column, transformer and
   // convolution-sized GEMMs (M, N, K as SCALE-Sim's GEMM files order them).
-  const Gemm gemms[] = {{1024, 1024, 1024}, {1, 1, 1},       {1, 4096, 4096}, {4096, 1, 7},     {33, 129, 65},
-                        {100, 100, 100},    {7, 31, 300},    {2048, 2304, 768}, {2048, 768, 3072}, {12544, 64, 147},
-                        {3136, 64, 576},    {784, 128, 1152}, {255, 129, 257}, {5, 3, 1000},     {8, 4096, 4096},
-                        {17, 17, 17}};
+  const Gemm gemms[] = {{1024, 1024, 1024}, {1, 1, 1},        {1, 4096, 4096}, {4096, 1, 7},
+                        {33, 129, 65},      {100, 100, 100},  {7, 31, 300},    {2048, 2304, 768},
+                        {2048, 768, 3072},  {12544, 64, 147}, {3136, 64, 576}, {784, 128, 1152},
+                        {255, 129, 257},    {5, 3, 1000},     {8, 4096, 4096}, {17, 17, 17}};
   std::string topo = "Layer, M, N, K,\n";
   for (const Gemm& g : gemms)
     topo += "g" + std::to_string(&g - gemms) + ", " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
@@ -190,9 +190,9 @@ TEST_CASE("scalesim: a ResNet topology runs end to end and its MACs equal the la
     const char* name;
     std::uint64_t m, k, n, macs;
   };
-  const Expect expect[] = {{"Conv1", 12544, 147, 64, 118013952},     {"Conv2_1a", 3136, 576, 64, 115605504},
-                           {"Conv2_1b", 3136, 576, 64, 115605504},   {"Conv2_2a", 3136, 576, 64, 115605504},
-                           {"Conv2_2b", 3136, 576, 64, 115605504},   {"Conv3_1a", 784, 576, 128, 57802752},
+  const Expect expect[] = {{"Conv1", 12544, 147, 64, 118013952},    {"Conv2_1a", 3136, 576, 64, 115605504},
+                           {"Conv2_1b", 3136, 576, 64, 115605504},  {"Conv2_2a", 3136, 576, 64, 115605504},
+                           {"Conv2_2b", 3136, 576, 64, 115605504},  {"Conv3_1a", 784, 576, 128, 57802752},
                            {"Conv3_1b", 784, 1152, 128, 115605504}, {"Conv3_down", 784, 64, 128, 6422528}};
   REQUIRE(layers.size() == std::size(expect));
   std::uint64_t total = 0;
@@ -293,10 +293,11 @@ TEST_CASE("scalesim: a mistake in a config or topology names file, line and colu
   CHECK_THAT(config_error(bad), Catch::StartsWith("c.cfg:10:12: architecture_presets.Dataflow: dataflow is is not"));
   bad = good;
   bad.replace(bad.find("ArrayHeight"), 11, "arrayhight");
-  CHECK_THAT(config_error(bad), Catch::Contains("c.cfg:5:1: architecture_presets.arrayhight: ") &&
-                                    Catch::Contains("ArrayHeight"));
+  CHECK_THAT(config_error(bad),
+             Catch::Contains("c.cfg:5:1: architecture_presets.arrayhight: ") && Catch::Contains("ArrayHeight"));
   CHECK_THAT(config_error("run_name = x\n"), Catch::StartsWith("c.cfg:1:1: key 'run_name' comes before any"));
   CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4, 4,\n"), Catch::StartsWith("t.csv:2:9: g: 3 columns"));
   CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4, 4, 4, 5,\n"), Catch::StartsWith("t.csv:2:13: g: 5 columns"));
-  CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4,  x, 4,\n"), Catch::StartsWith("t.csv:2:8: g.N: expected a positive"));
+  CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4,  x, 4,\n"),
+             Catch::StartsWith("t.csv:2:8: g.N: expected a positive"));
 }
