@@ -60,6 +60,9 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
         .integer<std::uint64_t>("IfmapSramSzkB", &A::ifmap_kb, "kB", std::nullopt, kb,
                                 "input feature map SRAM (1-byte words, as SCALE-Sim's word size)")
         .integer<std::uint64_t>("FilterSramSzkB", &A::filter_kb, "kB", std::nullopt, kb, "filter (weight) SRAM")
+        .informational(
+            "every weight comes from DRAM once whatever the filter SRAM's size (each fold's weights serve one "
+            "fold), as in SCALE-Sim's counts")
         .integer<std::uint64_t>("OfmapSramSzkB", &A::ofmap_kb, "kB", std::nullopt, kb, "output feature map SRAM")
         .integer<std::uint64_t>("IfmapOffset", &A::ifmap_offset, "", 0, sim::at_least(0),
                                 "base address of the IFMAP in SCALE-Sim's traces")

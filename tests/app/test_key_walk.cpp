@@ -328,7 +328,7 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
   int walked = 0;
   for (const auto& topic : config_topics::topics()) {
     // The sweep file's keys drive sweeps; SCALE-Sim config keys are walked by
-    // tests/workloads/test_scalesim.cpp (they are not experiment keys).
+    // tests/workloads/test_scalesim.cpp ("every config key moves a reported figure").
     if (topic.name == "sweep" || topic.name == "scalesim") continue;
     std::vector<Key> keys;
     leaves(topic.keys, prefix_of(topic.name), keys);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -300,4 +301,80 @@ TEST_CASE("scalesim: a mistake in a config or topology names file, line and colu
   CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4, 4, 4, 5,\n"), Catch::StartsWith("t.csv:2:13: g: 5 columns"));
   CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4,  x, 4,\n"),
              Catch::StartsWith("t.csv:2:8: g.N: expected a positive"));
+}
+
+TEST_CASE("scalesim: every config key moves a reported figure or is declared informational",
+          "[workloads][scalesim][key-walk]") {
+  // The key walk of tests/app/test_key_walk.cpp, for the SCALE-Sim config:
+  // a base config whose SRAMs are small enough and whose DRAM slow enough
+  // that the traffic model and the stalls are in play, then each key changed
+  // in turn. Figures compared: every column of every layer.
+  std::map<std::string, std::string> base = {{"general.run_name", "walk"},
+                                             {"architecture_presets.ArrayHeight", "8"},
+                                             {"architecture_presets.ArrayWidth", "8"},
+                                             {"architecture_presets.IfmapSramSzkB", "1"},
+                                             {"architecture_presets.FilterSramSzkB", "1"},
+                                             {"architecture_presets.OfmapSramSzkB", "1"},
+                                             {"architecture_presets.IfmapOffset", "0"},
+                                             {"architecture_presets.FilterOffset", "10000000"},
+                                             {"architecture_presets.OfmapOffset", "20000000"},
+                                             {"architecture_presets.Dataflow", "ws"},
+                                             {"architecture_presets.Bandwidth", "1"},
+                                             {"architecture_presets.MemoryBanks", "1"},
+                                             {"run_presets.InterfaceBandwidth", "USER"},
+                                             {"network_presets.TopologyCsvLoc", "t.csv"}};
+  auto render = [](const std::map<std::string, std::string>& keys) {
+    std::map<std::string, std::string> sections;
+    for (const auto& [path, value] : keys) {
+      const std::size_t dot = path.find('.');
+      sections[path.substr(0, dot)] += path.substr(dot + 1) + " = " + value + "\n";
+    }
+    std::string text;
+    for (const auto& [name, body] : sections) text += "[" + name + "]\n" + body;
+    return text;
+  };
+  const std::string topo = "Layer, M, N, K,\na, 200, 40, 30,\nb, 9, 300, 100,\n";
+  auto figures = [&](const std::map<std::string, std::string>& keys) {
+    std::ostringstream s;
+    for (const auto& l : run(render(keys), topo))
+      s << l.cycles << " " << l.scalesim_cycles << " " << l.stall_cycles << " " << l.overall_util_pct << " "
+        << l.mapping_efficiency_pct << " " << l.compute_util_pct << " " << l.sram_ifmap_reads << " "
+        << l.sram_filter_reads << " " << l.sram_ofmap_writes << " " << l.dram_ifmap_reads << " " << l.dram_filter_reads
+        << " " << l.dram_ofmap_writes << "\n";
+    return s.str();
+  };
+  const std::string before = figures(base);
+  int walked = 0;
+  const nlohmann::json table = workloads::scalesim_config_params().describe();
+  for (const auto& section : table["params"]) {
+    for (const auto& key : section["params"]) {
+      const std::string path = section["name"].get<std::string>() + "." + key["name"].get<std::string>();
+      INFO(path);
+      REQUIRE(base.count(path) == 1);  // the base config sets every key
+      if (key.contains("informational")) continue;
+      ++walked;
+      if (path == "architecture_presets.Dataflow") {
+        // ws is all the engine runs: the others are refused, located.
+        for (const char* df : {"os", "is"}) {
+          auto changed = base;
+          changed[path] = df;
+          CHECK_THROWS_AS(figures(changed), sim::ConfigError);
+        }
+        continue;
+      }
+      bool acted = false;
+      for (const char* value : {"2", "64", "1024", "CALC", "4,8"}) {
+        auto changed = base;
+        if (changed[path] == value) continue;
+        changed[path] = value;
+        try {
+          acted = acted || figures(changed) != before;
+        } catch (const sim::ConfigError&) {
+          // not a value of this key
+        }
+      }
+      CHECK(acted);
+    }
+  }
+  CHECK(walked == 7);
 }
