@@ -81,7 +81,8 @@ int explain_mxu(const std::vector<std::string>& args) {
                                                                               "rows of A (streamed activations)")(
       "k", po::value(&k)->default_value(128), "contraction dimension")("n", po::value(&n)->default_value(128),
                                                                        "columns of B (stationary weights)")(
-      "dataflow", po::value(&dataflow)->default_value("ws"), "ws (weight-stationary)")(
+      "dataflow", po::value(&dataflow)->default_value("ws"),
+      "ws (weight-stationary), os (output-stationary) or is (input-stationary)")(
       "fidelity", po::value(&fidelity)->default_value("tile"), "tile (closed form) or pe (every PE, every cycle)")(
       "no-double-buffer", po::bool_switch(), "one weight bank: loads do not overlap streaming")(
       "schedule", po::value(&schedule)->default_value("overlapped"),
@@ -104,7 +105,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     std::cout << opts;
     return 0;
   }
-  if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
+  const std::optional<hw::MxuDataflow> dataflow_value = hw::mxu_dataflow_names().find(dataflow);
+  if (!dataflow_value) throw UsageError("--dataflow: " + hw::mxu_dataflow_names().unknown(dataflow));
   const std::optional<hw::Fidelity> fidelity_value = hw::fidelity_names().find(fidelity);
   if (!fidelity_value) throw UsageError("--fidelity: " + hw::fidelity_names().unknown(fidelity));
   const std::optional<hw::MxuSchedule> schedule_value = hw::mxu_schedule_names().find(schedule);
@@ -129,6 +131,7 @@ int explain_mxu(const std::vector<std::string>& args) {
   req.config.cols = cols;
   req.config.double_buffer = !vm["no-double-buffer"].as<bool>();
   req.config.schedule = *schedule_value;
+  req.config.dataflow = *dataflow_value;
   req.shape = {m, k, n};
   req.fidelity = walk || vcd ? hw::Fidelity::pe : *fidelity_value;
   req.seed = seed;
@@ -169,7 +172,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      {"m", m},
                      {"k", k},
                      {"n", n},
-                     {"dataflow", dataflow},
+                     {"dataflow", hw::to_string(req.config.dataflow)},
                      {"fidelity", hw::to_string(req.fidelity)},
                      {"double_buffer", req.config.double_buffer},
                      {"schedule", hw::to_string(req.config.schedule)},
@@ -181,7 +184,9 @@ int explain_mxu(const std::vector<std::string>& args) {
       j["vcd"] = {{"path", vcd_path}, {"period_s", kExplainClockPeriodNs * 1e-9}, {"matches_reference", vcd_matches}};
     std::cout << j.dump(2) << "\n";
   } else {
-    sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
+    const char* const stationary[] = {"weight-stationary", "output-stationary", "input-stationary"};
+    sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (" +
+                 stationary[static_cast<int>(req.config.dataflow)] + ", " +
                  (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " +
                  (req.config.schedule == hw::MxuSchedule::fold_serial ? "fold-serial, " : "") +
                  hw::to_string(req.fidelity) + " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) +

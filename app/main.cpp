@@ -30,7 +30,7 @@ const char* kUsage =
     "                          fold-serial array; writes COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv,\n"
     "                          ACCESS_REPORT.csv and report.json\n"
     "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe]\n"
-    "              [--schedule overlapped|fold_serial] [--json]\n"
+    "              [--schedule overlapped|fold_serial] [--dataflow ws|os|is] [--json]\n"
     "                          one MXU op, cycle count and utilization\n"
     "  explain mxu --walk [--play SECONDS | --no-pager] [--vcd FILE.vcd] --rows 4 --cols 4 ...\n"
     "                          the systolic array cycle by cycle (pe fidelity, up to 16x16);\n"

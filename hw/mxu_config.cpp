@@ -52,9 +52,21 @@ const sim::EnumNames<MxuSchedule>& mxu_schedule_names() {
 
 const char* to_string(MxuSchedule s) { return mxu_schedule_names().name(s); }
 
+const sim::EnumNames<MxuDataflow>& mxu_dataflow_names() {
+  static const sim::EnumNames<MxuDataflow> names(
+      "MXU dataflow", {{MxuDataflow::ws, "ws", "weight-stationary: weight tiles stay, activations stream"},
+                       {MxuDataflow::os, "os", "output-stationary: output tiles accumulate in place"},
+                       {MxuDataflow::is, "is", "input-stationary: activation tiles stay, weights stream"}});
+  return names;
+}
+
+const char* to_string(MxuDataflow d) { return mxu_dataflow_names().name(d); }
+
 void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);
   check_dim("mxu.cols", config.cols);
+  if (config.dataflow != MxuDataflow::ws)
+    throw sim::ConfigError({}, "mxu.dataflow", std::string(to_string(config.dataflow)) + ": not modelled yet (ws only)");
 }
 
 void validate(const MxuShape& shape) {

@@ -33,6 +33,17 @@ enum class MxuSchedule { overlapped, fold_serial };
 const sim::EnumNames<MxuSchedule>& mxu_schedule_names();  // the YAML spellings
 const char* to_string(MxuSchedule s);
 
+// What stays in the PEs while the other operands stream through
+// (docs/mxu.md, "Dataflows"; the names are SCALE-Sim's Dataflow field):
+// ws: weight-stationary, a tile of B (R rows of k x C columns of n) sits in
+// the array and A's rows stream; os: output-stationary, a tile of Y (R rows
+// of m x C columns of n) accumulates in place while A and B stream over k;
+// is: input-stationary, a tile of A^T (R rows of k x C rows of m) sits in
+// the array and B's columns stream.
+enum class MxuDataflow { ws, os, is };
+const sim::EnumNames<MxuDataflow>& mxu_dataflow_names();  // the YAML spellings: ws, os, is
+const char* to_string(MxuDataflow d);
+
 // Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
 // a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
 // v2-v5 (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle = 16384 = 128 x 128),
@@ -44,6 +55,7 @@ struct MxuConfig {
   // streams.
   bool double_buffer = true;
   MxuSchedule schedule = MxuSchedule::overlapped;
+  MxuDataflow dataflow = MxuDataflow::ws;
 };
 
 // One MXU op: Y (m x n, FP32) = A (m x k, BF16 activations, streamed) times
