@@ -85,8 +85,8 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   outputs.write("report.json", workloads::to_json(rep).dump(2) + "\n");
   outputs.commit();
   std::cout << "tpusim scalesim: " << config.general.run_name << " (" << config.arch.array_height << "x"
-            << config.arch.array_width << " " << config.arch.dataflow << ", fold-serial, " << layers.size()
-            << " layers)\n"
+            << config.arch.array_width << " " << hw::to_string(config.arch.dataflow) << ", fold-serial, "
+            << layers.size() << " layers)\n"
             << layer_table(layers) << "reports: " << dir << "/\n";
   return 0;
 }

@@ -66,7 +66,8 @@ void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);
   check_dim("mxu.cols", config.cols);
   if (config.dataflow != MxuDataflow::ws)
-    throw sim::ConfigError({}, "mxu.dataflow", std::string(to_string(config.dataflow)) + ": not modelled yet (ws only)");
+    throw sim::ConfigError({}, "mxu.dataflow",
+                           std::string(to_string(config.dataflow)) + ": not modelled yet (ws only)");
 }
 
 void validate(const MxuShape& shape) {

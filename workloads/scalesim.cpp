@@ -73,8 +73,8 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
         .integer<std::uint64_t>("OfmapOffset", &A::ofmap_offset, "", 20000000, sim::at_least(0),
                                 "base address of the OFMAP in SCALE-Sim's traces")
         .informational("addresses in SCALE-Sim's trace files, which tpusim does not write")
-        .choice("Dataflow", &A::dataflow, {"ws", "os", "is"}, std::nullopt,
-                "weight-, output- or input-stationary (tpusim runs ws; os and is are refused, located)")
+        .enumeration("Dataflow", &A::dataflow, hw::mxu_dataflow_names(), std::nullopt,
+                     "what stays in the array (mxu.dataflow of a chip file); the engine runs ws and refuses the others")
         .custom("Bandwidth", {"comma-separated integers", "words/cycle", "(needed in USER mode)", "each at least 1"},
                 "DRAM interface bandwidth of each operand buffer, read in USER mode (SCALE-Sim uses the first value)",
                 [](const sim::YamlNode& n, A& a) {
@@ -176,9 +176,15 @@ const sim::ParamTable<ScaleSimConfig>& scalesim_config_params() {
         .group("network_presets", &ScaleSimConfig::network, network_presets_params())
         .then([](const sim::YamlNode& root, ScaleSimConfig& c) {
           const sim::YamlNode arch = root["architecture_presets"];
-          if (c.arch.dataflow != "ws")
-            arch["Dataflow"].fail("dataflow " + c.arch.dataflow +
-                                  " is not modelled yet: tpusim's array is weight-stationary (Dataflow : ws)");
+          // What the array engine cannot run (hw::validate: os and is for
+          // now). The report columns below are ws's demand counts: os and is
+          // need SCALE-Sim's own (its systolic_compute_os/is) when the
+          // engine runs them.
+          try {
+            hw::validate(scalesim_mxu(c));
+          } catch (const sim::ConfigError& e) {
+            arch["Dataflow"].fail(e.detail());
+          }
           if (c.run.interface_bandwidth == "USER" && c.arch.bandwidth.empty())
             arch["Bandwidth"].fail("InterfaceBandwidth: USER needs Bandwidth (words per cycle)");
         });
@@ -434,6 +440,7 @@ hw::MxuConfig scalesim_mxu(const ScaleSimConfig& config) {
   m.rows = config.arch.array_height;
   m.cols = config.arch.array_width;
   m.schedule = hw::MxuSchedule::fold_serial;
+  m.dataflow = config.arch.dataflow;
   return m;
 }
 
@@ -542,7 +549,7 @@ Report scalesim_report(const ScaleSimConfig& config, const ScaleSimTopology& top
   res.mxu_utilization = cycles > 0 ? macs / (double(config.arch.array_height) * config.arch.array_width * cycles) : 0;
   ScaleSimSection s;
   s.run_name = config.general.run_name;
-  s.dataflow = config.arch.dataflow;
+  s.dataflow = hw::to_string(config.arch.dataflow);
   s.interface_bandwidth = config.run.interface_bandwidth;
   s.topology_format = topology.gemm ? "gemm" : "conv";
   s.array_height = config.arch.array_height;

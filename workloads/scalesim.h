@@ -35,7 +35,7 @@ struct ScaleSimArchitecture {
   std::uint32_t array_height = 0, array_width = 0;          // R (rows), C (columns)
   std::uint64_t ifmap_kb = 0, filter_kb = 0, ofmap_kb = 0;  // SRAM sizes, kB of 1-byte words
   std::uint64_t ifmap_offset = 0, filter_offset = 0, ofmap_offset = 0;
-  std::string dataflow;                  // ws | os | is
+  hw::MxuDataflow dataflow = hw::MxuDataflow::ws;
   std::vector<std::uint64_t> bandwidth;  // words per cycle (USER mode; the first is used)
   std::uint32_t memory_banks = 1;
 };
