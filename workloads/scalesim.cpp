@@ -248,7 +248,7 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
   // A missing section, said as such (the YAML would say "mapping").
   for (const auto& p : tables["params"]) {
     const std::string name = p["name"];
-    if (p["default"] == "(required)" || sections_seen.count(name)) continue;
+    if (sections_seen.count(name)) continue;
     bool required = false;
     for (const auto& k : p["params"]) required = required || k["default"] == "(required)";
     if (required)
