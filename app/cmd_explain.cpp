@@ -22,6 +22,7 @@
 #include "sim/params.h"
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
+#include "workloads/scalesim.h"
 #include "workloads/workload.h"
 
 namespace po = boost::program_options;
@@ -252,6 +253,8 @@ std::vector<KeyTopic> key_topics() {
       {"multislice", "keys of a pod of several slices joined by DCN (`pod: {slices, slice, dcn, dcn_axes}`), SI units:",
        [] { return workloads::multislice_params().describe(); }},
       {"sweep", "sweep file keys (configs/sweeps/*.yaml):", [] { return sweep::sweep_params().describe(); }},
+      {"scalesim", "SCALE-Sim v2 config keys (`tpusim scalesim CONFIG.cfg TOPOLOGY.csv`; [section] key = value):",
+       [] { return workloads::scalesim_config_params().describe(); }},
   };
   for (const auto& k : workloads::workload_kinds())
     topics.push_back({k.name, "workload keys of kind: " + k.name + " (" + k.description + "), SI units:", k.keys});
@@ -272,6 +275,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                  "tpusim explain mxu --walk --rows 4 --cols 4 --m 6 --k 4 --n 4: the array, cycle by cycle\n"
                  "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n"
                  "tpusim explain experiment | pod | sweep: the keys of an experiment file, a pod, a sweep file\n"
+                 "tpusim explain scalesim: the keys of a SCALE-Sim config file (tpusim scalesim)\n"
                  "tpusim explain KIND: the workload keys of one kind (";
     const auto& kinds = workloads::workload_kinds();
     for (std::size_t i = 0; i < kinds.size(); ++i) std::cout << (i ? ", " : "") << kinds[i].name;
