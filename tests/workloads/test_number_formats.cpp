@@ -169,8 +169,10 @@ double fill_drain_share(const Ridge& c, double m, double bk, double bn) {
 
 }  // namespace
 
-TEST_CASE("every chip in every format: memory/compute crossover at the ridge within 15% where m = 8 is memory-bound",
-          "[workloads][matmul][formats][roofline]") {
+TEST_CASE(
+    "every chip in every format: the m = 8 plateau's MXU/HBM time by the closed form; crossover at the ridge "
+    "within 15% where the plateau leaves the MXUs 15% below HBM",
+    "[workloads][matmul][formats][roofline]") {
   for (const Ridge& c : kRidges) {
     if (!m8_memory_bound(c)) continue;
     const double ridge = c.peak / c.hbm;
