@@ -201,7 +201,7 @@ TEST_CASE(
       CHECK(crossover <= 1.15 * ridge);
     } else {
       // Balanced: below m = R the MXUs' flat time is within 15% of HBM's
-      // (v3, v5p and 7x in every format 0.89 to 1.0, v6e 0.90): the fill and
+      // (v3 bf16 0.99, v5p bf16 and int8 0.98, v6e 0.90, 7x 0.89): the fill and
       // drain each block step's op pays (docs/mxu.md: consecutive ops do not
       // overlap) bring the MXUs level with HBM before m reaches the ridge, so
       // the label flips on a few percent (the m in the drain, DMA latencies,
