@@ -142,7 +142,7 @@ bool m8_memory_bound(const Ridge& c) { return c.peak / c.hbm > 2 * c.rows / c.by
 
 }  // namespace
 
-TEST_CASE("every chip in every format: 8192^3 compute-bound; m = 8 memory-bound unless weight loading bounds it",
+TEST_CASE("every chip in every format: 8192^3 compute-bound, m = 8 memory-bound unless weight loading bounds it",
           "[workloads][matmul][formats][roofline]") {
   for (const Ridge& c : kRidges) {
     INFO(c.chip << " " << c.dtype << ": ridge " << c.peak / c.hbm << ", m = R at " << 2 * c.rows / c.bytes);
@@ -170,7 +170,7 @@ double fill_drain_share(const Ridge& c, double m, double bk, double bn) {
 }  // namespace
 
 TEST_CASE(
-    "every chip in every format: the m = 8 plateau's MXU/HBM time by the closed form; crossover at the ridge "
+    "every chip in every format: the m = 8 plateau's MXU/HBM time by the closed form, crossover at the ridge "
     "within 15% where the plateau leaves the MXUs 15% below HBM",
     "[workloads][matmul][formats][roofline]") {
   for (const Ridge& c : kRidges) {
