@@ -4,6 +4,7 @@
 // counts of the bytes an 8-bit element moves.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -208,9 +209,17 @@ TEST_CASE(
       // the blocking) anywhere from the plateau up: v5p int8 at intensity 125
       // and 7x fp8 at 560 against ridges of 328 and 721
       // (docs/calibration.md#number-formats, "Crossover").
-      WARN(c.chip << " " << c.dtype << " (balanced, MXU / HBM " << measured << "): crossover at intensity " << crossover
-                  << ", ridge " << ridge);
-      CHECK(crossover > 0);
+      // The two that leave the band are asserted to be still open, so
+      // that the fix (consecutive ops overlapping) shows here; every other
+      // balanced pair keeps the band.
+      const std::string pair = std::string(c.chip) + " " + c.dtype;
+      if (pair == "tpu-v5p int8" || pair == "tpu-7x fp8") {
+        WARN(pair << " (balanced, MXU / HBM " << measured << "): crossover at intensity " << crossover << ", ridge "
+                  << ridge << ", open");
+        CHECK(crossover < 0.85 * ridge);
+      } else {
+        CHECK(crossover >= 0.85 * ridge);
+      }
       CHECK(crossover <= 1.15 * ridge);
     }
   }
