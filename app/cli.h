@@ -12,6 +12,7 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
+int cmd_scalesim(const std::vector<std::string>& args);
 
 // Raised for command-line misuse; exit 2.
 struct UsageError : std::runtime_error {

@@ -22,6 +22,7 @@
 #include "sim/params.h"
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
+#include "workloads/scalesim.h"
 #include "workloads/workload.h"
 
 namespace po = boost::program_options;
@@ -80,7 +81,8 @@ int explain_mxu(const std::vector<std::string>& args) {
                                                                               "rows of A (streamed activations)")(
       "k", po::value(&k)->default_value(128), "contraction dimension")("n", po::value(&n)->default_value(128),
                                                                        "columns of B (stationary weights)")(
-      "dataflow", po::value(&dataflow)->default_value("ws"), "ws (weight-stationary)")(
+      "dataflow", po::value(&dataflow)->default_value("ws"),
+      "ws (weight-stationary), os (output-stationary) or is (input-stationary)")(
       "fidelity", po::value(&fidelity)->default_value("tile"), "tile (closed form) or pe (every PE, every cycle)")(
       "no-double-buffer", po::bool_switch(), "one weight bank: loads do not overlap streaming")(
       "schedule", po::value(&schedule)->default_value("overlapped"),
@@ -103,7 +105,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     std::cout << opts;
     return 0;
   }
-  if (dataflow != "ws") throw UsageError("--dataflow: only ws (weight-stationary) is modelled, got '" + dataflow + "'");
+  const std::optional<hw::MxuDataflow> dataflow_value = hw::mxu_dataflow_names().find(dataflow);
+  if (!dataflow_value) throw UsageError("--dataflow: " + hw::mxu_dataflow_names().unknown(dataflow));
   const std::optional<hw::Fidelity> fidelity_value = hw::fidelity_names().find(fidelity);
   if (!fidelity_value) throw UsageError("--fidelity: " + hw::fidelity_names().unknown(fidelity));
   const std::optional<hw::MxuSchedule> schedule_value = hw::mxu_schedule_names().find(schedule);
@@ -123,11 +126,16 @@ int explain_mxu(const std::vector<std::string>& args) {
                      " shows every PE every cycle, which needs --fidelity pe (the tile engine computes cycles in "
                      "closed form)");
 
+  if ((walk || vcd) && *dataflow_value != hw::MxuDataflow::ws)
+    throw UsageError(std::string(walk ? "--walk" : "--vcd") + " draws the weight-stationary array; --dataflow " +
+                     dataflow + " is not drawn");
+
   explain::MxuExplainRequest req;
   req.config.rows = rows;
   req.config.cols = cols;
   req.config.double_buffer = !vm["no-double-buffer"].as<bool>();
   req.config.schedule = *schedule_value;
+  req.config.dataflow = *dataflow_value;
   req.shape = {m, k, n};
   req.fidelity = walk || vcd ? hw::Fidelity::pe : *fidelity_value;
   req.seed = seed;
@@ -168,7 +176,7 @@ int explain_mxu(const std::vector<std::string>& args) {
                      {"m", m},
                      {"k", k},
                      {"n", n},
-                     {"dataflow", dataflow},
+                     {"dataflow", hw::to_string(req.config.dataflow)},
                      {"fidelity", hw::to_string(req.fidelity)},
                      {"double_buffer", req.config.double_buffer},
                      {"schedule", hw::to_string(req.config.schedule)},
@@ -180,12 +188,18 @@ int explain_mxu(const std::vector<std::string>& args) {
       j["vcd"] = {{"path", vcd_path}, {"period_s", kExplainClockPeriodNs * 1e-9}, {"matches_reference", vcd_matches}};
     std::cout << j.dump(2) << "\n";
   } else {
-    sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (weight-stationary, " +
-                 (req.config.double_buffer ? "double-buffered" : "single-buffered") + " weights, " +
+    const char* const stationary[] = {"weight-stationary", "output-stationary", "input-stationary"};
+    sim::Table t("MXU " + std::to_string(rows) + "x" + std::to_string(cols) + " (" +
+                 stationary[static_cast<int>(req.config.dataflow)] + ", " +
+                 (req.config.dataflow == hw::MxuDataflow::os ? ""
+                  : req.config.double_buffer                 ? "double-buffered stationary tiles, "
+                                                             : "single-buffered stationary tiles, ") +
                  (req.config.schedule == hw::MxuSchedule::fold_serial ? "fold-serial, " : "") +
                  hw::to_string(req.fidelity) + " fidelity): A " + std::to_string(m) + "x" + std::to_string(k) +
                  " x B " + std::to_string(k) + "x" + std::to_string(n));
-    t.row("cycles", std::to_string(r.cycles), "(first weight-load cycle .. last result out)");
+    t.row("cycles", std::to_string(r.cycles),
+          req.config.dataflow == hw::MxuDataflow::os ? "(first injection cycle .. last result out)"
+                                                     : "(first weight-load cycle .. last result out)");
     t.row("MACs", std::to_string(r.macs));
     t.row("utilization", sim::fixed(100.0 * r.utilization, 2), "% of rows*cols*cycles");
     if (r.checked) t.row("values", r.matches_reference ? "match host reference" : "MISMATCH with host reference");
@@ -239,6 +253,8 @@ std::vector<KeyTopic> key_topics() {
       {"multislice", "keys of a pod of several slices joined by DCN (`pod: {slices, slice, dcn, dcn_axes}`), SI units:",
        [] { return workloads::multislice_params().describe(); }},
       {"sweep", "sweep file keys (configs/sweeps/*.yaml):", [] { return sweep::sweep_params().describe(); }},
+      {"scalesim", "SCALE-Sim v2 config keys (`tpusim scalesim CONFIG.cfg TOPOLOGY.csv`; [section] key = value):",
+       [] { return workloads::scalesim_config_params().describe(); }},
   };
   for (const auto& k : workloads::workload_kinds())
     topics.push_back({k.name, "workload keys of kind: " + k.name + " (" + k.description + "), SI units:", k.keys});
@@ -259,6 +275,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                  "tpusim explain mxu --walk --rows 4 --cols 4 --m 6 --k 4 --n 4: the array, cycle by cycle\n"
                  "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n"
                  "tpusim explain experiment | pod | sweep: the keys of an experiment file, a pod, a sweep file\n"
+                 "tpusim explain scalesim: the keys of a SCALE-Sim config file (tpusim scalesim)\n"
                  "tpusim explain KIND: the workload keys of one kind (";
     const auto& kinds = workloads::workload_kinds();
     for (std::size_t i = 0; i < kinds.size(); ++i) std::cout << (i ? ", " : "") << kinds[i].name;

@@ -25,8 +25,12 @@ const char* kUsage =
     "                          parallel processes (or under mpirun); writes sweep.csv,\n"
     "                          summary.json (speedup, Amdahl fit) and speedup.png\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
+    "  scalesim CONFIG.cfg TOPOLOGY.csv [--out DIR] [--fidelity tile|pe]\n"
+    "                          SCALE-Sim v2 inputs (config, convolution or GEMM topology) on a\n"
+    "                          fold-serial array; writes COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv,\n"
+    "                          ACCESS_REPORT.csv and report.json\n"
     "  explain mxu [--rows R --cols C --m M --k K --n N] [--fidelity tile|pe]\n"
-    "              [--schedule overlapped|fold_serial] [--json]\n"
+    "              [--schedule overlapped|fold_serial] [--dataflow ws|os|is] [--json]\n"
     "                          one MXU op, cycle count and utilization\n"
     "  explain mxu --walk [--play SECONDS | --no-pager] [--vcd FILE.vcd] --rows 4 --cols 4 ...\n"
     "                          the systolic array cycle by cycle (pe fidelity, up to 16x16);\n"
@@ -81,6 +85,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "sweep") return app::cmd_sweep(rest);
   if (cmd == "validate") return app::cmd_validate(rest);
   if (cmd == "explain") return app::cmd_explain(rest);
+  if (cmd == "scalesim") return app::cmd_scalesim(rest);
   throw app::UsageError("unknown command '" + cmd + "'");
 }
 

@@ -8,7 +8,7 @@ namespace hw {
 namespace {
 
 sim::ParamTable<MxuConfig> mxu_params() {
-  sim::ParamTable<MxuConfig> t("mxu", "weight-stationary systolic array (MXU)");
+  sim::ParamTable<MxuConfig> t("mxu", "systolic array (MXU)");
   t.integer<std::uint32_t>("rows", &MxuConfig::rows, "PEs", 128, sim::between(2, 256),
                            "array rows = contraction (k) extent of a weight tile")
       .integer<std::uint32_t>("cols", &MxuConfig::cols, "PEs", 128, sim::between(2, 256),
@@ -16,7 +16,9 @@ sim::ParamTable<MxuConfig> mxu_params() {
       .flag("double_buffer", &MxuConfig::double_buffer, true,
             "two weight banks: load the next tile while the current one streams")
       .enumeration("schedule", &MxuConfig::schedule, mxu_schedule_names(), MxuSchedule::overlapped,
-                   "how consecutive weight tiles share the array (docs/mxu.md, \"Fold-serial schedule\")");
+                   "how consecutive weight tiles share the array (docs/mxu.md, \"Fold-serial schedule\")")
+      .enumeration("dataflow", &MxuConfig::dataflow, mxu_dataflow_names(), MxuDataflow::ws,
+                   "which operand stays in the PEs (docs/mxu.md, \"Dataflows\"): SCALE-Sim's Dataflow field");
   return t;
 }
 

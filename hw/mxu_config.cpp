@@ -52,6 +52,16 @@ const sim::EnumNames<MxuSchedule>& mxu_schedule_names() {
 
 const char* to_string(MxuSchedule s) { return mxu_schedule_names().name(s); }
 
+const sim::EnumNames<MxuDataflow>& mxu_dataflow_names() {
+  static const sim::EnumNames<MxuDataflow> names(
+      "MXU dataflow", {{MxuDataflow::ws, "ws", "weight-stationary: weight tiles stay, activations stream"},
+                       {MxuDataflow::os, "os", "output-stationary: output tiles accumulate in place"},
+                       {MxuDataflow::is, "is", "input-stationary: activation tiles stay, weights stream"}});
+  return names;
+}
+
+const char* to_string(MxuDataflow d) { return mxu_dataflow_names().name(d); }
+
 void validate(const MxuConfig& config) {
   check_dim("mxu.rows", config.rows);
   check_dim("mxu.cols", config.cols);
@@ -70,6 +80,8 @@ MxuTiling mxu_tiling(const MxuConfig& config, const MxuShape& shape) {
   t.k_tiles = ceil_div(shape.k, config.rows);
   t.n_tiles = ceil_div(shape.n, config.cols);
   t.last_n_cols = shape.n - (t.n_tiles - 1) * config.cols;
+  t.m_tiles = ceil_div(shape.m, config.rows);
+  t.last_m_rows = shape.m - (t.m_tiles - 1) * config.rows;
   return t;
 }
 

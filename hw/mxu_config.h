@@ -33,8 +33,21 @@ enum class MxuSchedule { overlapped, fold_serial };
 const sim::EnumNames<MxuSchedule>& mxu_schedule_names();  // the YAML spellings
 const char* to_string(MxuSchedule s);
 
-// Weight-stationary R x C systolic array. rows = R = contraction (k) extent of
-// a weight tile, cols = C = output columns (n) of a tile. 128 x 128 on TPU
+// What stays in the PEs while the other operands stream through
+// (docs/mxu.md, "Dataflows"; the names are SCALE-Sim's Dataflow field):
+// ws: weight-stationary, a tile of B (R rows of k x C columns of n) sits in
+// the array and A's rows stream; os: output-stationary, a tile of Y (R rows
+// of m x C columns of n) accumulates in place while A and B stream over k;
+// is: input-stationary, a tile of A^T (R rows of k x C rows of m) sits in
+// the array and B's columns stream.
+enum class MxuDataflow { ws, os, is };
+const sim::EnumNames<MxuDataflow>& mxu_dataflow_names();  // the YAML spellings: ws, os, is
+const char* to_string(MxuDataflow d);
+
+// R x C systolic array, weight-stationary unless `dataflow` says otherwise.
+// ws: rows = R = contraction (k) extent of a weight tile, cols = C = output
+// columns (n) of a tile (is: C = rows of A; os: R rows of m, C columns of n
+// of an output tile). 128 x 128 on TPU
 // v2-v5 (docs/reference/tpu-specs.md#common.mxu_macs_per_cycle = 16384 = 128 x 128),
 // 256 x 256 on v6e (common.mxu_size_v6e).
 struct MxuConfig {
@@ -44,6 +57,7 @@ struct MxuConfig {
   // streams.
   bool double_buffer = true;
   MxuSchedule schedule = MxuSchedule::overlapped;
+  MxuDataflow dataflow = MxuDataflow::ws;
 };
 
 // One MXU op: Y (m x n, FP32) = A (m x k, BF16 activations, streamed) times
@@ -60,9 +74,13 @@ void validate(const MxuShape& shape);
 // Weight tiles of an op, processed in the order `for nt: for kt:`; tile j has
 // nt = j / k_tiles, kt = j % k_tiles. Ragged last tiles are padded with zeros
 // to the full array (docs/reference/tpu-specs.md#common.padding_rule).
+// An os array tiles Y instead: m_tiles of R rows of m (the last with
+// last_m_rows) x n_tiles, `for nt: for mt:`.
 struct MxuTiling {
   std::uint64_t k_tiles = 0, n_tiles = 0;
   std::uint64_t last_n_cols = 0;  // useful columns of the last n-tile (1..C)
+  std::uint64_t m_tiles = 0;      // os: tiles of R rows of m
+  std::uint64_t last_m_rows = 0;  // os: useful rows of the last m-tile (1..R)
   std::uint64_t count() const { return k_tiles * n_tiles; }
 };
 MxuTiling mxu_tiling(const MxuConfig& config, const MxuShape& shape);

@@ -26,9 +26,29 @@ float add(float x, float y) {
   }
 }
 
+// Output-stationary: every sum runs over the whole k in order from +0.0 in
+// its PE (y[i][j] = ((0 + a_i0 b_0j) + a_i1 b_1j) + ...).
+std::vector<float> output_stationary(const MxuShape& shape, const bf16* a, const bf16* b) {
+  const std::size_t m = shape.m, k = shape.k, n = shape.n;
+  std::vector<float> y(m * n, 0.0f), row(n);
+  SubnormalFlush flush_mode;
+  for (std::size_t q = 0; q < k; ++q) {
+    for (std::size_t j = 0; j < n; ++j) row[j] = b[q * n + j].to_float();
+    for (std::size_t i = 0; i < m; ++i) accumulate_row(y.data() + i * n, a[i * k + q].to_float(), row.data(), n);
+  }
+  return y;
+}
+
 }  // namespace
 
 std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b) {
+  if (config.dataflow == MxuDataflow::os) {
+    validate(config);
+    validate(shape);
+    return output_stationary(shape, a, b);
+  }
+  // ws and is add the same products in the same order: within a tile of R
+  // k-rows, then tile sums in kt order (is tiles A^T by the same R k-rows).
   const MxuTiling tiling = mxu_tiling(config, shape);
   const std::size_t R = config.rows, C = config.cols;
   const std::size_t m = shape.m, k = shape.k, n = shape.n;

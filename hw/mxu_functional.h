@@ -11,9 +11,9 @@
 namespace hw {
 
 // a: m x k row-major, b: k x n row-major; returns Y, m x n row-major.
-// For each weight tile, column c's psum runs down the array from +0.0 over
+// ws and is (the same additions): for each weight tile, column c's psum runs down the array from +0.0 over
 // the tile's R rows (padding rows add +0.0); Y accumulates tile psums in kt
-// order from +0.0.
+// order from +0.0. os: each sum runs over all of k in order from +0.0.
 std::vector<float> mxu_functional_matmul(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b);
 
 }  // namespace hw

@@ -7,7 +7,10 @@
 #include <deque>
 #include <stdexcept>
 
+#include "hw/mxu_timing.h"
 #include "hw/subnormal_flush.h"
+#include "hw/systolic_array_os.h"
+#include "sim/error.h"
 
 #if defined(__SSE2__)
 #include <xmmintrin.h>
@@ -346,8 +349,37 @@ MxuPeResult SystolicArray::run(const MxuConfig& config, const MxuShape& shape, c
   if (a == nullptr || b == nullptr) {
     throw std::invalid_argument("SystolicArray::run: operands A and B are required");
   }
-  Engine engine(config, shape, a, b, psums_, weights_, activations_);
-  return engine.run(observer);
+  if (config.dataflow == MxuDataflow::os) {
+    if (observer) {
+      throw sim::ConfigError({}, "mxu.dataflow",
+                             "os: the cycle-by-cycle view (walk-through, VCD) is drawn for ws and is arrays only");
+    }
+    MxuPeResult r;
+    r.cycles = run_output_stationary(config, shape, a, b, r.y);
+    return r;
+  }
+  if (config.dataflow == MxuDataflow::ws) {
+    Engine engine(config, shape, a, b, psums_, weights_, activations_);
+    return engine.run(observer);
+  }
+  // Input-stationary: the same array computes Y^T = B^T A^T with tiles of
+  // A^T in the weight registers and B's columns streaming (mxu_array_shape).
+  const MxuShape t = mxu_array_shape(config, shape);
+  validate(t);
+  std::vector<bf16> streamed(t.m * t.k), stationary(t.k * t.n);  // B^T (n x k), A^T (k x m)
+  for (std::size_t q = 0; q < shape.k; ++q) {
+    for (std::size_t j = 0; j < shape.n; ++j) streamed[j * t.k + q] = b[q * shape.n + j];
+    for (std::size_t i = 0; i < shape.m; ++i) stationary[q * t.n + i] = a[i * shape.k + q];
+  }
+  MxuConfig ws = config;
+  ws.dataflow = MxuDataflow::ws;
+  Engine engine(ws, t, streamed.data(), stationary.data(), psums_, weights_, activations_);
+  MxuPeResult r = engine.run(observer);
+  std::vector<float> y(shape.m * shape.n);
+  for (std::size_t j = 0; j < shape.n; ++j)
+    for (std::size_t i = 0; i < shape.m; ++i) y[i * shape.n + j] = r.y[j * shape.m + i];
+  r.y = std::move(y);
+  return r;
 }
 
 }  // namespace hw

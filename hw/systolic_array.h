@@ -1,6 +1,6 @@
 #pragma once
 // PE-fidelity engine of the MXU: steps every processing element of the
-// weight-stationary array every cycle with real BF16 operands and FP32
+// weight-, output- or input-stationary array (MxuConfig::dataflow) every cycle with real BF16 operands and FP32
 // partial sums. Its cycle count comes from observing the array, never from
 // the closed form in mxu_timing.h (a property test checks that they agree).
 #include <cstdint>
@@ -26,7 +26,9 @@ using MxuObserver = std::function<void(const ArrayStateView&)>;
 class SystolicArray {
  public:
   // a: m x k row-major, b: k x n row-major (both required). Throws
-  // sim::ConfigError on a bad config or shape.
+  // sim::ConfigError on a bad config or shape, or for an observer of an os
+  // array (the view draws weight registers). An is array's observer sees the
+  // ws array it is: A^T in the weight banks, B's columns as activations.
   MxuPeResult run(const MxuConfig& config, const MxuShape& shape, const bf16* a, const bf16* b,
                   const MxuObserver& observer = {});
 

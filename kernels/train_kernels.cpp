@@ -32,16 +32,30 @@ std::vector<std::uint64_t> row_folds(const hw::ChipConfig& chip, const MatmulBlo
 
 // Rows for one MXU op that stands for g copies of `op`: g times its rows,
 // plus enough rows to take the cycles the copies would spend reloading
-// weights and draining the array between them (hw::mxu_tile_cycles is linear
-// in the rows, one cycle per weight tile per row, so the folded op's cycles
-// match g ops' to within one row).
+// weights and draining the array between them (on a weight-stationary array
+// hw::mxu_tile_cycles is linear in the rows, one cycle per weight tile per
+// row, so the folded op's cycles match g ops' to within one row).
 std::uint64_t folded_rows(const hw::ChipConfig& chip, const hw::MatmulOp& op, std::uint64_t g) {
-  const std::uint64_t apart = g * hw::mxu_tile_cycles(chip.mxu, {op.m, op.k, op.n});
+  const auto cycles = [&](std::uint64_t rows) { return hw::mxu_tile_cycles(chip.mxu, {rows, op.k, op.n}); };
+  const std::uint64_t apart = g * cycles(op.m);
   const std::uint64_t rows = g * op.m;
-  const std::uint64_t folded = hw::mxu_tile_cycles(chip.mxu, {rows, op.k, op.n});
+  const std::uint64_t folded = cycles(rows);
   if (folded >= apart) return rows;
-  const std::uint64_t per_row = hw::mxu_tile_cycles(chip.mxu, {rows + 1, op.k, op.n}) - folded;
-  return rows + (apart - folded) / per_row;
+  const std::uint64_t per_row = cycles(rows + 1) - folded;
+  if (per_row > 0) return rows + (apart - folded) / per_row;
+  // Output- and input-stationary arrays take whole tiles of rows: a row that
+  // joins a tile already in the array can add no cycle. The most rows whose
+  // op still fits the copies' cycles (cycles never fall as rows grow).
+  std::uint64_t lo = rows, hi = rows + (apart - folded);
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (cycles(mid) <= apart) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 // Scales every op by g: DMA bytes, FLOPs, MXU time (folded_rows). False when

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "sim/input_file.h"
+
 namespace sim {
 
 namespace {
@@ -188,22 +190,7 @@ YamlNode::YamlNode(YAML::Node node, std::string file, std::string path, SourceLo
       parent_loc_(std::move(parent_loc)),
       overrides_(std::make_shared<std::map<std::string, std::string>>()) {}
 
-YamlNode YamlNode::load_file(const std::string& path) {
-  // Only regular files of a config's size: a device (/dev/zero) or a FIFO
-  // would be read forever.
-  constexpr std::uintmax_t kMaxBytes = 16u << 20;
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "not a regular file");
-  if (!ec && std::filesystem::exists(status) && std::filesystem::file_size(path, ec) > kMaxBytes)
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "larger than 16 MiB: not a config file");
-  std::ifstream in(path);
-  if (!in) throw ConfigError(SourceLocation{path, 0, 0}, "", "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
-}
+YamlNode YamlNode::load_file(const std::string& path) { return parse(read_config_text(path), path); }
 
 YamlNode YamlNode::load_string(const std::string& text, const std::string& origin) { return parse(text, origin); }
 

@@ -149,6 +149,10 @@ void check_mxu_vcd(const Experiment& exp, const hw::Program& program) {
     throw sim::ConfigError(
         {"command line"}, "--vcd",
         "mxu.vcd shows the PE array cycle by cycle, which needs fidelity: pe (add --set fidelity=pe)");
+  if (exp.chip.mxu.dataflow == hw::MxuDataflow::os)
+    throw sim::ConfigError({"command line"}, "--vcd",
+                           "mxu.vcd draws the PEs' weight registers, which an output-stationary array "
+                           "(mxu.dataflow: os) does not have; use ws or is");
   std::uint64_t cycles = 0, ops = 0;
   for (const hw::Op& op : program.ops) {
     if (op.engine.kind != hw::EngineKind::mxu || op.engine.index != 0) continue;

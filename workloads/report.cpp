@@ -131,6 +131,58 @@ json to_json(const SyntheticSection& s) {
           {"broadcast_bytes", s.broadcast_bytes}};
 }
 
+json to_json(const ConvSection& c) {
+  json layers = json::array();
+  for (const auto& l : c.layers)
+    layers.push_back(
+        {{"name", l.name}, {"ofmap", {l.ofmap_h, l.ofmap_w}}, {"m", l.m}, {"k", l.k}, {"n", l.n}, {"macs", l.macs}});
+  return {{"batch", c.batch}, {"macs", c.macs}, {"layers", layers}};
+}
+
+json to_json(const ScaleSimLayerRecord& l) {
+  return {{"name", l.name},
+          {"m", l.m},
+          {"k", l.k},
+          {"n", l.n},
+          {"macs", l.macs},
+          {"row_folds", l.row_folds},
+          {"col_folds", l.col_folds},
+          {"cycles", l.cycles},
+          {"scalesim_cycles", l.scalesim_cycles},
+          {"stall_cycles", l.stall_cycles},
+          {"overall_util_pct", l.overall_util_pct},
+          {"mapping_efficiency_pct", l.mapping_efficiency_pct},
+          {"compute_util_pct", l.compute_util_pct},
+          {"sram",
+           {{"ifmap_reads", l.sram_ifmap_reads},
+            {"filter_reads", l.sram_filter_reads},
+            {"ofmap_writes", l.sram_ofmap_writes}}},
+          {"dram",
+           {{"ifmap_reads", l.dram_ifmap_reads},
+            {"filter_reads", l.dram_filter_reads},
+            {"ofmap_writes", l.dram_ofmap_writes}}}};
+}
+
+json to_json(const ScaleSimSection& s) {
+  json layers = json::array();
+  std::uint64_t cycles = 0, scalesim_cycles = 0, macs = 0;
+  for (const auto& l : s.layers) {
+    layers.push_back(to_json(l));
+    cycles += l.cycles;
+    scalesim_cycles += l.scalesim_cycles;
+    macs += l.macs;
+  }
+  return {{"run_name", s.run_name},
+          {"array", {{"height", s.array_height}, {"width", s.array_width}}},
+          {"sram_kb", {{"ifmap", s.ifmap_sram_kb}, {"filter", s.filter_sram_kb}, {"ofmap", s.ofmap_sram_kb}}},
+          {"dataflow", s.dataflow},
+          {"interface_bandwidth", s.interface_bandwidth},
+          {"bandwidth_words_per_cycle", or_null(s.bandwidth_words_per_cycle)},
+          {"topology_format", s.topology_format},
+          {"total", {{"cycles", cycles}, {"scalesim_cycles", scalesim_cycles}, {"macs", macs}}},
+          {"layers", layers}};
+}
+
 json to_json(const TrainSection::Axes& a) { return {{"axes", a.axes}, {"degree", a.degree}}; }
 
 // The train kind's fields of `result`.
@@ -195,6 +247,8 @@ json to_json(const Result& r) {
   if (r.sharding) j["sharding"] = to_json(*r.sharding);
   if (r.synthetic) j["synthetic"] = to_json(*r.synthetic);
   if (r.train) add_train(j, *r.train);
+  if (r.conv) j["conv"] = to_json(*r.conv);
+  if (r.scalesim) j["scalesim"] = to_json(*r.scalesim);
   if (r.links) j["links"] = {{"utilization_max", r.links->max}, {"utilization_mean", r.links->mean}};
   return j;
 }

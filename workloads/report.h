@@ -134,6 +134,39 @@ struct TrainSection {
   std::uint64_t model_layers = 0, seq_len = 0;
 };
 
+// One layer of `tpusim scalesim` (docs/scalesim.md): its GEMM after
+// im2col, its folds (weight tiles), cycles and SCALE-Sim's report columns.
+struct ScaleSimLayerRecord {
+  std::string name;
+  std::uint64_t m = 0, k = 0, n = 0, macs = 0;
+  std::uint64_t row_folds = 0, col_folds = 0;  // ceil(K / R), ceil(N / C)
+  std::uint64_t cycles = 0;                    // tpusim's: the op ends when its last fold has left the array
+  std::uint64_t scalesim_cycles = 0;           // SCALE-Sim's Total Cycles: cycles - 1 + stall_cycles
+  std::uint64_t stall_cycles = 0;
+  double overall_util_pct = 0, mapping_efficiency_pct = 0, compute_util_pct = 0;
+  std::uint64_t sram_ifmap_reads = 0, sram_filter_reads = 0, sram_ofmap_writes = 0;
+  std::uint64_t dram_ifmap_reads = 0, dram_filter_reads = 0, dram_ofmap_writes = 0;
+};
+
+// `tpusim scalesim`: the config as read and every layer.
+struct ScaleSimSection {
+  std::string run_name, dataflow, interface_bandwidth, topology_format;  // topology_format: conv | gemm
+  std::uint32_t array_height = 0, array_width = 0;
+  std::uint64_t ifmap_sram_kb = 0, filter_sram_kb = 0, ofmap_sram_kb = 0;
+  std::optional<std::uint64_t> bandwidth_words_per_cycle;  // USER mode
+  std::vector<ScaleSimLayerRecord> layers;
+};
+
+// kind: conv: each layer's im2col GEMM.
+struct ConvSection {
+  std::uint64_t batch = 1, macs = 0;
+  struct Layer {
+    std::string name;
+    std::uint64_t ofmap_h = 0, ofmap_w = 0, m = 0, k = 0, n = 0, macs = 0;
+  };
+  std::vector<Layer> layers;
+};
+
 struct LinkUtilization {
   double max = 0, mean = 0;
 };
@@ -162,6 +195,8 @@ struct Result {
   std::optional<ShardingSection> sharding;
   std::optional<SyntheticSection> synthetic;
   std::optional<TrainSection> train;
+  std::optional<ConvSection> conv;
+  std::optional<ScaleSimSection> scalesim;
   std::optional<LinkUtilization> links;
 };
 

@@ -1,4 +1,5 @@
 #include "workloads/collective_workload.h"
+#include "workloads/conv_workload.h"
 #include "workloads/matmul_workload.h"
 #include "workloads/sharding/workload.h"
 #include "workloads/synthetic_workload.h"
@@ -19,6 +20,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
        [] { return train_params().describe(); }},
       {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload,
        [] { return synthetic_params().describe(); }},
+      {"conv", "convolution layers in order on one chip, each an im2col matmul", load_conv_workload,
+       [] { return conv_params().describe(); }},
   };
   return kinds;
 }

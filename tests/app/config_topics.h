@@ -12,6 +12,7 @@
 #include "hw/chip_config.h"
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
+#include "workloads/scalesim.h"
 #include "workloads/workload.h"
 
 namespace config_topics {
@@ -22,11 +23,10 @@ struct Topic {
 };
 
 inline std::vector<Topic> topics() {
-  std::vector<Topic> t = {{"chip", hw::chip_params().describe()},
-                          {"experiment", workloads::experiment_params().describe()},
-                          {"pod", workloads::pod_params().describe()},
-                          {"multislice", workloads::multislice_params().describe()},
-                          {"sweep", sweep::sweep_params().describe()}};
+  std::vector<Topic> t = {
+      {"chip", hw::chip_params().describe()},      {"experiment", workloads::experiment_params().describe()},
+      {"pod", workloads::pod_params().describe()}, {"multislice", workloads::multislice_params().describe()},
+      {"sweep", sweep::sweep_params().describe()}, {"scalesim", workloads::scalesim_config_params().describe()}};
   for (const auto& k : workloads::workload_kinds()) t.push_back({k.name, k.keys()});
   return t;
 }

@@ -80,6 +80,12 @@ TEST_CASE("command-line misuse exits 2 with usage", "[app][bad-input]") {
   const auto schedule = run_tpusim("explain mxu --schedule fold_seral");
   CHECK(schedule.status == 2);
   CHECK(schedule.output.find("did you mean 'fold_serial'?") != std::string::npos);
+  const auto dataflow = run_tpusim("explain mxu --dataflow oss");
+  CHECK(dataflow.status == 2);
+  CHECK(dataflow.output.find("did you mean 'os'?") != std::string::npos);
+  // The walk-through and the VCD draw the weight-stationary array only.
+  CHECK(run_tpusim("explain mxu --walk --no-pager --rows 2 --cols 2 --m 2 --k 2 --n 2 --dataflow os").status == 2);
+  CHECK(run_tpusim("explain mxu --vcd /dev/null --rows 2 --cols 2 --m 2 --k 2 --n 2 --dataflow is").status == 2);
 }
 
 TEST_CASE("help, version and validate succeed", "[app]") {

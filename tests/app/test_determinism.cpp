@@ -78,6 +78,7 @@ const KindCase kKinds[] = {
     {"synthetic",
      "run configs/sweeps/amdahl-synthetic.base.yaml --set pod.shape=[4] --set workload.units=40 "
      "--set 'workload.unit={m: 512, k: 512, n: 512}'"},
+    {"conv", "run configs/experiments/conv-resnet18-head-v4.yaml --set workload.batch=1 --trace"},
 };
 
 }  // namespace

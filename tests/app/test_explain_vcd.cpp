@@ -137,7 +137,7 @@ TEST_CASE("run --vcd writes OUT/mxu.vcd for pe-fidelity matmuls", "[app][vcd]") 
   CHECK(report["result"]["functional"]["matches_reference"] == true);
 }
 
-TEST_CASE("run --vcd refuses tile fidelity and large MXUs or ops", "[app][vcd][bad-input]") {
+TEST_CASE("run --vcd refuses tile fidelity, large MXUs or ops, and os arrays", "[app][vcd][bad-input]") {
   TempDir dir("run-vcd-bad");
   struct Bad {
     std::string args, says;
@@ -149,14 +149,23 @@ TEST_CASE("run --vcd refuses tile fidelity and large MXUs or ops", "[app][vcd][b
       {"configs/experiments/matmul-teach.yaml --set fidelity=pe --set workload.m=4096 --vcd",
        "VCD is for small ops: MXU 0's"},
   };
+  const auto run_bad = [](const std::string& args, const std::string& says, const std::string& out) {
+    auto r = run_tpusim("run " + args + " --out " + out);
+    INFO(args << " said: " << r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("command line: --vcd: " + says) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(out + "/report.json"));
+    CHECK_FALSE(std::filesystem::exists(out + "/mxu.vcd"));
+  };
   int i = 0;
   for (const Bad& c : cases) {
     const std::string out = dir / std::to_string(i++);
-    auto r = run_tpusim("run " + c.args + " --out " + out);
-    INFO(c.args << " said: " << r.output);
-    CHECK(r.status == 2);
-    CHECK(r.output.find("command line: --vcd: " + c.says) != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(out + "/report.json"));
-    CHECK_FALSE(std::filesystem::exists(out + "/mxu.vcd"));
+    run_bad(c.args, c.says, out);
   }
+  // An output-stationary array has no weight registers to draw.
+  const std::string os = dir / "os.yaml";
+  std::ofstream(os) << "chip:\n  clock: 1.0e9\n  mxu: {rows: 8, cols: 8, dataflow: os}\n  vector_flops_per_cycle: 64\n"
+                       "  vmem: 1048576\n  hbm: {capacity: 1073741824, bandwidth: 1.0e10}\n"
+                       "  ici: {link_bandwidth: 1.0e10}\nfidelity: pe\nworkload: {kind: matmul, m: 8, k: 8, n: 8}\n";
+  run_bad(os + " --vcd", "mxu.vcd draws the PEs' weight registers, which an output-stationary array", dir / "os");
 }

@@ -42,9 +42,12 @@ inline float ref_mul(hw::bf16 a, hw::bf16 b) {
 // bits, Figueroa 1995), and a sum below 2^-126 is exact in double.
 inline float ref_add(float x, float y) { return static_cast<float>(flush(flush(x) + flush(y))); }
 
-// Y = A x B in the MXU's order: per weight tile (nt outer, kt inner) each
-// column's psum runs down all R rows from +0.0 (padding rows add 0 * 0);
-// Y accumulates tile psums in kt order from +0.0.
+// Y = A x B in the MXU's order.
+// ws and is: per weight tile (nt outer, kt inner) each column's psum runs
+// down all R rows from +0.0 (padding rows add 0 * 0); Y accumulates tile
+// psums in kt order from +0.0. (An is array holds A^T's tiles of R k-rows
+// and adds the same products in the same order.)
+// os: every sum stays in its PE and runs over all of k in order from +0.0.
 inline std::vector<float> reference_matmul(const hw::MxuConfig& cfg, const hw::MxuShape& s,
                                            const std::vector<hw::bf16>& a, const std::vector<hw::bf16>& b) {
   // Operands as read by the MXU (subnormals as zero), decoded once.
@@ -56,6 +59,17 @@ inline std::vector<float> reference_matmul(const hw::MxuConfig& cfg, const hw::M
   const std::vector<double> da = read(a), db = read(b);
   const std::size_t R = cfg.rows, C = cfg.cols;
   std::vector<float> y(s.m * s.n, 0.0f);
+  if (cfg.dataflow == hw::MxuDataflow::os) {
+    for (std::size_t i = 0; i < s.m; ++i) {
+      for (std::size_t j = 0; j < s.n; ++j) {
+        float sum = 0.0f;
+        for (std::size_t q = 0; q < s.k; ++q)
+          sum = ref_add(sum, static_cast<float>(flush(da[i * s.k + q] * db[q * s.n + j])));
+        y[i * s.n + j] = sum;
+      }
+    }
+    return y;
+  }
   for (std::size_t n0 = 0; n0 < s.n; n0 += C) {
     for (std::size_t k0 = 0; k0 < s.k; k0 += R) {
       for (std::size_t i = 0; i < s.m; ++i) {

@@ -51,8 +51,8 @@ bool bitwise_equal(const std::vector<float>& x, const std::vector<float>& y) {
 // Runs the engine and checks cycles against the closed form and values
 // against the host reference; also the functional model bit for bit.
 void check_engine(const MxuConfig& cfg, const MxuShape& s, std::mt19937_64& rng) {
-  INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " " << hw::to_string(cfg.schedule)
-            << " m=" << s.m << " k=" << s.k << " n=" << s.n);
+  INFO(hw::to_string(cfg.dataflow) << " R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " "
+                                   << hw::to_string(cfg.schedule) << " m=" << s.m << " k=" << s.k << " n=" << s.n);
   const std::vector<bf16> a = random_operands(s.m * s.k, rng);
   const std::vector<bf16> b = random_operands(s.k * s.n, rng);
   hw::SystolicArray array;
@@ -114,21 +114,62 @@ TEST_CASE("mxu systolic: 2x2 two k-tiles, cycles by hand", "[mxu][systolic]") {
   CHECK(array.run({2, 2, false}, {3, 4, 2}, a.data(), b.data()).cycles == 11);
 }
 
+TEST_CASE("mxu systolic: output- and input-stationary 2x2 by hand", "[mxu][systolic]") {
+  // A = [[1,2],[3,4]], B = [[5,6],[7,8]], Y = [[19,22],[43,50]].
+  const std::vector<bf16> a = from_floats({1, 2, 3, 4}), b = from_floats({5, 6, 7, 8});
+  hw::SystolicArray array;
+  // os: PE(r,c) keeps Y[r][c]; step q (A[.][q], B[q][.]) reaches it in cycle
+  // q + r + c. Cycle 0: PE(0,0) 1*5; cycle 1: PE(0,0) 5 + 2*7 = 19 out,
+  // PE(0,1) 1*6, PE(1,0) 3*5; cycle 2: PE(0,1) 22 out, PE(1,0) 43 out,
+  // PE(1,1) 3*6; cycle 3: PE(1,1) 18 + 4*8 = 50 out: 4 cycles.
+  MxuConfig os{2, 2, true};
+  os.dataflow = hw::MxuDataflow::os;
+  const hw::MxuPeResult o = array.run(os, {2, 2, 2}, a.data(), b.data());
+  CHECK(o.cycles == 4);
+  CHECK(o.y == std::vector<float>{19, 22, 43, 50});
+  // The per-cycle view draws weight registers, which an os array lacks.
+  CHECK_THROWS_AS(array.run(os, {2, 2, 2}, a.data(), b.data(), [](const hw::ArrayStateView&) {}), sim::ConfigError);
+  // is: the weight registers hold A^T (PE(r,c) = A[c][r]) and B's columns
+  // stream: column c's psum leaving the bottom in cycle 2 + j + 1 + c is
+  // Y[c][j]. The same 6 cycles as ws on a square op.
+  MxuConfig is{2, 2, true};
+  is.dataflow = hw::MxuDataflow::is;
+  std::vector<float> held;
+  const hw::MxuPeResult r = array.run(is, {2, 2, 2}, a.data(), b.data(), [&](const hw::ArrayStateView& v) {
+    if (v.cycle == 3) held = {v.weight(0, 0, 0), v.weight(0, 0, 1), v.weight(0, 1, 0), v.weight(0, 1, 1)};
+  });
+  CHECK(r.cycles == 6);
+  CHECK(r.y == std::vector<float>{19, 22, 43, 50});
+  CHECK(held == std::vector<float>{1, 3, 2, 4});
+  // is, m = 3, k = 4, n = 2 (worked out in test_mxu_timing.cpp): 11 cycles.
+  std::mt19937_64 rng(5);
+  const std::vector<bf16> a3 = small_integers(12, rng), b3 = small_integers(8, rng);
+  CHECK(array.run(is, {3, 4, 2}, a3.data(), b3.data()).cycles == 11);
+  // os, m = 4, k = 1, n = 2: the second output tile waits for the column
+  // buses (5 cycles, test_mxu_timing.cpp).
+  CHECK(array.run(os, {4, 1, 2}, a3.data(), b3.data()).cycles == 5);
+}
+
+// ws, os and is: 300 random shapes each, both schedules (and both buffer
+// modes, which os does not have: its PEs hold sums, not weights).
 TEST_CASE("mxu systolic: 300 random shapes, cycles equal closed form, values equal host reference (both schedules)",
           "[mxu][systolic]") {
-  std::mt19937_64 rng(12345);
-  for (int i = 0; i < 300; ++i) {
-    MxuConfig cfg;
-    cfg.rows = 2 + rng() % 39;
-    cfg.cols = 2 + rng() % 39;
-    const MxuShape s{1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.cols)};
-    for (bool db : {true, false}) {
-      cfg.double_buffer = db;
-      cfg.schedule = hw::MxuSchedule::overlapped;
+  for (hw::MxuDataflow dataflow : {hw::MxuDataflow::ws, hw::MxuDataflow::os, hw::MxuDataflow::is}) {
+    std::mt19937_64 rng(12345);
+    for (int i = 0; i < 300; ++i) {
+      MxuConfig cfg;
+      cfg.dataflow = dataflow;
+      cfg.rows = 2 + rng() % 39;
+      cfg.cols = 2 + rng() % 39;
+      const MxuShape s{1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.rows), 1 + rng() % (3 * cfg.cols)};
+      for (bool db : {true, false}) {
+        cfg.double_buffer = db;
+        cfg.schedule = hw::MxuSchedule::overlapped;
+        check_engine(cfg, s, rng);
+      }
+      cfg.schedule = hw::MxuSchedule::fold_serial;
       check_engine(cfg, s, rng);
     }
-    cfg.schedule = hw::MxuSchedule::fold_serial;
-    check_engine(cfg, s, rng);
   }
 }
 
@@ -141,6 +182,13 @@ TEST_CASE("mxu systolic: full 128x128 array", "[mxu][systolic]") {
   check_engine(db, {1, 129, 1}, rng);
   check_engine(db, {5, 256, 300}, rng);
   check_engine(single, {40, 384, 129}, rng);
+  MxuConfig os = db, is = single;
+  os.dataflow = hw::MxuDataflow::os;
+  is.dataflow = hw::MxuDataflow::is;
+  check_engine(os, {300, 200, 260}, rng);
+  check_engine(os, {129, 5, 257}, rng);
+  check_engine(is, {300, 200, 260}, rng);
+  check_engine(is, {257, 129, 5}, rng);
 }
 
 TEST_CASE("mxu systolic: every PE follows the skew and bank rules every cycle", "[mxu][systolic]") {
@@ -161,8 +209,8 @@ TEST_CASE("mxu systolic: every PE follows the skew and bank rules every cycle", 
   for (const Case& tc : cases) {
     const MxuConfig& cfg = tc.cfg;
     const MxuShape& s = tc.shape;
-    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " " << hw::to_string(cfg.schedule)
-              << " m=" << s.m << " k=" << s.k << " n=" << s.n);
+    INFO(hw::to_string(cfg.dataflow) << " R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " "
+                                     << hw::to_string(cfg.schedule) << " m=" << s.m << " k=" << s.k << " n=" << s.n);
     const std::vector<bf16> a = small_integers(s.m * s.k, rng), b = small_integers(s.k * s.n, rng);
     const auto sched = hw::mxu_tile_schedule(cfg, s);
     const std::uint64_t k_tiles = (s.k + cfg.rows - 1) / cfg.rows;

@@ -71,10 +71,49 @@ TEST_CASE("mxu timing: O(1) cycles equal the tile recurrence", "[mxu]") {
     const std::uint64_t scale = rng() % 4 == 0 ? 100 : 3;
     MxuShape s{1 + rng() % (scale * cfg.rows * (rng() % 2 ? 1 : 10)), 1 + rng() % (scale * cfg.rows),
                1 + rng() % (scale * cfg.cols)};
-    INFO("R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer << " m=" << s.m << " k=" << s.k
-              << " n=" << s.n);
-    REQUIRE(hw::mxu_tile_cycles(cfg, s) == recurrence_cycles(cfg, s));
+    for (hw::MxuDataflow dataflow : {hw::MxuDataflow::ws, hw::MxuDataflow::os, hw::MxuDataflow::is}) {
+      cfg.dataflow = dataflow;
+      INFO(hw::to_string(dataflow) << " R=" << cfg.rows << " C=" << cfg.cols << " db=" << cfg.double_buffer
+                                   << " m=" << s.m << " k=" << s.k << " n=" << s.n);
+      REQUIRE(hw::mxu_tile_cycles(cfg, s) == recurrence_cycles(cfg, s));
+    }
   }
+}
+
+TEST_CASE("mxu timing: hand-worked output- and input-stationary schedules", "[mxu]") {
+  MxuConfig os{2, 2, true}, is{2, 2, true};
+  os.dataflow = hw::MxuDataflow::os;
+  is.dataflow = hw::MxuDataflow::is;
+  // os, 2x2, m = k = n = 2: one output tile, steps q = 0, 1 injected in
+  // cycles 0, 1; PE(r,c) takes step q in cycle q + r + c, so PE(1,1) ends
+  // in cycle 3: 4 cycles (the ws array takes 6: it loads weights first).
+  CHECK(hw::mxu_tile_cycles(os, {2, 2, 2}) == 4);
+  // os, 2x2, m = 4, k = 1, n = 2: two output tiles (rows 0-1, 2-3). Tile 1
+  // may start only in cycle 2 = R: had it started in cycle 1, its PE(0,0)
+  // would drive column 0's bus in cycle 1 together with tile 0's PE(1,0).
+  // E_1 = 2 + 0 + 1 + 1 = 4 -> 5 cycles. Fold-serial: 2 x (1 + 2 + 2 - 2).
+  CHECK(hw::mxu_tile_cycles(os, {4, 1, 2}) == 5);
+  MxuConfig os_serial = os;
+  os_serial.schedule = hw::MxuSchedule::fold_serial;
+  CHECK(hw::mxu_tile_cycles(os_serial, {4, 1, 2}) == 6);
+  // os, R = 2, C = 8, m = k = 1, n = 9: tile 0 (8 columns) starts in cycle
+  // 0 and ends in 0 + 0 + 0 + 7 = 7; tile 1 (1 column) starts in cycle 2 and
+  // ends in cycle 2: 8 cycles, set by tile 0.
+  MxuConfig os_wide{2, 8, true};
+  os_wide.dataflow = hw::MxuDataflow::os;
+  CHECK(hw::mxu_tile_cycles(os_wide, {1, 1, 9}) == 8);
+  // os, k much longer than R: one tile per k cycles, each new m-tile adds k.
+  CHECK(hw::mxu_tile_cycles(os, {6, 100, 2}) - hw::mxu_tile_cycles(os, {4, 100, 2}) == 100);
+  // is, 2x2, m = 3, k = 4, n = 2: A^T's tiles (2 k-rows x 2 m-columns: two
+  // k-tiles x two m-tiles, the last one column wide) are stationary and B's
+  // two columns stream. L_j = 2j, s_j = 2 + 2j (max(n, R) = 2 apart);
+  // E_3 = 8 + (2-1) + (2-1) + (1-1) = 10 -> 11 cycles (ws on the same op: 10).
+  CHECK(hw::mxu_tile_cycles(is, {3, 4, 2}) == 11);
+  const auto sched = hw::mxu_tile_schedule(is, {3, 4, 2});
+  REQUIRE(sched.size() == 4);
+  CHECK(sched[3].load_start == 6);
+  CHECK(sched[3].feed_start == 8);
+  CHECK(sched[3].last_output == 10);
 }
 
 TEST_CASE("mxu timing: steady state is one tile per period", "[mxu]") {
@@ -89,8 +128,19 @@ TEST_CASE("mxu timing: steady state is one tile per period", "[mxu]") {
         const std::uint64_t b = hw::mxu_tile_cycles(cfg, {m, (tiles + 1) * 128, 128});
         CHECK(b - a == want);
       }
-      CHECK(hw::mxu_tile_period(cfg, m) == want);
+      CHECK(hw::mxu_tile_period(cfg, {m, 128, 128}) == want);
     }
+  }
+  // os: one more m-tile (same single n-tile) adds max(k, R).
+  for (std::uint64_t k : {1, 7, 127, 128, 129, 1000}) {
+    MxuConfig os{128, 128, true};
+    os.dataflow = hw::MxuDataflow::os;
+    const std::uint64_t want = std::max<std::uint64_t>(k, 128);
+    for (std::uint64_t tiles : {2, 3, 10}) {
+      CHECK(hw::mxu_tile_cycles(os, {(tiles + 1) * 128, k, 128}) - hw::mxu_tile_cycles(os, {tiles * 128, k, 128}) ==
+            want);
+    }
+    CHECK(hw::mxu_tile_period(os, {128, k, 128}) == want);
   }
   // Large m: the array streams one activation row per cycle, which is the
   // published rate of bf16[8,128] @ bf16[128,128] per 8 cycles

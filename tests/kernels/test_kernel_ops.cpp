@@ -191,7 +191,7 @@ void check_alone(const Shapes& shapes, bool check_time) {
 
 }  // namespace
 
-TEST_CASE("kernel ops: a matmul alone on a chip, within 3% of the blocked program; bytes and FLOPs exact",
+TEST_CASE("kernel ops: a matmul alone on a chip, within 3% of the blocked program, bytes and FLOPs exact",
           "[kernels][kernel-accuracy]") {
   check_alone(kAloneShapes, true);
 }
@@ -213,7 +213,7 @@ const MatmulShape kEightBitShapes[] = {
 
 }  // namespace
 
-TEST_CASE("kernel ops: an 8-bit matmul alone, within 3% of the blocked program; bytes and FLOPs exact",
+TEST_CASE("kernel ops: an 8-bit matmul alone, within 3% of the blocked program, bytes and FLOPs exact",
           "[kernels][kernel-accuracy][formats]") {
   check_alone(kEightBitShapes, true);
 }
@@ -388,7 +388,7 @@ TEST_CASE("kernel ops: open gaps, bytes and FLOPs exact", "[kernels][kernel-accu
   check_contended("matmul + DMA copies (open)", copies_beside, 0, contended, false);
 }
 
-TEST_CASE("kernel ops: a stream alone on a chip, within 3% of the blocked program; bytes and FLOPs exact",
+TEST_CASE("kernel ops: a stream alone on a chip, within 3% of the blocked program, bytes and FLOPs exact",
           "[kernels][kernel-accuracy]") {
   struct Case {
     const char* chip;

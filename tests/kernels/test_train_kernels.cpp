@@ -82,7 +82,7 @@ TEST_CASE("lean matmul: same bytes and FLOPs as the full kernel, time within the
   }
 }
 
-TEST_CASE("model matmuls in 8 bits: one-byte A and B, bf16 C, the format's peak; bf16 ones keep bf16's",
+TEST_CASE("model matmuls in 8 bits: one-byte A and B, bf16 C, the format's peak, bf16 ones keep bf16's",
           "[kernels][train][formats]") {
   // docs/reference/tpu-specs.md: v5e and v6e int8 at twice the bf16 rate,
   // v5p fp8 at the bf16 rate (peak_int8_ops_per_chip, peak_fp8_flops_per_chip).

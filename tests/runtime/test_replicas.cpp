@@ -289,7 +289,7 @@ const std::vector<std::string> kDataPipe = {"pod={topology: torus2d, shape: [4, 
 
 }  // namespace
 
-TEST_CASE("replicas: a pipeline stage's chips share a program; one chip per stage gives the step every chip gives",
+TEST_CASE("replicas: a pipeline stage's chips share a program, one chip per stage gives the step every chip gives",
           "[workloads][replicas]") {
   const std::string dp = "/configs/experiments/train-pp-v5e.yaml";
   SECTION("data 4 x pipeline 4, interleaved over 2 virtual stages (the pipeline wraps around)") {
@@ -327,7 +327,7 @@ TEST_CASE("replicas: a pipeline stage's chips share a program; one chip per stag
   }
 }
 
-TEST_CASE("replicas: slices that run different programs are not folded; each slice is simulated",
+TEST_CASE("replicas: slices that run different programs are not folded, each slice is simulated",
           "[workloads][replicas][dcn]") {
   // A pipeline of two stages across two slices (dcn_axes: [pipe]), data
   // parallelism inside each: slice 1 runs stage 1's program, so the shift
@@ -402,7 +402,7 @@ runtime::PodRunResult run_ring4(const runtime::PodProgram& pp, bool every_chip) 
 
 }  // namespace
 
-TEST_CASE("replicas: point-to-point peers by place; representatives only where the groups line up",
+TEST_CASE("replicas: point-to-point peers by place, representatives only where the groups line up",
           "[workloads][replicas]") {
   SECTION("0 -> 1 and 2 -> 3: one chip per group, every message on the network") {
     const runtime::PodProgram pp = senders_and_receivers({{1}, {0}, {3}, {2}});

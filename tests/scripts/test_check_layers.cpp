@@ -67,7 +67,11 @@ TEST_CASE("check-layers: an include cycle inside a layer fails", "[scripts][laye
   const auto r = check(dir.path);
   INFO(r.output);
   CHECK(r.status == 1);
-  CHECK(r.output.find("include cycle between modules: sim/error <-> sim/yaml_node") != std::string::npos);
+  // The cycle may run through sim/input_file (yaml_node.cpp reads files
+  // through it, and it throws sim/error's ConfigError).
+  const std::size_t at = r.output.find("include cycle between modules: sim/error <-> ");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.output.find("sim/yaml_node", at) < r.output.find('\n', at));
 }
 
 TEST_CASE("check-layers: a layer target linking a layer above it fails", "[scripts][layers]") {

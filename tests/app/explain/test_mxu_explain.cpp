@@ -26,3 +26,21 @@ TEST_CASE("mxu explain: cycles, utilization and an exact pe check", "[mxu]") {
   CHECK(pe.utilization == Approx(20.0 * 30 * 17 / (64.0 * pe.cycles)));
   CHECK(pe.wall_time_s >= 0.0);
 }
+
+TEST_CASE("mxu explain: output- and input-stationary, tile and pe", "[mxu]") {
+  explain::MxuExplainRequest req;
+  req.config = {2, 2, true};
+  req.config.dataflow = hw::MxuDataflow::os;
+  req.shape = {2, 2, 2};
+  CHECK(explain::mxu_explain(req).cycles == 4);  // worked out in test_mxu_timing.cpp
+  req.config = {8, 8, true};
+  req.shape = {20, 30, 17};
+  req.fidelity = hw::Fidelity::pe;
+  req.seed = 5;
+  for (hw::MxuDataflow dataflow : {hw::MxuDataflow::os, hw::MxuDataflow::is}) {
+    req.config.dataflow = dataflow;
+    const explain::MxuExplainResult pe = explain::mxu_explain(req);
+    CHECK(pe.matches_reference);
+    CHECK(pe.cycles == hw::mxu_tile_cycles(req.config, req.shape));
+  }
+}

@@ -122,7 +122,7 @@ TEST_CASE("context: activations per chip are those of T / N tokens", "[workloads
   CHECK(m["optimizer_bytes"] == whole["result"]["memory"]["optimizer_bytes"]);
 }
 
-TEST_CASE("context: the model's FLOPs are the whole sequence's; gradients all-reduced over the context axis",
+TEST_CASE("context: the model's FLOPs are the whole sequence's, gradients all-reduced over the context axis",
           "[workloads][train][context]") {
   const auto ring = run(gpt("flops-ring", 4, 2048, "{context: ctx}"));
   const auto whole = run(gpt("flops-whole", 1, 2048, "{}"));

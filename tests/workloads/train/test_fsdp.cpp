@@ -204,7 +204,7 @@ TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as M
   CHECK(r["result"]["hfu"].get<double>() > r["result"]["mfu"].get<double>());
 }
 
-TEST_CASE("fsdp moves BF16 whatever the weights are stored in; data parallelism all-reduces them as stored",
+TEST_CASE("fsdp moves BF16 whatever the weights are stored in, data parallelism all-reduces them as stored",
           "[workloads][train][fsdp]") {
   const auto bf16 = run(small_gpt("fsdp-bf16", "{fsdp: 4}", "{fsdp: fsdp}"));
   const auto fp32 = run(small_gpt("fsdp-fp32", "{fsdp: 4}", "{fsdp: fsdp}"), {"workload.precision={params: float32}"});

@@ -79,7 +79,7 @@ TEST_CASE("interleaved 1F1B bubble within 5% of (p-1)/(V m + p - 1) at three (p,
 }
 
 TEST_CASE(
-    "interleaved 1F1B: each stage sends every chunk's activations on and its gradients back; memory holds "
+    "interleaved 1F1B: each stage sends every chunk's activations on and its gradients back, memory holds "
     "the warm-up's chunk passes",
     "[workloads][train][interleaved]") {
   const auto r = run(uniform_pipeline());

@@ -127,7 +127,7 @@ TEST_CASE("remat offload: the step grows by the host copies (stash / host bandwi
   }
 }
 
-TEST_CASE("remat offload: each copy takes S / host bandwidth; copies to and from the host overlap",
+TEST_CASE("remat offload: each copy takes S / host bandwidth, copies to and from the host overlap",
           "[workloads][train][remat][offload]") {
   // At 16 GB/s a 10 MiB copy takes 655 us; HBM (1.2 TB/s) would take 8.7,
   // so the host link is the bottleneck whatever the compute takes of HBM.

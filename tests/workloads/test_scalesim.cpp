@@ -1,0 +1,380 @@
+// `tpusim scalesim` against SCALE-Sim v2. The references, none of them the
+// code under test:
+//  - SCALE-Sim v2's own regression output (scalesim-project/scale-sim-v2,
+//    MIT, test/golden_trace/*.csv, made by test/scripts/function_test.sh:
+//    configs/scale.cfg switched to ws, topology alexnet_part.csv, one layer
+//    Conv1 224 x 224 x 3, 11 x 11 filters, 96 of them, stride 4), quoted as
+//    numbers;
+//  - the stall-free ws count folds x (2R + C + T - 2) - 1 (Samajdar et al.,
+//    ISPASS 2020, section III; docs/mxu.md), computed here;
+//  - SCALE-Sim's fold loop (its demand matrices), re-enacted here fold by
+//    fold to count SRAM accesses and mapping efficiency;
+//  - layer arithmetic Ho Wo Fh Fw C N worked by hand.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli_runner.h"
+#include "sim/error.h"
+#include "workloads/scalesim.h"
+
+using testing_cli::run_tpusim;
+
+namespace {
+
+std::string config_text(int rows, int cols, const std::string& extra_arch = "",
+                        const std::string& bandwidth_mode = "CALC") {
+  return "[general]\nrun_name = test_run\n\n[architecture_presets]\nArrayHeight: " + std::to_string(rows) +
+         "\nArrayWidth: " + std::to_string(cols) +
+         "\nIfmapSramSzkB: 64\nFilterSramSzkB: 64\nOfmapSramSzkB: 64\nDataflow : ws\n" + extra_arch +
+         "\n[run_presets]\nInterfaceBandwidth: " + bandwidth_mode + "\n";
+}
+
+std::vector<workloads::ScaleSimLayerRecord> run(const std::string& cfg, const std::string& topo,
+                                                hw::Fidelity fidelity = hw::Fidelity::tile) {
+  return workloads::run_scalesim(workloads::parse_scalesim_config(cfg, "test.cfg"),
+                                 workloads::parse_scalesim_topology(topo, "test.csv"), fidelity);
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// SCALE-Sim v2's stall-free weight-stationary Total Cycles.
+std::uint64_t scalesim_ws_cycles(std::uint64_t R, std::uint64_t C, std::uint64_t M, std::uint64_t K, std::uint64_t N) {
+  return ceil_div(K, R) * ceil_div(N, C) * (2 * R + C + M - 2) - 1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("scalesim: SCALE-Sim v2's golden ws run (AlexNet Conv1 on 32x32) is reproduced", "[workloads][scalesim]") {
+  // scale.cfg as function_test.sh runs it: 32 x 32, 64 kB SRAMs, ws, CALC.
+  const std::string cfg =
+      "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
+      "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    0\n"
+      "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : ws\nMemoryBanks:   1\n\n"
+      "[run_presets]\nInterfaceBandwidth: CALC \n";
+  const std::string topo =
+      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+      "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+  for (hw::Fidelity f : {hw::Fidelity::tile, hw::Fidelity::pe}) {
+    const auto layers = run(cfg, topo, f);
+    REQUIRE(layers.size() == 1);
+    const auto& l = layers[0];
+    // Ho = ceil((224 - 11) / 4) + 1 = 55: T = 3025, K = 363, N = 96.
+    CHECK(l.m == 3025);
+    CHECK(l.k == 363);
+    CHECK(l.n == 96);
+    // golden COMPUTE_REPORT.csv: 0, 112283, 0, 91.68309650614964, 94.53125, 90.78000992063492,
+    CHECK(l.scalesim_cycles == 112283);
+    CHECK(l.stall_cycles == 0);
+    CHECK(l.overall_util_pct == Approx(91.68309650614964).epsilon(1e-12));
+    CHECK(l.mapping_efficiency_pct == Approx(94.53125).epsilon(1e-12));
+    CHECK(l.compute_util_pct == Approx(90.78000992063492).epsilon(1e-12));
+    // golden DETAILED_ACCESS_REPORT.csv: SRAM reads 3294225, 34848, writes 3484800.
+    CHECK(l.sram_ifmap_reads == 3294225);
+    CHECK(l.sram_filter_reads == 34848);
+    CHECK(l.sram_ofmap_writes == 3484800);
+    // DRAM (tpusim's capacity model, docs/scalesim.md#traffic): filters as
+    // SCALE-Sim's 34848; OFMAP 3484800 against SCALE-Sim's 3484831 (its
+    // drain writes 31 padded words more); IFMAP is not compared (SCALE-Sim
+    // streams the im2col matrix, pixels repeated, through its buffer:
+    // 1805023 words; tpusim reads the 150528-word input once per column
+    // fold when it does not fit: 451584).
+    CHECK(l.dram_filter_reads == 34848);
+    CHECK(l.dram_ofmap_writes == 3484800);
+    CHECK(l.dram_ifmap_reads == 150528 * 3);
+  }
+  // The report's header lines are SCALE-Sim's, character for character.
+  const auto layers = run(cfg, topo);
+  CHECK(
+      workloads::scalesim_compute_report(layers).rfind(
+          "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n0, 112283, 0, ",
+          0) == 0);
+  CHECK(workloads::scalesim_bandwidth_report(layers).rfind(
+            "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, Avg FILTER DRAM "
+            "BW, Avg OFMAP DRAM BW,\n0, 29.3386, 0.3104, 31.0359, ",
+            0) == 0);
+}
+
+TEST_CASE("scalesim: ws fold-serial cycles per layer equal SCALE-Sim's formula", "[workloads][scalesim]") {
+  struct Gemm {
+    std::uint64_t m, n, k;
+  };
+  // Square, skinny, ragged, single row and column, transformer and
+  // convolution-sized GEMMs (M, N, K as SCALE-Sim's GEMM files order them).
+  const Gemm gemms[] = {{1024, 1024, 1024}, {1, 1, 1},        {1, 4096, 4096}, {4096, 1, 7},
+                        {33, 129, 65},      {100, 100, 100},  {7, 31, 300},    {2048, 2304, 768},
+                        {2048, 768, 3072},  {12544, 64, 147}, {3136, 64, 576}, {784, 128, 1152},
+                        {255, 129, 257},    {5, 3, 1000},     {8, 4096, 4096}, {17, 17, 17}};
+  std::string topo = "Layer, M, N, K,\n";
+  for (const Gemm& g : gemms)
+    topo += "g" + std::to_string(&g - gemms) + ", " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
+            std::to_string(g.k) + ",\n";
+  for (auto [R, C] : {std::pair{8, 8}, {32, 32}, {128, 128}, {8, 16}, {24, 5}}) {
+    DYNAMIC_SECTION(R << "x" << C) {
+      const auto layers = run(config_text(R, C), topo);
+      REQUIRE(layers.size() == std::size(gemms));
+      for (std::size_t i = 0; i < layers.size(); ++i) {
+        const Gemm& g = gemms[i];
+        const auto& l = layers[i];
+        INFO("GEMM " << g.m << " x " << g.k << " x " << g.n);
+        CHECK(l.scalesim_cycles == scalesim_ws_cycles(R, C, g.m, g.k, g.n));
+        CHECK(l.cycles == l.scalesim_cycles + 1);  // tpusim counts the last fold's last cycle
+        // SCALE-Sim's fold loop: for each column fold, for each row fold,
+        // the fold streams T rows over its used rows (IFMAP reads), loads
+        // its used weights, writes T rows of its used columns.
+        std::uint64_t ifmap = 0, filter = 0, ofmap = 0, folds = 0;
+        double mapping = 0;
+        for (std::uint64_t c0 = 0; c0 < g.n; c0 += C)
+          for (std::uint64_t r0 = 0; r0 < g.k; r0 += R) {
+            const std::uint64_t rows = std::min<std::uint64_t>(R, g.k - r0);
+            const std::uint64_t cols = std::min<std::uint64_t>(C, g.n - c0);
+            ifmap += g.m * rows;
+            filter += rows * cols;
+            ofmap += g.m * cols;
+            mapping += double(rows * cols) / double(R * C);
+            ++folds;
+          }
+        CHECK(l.row_folds * l.col_folds == folds);
+        CHECK(l.sram_ifmap_reads == ifmap);
+        CHECK(l.sram_filter_reads == filter);
+        CHECK(l.sram_ofmap_writes == ofmap);
+        CHECK(l.mapping_efficiency_pct == Approx(100.0 * mapping / double(folds)).epsilon(1e-12));
+        CHECK(l.macs == g.m * g.k * g.n);
+      }
+    }
+  }
+  SECTION("the PE engine takes the same cycles on an 8x8 array") {
+    const std::string small = "Layer, M, N, K,\na, 5, 3, 20,\nb, 40, 17, 9,\nc, 1, 64, 64,\nd, 64, 1, 1,\n";
+    const auto tile = run(config_text(8, 8), small);
+    const auto pe = run(config_text(8, 8), small, hw::Fidelity::pe);
+    REQUIRE(pe.size() == 4);
+    const std::uint64_t mnk[4][3] = {{5, 20, 3}, {40, 9, 17}, {1, 64, 64}, {64, 1, 1}};
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(pe[i].scalesim_cycles == scalesim_ws_cycles(8, 8, mnk[i][0], mnk[i][1], mnk[i][2]));
+      CHECK(pe[i].cycles == tile[i].cycles);
+    }
+  }
+}
+
+TEST_CASE("scalesim: a ResNet topology runs end to end and its MACs equal the layer arithmetic",
+          "[workloads][scalesim]") {
+  testing_cli::TempDir tmp("scalesim-resnet");
+  const auto r = run_tpusim("scalesim configs/scalesim/array-32x32-ws.cfg configs/scalesim/resnet18-head.csv --out " +
+                            tmp.path.string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream in(tmp / "report.json");
+  const nlohmann::json rep = nlohmann::json::parse(in);
+  const nlohmann::json& layers = rep["result"]["scalesim"]["layers"];
+  // By hand, no padding, Ho = ceil((H - F) / S) + 1 (every division here is exact):
+  //   Conv1      229, 7x7, s2: Ho = 222/2 + 1 = 112; M = 12544, K = 7*7*3 = 147,   N = 64
+  //   Conv2_x    58, 3x3, s1:  Ho = 55 + 1 = 56;     M = 3136,  K = 3*3*64 = 576,  N = 64
+  //   Conv3_1a   57, 3x3, s2:  Ho = 54/2 + 1 = 28;   M = 784,   K = 576,           N = 128
+  //   Conv3_1b   30, 3x3, s1:  Ho = 28;              M = 784,   K = 3*3*128 = 1152, N = 128
+  //   Conv3_down 55, 1x1, s2:  Ho = 54/2 + 1 = 28;   M = 784,   K = 64,            N = 128
+  // MACs = Ho Wo Fh Fw C N: 112*112*7*7*3*64 = 118,013,952; 56*56*9*64*64 =
+  // 115,605,504; 28*28*9*64*128 = 57,802,752; 28*28*9*128*128 = 115,605,504;
+  // 28*28*64*128 = 6,422,528.
+  struct Expect {
+    const char* name;
+    std::uint64_t m, k, n, macs;
+  };
+  const Expect expect[] = {{"Conv1", 12544, 147, 64, 118013952},    {"Conv2_1a", 3136, 576, 64, 115605504},
+                           {"Conv2_1b", 3136, 576, 64, 115605504},  {"Conv2_2a", 3136, 576, 64, 115605504},
+                           {"Conv2_2b", 3136, 576, 64, 115605504},  {"Conv3_1a", 784, 576, 128, 57802752},
+                           {"Conv3_1b", 784, 1152, 128, 115605504}, {"Conv3_down", 784, 64, 128, 6422528}};
+  REQUIRE(layers.size() == std::size(expect));
+  std::uint64_t total = 0;
+  std::istringstream compute(read_file(tmp / "COMPUTE_REPORT.csv"));
+  std::string line;
+  std::getline(compute, line);  // header
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Expect& e = expect[i];
+    INFO(e.name);
+    CHECK(layers[i]["name"] == e.name);
+    CHECK(layers[i]["m"] == e.m);
+    CHECK(layers[i]["k"] == e.k);
+    CHECK(layers[i]["n"] == e.n);
+    CHECK(layers[i]["macs"] == e.macs);
+    total += e.macs;
+    REQUIRE(std::getline(compute, line));
+    CHECK(line.rfind(std::to_string(i) + ", " + std::to_string(scalesim_ws_cycles(32, 32, e.m, e.k, e.n)) + ", 0, ",
+                     0) == 0);
+  }
+  CHECK(total == 760266752);
+  CHECK(rep["result"]["scalesim"]["total"]["macs"] == total);
+  CHECK(rep["result"]["flops"] == 2.0 * double(total));
+  CHECK(read_file(tmp / "ACCESS_REPORT.csv").rfind("LayerID, SRAM IFMAP Reads, SRAM Filter Reads", 0) == 0);
+}
+
+TEST_CASE("scalesim: config and topology formats as SCALE-Sim writes them", "[workloads][scalesim]") {
+  SECTION("keys in any case, either separator, comments, CRLF") {
+    const auto c = workloads::parse_scalesim_config(
+        "; a comment\r\n[general]\r\nrun_name: x\r\n[architecture_presets]\r\narrayheight = 16\r\nARRAYWIDTH:8\r\n"
+        "ifmapsramszkb=1\r\nfiltersramszkb=2\r\nofmapsramszkb=3\r\n# another\r\ndataflow = ws\r\nbandwidth = 20, 30\r\n"
+        "[run_presets]\r\ninterfacebandwidth = USER\r\n",
+        "c.cfg");
+    CHECK(c.arch.array_height == 16);
+    CHECK(c.arch.array_width == 8);
+    CHECK(c.arch.ofmap_kb == 3);
+    CHECK(c.run.interface_bandwidth == "USER");
+    CHECK(c.arch.bandwidth == std::vector<std::uint64_t>{20, 30});
+  }
+  SECTION("rows with and without the trailing comma; two strides; depthwise DP layers") {
+    const auto t = workloads::parse_scalesim_topology(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Stride Height, "
+        "Stride Width\nA, 10, 12, 3, 3, 4, 8, 1, 2\n\nDP1, 8, 8, 3, 3, 3, 1, 1,\n",
+        "t.csv");
+    REQUIRE(t.layers.size() == 4);  // A, then DP1 as one layer per channel
+    CHECK(t.layers[0].layer.stride_w == 2);
+    CHECK(t.layers[0].layer.ofmap_w() == 6);  // ceil((12 - 3) / 2) + 1
+    CHECK(t.layers[1].layer.name == "DP1Channel_0");
+    CHECK(t.layers[3].layer.name == "DP1Channel_2");
+    CHECK(t.layers[3].layer.channels == 1);
+    CHECK(t.layers[3].line == 4);
+  }
+  SECTION("USER bandwidth: a layer whose DRAM stream outlasts its compute stalls") {
+    // 64 x 64 x 64 on 32x32: 4 folds of 2*32 + 32 + 64 - 2 = 158 cycles,
+    // 632 in all. The SRAMs hold 1 kB = 1024 words, so the input (64 x 64 =
+    // 4096 words) is read once per column fold (8192 words), the weights
+    // once (4096), and a column fold's partial sums (64 x 32 = 2048 words)
+    // do not fit, so outputs are written once per row fold (8192). At 2
+    // words per cycle the busiest stream takes 4096 cycles: 4096 - 632
+    // stall cycles.
+    const std::string cfg =
+        "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight: 32\nArrayWidth: 32\nIfmapSramSzkB: 1\n"
+        "FilterSramSzkB: 1\nOfmapSramSzkB: 1\nDataflow: ws\nBandwidth: 2\n[run_presets]\nInterfaceBandwidth: USER\n";
+    const auto l = run(cfg, "Layer, M, N, K,\ng, 64, 64, 64,\n");
+    REQUIRE(l.size() == 1);
+    CHECK(l[0].cycles == 632);
+    CHECK(l[0].dram_ifmap_reads == 8192);
+    CHECK(l[0].dram_filter_reads == 4096);
+    CHECK(l[0].dram_ofmap_writes == 8192);
+    CHECK(l[0].stall_cycles == 4096 - 632);
+    CHECK(l[0].scalesim_cycles == 4096 - 1);
+  }
+}
+
+TEST_CASE("scalesim: a mistake in a config or topology names file, line and column", "[workloads][scalesim]") {
+  auto config_error = [](const std::string& text) {
+    try {
+      workloads::parse_scalesim_config(text, "c.cfg");
+    } catch (const sim::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto topology_error = [](const std::string& text) {
+    try {
+      workloads::parse_scalesim_topology(text, "t.csv");
+    } catch (const sim::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string good = config_text(8, 8);
+  // The value's column, not the YAML's the reader makes of it.
+  std::string bad = good;
+  bad.replace(bad.find("ArrayWidth: 8"), 13, "ArrayWidth:   -8");
+  CHECK_THAT(config_error(bad), Catch::StartsWith("c.cfg:6:15: architecture_presets.ArrayWidth: "));
+  bad = good;
+  bad.replace(bad.find("Dataflow : ws"), 13, "Dataflow : is");
+  CHECK_THAT(config_error(bad), Catch::StartsWith("c.cfg:10:12: architecture_presets.Dataflow: is: SCALE-Sim's SRAM and DRAM counts are modelled for ws only"));
+  bad = good;
+  bad.replace(bad.find("ArrayHeight"), 11, "arrayhight");
+  CHECK_THAT(config_error(bad),
+             Catch::Contains("c.cfg:5:1: architecture_presets.arrayhight: ") && Catch::Contains("ArrayHeight"));
+  CHECK_THAT(config_error("run_name = x\n"), Catch::StartsWith("c.cfg:1:1: key 'run_name' comes before any"));
+  CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4, 4,\n"), Catch::StartsWith("t.csv:2:9: g: 3 columns"));
+  CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4, 4, 4, 5,\n"), Catch::StartsWith("t.csv:2:13: g: 5 columns"));
+  CHECK_THAT(topology_error("Layer, M, N, K,\ng, 4,  x, 4,\n"),
+             Catch::StartsWith("t.csv:2:8: g.N: expected a positive"));
+}
+
+TEST_CASE("scalesim: every config key moves a reported figure or is declared informational",
+          "[workloads][scalesim][key-walk]") {
+  // The key walk of tests/app/test_key_walk.cpp, for the SCALE-Sim config:
+  // a base config whose SRAMs are small enough and whose DRAM slow enough
+  // that the traffic model and the stalls are in play, then each key changed
+  // in turn. Figures compared: every column of every layer.
+  std::map<std::string, std::string> base = {{"general.run_name", "walk"},
+                                             {"architecture_presets.ArrayHeight", "8"},
+                                             {"architecture_presets.ArrayWidth", "8"},
+                                             {"architecture_presets.IfmapSramSzkB", "1"},
+                                             {"architecture_presets.FilterSramSzkB", "1"},
+                                             {"architecture_presets.OfmapSramSzkB", "1"},
+                                             {"architecture_presets.IfmapOffset", "0"},
+                                             {"architecture_presets.FilterOffset", "10000000"},
+                                             {"architecture_presets.OfmapOffset", "20000000"},
+                                             {"architecture_presets.Dataflow", "ws"},
+                                             {"architecture_presets.Bandwidth", "1"},
+                                             {"architecture_presets.MemoryBanks", "1"},
+                                             {"run_presets.InterfaceBandwidth", "USER"},
+                                             {"network_presets.TopologyCsvLoc", "t.csv"}};
+  auto render = [](const std::map<std::string, std::string>& keys) {
+    std::map<std::string, std::string> sections;
+    for (const auto& [path, value] : keys) {
+      const std::size_t dot = path.find('.');
+      sections[path.substr(0, dot)] += path.substr(dot + 1) + " = " + value + "\n";
+    }
+    std::string text;
+    for (const auto& [name, body] : sections) text += "[" + name + "]\n" + body;
+    return text;
+  };
+  const std::string topo = "Layer, M, N, K,\na, 200, 40, 30,\nb, 9, 300, 100,\n";
+  auto figures = [&](const std::map<std::string, std::string>& keys) {
+    std::ostringstream s;
+    for (const auto& l : run(render(keys), topo))
+      s << l.cycles << " " << l.scalesim_cycles << " " << l.stall_cycles << " " << l.overall_util_pct << " "
+        << l.mapping_efficiency_pct << " " << l.compute_util_pct << " " << l.sram_ifmap_reads << " "
+        << l.sram_filter_reads << " " << l.sram_ofmap_writes << " " << l.dram_ifmap_reads << " " << l.dram_filter_reads
+        << " " << l.dram_ofmap_writes << "\n";
+    return s.str();
+  };
+  const std::string before = figures(base);
+  int walked = 0;
+  const nlohmann::json table = workloads::scalesim_config_params().describe();
+  for (const auto& section : table["params"]) {
+    for (const auto& key : section["params"]) {
+      const std::string path = section["name"].get<std::string>() + "." + key["name"].get<std::string>();
+      INFO(path);
+      REQUIRE(base.count(path) == 1);  // the base config sets every key
+      if (key.contains("informational")) continue;
+      ++walked;
+      if (path == "architecture_presets.Dataflow") {
+        // The report's counts are ws's: the others are refused, located.
+        for (const char* df : {"os", "is"}) {
+          auto changed = base;
+          changed[path] = df;
+          CHECK_THROWS_AS(figures(changed), sim::ConfigError);
+        }
+        continue;
+      }
+      bool acted = false;
+      for (const char* value : {"2", "64", "1024", "CALC", "4,8"}) {
+        auto changed = base;
+        if (changed[path] == value) continue;
+        changed[path] = value;
+        try {
+          acted = acted || figures(changed) != before;
+        } catch (const sim::ConfigError&) {
+          // not a value of this key
+        }
+      }
+      CHECK(acted);
+    }
+  }
+  CHECK(walked == 7);
+}
