@@ -165,6 +165,29 @@ TEST_CASE("scalesim: SCALE-Sim v2's golden ws run (AlexNet Conv1 on 32x32) is re
             0) == 0);
 }
 
+namespace {
+
+// The columns of a SCALE-Sim run that tpusim reproduces exactly: Total
+// Cycles, the three utilisations and the SRAM counts.
+struct ScaleSimColumns {
+  std::uint64_t cycles;
+  double overall, mapping, compute;
+  std::uint64_t sram_ifmap, sram_filter, sram_ofmap;
+};
+
+void check_columns(const workloads::ScaleSimLayerRecord& l, const ScaleSimColumns& g) {
+  CHECK(l.scalesim_cycles == g.cycles);
+  CHECK(l.stall_cycles == 0);
+  CHECK(l.overall_util_pct == Approx(g.overall).epsilon(1e-12));
+  CHECK(l.mapping_efficiency_pct == Approx(g.mapping).epsilon(1e-12));
+  CHECK(l.compute_util_pct == Approx(g.compute).epsilon(1e-12));
+  CHECK(l.sram_ifmap_reads == g.sram_ifmap);
+  CHECK(l.sram_filter_reads == g.sram_filter);
+  CHECK(l.sram_ofmap_writes == g.sram_ofmap);
+}
+
+}  // namespace
+
 TEST_CASE("scalesim: SCALE-Sim v2 run on the golden layer in os and is is reproduced", "[workloads][scalesim]") {
   // SCALE-Sim's repository has no os or is output (its CI switches
   // scale.cfg from os to ws). These numbers are SCALE-Sim v2 (commit
@@ -175,9 +198,7 @@ TEST_CASE("scalesim: SCALE-Sim v2 run on the golden layer in os and is is reprod
       "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
   struct Golden {
     const char* dataflow;
-    std::uint64_t cycles;
-    double overall, mapping, compute;
-    std::uint64_t sram_ifmap, sram_filter, sram_ofmap;
+    ScaleSimColumns columns;
     // tpusim's DRAM model (docs/scalesim.md#traffic), SCALE-Sim's buffer
     // replay in the comments.
     std::uint64_t dram_ifmap, dram_filter, dram_ofmap;
@@ -185,12 +206,18 @@ TEST_CASE("scalesim: SCALE-Sim v2 run on the golden layer in os and is is reprod
   const Golden golden[] = {
       // os: 95 x 3 folds of 32 + 32 + 363 - 2 cycles. SCALE-Sim's DRAM:
       // 519810 (the im2col matrix through its buffer), 44366, 290431.
-      {"os", 121124, 84.99102675770285, 99.50657894736842, 84.99032507739905, 3294225, 3310560, 308640, 451584, 34848,
+      {"os",
+       {121124, 84.99102675770285, 99.50657894736842, 84.99032507739905, 3294225, 3310560, 308640},
+       451584,
+       34848,
        290400},
       // is: 12 x 95 folds of 64 + 32 + 96 - 2 cycles. SCALE-Sim's DRAM:
       // 173542, 3310560 (the 34848-word filters re-read every column fold),
       // 3484831 (every partial sum written out, 31 padded words more).
-      {"is", 216599, 47.527703844431414, 94.06481291118422, 40.86073321028807, 1098075, 3310560, 3484800, 150528, 34848,
+      {"is",
+       {216599, 47.527703844431414, 94.06481291118422, 40.86073321028807, 1098075, 3310560, 3484800},
+       150528,
+       34848,
        290400},
   };
   for (const Golden& g : golden) {
@@ -198,18 +225,30 @@ TEST_CASE("scalesim: SCALE-Sim v2 run on the golden layer in os and is is reprod
       INFO(g.dataflow << " " << hw::to_string(f));
       const auto layers = run(config_text(32, 32, g.dataflow), topo, f);
       REQUIRE(layers.size() == 1);
-      const auto& l = layers[0];
-      CHECK(l.scalesim_cycles == g.cycles);
-      CHECK(l.stall_cycles == 0);
-      CHECK(l.overall_util_pct == Approx(g.overall).epsilon(1e-12));
-      CHECK(l.mapping_efficiency_pct == Approx(g.mapping).epsilon(1e-12));
-      CHECK(l.compute_util_pct == Approx(g.compute).epsilon(1e-12));
-      CHECK(l.sram_ifmap_reads == g.sram_ifmap);
-      CHECK(l.sram_filter_reads == g.sram_filter);
-      CHECK(l.sram_ofmap_writes == g.sram_ofmap);
-      CHECK(l.dram_ifmap_reads == g.dram_ifmap);
-      CHECK(l.dram_filter_reads == g.dram_filter);
-      CHECK(l.dram_ofmap_writes == g.dram_ofmap);
+      check_columns(layers[0], g.columns);
+      CHECK(layers[0].dram_ifmap_reads == g.dram_ifmap);
+      CHECK(layers[0].dram_filter_reads == g.dram_filter);
+      CHECK(layers[0].dram_ofmap_writes == g.dram_ofmap);
+    }
+  }
+  SECTION("two convolutions on 8x8, os and is") {
+    // SCALE-Sim v2 run the same way on configs/scale.cfg at 8x8: layers a
+    // (30 x 30 x 3, 5x5, 16 filters) and c (9 x 9 x 64, 1x1, 200 filters).
+    const std::string convs =
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "a, 30, 30, 5, 5, 3, 16, 1,\nc, 9, 9, 1, 1, 64, 200, 1,\n";
+    const std::pair<const char*, ScaleSimColumns> rows[][2] = {
+        {{"os", {15129, 83.77949633154869, 99.41176470588235, 83.77395902181087, 101400, 102000, 13536}},
+         {"os", {21449, 75.52799664320015, 92.04545454545455, 75.52447552447535, 129600, 140800, 20600}}},
+        {{"is", {32299, 39.242701012415246, 93.19852941176471, 33.13725490196069, 50700, 102000, 108160}},
+         {"is", {19535, 82.92807780906067, 92.04545454545455, 80.38904327113936, 5184, 140800, 129600}}}};
+    for (const auto& pair : rows) {
+      const auto layers = run(config_text(8, 8, pair[0].first), convs);
+      REQUIRE(layers.size() == 2);
+      for (std::size_t i = 0; i < 2; ++i) {
+        INFO(pair[i].first << " layer " << i);
+        check_columns(layers[i], pair[i].second);
+      }
     }
   }
 }
