@@ -135,13 +135,15 @@ struct TrainSection {
 };
 
 // One layer of `tpusim scalesim` (docs/scalesim.md): its GEMM after
-// im2col, its folds (weight tiles), cycles and SCALE-Sim's report columns.
+// im2col, its folds, cycles and SCALE-Sim's report columns.
 struct ScaleSimLayerRecord {
   std::string name;
   std::uint64_t m = 0, k = 0, n = 0, macs = 0;
-  std::uint64_t row_folds = 0, col_folds = 0;  // ceil(K / R), ceil(N / C)
-  std::uint64_t cycles = 0;                    // tpusim's: the op ends when its last fold has left the array
-  std::uint64_t scalesim_cycles = 0;           // SCALE-Sim's Total Cycles: cycles - 1 + stall_cycles
+  // SCALE-Sim's folds of the dataflow: ws ceil(K / R) x ceil(N / C),
+  // os ceil(M / R) x ceil(N / C), is ceil(K / R) x ceil(M / C).
+  std::uint64_t row_folds = 0, col_folds = 0;
+  std::uint64_t cycles = 0;           // tpusim's: the op ends when its last fold has left the array
+  std::uint64_t scalesim_cycles = 0;  // SCALE-Sim's Total Cycles: cycles - 1 + stall_cycles
   std::uint64_t stall_cycles = 0;
   double overall_util_pct = 0, mapping_efficiency_pct = 0, compute_util_pct = 0;
   std::uint64_t sram_ifmap_reads = 0, sram_filter_reads = 0, sram_ofmap_writes = 0;

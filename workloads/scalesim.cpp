@@ -12,6 +12,7 @@
 #include "sim/host.h"
 #include "sim/input_file.h"
 #include "sim/output.h"
+#include "sim/units.h"
 
 namespace workloads {
 
@@ -59,10 +60,8 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
                                 "columns of the array (C): output columns of a fold")
         .integer<std::uint64_t>("IfmapSramSzkB", &A::ifmap_kb, "kB", std::nullopt, kb,
                                 "input feature map SRAM (1-byte words, as SCALE-Sim's word size)")
-        .integer<std::uint64_t>("FilterSramSzkB", &A::filter_kb, "kB", std::nullopt, kb, "filter (weight) SRAM")
-        .informational(
-            "every weight comes from DRAM once whatever the filter SRAM's size (each fold's weights serve one "
-            "fold), as in SCALE-Sim's counts")
+        .integer<std::uint64_t>("FilterSramSzkB", &A::filter_kb, "kB", std::nullopt, kb,
+                                "filter (weight) SRAM (os and is re-read filters that do not fit; ws reads each once)")
         .integer<std::uint64_t>("OfmapSramSzkB", &A::ofmap_kb, "kB", std::nullopt, kb, "output feature map SRAM")
         .integer<std::uint64_t>("IfmapOffset", &A::ifmap_offset, "", 0, sim::at_least(0),
                                 "base address of the IFMAP in SCALE-Sim's traces")
@@ -74,7 +73,7 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
                                 "base address of the OFMAP in SCALE-Sim's traces")
         .informational("addresses in SCALE-Sim's trace files, which tpusim does not write")
         .enumeration("Dataflow", &A::dataflow, hw::mxu_dataflow_names(), std::nullopt,
-                     "what stays in the array (mxu.dataflow of a chip file); the report's counts are modelled for ws only")
+                     "what stays in the array (mxu.dataflow of a chip file): ws weights, os outputs, is inputs")
         .custom("Bandwidth", {"comma-separated integers", "words/cycle", "(needed in USER mode)", "each at least 1"},
                 "DRAM interface bandwidth of each operand buffer, read in USER mode (SCALE-Sim uses the first value)",
                 [](const sim::YamlNode& n, A& a) {
@@ -181,15 +180,6 @@ const sim::ParamTable<ScaleSimConfig>& scalesim_config_params() {
           } catch (const sim::ConfigError& e) {
             arch["Dataflow"].fail(e.detail());
           }
-          // The array runs os and is (hw/systolic_array_os.cpp, the
-          // transposed ws array), but the report's SRAM and DRAM columns
-          // below are ws's demand counts; os and is need SCALE-Sim's own
-          // (its systolic_compute_os/is) before they may be reported.
-          if (c.arch.dataflow != hw::MxuDataflow::ws)
-            arch["Dataflow"].fail(std::string(hw::to_string(c.arch.dataflow)) +
-                                  ": SCALE-Sim's SRAM and DRAM counts are modelled for ws only (the array itself "
-                                  "runs it: tpusim explain mxu --dataflow " +
-                                  hw::to_string(c.arch.dataflow) + " --schedule fold_serial)");
           if (c.run.interface_bandwidth == "USER" && c.arch.bandwidth.empty())
             arch["Bandwidth"].fail("InterfaceBandwidth: USER needs Bandwidth (words per cycle)");
         });
@@ -449,6 +439,118 @@ hw::MxuConfig scalesim_mxu(const ScaleSimConfig& config) {
   return m;
 }
 
+namespace {
+
+// One layer's GEMM on the array, and the three SRAMs in words.
+struct LayerOnArray {
+  const models::ConvLayer& layer;
+  std::uint64_t m, k, n;
+  std::uint64_t input_words;  // the layer's input before im2col, H W C (M K for a GEMM)
+  std::uint64_t R, C;
+  std::uint64_t ifmap_sram, filter_sram, ofmap_sram;
+};
+
+// SCALE-Sim's fold counts for one dataflow (its systolic_compute_<df>), and
+// tpusim's DRAM capacity model (docs/scalesim.md#traffic). SCALE-Sim's loop
+// is column folds outer, row folds inner, in every dataflow; T is the extent
+// a fold streams through the array.
+struct FoldCounts {
+  std::uint64_t row_folds, col_folds;
+  std::uint64_t used_pes;  // used PEs summed over the folds
+  std::uint64_t temporal;  // T
+  std::uint64_t window;    // cycles of SCALE-Sim's fold window (its compute utilisation's denominator)
+  std::uint64_t sram_ifmap, sram_filter, sram_ofmap;
+  std::uint64_t dram_ifmap, dram_filter, dram_ofmap;
+};
+
+// The folds of an operand of rows x cols laid on the array, T streamed.
+FoldCounts laid_out(const LayerOnArray& a, std::uint64_t rows, std::uint64_t cols, std::uint64_t T,
+                    std::uint64_t window) {
+  FoldCounts f{};
+  f.row_folds = sim::ceil_div(rows, a.R);
+  f.col_folds = sim::ceil_div(cols, a.C);
+  f.used_pes = rows * cols;
+  f.temporal = T;
+  f.window = window;
+  return f;
+}
+
+// DRAM words of an operand of `words`: once if its reused part fits its
+// SRAM, else `times` times.
+std::uint64_t once_if(bool fits, std::uint64_t words, std::uint64_t times) { return fits ? words : words * times; }
+
+// ws: K on the rows, N on the columns, the weights stay; T = M.
+FoldCounts ws_counts(const LayerOnArray& a) {
+  FoldCounts f = laid_out(a, a.k, a.n, a.m, 2 * a.R + 2 * a.C + a.m - 3);
+  // Each fold streams all M rows of its K-slice, loads its weights once and
+  // writes M rows of its columns.
+  f.sram_ifmap = a.m * a.k * f.col_folds;
+  f.sram_filter = a.k * a.n;
+  f.sram_ofmap = a.m * a.n * f.row_folds;
+  // DRAM: the input once if it fits, else once per column fold; every
+  // weight once; outputs once if a column fold's partial sums (M x C) fit,
+  // else once per row fold.
+  f.dram_ifmap = once_if(a.input_words <= a.ifmap_sram, a.input_words, f.col_folds);
+  f.dram_filter = a.k * a.n;
+  f.dram_ofmap = once_if(a.m * std::min(a.n, a.C) <= a.ofmap_sram, a.m * a.n, f.row_folds);
+  return f;
+}
+
+// os: M on the rows, N on the columns, the outputs stay; T = K.
+FoldCounts os_counts(const LayerOnArray& a) {
+  FoldCounts f = laid_out(a, a.m, a.n, a.k, a.R + a.C + a.k - 2);
+  // Each fold streams all K columns of its rows of the input and of its
+  // columns of the filters, and writes its outputs once; SCALE-Sim's count
+  // of OFMAP writes adds the padded tile's R + C once per fold.
+  f.sram_ifmap = a.m * a.k * f.col_folds;
+  f.sram_filter = a.k * a.n * f.row_folds;
+  f.sram_ofmap = a.m * a.n + f.row_folds * f.col_folds * (a.R + a.C);
+  // DRAM: the input once if it fits, else once per column fold; a column
+  // fold's filters (K x C) once if they fit, else once per row fold; every
+  // output once (it leaves the array finished).
+  f.dram_ifmap = once_if(a.input_words <= a.ifmap_sram, a.input_words, f.col_folds);
+  f.dram_filter = once_if(a.k * std::min(a.n, a.C) <= a.filter_sram, a.k * a.n, f.row_folds);
+  f.dram_ofmap = a.m * a.n;
+  return f;
+}
+
+// is: K on the rows, M on the columns, the inputs stay; T = N.
+FoldCounts is_counts(const LayerOnArray& a) {
+  FoldCounts f = laid_out(a, a.k, a.m, a.n, 2 * a.R + 2 * a.C + a.n - 3);
+  // Each fold holds its tile of the im2col input, streams its K-slice of all
+  // N filters and writes N partial sums of its outputs.
+  f.sram_ifmap = a.m * a.k;
+  f.sram_filter = a.k * a.n * f.col_folds;
+  f.sram_ofmap = a.m * a.n * f.row_folds;
+  // DRAM: a column fold's C output pixels (row-major) read a band of the
+  // input, whole input rows under at most ceil((C - 1) / Wo) + 1 output
+  // rows; neighbouring bands overlap. The input once if a band fits (the
+  // overlap stays), else each fold fetches its own tile (the im2col operand,
+  // M K). The filters once if they all fit, else once per column fold;
+  // outputs once if a column fold's partial sums (C x N) fit, else once per
+  // row fold.
+  const models::ConvLayer& l = a.layer;
+  const std::uint64_t out_rows = std::min(l.ofmap_h(), sim::ceil_div(std::min(a.C, a.m) - 1, l.ofmap_w()) + 1);
+  const std::uint64_t band = std::min(l.ifmap_h, (out_rows - 1) * l.stride_h + l.filter_h) * l.ifmap_w * l.channels;
+  f.dram_ifmap = band <= a.ifmap_sram ? a.input_words : a.m * a.k;
+  f.dram_filter = once_if(a.k * a.n <= a.filter_sram, a.k * a.n, f.col_folds);
+  f.dram_ofmap = once_if(std::min(a.m, a.C) * a.n <= a.ofmap_sram, a.m * a.n, f.row_folds);
+  return f;
+}
+
+using FoldCountsFn = FoldCounts (*)(const LayerOnArray&);
+
+FoldCountsFn fold_counts(hw::MxuDataflow dataflow) {
+  switch (dataflow) {
+    case hw::MxuDataflow::ws: return ws_counts;
+    case hw::MxuDataflow::os: return os_counts;
+    case hw::MxuDataflow::is: return is_counts;
+  }
+  return ws_counts;
+}
+
+}  // namespace
+
 std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, const ScaleSimTopology& topology,
                                               hw::Fidelity fidelity) {
   const hw::MxuConfig mxu = scalesim_mxu(config);
@@ -478,9 +580,6 @@ std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, cons
     r.k = g.k;
     r.n = g.n;
     r.macs = g.macs();
-    const hw::MxuTiling tiling = hw::mxu_tiling(mxu, shape);
-    r.row_folds = tiling.k_tiles;
-    r.col_folds = tiling.n_tiles;
     if (fidelity == hw::Fidelity::pe) {
       // Cycles only: the operands are zeros (the PE engine's count does not
       // depend on the values).
@@ -489,20 +588,17 @@ std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, cons
     } else {
       r.cycles = hw::mxu_tile_cycles(mxu, shape);
     }
-    // SCALE-Sim's demand matrices, counted: each fold streams all M rows of
-    // its K-slice (IFMAP), loads its weights once (Filter), writes M rows
-    // of its columns (OFMAP).
-    r.sram_ifmap_reads = g.m * g.k * r.col_folds;
-    r.sram_filter_reads = g.k * g.n;
-    r.sram_ofmap_writes = g.m * g.n * r.row_folds;
-    // DRAM (tpusim's capacity model, docs/scalesim.md#traffic): the input
-    // is read once if it fits its SRAM, else once per column fold; every
-    // weight once; outputs written once if one column fold's partial sums
-    // (M x C) fit the OFMAP SRAM, else once per row fold.
-    const std::uint64_t ifmap_words = l.ifmap_h * l.ifmap_w * l.channels;
-    r.dram_ifmap_reads = ifmap_words <= config.arch.ifmap_kb * 1024 ? ifmap_words : ifmap_words * r.col_folds;
-    r.dram_filter_reads = g.k * g.n;
-    r.dram_ofmap_writes = g.m * std::min(g.n, C) <= config.arch.ofmap_kb * 1024 ? g.m * g.n : g.m * g.n * r.row_folds;
+    const FoldCounts counts = fold_counts(config.arch.dataflow)(
+        {l, g.m, g.k, g.n, l.ifmap_h * l.ifmap_w * l.channels, R, C, config.arch.ifmap_kb * 1024,
+         config.arch.filter_kb * 1024, config.arch.ofmap_kb * 1024});
+    r.row_folds = counts.row_folds;
+    r.col_folds = counts.col_folds;
+    r.sram_ifmap_reads = counts.sram_ifmap;
+    r.sram_filter_reads = counts.sram_filter;
+    r.sram_ofmap_writes = counts.sram_ofmap;
+    r.dram_ifmap_reads = counts.dram_ifmap;
+    r.dram_filter_reads = counts.dram_filter;
+    r.dram_ofmap_writes = counts.dram_ofmap;
     if (config.run.interface_bandwidth == "USER") {
       // Each operand's buffer fills at Bandwidth words per cycle; the layer
       // takes at least as long as its busiest DRAM stream.
@@ -512,14 +608,13 @@ std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, cons
       r.stall_cycles = dram_cycles > r.cycles ? dram_cycles - r.cycles : 0;
     }
     r.scalesim_cycles = r.cycles - 1 + r.stall_cycles;
-    const double array_pes = double(R) * double(C);
-    const double folds = double(tiling.count());
-    r.overall_util_pct = 100.0 * double(r.macs) / (double(r.scalesim_cycles) * array_pes);
-    // Used PEs summed over the folds are K x N.
-    r.mapping_efficiency_pct = 100.0 * double(g.k) * double(g.n) / (folds * array_pes);
-    // SCALE-Sim's per-fold compute utilisation: used PEs x T over the
-    // array x its fold window of 2R + 2C + T - 3 cycles.
-    r.compute_util_pct = r.mapping_efficiency_pct * double(g.m) / double(2 * R + 2 * C + g.m - 3);
+    // SCALE-Sim's averages over folds: a fold's mapping efficiency is its
+    // used PEs over R C, its compute utilisation used PEs x T over R C
+    // times its window (equal for every fold of a layer).
+    r.overall_util_pct = 100.0 * double(r.macs) / (double(r.scalesim_cycles) * double(R) * double(C));
+    const double folds = double(r.row_folds) * double(r.col_folds);
+    r.mapping_efficiency_pct = 100.0 * double(counts.used_pes) / (folds * double(R) * double(C));
+    r.compute_util_pct = r.mapping_efficiency_pct * double(counts.temporal) / double(counts.window);
     out.push_back(r);
   }
   return out;
