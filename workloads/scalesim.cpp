@@ -73,8 +73,9 @@ const sim::ParamTable<ScaleSimArchitecture>& architecture_params() {
         .integer<std::uint64_t>("OfmapOffset", &A::ofmap_offset, "", 20000000, sim::at_least(0),
                                 "base address of the OFMAP in SCALE-Sim's traces")
         .informational("addresses in SCALE-Sim's trace files, which tpusim does not write")
-        .enumeration("Dataflow", &A::dataflow, hw::mxu_dataflow_names(), std::nullopt,
-                     "what stays in the array (mxu.dataflow of a chip file); the report's counts are modelled for ws only")
+        .enumeration(
+            "Dataflow", &A::dataflow, hw::mxu_dataflow_names(), std::nullopt,
+            "what stays in the array (mxu.dataflow of a chip file); the report's counts are modelled for ws only")
         .custom("Bandwidth", {"comma-separated integers", "words/cycle", "(needed in USER mode)", "each at least 1"},
                 "DRAM interface bandwidth of each operand buffer, read in USER mode (SCALE-Sim uses the first value)",
                 [](const sim::YamlNode& n, A& a) {

@@ -291,7 +291,10 @@ TEST_CASE("scalesim: a mistake in a config or topology names file, line and colu
   CHECK_THAT(config_error(bad), Catch::StartsWith("c.cfg:6:15: architecture_presets.ArrayWidth: "));
   bad = good;
   bad.replace(bad.find("Dataflow : ws"), 13, "Dataflow : is");
-  CHECK_THAT(config_error(bad), Catch::StartsWith("c.cfg:10:12: architecture_presets.Dataflow: is: SCALE-Sim's SRAM and DRAM counts are modelled for ws only"));
+  CHECK_THAT(
+      config_error(bad),
+      Catch::StartsWith(
+          "c.cfg:10:12: architecture_presets.Dataflow: is: SCALE-Sim's SRAM and DRAM counts are modelled for ws only"));
   bad = good;
   bad.replace(bad.find("ArrayHeight"), 11, "arrayhight");
   CHECK_THAT(config_error(bad),
