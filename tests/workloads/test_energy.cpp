@@ -71,8 +71,7 @@ TEST_CASE("energy: a one-block matmul against its hand count", "[workloads][ener
       CHECK(e["total_j"].get<double>() == Approx(52793.6e-12).epsilon(1e-12));
       REQUIRE(e["per_chip_j"].size() == 1);
       CHECK(e["per_chip_j"][0].get<double>() == Approx(52793.6e-12).epsilon(1e-12));
-      CHECK(e["average_power_w"].get<double>() ==
-            Approx(52793.6e-12 / r["step_time_s"].get<double>()).epsilon(1e-12));
+      CHECK(e["average_power_w"].get<double>() == Approx(52793.6e-12 / r["step_time_s"].get<double>()).epsilon(1e-12));
     }
   }
 }
@@ -82,8 +81,7 @@ TEST_CASE("energy: doubling mac_pj doubles the MAC part and moves nothing else",
     DYNAMIC_SECTION("fidelity " << fidelity) {
       const nlohmann::json base = one_block_matmul(fidelity)["result"];
       const nlohmann::json twice = one_block_matmul(fidelity, "4.0")["result"];
-      CHECK(twice["energy"]["mac_j"].get<double>() ==
-            Approx(2 * base["energy"]["mac_j"].get<double>()).epsilon(1e-12));
+      CHECK(twice["energy"]["mac_j"].get<double>() == Approx(2 * base["energy"]["mac_j"].get<double>()).epsilon(1e-12));
       CHECK(twice["energy"]["vmem_j"] == base["energy"]["vmem_j"]);
       CHECK(twice["energy"]["hbm_j"] == base["energy"]["hbm_j"]);
       CHECK(twice["step_time_s"] == base["step_time_s"]);
