@@ -338,7 +338,8 @@ void Chip::finish_fluid(std::uint32_t slot) {
       // cycles, and they share its multiply-accumulates.
       const std::uint32_t units = config_.mxus_per_core;
       for (std::uint32_t u = 0; u < units; ++u)
-        mxus_[op.engine.index + u]->account(k.macs / units + (u < k.macs % units ? 1 : 0), k.engine_cycles);
+        mxus_[op.engine.index + u]->account(k.macs / units + (u < k.macs % units ? 1 : 0), k.engine_cycles,
+                                            k.vmem_bytes / units);
     } else {
       vpus_[op.engine.index]->account(k.engine_cycles, k.vector_flops);
     }
@@ -375,6 +376,13 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
   g.scalar("dma_busy_time", dma_busy_s() / double(config_.dma_engines), "s", "busy time per DMA engine, mean");
   g.scalar("hbm_bytes", double(hbm_bytes_read() + hbm_bytes_written()), "B", "HBM bytes read and written");
+  double macs = 0, vmem = 0;
+  for (const auto& m : mxus_) {
+    macs += double(m->stats().macs);
+    vmem += m->stats().vmem_bytes;
+  }
+  g.scalar("mxu_macs", macs, "MAC", "multiply-accumulates of all MXUs");
+  g.scalar("vmem_bytes", vmem, "B", "bytes the MXUs moved between VMEM and the arrays");
   for (std::size_t i = 0; i < mxus_.size(); ++i) {
     const MxuStats st = mxus_[i]->stats();
     const double cells = double(config_.mxu.rows) * config_.mxu.cols;
@@ -382,6 +390,7 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
     mg.scalar("ops", double(st.ops), "ops", "MXU ops executed");
     mg.scalar("macs", double(st.macs), "MAC", "useful multiply-accumulates");
     mg.scalar("busy_cycles", double(st.busy_cycles), "cycles", "cycles with an op in the array");
+    mg.scalar("vmem_bytes", st.vmem_bytes, "B", "bytes moved between VMEM and the array");
     const double clock = config_.clock;
     mg.formula(
         "busy_fraction", [=] { return elapsed_s > 0 ? double(st.busy_cycles) / clock / elapsed_s : 0; }, "1",

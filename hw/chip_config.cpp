@@ -79,6 +79,19 @@ sim::ParamTable<HostParams> host_params() {
   return t;
 }
 
+// Defaults: 0, energy not modelled; every shipped chip file sets its own
+// (docs/reference/energy.md).
+sim::ParamTable<EnergyParams> energy_params() {
+  sim::ParamTable<EnergyParams> t("energy", "energy per operation, for result.energy (docs/mxu.md#energy)");
+  t.real("mac_pj", &EnergyParams::mac_pj, "pJ", 0.0, sim::between(0, 1e4),
+         "one multiply-accumulate of the MXU (its multiply and its add)")
+      .real("vmem_pj_per_byte", &EnergyParams::vmem_pj_per_byte, "pJ/B", 0.0, sim::between(0, 1e4),
+            "one byte the MXU reads from or writes to VMEM (operands in, accumulators read and written)")
+      .real("hbm_pj_per_byte", &EnergyParams::hbm_pj_per_byte, "pJ/B", 0.0, sim::between(0, 1e5),
+            "one byte read from or written to HBM");
+  return t;
+}
+
 }  // namespace
 
 const sim::ParamTable<ChipConfig>& chip_params() {
@@ -111,7 +124,8 @@ const sim::ParamTable<ChipConfig>& chip_params() {
               "fixed cost of one kernel, from issue to its first transfer (the scalar unit's setup and "
               "synchronisation; docs/calibration.md#kernel-launch)")
         .group("ici", &ChipConfig::ici, ici_params())
-        .group("host", &ChipConfig::host, host_params());
+        .group("host", &ChipConfig::host, host_params())
+        .group("energy", &ChipConfig::energy, energy_params());
     return t;
   }();
   return table;

@@ -45,6 +45,18 @@ struct MxuFormats {
   std::uint32_t fp8 = 0;
 };
 
+// Energy per operation (docs/mxu.md#energy): a report's energy is MACs x
+// mac_pj + VMEM bytes x vmem_pj_per_byte + HBM bytes x hbm_pj_per_byte.
+struct EnergyParams {
+  double mac_pj = 0;            // pJ per multiply-accumulate
+  double vmem_pj_per_byte = 0;  // pJ per byte read from or written to VMEM
+  double hbm_pj_per_byte = 0;   // pJ per byte read from or written to HBM
+  // Joules of `macs`, `vmem_bytes` and `hbm_bytes`.
+  double mac_j(double macs) const { return macs * mac_pj * 1e-12; }
+  double vmem_j(double bytes) const { return bytes * vmem_pj_per_byte * 1e-12; }
+  double hbm_j(double bytes) const { return bytes * hbm_pj_per_byte * 1e-12; }
+};
+
 struct ChipConfig {
   std::string name;
   double clock = 0;  // Hz
@@ -65,6 +77,7 @@ struct ChipConfig {
   double kernel_launch = 0;
   IciParams ici;
   HostParams host;
+  EnergyParams energy;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.

@@ -41,6 +41,7 @@ struct KernelOp {
   // or vector cycles and FLOPs (a stream op).
   std::uint64_t engine_cycles = 0;
   std::uint64_t macs = 0;
+  double vmem_bytes = 0;  // a matmul's blocks' hw::mxu_vmem_bytes
   double vector_flops = 0;
 };
 

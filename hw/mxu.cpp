@@ -50,8 +50,9 @@ Mxu::Prepared Mxu::prepare(const MxuShape& shape, const bf16* a, const bf16* b, 
   return op;
 }
 
-void Mxu::count(std::uint64_t macs, std::uint64_t cycles) {
+void Mxu::count(std::uint64_t macs, std::uint64_t cycles, double vmem_bytes) {
   ++stats_.ops;
+  stats_.vmem_bytes += vmem_bytes;
   stats_.macs += macs;
   stats_.busy_cycles += cycles;
 }
@@ -77,14 +78,14 @@ void Mxu::execute(const MxuShape& shape, const bf16* a, const bf16* b, float* y)
       busy_.unlock();
       throw;
     }
-    count(macs, cycles);
+    count(macs, cycles, mxu_vmem_bytes(shape));
     busy_.unlock();
     return;
   }
   const Prepared op = prepare(shape, a, b, y);
   busy_.lock();
   wait(op.span);
-  count(op.macs, op.cycles);
+  count(op.macs, op.cycles, mxu_vmem_bytes(shape));
   busy_.unlock();
 }
 
@@ -92,7 +93,7 @@ std::uint64_t Mxu::begin(const MxuShape& shape, const bf16* a, const bf16* b, fl
   if (needs_thread()) throw std::logic_error(std::string(name()) + ": begin() with a cycle hook; use execute()");
   // The same checks, values and stats as execute(), in the same order.
   const Prepared op = prepare(shape, a, b, y);
-  count(op.macs, op.cycles);
+  count(op.macs, op.cycles, mxu_vmem_bytes(shape));
   return op.cycles;
 }
 

@@ -19,6 +19,7 @@ struct MxuStats {
   std::uint64_t ops = 0;
   std::uint64_t macs = 0;         // useful multiply-accumulates, m * k * n per op
   std::uint64_t busy_cycles = 0;  // sum of the ops' cycles
+  double vmem_bytes = 0;          // moved between VMEM and the array, mxu_vmem_bytes per op
 };
 
 // Sees every cycle of an MXU's pe-fidelity ops at the simulated time of
@@ -55,8 +56,8 @@ class Mxu : public sc_core::sc_module {
   // throws std::logic_error then.
   std::uint64_t begin(const MxuShape& shape, const bf16* a = nullptr, const bf16* b = nullptr, float* y = nullptr);
   // A kernel-fidelity op (hw/kernel_op.h) kept this MXU busy for `cycles`
-  // and did `macs` on it: counted as one op, as if it had run here.
-  void account(std::uint64_t macs, std::uint64_t cycles) { count(macs, cycles); }
+  // and did `macs` on it, moving `vmem_bytes`: counted as one op, as if it had run here.
+  void account(std::uint64_t macs, std::uint64_t cycles, double vmem_bytes) { count(macs, cycles, vmem_bytes); }
   // True when ops must go through the blocking execute() (a cycle hook on a
   // pe-fidelity MXU pauses after every cycle).
   bool needs_thread() const { return fidelity_ == Fidelity::pe && cycle_hook_ != nullptr; }
@@ -84,7 +85,7 @@ class Mxu : public sc_core::sc_module {
   };
   std::uint64_t checked_macs(const MxuShape& shape) const;
   Prepared prepare(const MxuShape& shape, const bf16* a, const bf16* b, float* y);
-  void count(std::uint64_t macs, std::uint64_t cycles);
+  void count(std::uint64_t macs, std::uint64_t cycles, double vmem_bytes);
   std::uint64_t run_pe(const MxuShape& shape, const bf16* a, const bf16* b, float* y, const MxuObserver& observer = {});
 
   const MxuConfig config_;

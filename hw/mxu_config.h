@@ -66,6 +66,13 @@ struct MxuShape {
   std::uint64_t m = 0, k = 0, n = 0;
 };
 
+// Bytes one op moves between VMEM and the MXU (docs/mxu.md#energy): its
+// BF16 operands read once (2 (m k + k n)) and its FP32 accumulators read and
+// written once (8 m n), whatever the array's tiling.
+inline double mxu_vmem_bytes(const MxuShape& s) {
+  return 2.0 * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) + 8.0 * double(s.m) * double(s.n);
+}
+
 // Range limits of the model (rows, cols in [2, 256]; m, k, n >= 1).
 // Throws sim::ConfigError naming the offending key (mxu.rows, mxu.m, ...).
 void validate(const MxuConfig& config);

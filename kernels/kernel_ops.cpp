@@ -174,6 +174,7 @@ struct CoreSum {
   std::uint64_t read = 0, written = 0;
   std::uint64_t mxu_cycles = 0;
   std::uint64_t macs = 0;
+  double vmem_bytes = 0;  // hw::mxu_vmem_bytes of each step
   double body_s = 0;
 };
 
@@ -295,6 +296,8 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
                       s.mxu_cycles += count * ((kb - 1) * (kb > 1 ? block_step_cycles(chip, rows, b.bk, cols) : 0) +
                                                block_step_cycles(chip, rows, k_tail, cols));
                       s.macs += count * rows * cols * depth;
+                      s.vmem_bytes += double(count) * (double(kb - 1) * hw::mxu_vmem_bytes({rows, b.bk, cols}) +
+                                                       hw::mxu_vmem_bytes({rows, k_tail, cols}));
                     });
     // The fill: the first step's loads, A and B on two engines, the cores
     // filling together. The engine whose load ends first starts the next
@@ -411,6 +414,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
     op.body_transfers = load_engines * s / (s + lat);
     op.engine_cycles = core.sum.mxu_cycles;
     op.macs = core.sum.macs;
+    op.vmem_bytes = core.sum.vmem_bytes;
     out.push_back(std::move(ck));
   }
   return out;

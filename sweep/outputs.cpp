@@ -193,7 +193,7 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
   csv +=
       ",chips,status,step_time_s,speedup,efficiency,mfu,achieved_flops_per_s,flops,hbm_bytes,ici_bytes,"
       "arithmetic_intensity,bound,collective_time_s,exposed_communication_s,overlap_fraction,bubble_fraction,"
-      "per_chip_memory_bytes,exit_code,error\n";
+      "per_chip_memory_bytes,energy_j,average_power_w,exit_code,error\n";
   nlohmann::json table = nlohmann::json::array(), failures = nlohmann::json::array();
   int ok = 0, failed = 0;
   for (const Row& r : rows) {
@@ -211,7 +211,8 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
           field("/result/ici_bytes"), field("/result/arithmetic_intensity"), field("/result/roofline/bound"),
           field("/result/communication/collective_time_s"), field("/result/communication/exposed_time_s"),
           field("/result/communication/overlap_fraction"), field("/result/pipeline/bubble_fraction"),
-          field("/result/memory/per_chip_bytes")})
+          field("/result/memory/per_chip_bytes"), field("/result/energy/total_j"),
+          field("/result/energy/average_power_w")})
       csv += "," + csv_json(v);
     csv += "," + (r.record ? std::to_string(r.record->exit_code) : std::string()) + "," +
            csv_field(r.record && !r.record->ok ? r.record->error : std::string()) + "\n";

@@ -301,6 +301,10 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   res.mfu = step > 0 ? flops / step / peak : 0;
   res.mxu_utilization = cycles > 0 ? macs / (cells * cycles) : 0;
   res.roofline = make_roofline(chip, flops, hbm_bytes, mxu_busy_fraction, hbm_busy_fraction, 0.0);
+  Energy energy;
+  add_chip_energy(energy, chip, macs, stats.value("vmem_bytes"), hbm_bytes);
+  energy.set_step(step);
+  res.energy = energy;
   Memory mem;
   mem.per_chip_bytes = footprint_bytes;
   mem.capacity_bytes = chip.hbm.capacity_bytes;

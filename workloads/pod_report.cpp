@@ -11,7 +11,7 @@ namespace {
 
 // One chip's figures, read from the statistics of the chip that stood for it.
 struct ChipFigures {
-  double mxu_s, mxu_max_s, vector_s, dma_s, hbm_bytes;
+  double mxu_s, mxu_max_s, vector_s, dma_s, hbm_bytes, macs, vmem_bytes;
   double compute_s, comm_s, hidden_s;
 };
 
@@ -27,12 +27,23 @@ ChipFigures figures(const runtime::PodRunResult& run, std::uint32_t c) {
           g.value("vector_busy_time"),
           g.value("dma_busy_time"),
           g.value("hbm_bytes") + own_reductions,
+          g.value("mxu_macs"),
+          g.value("vmem_bytes"),
           g.value("program.compute_time"),
           g.value("program.communication_time"),
           g.value("program.hidden_communication_time")};
 }
 
 }  // namespace
+
+void add_chip_energy(Energy& e, const hw::ChipConfig& chip, double macs, double vmem_bytes, double hbm_bytes) {
+  const double mac = chip.energy.mac_j(macs), vmem = chip.energy.vmem_j(vmem_bytes), hbm = chip.energy.hbm_j(hbm_bytes);
+  e.mac_j += mac;
+  e.vmem_j += vmem;
+  e.hbm_j += hbm;
+  e.total_j += mac + vmem + hbm;
+  e.per_chip_j.push_back(mac + vmem + hbm);
+}
 
 PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   PodSummary s;
@@ -42,6 +53,7 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   for (std::uint32_t c = 0; c < n; ++c) {
     const ChipFigures f = figures(run, c);
     s.hbm_bytes += f.hbm_bytes;
+    add_chip_energy(s.energy, exp.chip, f.macs, f.vmem_bytes, f.hbm_bytes);
     s.ici_bytes += double(run.ici_bytes_out[c]);
     s.comm_s += f.comm_s / chips;
     s.hidden_s += f.hidden_s / chips;
@@ -84,6 +96,8 @@ Result pod_result(const Experiment& exp, const PodSummary& s, double flops) {
   if (s.comm_s > 0) res.communication.overlap_fraction = s.overlap_fraction();
   res.communication.compute_time_s = s.compute_s;
   res.dcn = s.dcn;
+  res.energy = s.energy;
+  res.energy->set_step(s.step_s);
   return res;
 }
 

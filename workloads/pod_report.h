@@ -19,6 +19,7 @@ struct PodSummary {
   double comm_s = 0, hidden_s = 0, compute_s = 0;               // per chip, mean
   double mxu_fraction = 0, hbm_fraction = 0, ici_fraction = 0;  // busiest chip / step
   std::optional<DcnSection> dcn;                                // pods of several slices
+  Energy energy;                                                // average_power_w left to pod_result
   double exposed_s() const { return comm_s - hidden_s; }
   double overlap_fraction() const { return comm_s > 0 ? hidden_s / comm_s : 0.0; }
 };
@@ -29,6 +30,10 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run);
 // arithmetic_intensity, achieved_flops_per_s, mfu, mxu_utilization,
 // roofline, communication. `flops` counts the useful work of the whole pod.
 Result pod_result(const Experiment& exp, const PodSummary& s, double flops);
+
+// Adds one chip's MACs, VMEM bytes and HBM bytes to `e` (a per_chip_j
+// entry and the parts), at `chip`'s energy per operation.
+void add_chip_energy(Energy& e, const hw::ChipConfig& chip, double macs, double vmem_bytes, double hbm_bytes);
 
 // DCN bytes and the busiest NICs of a pod of several slices; nullopt for one slice.
 std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodRunResult& run, double step_s);

@@ -134,8 +134,13 @@ json to_json(const SyntheticSection& s) {
 json to_json(const ConvSection& c) {
   json layers = json::array();
   for (const auto& l : c.layers)
-    layers.push_back(
-        {{"name", l.name}, {"ofmap", {l.ofmap_h, l.ofmap_w}}, {"m", l.m}, {"k", l.k}, {"n", l.n}, {"macs", l.macs}});
+    layers.push_back({{"name", l.name},
+                      {"ofmap", {l.ofmap_h, l.ofmap_w}},
+                      {"m", l.m},
+                      {"k", l.k},
+                      {"n", l.n},
+                      {"macs", l.macs},
+                      {"energy_j", l.energy_j}});
   return {{"batch", c.batch}, {"macs", c.macs}, {"layers", layers}};
 }
 
@@ -250,6 +255,13 @@ json to_json(const Result& r) {
   if (r.conv) j["conv"] = to_json(*r.conv);
   if (r.scalesim) j["scalesim"] = to_json(*r.scalesim);
   if (r.links) j["links"] = {{"utilization_max", r.links->max}, {"utilization_mean", r.links->mean}};
+  if (r.energy)
+    j["energy"] = {{"total_j", r.energy->total_j},
+                   {"mac_j", r.energy->mac_j},
+                   {"vmem_j", r.energy->vmem_j},
+                   {"hbm_j", r.energy->hbm_j},
+                   {"average_power_w", r.energy->average_power_w},
+                   {"per_chip_j", r.energy->per_chip_j}};
   return j;
 }
 

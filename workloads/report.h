@@ -165,8 +165,18 @@ struct ConvSection {
   struct Layer {
     std::string name;
     std::uint64_t ofmap_h = 0, ofmap_w = 0, m = 0, k = 0, n = 0, macs = 0;
+    double energy_j = 0;  // the layer's kernel: its MACs, VMEM and HBM bytes (docs/mxu.md#energy)
   };
   std::vector<Layer> layers;
+};
+
+// result.energy (docs/mxu.md#energy): MACs x chip.energy.mac_pj + VMEM
+// bytes x vmem_pj_per_byte + HBM bytes x hbm_pj_per_byte, summed over the
+// step; per_chip_j by device, as per_chip; average power = total / step time.
+struct Energy {
+  double total_j = 0, mac_j = 0, vmem_j = 0, hbm_j = 0, average_power_w = 0;
+  std::vector<double> per_chip_j;
+  void set_step(double step_s) { average_power_w = step_s > 0 ? total_j / step_s : 0; }
 };
 
 struct LinkUtilization {
@@ -200,6 +210,7 @@ struct Result {
   std::optional<ConvSection> conv;
   std::optional<ScaleSimSection> scalesim;
   std::optional<LinkUtilization> links;
+  std::optional<Energy> energy;  // kinds whose chips run programs
 };
 
 struct CollectiveRecord {

@@ -119,8 +119,8 @@ TEST_CASE("one chip does not fit: speedups against the smallest count that ran",
   auto lines = csv_lines(out.csv);
   // The failure's message holds a comma: quoted.
   CHECK(lines[1] ==
-        "p000,[1],1,failed,,,,,,,,,,,,,,,,3,\"simulation failed: does not fit: 48 GiB, but 32 GiB of HBM\"");
-  CHECK(lines[4] == "p003,[8],8,not_run,,,,,,,,,,,,,,,,,");
+        "p000,[1],1,failed,,,,,,,,,,,,,,,,,,3,\"simulation failed: does not fit: 48 GiB, but 32 GiB of HBM\"");
+  CHECK(lines[4] == "p003,[8],8,not_run,,,,,,,,,,,,,,,,,,,");
 }
 
 TEST_CASE("a product of chips and another axis gives one curve per value", "[workloads][sweep]") {
