@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "app/command_line.h"
 #include "app/explain/mxu_explain.h"
 #include "app/explain/mxu_vcd_op.h"
 #include "app/explain/mxu_walkthrough.h"
@@ -99,12 +100,7 @@ int explain_mxu(const std::vector<std::string>& args) {
       "write every PE's input, weights, psum and valid bit, every cycle, for GTKWave (pe fidelity; cycle c at "
       "c ns; arrays up to 32x32, up to 2e6 PE-cycles)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
+  if (!parse_command_line(args, opts, {}, vm)) return 0;
   const std::optional<hw::MxuDataflow> dataflow_value = hw::mxu_dataflow_names().find(dataflow);
   if (!dataflow_value) throw UsageError("--dataflow: " + hw::mxu_dataflow_names().unknown(dataflow));
   const std::optional<hw::Fidelity> fidelity_value = hw::fidelity_names().find(fidelity);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/cli.h"
+#include "app/command_line.h"
 #include "sim/output.h"
 #include "workloads/experiment.h"
 
@@ -24,12 +25,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("experiment", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
+  if (!parse_command_line(args, opts, pos, vm)) return 0;
   if (!vm.count("experiment")) throw UsageError("run needs an experiment file");
 
   workloads::Experiment exp = workloads::load_experiment(vm["experiment"].as<std::string>(), sets);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/cli.h"
+#include "app/command_line.h"
 #include "hw/mxu_config.h"
 #include "sim/host.h"
 #include "sim/output.h"
@@ -52,12 +53,7 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("config", 1).add("topology", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts;
-    return 0;
-  }
+  if (!parse_command_line(args, opts, pos, vm)) return 0;
   if (!vm.count("config") || !vm.count("topology"))
     throw UsageError("scalesim needs a config file and a topology file (CONFIG.cfg TOPOLOGY.csv)");
   hw::Fidelity fidelity = hw::fidelity_names().parse(fidelity_word, "--fidelity");

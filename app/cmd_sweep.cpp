@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "app/cli.h"
+#include "app/command_line.h"
 #include "sim/host.h"
 #include "sim/output.h"
 #include "sweep/mpi.h"
@@ -48,13 +49,8 @@ SweepOptions parse_options(const std::vector<std::string>& args, bool& help) {
   po::positional_options_description pos;
   pos.add("sweep", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
-  help = vm.count("help") > 0;
-  if (help) {
-    std::cout << opts;
-    return o;
-  }
+  help = !parse_command_line(args, opts, pos, vm);
+  if (help) return o;
   if (o.sweep_path.empty()) throw UsageError("sweep needs a sweep file");
   if (vm.count("jobs") && o.jobs < 1) throw UsageError("-j: expected a number of points >= 1");
   o.plot = !vm["no-plot"].as<bool>();
