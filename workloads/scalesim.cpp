@@ -1,6 +1,7 @@
 #include "workloads/scalesim.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -624,6 +625,13 @@ namespace {
 
 std::string csv_number(double v) { return sim::fixed(v, 4); }
 
+// A layer's SRAM and DRAM word counts in the column order of SCALE-Sim's
+// bandwidth and access reports.
+std::array<std::uint64_t, 6> access_words(const ScaleSimLayerRecord& l) {
+  return {l.sram_ifmap_reads, l.sram_filter_reads, l.sram_ofmap_writes,
+          l.dram_ifmap_reads, l.dram_filter_reads, l.dram_ofmap_writes};
+}
+
 }  // namespace
 
 Report scalesim_report(const ScaleSimConfig& config, const ScaleSimTopology& topology,
@@ -687,9 +695,7 @@ std::string scalesim_bandwidth_report(const std::vector<ScaleSimLayerRecord>& la
     const auto& l = layers[i];
     const double c = double(l.scalesim_cycles);
     s += std::to_string(i);
-    for (std::uint64_t words : {l.sram_ifmap_reads, l.sram_filter_reads, l.sram_ofmap_writes, l.dram_ifmap_reads,
-                                l.dram_filter_reads, l.dram_ofmap_writes})
-      s += ", " + csv_number(double(words) / c);
+    for (std::uint64_t words : access_words(l)) s += ", " + csv_number(double(words) / c);
     s += ",\n";
   }
   return s;
@@ -702,9 +708,7 @@ std::string scalesim_access_report(const std::vector<ScaleSimLayerRecord>& layer
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto& l = layers[i];
     s += std::to_string(i);
-    for (std::uint64_t words : {l.sram_ifmap_reads, l.sram_filter_reads, l.sram_ofmap_writes, l.dram_ifmap_reads,
-                                l.dram_filter_reads, l.dram_ofmap_writes})
-      s += ", " + std::to_string(words);
+    for (std::uint64_t words : access_words(l)) s += ", " + std::to_string(words);
     s += ",\n";
   }
   return s;

@@ -24,6 +24,11 @@ namespace {
 
 const std::string kOut = "build-test-out/limits/";
 
+// A ring all-gather of 65535 steps, which no other limit stops for minutes;
+// append --set 'limits={...}'.
+const std::string kBigRing =
+    "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set ";
+
 nlohmann::json report(const std::string& dir) {
   std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / dir / "report.json");
   REQUIRE(in);
@@ -109,10 +114,7 @@ TEST_CASE("limits: a run inside its limits gives the results it gives without th
 TEST_CASE("limits: max_wall_time stops a collective on a 65536-chip ring, exit 3", "[app][limits]") {
   // The ring all-gather has 65535 steps; on main it ran on regardless of
   // every limit. One second of host time ends it between slices.
-  const auto r = run_into(
-      "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set "
-      "'limits={max_wall_time: 1}'",
-      kOut + "wall");
+  const auto r = run_into(kBigRing + "'limits={max_wall_time: 1}'", kOut + "wall");
   INFO(r.output);
   CHECK(r.status == 3);
   CHECK(r.output.find("simulation failed: runaway: host time reached limits.max_wall_time (1 s) at ") !=
@@ -126,10 +128,8 @@ TEST_CASE("limits: progress_interval logs progress on stderr and changes no resu
   // the 65536-chip ring all-gather above, stopped by max_events (so the
   // number of slices does not depend on the host's speed), logs one line per
   // slice, each further in simulated time and events.
-  const auto slow = run_into(
-      "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set "
-      "'limits={max_events: 3000000, progress_interval: 1e-6}'",
-      kOut + "progress-slow");
+  const auto slow =
+      run_into(kBigRing + "'limits={max_events: 3000000, progress_interval: 1e-6}'", kOut + "progress-slow");
   INFO(slow.output);
   CHECK(slow.status == 3);
   std::istringstream lines(slow.output);

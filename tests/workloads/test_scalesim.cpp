@@ -474,21 +474,20 @@ TEST_CASE("scalesim: config and topology formats as SCALE-Sim writes them", "[wo
 }
 
 TEST_CASE("scalesim: a mistake in a config or topology names file, line and column", "[workloads][scalesim]") {
-  auto config_error = [](const std::string& text) {
+  // The message `parse` gives for `text` read as `file`, or "no error".
+  auto error_of = [](auto parse, const std::string& text, const char* file) {
     try {
-      workloads::parse_scalesim_config(text, "c.cfg");
+      parse(text, file);
     } catch (const sim::ConfigError& e) {
       return std::string(e.what());
     }
     return std::string("no error");
   };
-  auto topology_error = [](const std::string& text) {
-    try {
-      workloads::parse_scalesim_topology(text, "t.csv");
-    } catch (const sim::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+  auto config_error = [&](const std::string& text) {
+    return error_of(workloads::parse_scalesim_config, text, "c.cfg");
+  };
+  auto topology_error = [&](const std::string& text) {
+    return error_of(workloads::parse_scalesim_topology, text, "t.csv");
   };
   const std::string good = config_text(8, 8);
   // The value's column, not the YAML's the reader makes of it.
