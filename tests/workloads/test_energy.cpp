@@ -19,7 +19,7 @@ using testing_workloads::write_yaml;
 namespace {
 
 // The shipped chips' figures (docs/reference/energy.md), in J.
-constexpr double kMacJ = 2.0e-12, kVmemJ = 1.25e-12, kHbmJ = 31.2e-12;
+constexpr double kMacJ = 2.0e-12, kVmemJ = 1.25e-12, kHbmJ = 31.76e-12;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -58,7 +58,7 @@ TEST_CASE("energy: a one-block matmul against its hand count", "[workloads][ener
   //         accumulators read and written once 8*16*8 = 1,024: 2,176 B
   //   HBM: A 16*24*2 = 768, B 24*8*2 = 384, C 16*8*2 = 256 (stored as
   //        BF16): 1,408 B
-  //   energy 3,072*2 + 2,176*1.25 + 1,408*31.2 pJ = 6,144 + 2,720 + 43,929.6 pJ
+  //   energy 3,072*2 + 2,176*1.25 + 1,408*31.76 pJ = 6,144 + 2,720 + 44,718.08 pJ
   for (const char* fidelity : {"kernel", "tile"}) {
     DYNAMIC_SECTION("fidelity " << fidelity) {
       const nlohmann::json rep = one_block_matmul(fidelity);
@@ -67,11 +67,11 @@ TEST_CASE("energy: a one-block matmul against its hand count", "[workloads][ener
       const nlohmann::json& e = r["energy"];
       CHECK(e["mac_j"].get<double>() == Approx(6144e-12).epsilon(1e-12));
       CHECK(e["vmem_j"].get<double>() == Approx(2720e-12).epsilon(1e-12));
-      CHECK(e["hbm_j"].get<double>() == Approx(43929.6e-12).epsilon(1e-12));
-      CHECK(e["total_j"].get<double>() == Approx(52793.6e-12).epsilon(1e-12));
+      CHECK(e["hbm_j"].get<double>() == Approx(44718.08e-12).epsilon(1e-12));
+      CHECK(e["total_j"].get<double>() == Approx(53582.08e-12).epsilon(1e-12));
       REQUIRE(e["per_chip_j"].size() == 1);
-      CHECK(e["per_chip_j"][0].get<double>() == Approx(52793.6e-12).epsilon(1e-12));
-      CHECK(e["average_power_w"].get<double>() == Approx(52793.6e-12 / r["step_time_s"].get<double>()).epsilon(1e-12));
+      CHECK(e["per_chip_j"][0].get<double>() == Approx(53582.08e-12).epsilon(1e-12));
+      CHECK(e["average_power_w"].get<double>() == Approx(53582.08e-12 / r["step_time_s"].get<double>()).epsilon(1e-12));
     }
   }
 }
