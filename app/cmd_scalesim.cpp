@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/cli.h"
@@ -13,6 +14,7 @@
 #include "sim/host.h"
 #include "sim/output.h"
 #include "sim/params.h"
+#include "workloads/experiment.h"
 #include "workloads/scalesim.h"
 
 namespace po = boost::program_options;
@@ -28,15 +30,18 @@ std::string layer_table(const std::vector<workloads::ScaleSimLayerRecord>& layer
   t << std::left << std::setw(24) << "layer" << std::right << std::setw(10) << "M" << std::setw(8) << "K"
     << std::setw(8) << "N" << std::setw(8) << "folds" << std::setw(14) << "cycles" << std::setw(10) << "util %\n";
   std::uint64_t cycles = 0, macs = 0;
+  double energy_j = 0;
   for (const auto& l : layers) {
     t << std::left << std::setw(24) << l.name.substr(0, 23) << std::right << std::setw(10) << l.m << std::setw(8) << l.k
       << std::setw(8) << l.n << std::setw(8) << l.row_folds * l.col_folds << std::setw(14) << l.scalesim_cycles
       << std::setw(9) << sim::fixed(l.overall_util_pct, 1) << "\n";
     cycles += l.scalesim_cycles;
     macs += l.macs;
+    energy_j += l.energy_j.value_or(0.0);
   }
   t << std::left << std::setw(58) << "total (SCALE-Sim's convention)" << std::right << std::setw(14) << cycles << "\n"
     << "MACs: " << macs << "\n";
+  if (!layers.empty() && layers.front().energy_j) t << "energy: " << sim::si(energy_j, "J") << " (--chip's figures)\n";
   return t.str();
 }
 
@@ -44,10 +49,13 @@ std::string layer_table(const std::vector<workloads::ScaleSimLayerRecord>& layer
 
 int cmd_scalesim(const std::vector<std::string>& args) {
   po::options_description opts("tpusim scalesim CONFIG.cfg TOPOLOGY.csv");
-  std::string out_dir, fidelity_word = "tile";
+  std::string out_dir, fidelity_word = "tile", chip;
   opts.add_options()("help,h", "this text")("out", po::value(&out_dir), "output directory (default runs/<run_name>/)")(
       "fidelity", po::value(&fidelity_word),
       "tile: each layer's cycles in closed form; pe: the PE engine steps every PE every cycle")(
+      "chip", po::value(&chip),
+      "a chip name or file (e.g. tpu-v4): each layer's energy from its MACs and SRAM and DRAM words at the "
+      "chip's energy keys (docs/scalesim.md#energy); without it, no energy")(
       "config", po::value<std::string>(), "SCALE-Sim config file")("topology", po::value<std::string>(),
                                                                    "SCALE-Sim topology CSV");
   po::positional_options_description pos;
@@ -60,6 +68,9 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   if (fidelity == hw::Fidelity::kernel)
     throw sim::ConfigError({"command line"}, "--fidelity", "scalesim runs at fidelity tile or pe");
 
+  std::optional<hw::ChipConfig> energy_chip;
+  if (!chip.empty()) energy_chip = workloads::load_chip_option(chip, "--chip");
+
   sim::WallTimer wall;
   const std::string config_path = vm["config"].as<std::string>();
   const std::string topology_path = vm["topology"].as<std::string>();
@@ -71,7 +82,8 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   prepare_output_dir(dir, files, out_dir.empty() ? "output folder" : "--out");
   sim::remove_stale_temps(dir);
 
-  const auto layers = workloads::run_scalesim(config, topology, fidelity);
+  auto layers = workloads::run_scalesim(config, topology, fidelity);
+  if (energy_chip) workloads::add_scalesim_energy(layers, energy_chip->energy);
   const workloads::Report rep =
       workloads::scalesim_report(config, topology, layers, config_path, topology_path, fidelity, wall.seconds());
   sim::OutputSet outputs(dir, files);

@@ -55,6 +55,9 @@ struct EnergyParams {
   double mac_j(double macs) const { return macs * mac_pj * 1e-12; }
   double vmem_j(double bytes) const { return bytes * vmem_pj_per_byte * 1e-12; }
   double hbm_j(double bytes) const { return bytes * hbm_pj_per_byte * 1e-12; }
+  double total_j(double macs, double vmem_bytes, double hbm_bytes) const {
+    return mac_j(macs) + vmem_j(vmem_bytes) + hbm_j(hbm_bytes);
+  }
 };
 
 struct ChipConfig {

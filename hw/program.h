@@ -98,6 +98,18 @@ struct Program {
   }
 };
 
+// What an op does that costs energy (docs/mxu.md#energy), as the chip
+// counts it when the op runs: a matmul's MACs (m k n) and
+// hw::mxu_vmem_bytes, a DMA's HBM bytes, a whole-kernel op's MACs, VMEM
+// bytes and HBM bytes read and written. Other ops (vector, ICI, launch):
+// none. A chip's collective reductions are not ops: their HBM bytes are
+// counted apart (runtime::PodRunResult::reduce_hbm_bytes).
+struct OpWork {
+  double macs = 0, vmem_bytes = 0, hbm_bytes = 0;
+  bool any() const { return macs > 0 || vmem_bytes > 0 || hbm_bytes > 0; }
+};
+OpWork op_work(const Op& op);
+
 // When an op ran, in picoseconds of simulated time.
 struct OpTiming {
   std::uint64_t start_ps = 0;

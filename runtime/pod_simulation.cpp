@@ -495,7 +495,8 @@ PodRunResult PodSimulation::collect(bool trace) const {
     sim::TraceWriter tw;
     // The simulated chips only: a replica's ops are its representative's.
     for (int c = 0; c < n; ++c)
-      if (rep_of_[c] == c) trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c]);
+      if (rep_of_[c] == c)
+        trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c], config_.chip.energy);
     r.trace_json = tw.json();
     r.trace_events = tw.ops();
     r.trace_dropped = tw.dropped();

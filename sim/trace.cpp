@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace sim {
 
@@ -11,12 +12,12 @@ void TraceWriter::name_track(std::uint32_t pid, std::uint32_t tid, const std::st
 }
 
 void TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
-                     std::uint64_t end_ps, const std::string& category) {
+                     std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args) {
   if (events_.size() >= max_events_) {
     ++dropped_;
     return;
   }
-  events_.push_back({pid, tid, name, category, start_ps, end_ps});
+  events_.push_back({pid, tid, name, category, start_ps, end_ps, std::move(args)});
 }
 
 std::string TraceWriter::json() const {
@@ -45,14 +46,17 @@ std::string TraceWriter::json() const {
             {"name", "thread_sort_index"},
             {"args", {{"sort_index", n.tid}}}});
   // Trace timestamps are microseconds; keep picosecond resolution in the fraction.
-  for (const auto& e : events_)
-    push({{"ph", "X"},
-          {"pid", e.pid},
-          {"tid", e.tid},
-          {"name", e.name},
-          {"cat", e.category},
-          {"ts", double(e.start_ps) * 1e-6},
-          {"dur", double(e.end_ps - e.start_ps) * 1e-6}});
+  for (const auto& e : events_) {
+    nlohmann::json x{{"ph", "X"},
+                     {"pid", e.pid},
+                     {"tid", e.tid},
+                     {"name", e.name},
+                     {"cat", e.category},
+                     {"ts", double(e.start_ps) * 1e-6},
+                     {"dur", double(e.end_ps - e.start_ps) * 1e-6}};
+    for (const TraceArg& a : e.args) x["args"][a.name] = a.value;
+    push(x);
+  }
   return out + "]}\n";
 }
 

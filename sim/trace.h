@@ -10,6 +10,13 @@
 
 namespace sim {
 
+// A number shown with a slice in the viewer (its "args"); `name` is a
+// string literal.
+struct TraceArg {
+  const char* name;
+  double value;
+};
+
 class TraceWriter {
  public:
   // About 150 MB of trace.json (Perfetto's UI loads files up to about 1 GB).
@@ -20,7 +27,7 @@ class TraceWriter {
   void name_process(std::uint32_t pid, const std::string& name);
   void name_track(std::uint32_t pid, std::uint32_t tid, const std::string& name);
   void op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps, std::uint64_t end_ps,
-          const std::string& category = "op");
+          const std::string& category = "op", std::vector<TraceArg> args = {});
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
   std::size_t ops() const { return events_.size(); }
   std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
@@ -30,6 +37,7 @@ class TraceWriter {
     std::uint32_t pid, tid;
     std::string name, category;
     std::uint64_t start_ps, end_ps;
+    std::vector<TraceArg> args;
   };
   struct Name {
     std::uint32_t pid, tid;

@@ -58,28 +58,6 @@ const sim::ParamTable<models::ConvLayer>& layer_params() {
   return t;
 }
 
-// A layer's energy, from its kernel's ops as the chip counts them: an MXU
-// op's MACs and hw::mxu_vmem_bytes, a DMA's HBM bytes, and a whole-kernel
-// op's (fidelity: kernel) MACs, VMEM bytes and HBM bytes read and written.
-double program_energy_j(const hw::ChipConfig& chip, const hw::Program& program) {
-  double macs = 0, vmem = 0, hbm = 0;
-  for (const hw::Op& op : program.ops) {
-    if (const auto* mm = std::get_if<hw::MatmulOp>(&op.payload)) {
-      macs += double(mm->m) * double(mm->k) * double(mm->n);
-      vmem += hw::mxu_vmem_bytes({mm->m, mm->k, mm->n});
-    } else if (const auto* d = std::get_if<hw::DmaOp>(&op.payload)) {
-      hbm += double(d->bytes);
-    } else if (const auto* k = std::get_if<hw::KernelOp>(&op.payload)) {
-      macs += double(k->macs);
-      vmem += k->vmem_bytes;
-      hbm += double(k->read_bytes + k->written_bytes);
-    }
-  }
-  Energy e;
-  add_chip_energy(e, chip, macs, vmem, hbm);
-  return e.total_j;
-}
-
 }  // namespace
 
 const sim::ParamTable<ConvWorkloadSpec>& conv_params() {
@@ -147,7 +125,8 @@ RunOutput run_conv(const Experiment& exp, const ConvWorkloadSpec& spec, const Ru
     footprint = std::max(footprint, bytes);
     const hw::Program mm = kernels::matmul_program(chip, exp.fidelity, g.m, g.k, g.n, blocking);
     after = kernels::append_program(program, mm, after, " [" + l.name + "]");
-    section.layers.push_back({l.name, l.ofmap_h(), l.ofmap_w(), g.m, g.k, g.n, g.macs(), program_energy_j(chip, mm)});
+    section.layers.push_back(
+        {l.name, l.ofmap_h(), l.ofmap_w(), g.m, g.k, g.n, g.macs(), ops_energy_j(chip.energy, mm, 0, mm.ops.size())});
     layer_macs += g.macs();
   }
   runtime::PodProgram pp;

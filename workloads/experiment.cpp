@@ -83,6 +83,12 @@ std::vector<std::string> chip_search_dirs(const std::string& experiment_path) {
   return search_dirs(experiment_path, "chips");
 }
 
+hw::ChipConfig load_chip_option(const std::string& name, const std::string& option) {
+  const sim::SourceLocation where{"command line", 0, 0};
+  const sim::YamlNode ref(YAML::Node(name), where.file, option, where);
+  return hw::load_chip(sim::YamlNode::load_file(resolve_named_file(ref, "", "chips", "chip")));
+}
+
 const sim::EnumNames<Replicas>& replicas_names() {
   static const sim::EnumNames<Replicas> names(
       "replicas mode", {{Replicas::automatic, "auto", "one chip per group of identical replicas, when that is exact"},

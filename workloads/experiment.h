@@ -114,6 +114,10 @@ Experiment load_experiment_text(const std::string& text, const std::string& path
 // Where chip files are looked up: next to the experiment, in
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);
+// The chip a command-line option (`option`, e.g. "--chip") names: a path,
+// or a name looked up as `chip:` is, the current directory standing for
+// the experiment's. Throws sim::ConfigError.
+hw::ChipConfig load_chip_option(const std::string& name, const std::string& option);
 
 // Detects what a YAML file is (chip, pod, experiment, sweep) and validates
 // a chip, pod or experiment; returns the kind. A sweep's points are checked

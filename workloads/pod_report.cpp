@@ -45,6 +45,15 @@ void add_chip_energy(Energy& e, const hw::ChipConfig& chip, double macs, double 
   e.per_chip_j.push_back(mac + vmem + hbm);
 }
 
+double ops_energy_j(const hw::EnergyParams& energy, const hw::Program& program, std::size_t begin, std::size_t end) {
+  double j = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    const hw::OpWork w = hw::op_work(program.ops[i]);
+    j += energy.total_j(w.macs, w.vmem_bytes, w.hbm_bytes);
+  }
+  return j;
+}
+
 PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   PodSummary s;
   s.step_s = run.step_time_s;

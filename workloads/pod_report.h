@@ -34,6 +34,8 @@ Result pod_result(const Experiment& exp, const PodSummary& s, double flops);
 // Adds one chip's MACs, VMEM bytes and HBM bytes to `e` (a per_chip_j
 // entry and the parts), at `chip`'s energy per operation.
 void add_chip_energy(Energy& e, const hw::ChipConfig& chip, double macs, double vmem_bytes, double hbm_bytes);
+// Joules of ops [begin, end) of `program` (their hw::op_work) at `energy`'s figures.
+double ops_energy_j(const hw::EnergyParams& energy, const hw::Program& program, std::size_t begin, std::size_t end);
 
 // DCN bytes and the busiest NICs of a pod of several slices; nullopt for one slice.
 std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodRunResult& run, double step_s);

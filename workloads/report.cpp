@@ -165,17 +165,20 @@ json to_json(const ScaleSimLayerRecord& l) {
           {"dram",
            {{"ifmap_reads", l.dram_ifmap_reads},
             {"filter_reads", l.dram_filter_reads},
-            {"ofmap_writes", l.dram_ofmap_writes}}}};
+            {"ofmap_writes", l.dram_ofmap_writes}}},
+          {"energy_j", or_null(l.energy_j)}};
 }
 
 json to_json(const ScaleSimSection& s) {
   json layers = json::array();
   std::uint64_t cycles = 0, scalesim_cycles = 0, macs = 0;
+  std::optional<double> energy_j;
   for (const auto& l : s.layers) {
     layers.push_back(to_json(l));
     cycles += l.cycles;
     scalesim_cycles += l.scalesim_cycles;
     macs += l.macs;
+    if (l.energy_j) energy_j = energy_j.value_or(0.0) + *l.energy_j;
   }
   return {{"run_name", s.run_name},
           {"array", {{"height", s.array_height}, {"width", s.array_width}}},
@@ -184,7 +187,8 @@ json to_json(const ScaleSimSection& s) {
           {"interface_bandwidth", s.interface_bandwidth},
           {"bandwidth_words_per_cycle", or_null(s.bandwidth_words_per_cycle)},
           {"topology_format", s.topology_format},
-          {"total", {{"cycles", cycles}, {"scalesim_cycles", scalesim_cycles}, {"macs", macs}}},
+          {"total",
+           {{"cycles", cycles}, {"scalesim_cycles", scalesim_cycles}, {"macs", macs}, {"energy_j", or_null(energy_j)}}},
           {"layers", layers}};
 }
 
@@ -262,6 +266,14 @@ json to_json(const Result& r) {
                    {"hbm_j", r.energy->hbm_j},
                    {"average_power_w", r.energy->average_power_w},
                    {"per_chip_j", r.energy->per_chip_j}};
+  if (r.energy && r.energy->train) {
+    json layers = json::array();
+    for (const auto& l : r.energy->train->layers)
+      layers.push_back({{"name", l.name}, {"forward_j", l.forward_j}, {"backward_j", l.backward_j}});
+    j["energy"]["layers"] = layers;
+    j["energy"]["optimizer_j"] = r.energy->train->optimizer_j;
+    j["energy"]["collective_reductions_j"] = r.energy->train->collective_reductions_j;
+  }
   return j;
 }
 

@@ -148,6 +148,10 @@ struct ScaleSimLayerRecord {
   double overall_util_pct = 0, mapping_efficiency_pct = 0, compute_util_pct = 0;
   std::uint64_t sram_ifmap_reads = 0, sram_filter_reads = 0, sram_ofmap_writes = 0;
   std::uint64_t dram_ifmap_reads = 0, dram_filter_reads = 0, dram_ofmap_writes = 0;
+  // With `--chip` (docs/scalesim.md#energy): MACs x mac_pj + SRAM words
+  // read and written x vmem_pj_per_byte + DRAM words x hbm_pj_per_byte
+  // (1-byte words); absent otherwise.
+  std::optional<double> energy_j;
 };
 
 // `tpusim scalesim`: the config as read and every layer.
@@ -176,6 +180,19 @@ struct ConvSection {
 struct Energy {
   double total_j = 0, mac_j = 0, vmem_j = 0, hbm_j = 0, average_power_w = 0;
   std::vector<double> per_chip_j;
+  // kind: train (docs/training.md#energy), over every chip: each model
+  // layer's forward and backward passes (its ops, hw::op_work), the
+  // optimizer's updates, and the collective reductions' HBM bytes; they
+  // add up to total_j.
+  struct Layer {
+    std::string name;
+    double forward_j = 0, backward_j = 0;
+  };
+  struct TrainParts {
+    std::vector<Layer> layers;
+    double optimizer_j = 0, collective_reductions_j = 0;
+  };
+  std::optional<TrainParts> train;
   void set_step(double step_s) { average_power_w = step_s > 0 ? total_j / step_s : 0; }
 };
 

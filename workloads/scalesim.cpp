@@ -634,6 +634,13 @@ std::array<std::uint64_t, 6> access_words(const ScaleSimLayerRecord& l) {
 
 }  // namespace
 
+void add_scalesim_energy(std::vector<ScaleSimLayerRecord>& layers, const hw::EnergyParams& energy) {
+  for (auto& l : layers) {
+    const std::array<std::uint64_t, 6> w = access_words(l);
+    l.energy_j = energy.total_j(double(l.macs), double(w[0] + w[1] + w[2]), double(w[3] + w[4] + w[5]));
+  }
+}
+
 Report scalesim_report(const ScaleSimConfig& config, const ScaleSimTopology& topology,
                        const std::vector<ScaleSimLayerRecord>& layers, const std::string& config_path,
                        const std::string& topology_path, hw::Fidelity fidelity, double wall_s) {

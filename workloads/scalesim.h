@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip_config.h"
 #include "hw/mxu_config.h"
 #include "models/conv_layer.h"
 #include "sim/params.h"
@@ -86,6 +87,12 @@ hw::MxuConfig scalesim_mxu(const ScaleSimConfig& config);
 // memory budget.
 std::vector<ScaleSimLayerRecord> run_scalesim(const ScaleSimConfig& config, const ScaleSimTopology& topology,
                                               hw::Fidelity fidelity);
+
+// Sets each layer's energy_j at `energy`'s figures (`tpusim scalesim
+// --chip`, docs/scalesim.md#energy): MACs x mac_pj + SRAM words (ifmap and
+// filter reads, ofmap writes) x vmem_pj_per_byte + DRAM words x
+// hbm_pj_per_byte, SCALE-Sim's words being one byte.
+void add_scalesim_energy(std::vector<ScaleSimLayerRecord>& layers, const hw::EnergyParams& energy);
 
 // report.json of a run: the scalesim section (config and layers), result
 // cycles (tpusim's, summed), flops and array utilisation.

@@ -390,6 +390,9 @@ const BadCase kCases[] = {
     {"a topology with no layers",
      "scalesim configs/scalesim/array-32x32-ws.cfg tests/data/bad/scalesim_header_only.csv", 2,
      "tests/data/bad/scalesim_header_only.csv:1:1:", "", "no layers: the topology has a header row only"},
+    {"an unknown chip for SCALE-Sim layers' energies",
+     "scalesim configs/scalesim/array-32x32-ws.cfg configs/scalesim/gemm-mix.csv --chip tpu-v9", 2,
+     "command line:", "--chip:", "unknown chip 'tpu-v9'"},
     // Sweep files.
     {"a word where a sweep flag goes", "sweep tests/data/bad/sweep_plot_type.yaml", 2,
      "tests/data/bad/sweep_plot_type.yaml:3:7:", "plot:", "expected true or false, got 'sometimes'"},

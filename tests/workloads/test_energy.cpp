@@ -12,6 +12,7 @@
 #include "hw/chip_config.h"
 #include "kernels/matmul_kernel.h"
 #include "sim/yaml_node.h"
+#include "workloads/workload.h"
 
 using testing_workloads::run;
 using testing_workloads::write_yaml;
@@ -135,4 +136,83 @@ TEST_CASE("energy: conv layers add up to the run at tile fidelity", "[workloads]
   double sum = 0;
   for (const auto& l : rep["result"]["conv"]["layers"]) sum += l["energy_j"].get<double>();
   CHECK(sum == Approx(rep["result"]["energy"]["total_j"].get<double>()).epsilon(1e-9));
+}
+
+namespace {
+
+// The run's report and its Perfetto trace.
+struct Traced {
+  nlohmann::json report, trace;
+};
+
+Traced run_traced(const std::string& path, const std::vector<std::string>& sets = {}) {
+  auto exp = workloads::load_experiment(path, sets);
+  workloads::RunOptions opts;
+  opts.trace = true;
+  const workloads::RunOutput out = exp.workload->run(exp, opts);
+  return {out.report, nlohmann::json::parse(out.trace_json)};
+}
+
+// The sum of energy_j over the trace's op slices.
+double trace_energy_j(const nlohmann::json& trace) {
+  double j = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e.contains("args") && e["args"].contains("energy_j"))
+      j += e["args"]["energy_j"].get<double>();
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("energy per op: each op's slice in the trace, one by hand, adding up to the step", "[workloads][energy]") {
+  // The one-block 16x24x8 matmul of the hand count above. At tile fidelity
+  // its ops are the DMAs of A, B and C and one MXU op of the whole shape:
+  // the MXU op 3,072 MACs and 2,176 VMEM bytes, 6,144 + 2,720 = 8,864 pJ;
+  // the DMAs the 1,408 HBM bytes. At kernel fidelity one kernel op does it
+  // all: 53,582.08 pJ.
+  const std::string path = write_yaml("energy-trace-matmul", teach_chip("2.0") +
+                                                                 "workload: {kind: matmul, m: 16, k: 24, n: 8, "
+                                                                 "block: {bm: 16, bk: 24, bn: 8}}\n");
+  for (const char* fidelity : {"kernel", "tile"}) {
+    DYNAMIC_SECTION("fidelity " << fidelity) {
+      const Traced t = run_traced(path, {std::string("fidelity=") + fidelity});
+      const double total = t.report["result"]["energy"]["total_j"].get<double>();
+      CHECK(total == Approx(53582.08e-12).epsilon(1e-12));
+      CHECK(trace_energy_j(t.trace) == Approx(total).epsilon(1e-12));
+      int mxu_ops = 0;
+      double dma_bytes = 0;
+      for (const auto& e : t.trace["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        if (e["cat"] == "mxu") {
+          ++mxu_ops;
+          const nlohmann::json& a = e["args"];
+          CHECK(a["macs"] == 3072.0);
+          CHECK(a["vmem_bytes"] == 2176.0);
+          const bool kernel = std::string(fidelity) == "kernel";
+          CHECK(a["hbm_bytes"] == (kernel ? 1408.0 : 0.0));
+          CHECK(a["energy_j"].get<double>() == Approx(kernel ? 53582.08e-12 : 8864e-12).epsilon(1e-12));
+        } else if (e["cat"] == "dma") {
+          dma_bytes += e["args"]["hbm_bytes"].get<double>();
+          CHECK(e["args"]["energy_j"].get<double>() ==
+                Approx(e["args"]["hbm_bytes"].get<double>() * kHbmJ).epsilon(1e-12));
+        } else {
+          CHECK_FALSE(e.contains("args"));  // launches: no energy modelled
+        }
+      }
+      CHECK(mxu_ops == 1);
+      CHECK(dma_bytes == (std::string(fidelity) == "kernel" ? 0.0 : 1408.0));
+    }
+  }
+}
+
+TEST_CASE("energy per op: a conv run's ops add up to the step", "[workloads][energy][conv]") {
+  // Many kernels, many blocks: the ops in the trace, each counted from its
+  // own shape and bytes, against the chip's counters.
+  const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/conv-resnet18-head-v4.yaml";
+  for (const char* fidelity : {"kernel", "tile"}) {
+    DYNAMIC_SECTION("fidelity " << fidelity) {
+      const Traced t = run_traced(path, {std::string("fidelity=") + fidelity, "workload.batch=1"});
+      CHECK(trace_energy_j(t.trace) == Approx(t.report["result"]["energy"]["total_j"].get<double>()).epsilon(1e-9));
+    }
+  }
 }

@@ -582,3 +582,48 @@ TEST_CASE("scalesim: every config key moves a reported figure or is declared inf
   }
   CHECK(walked == 8);
 }
+
+TEST_CASE("scalesim: layer energy from --chip's figures, absent without", "[workloads][scalesim][energy]") {
+  // The golden AlexNet Conv1 layer on 32x32 ws (above): 3025 x 363 x 96 =
+  // 105,415,200 MACs; SRAM words 3,294,225 + 34,848 + 3,484,800 =
+  // 6,813,873; DRAM words 451,584 + 34,848 + 3,484,800 = 3,971,232; at the
+  // shipped chips' 2.0 pJ per MAC, 1.25 pJ per SRAM byte and 31.76 pJ per
+  // DRAM byte (1-byte words): 210,830,400 + 8,517,341.25 + 126,126,328.32 pJ.
+  const std::string cfg =
+      "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
+      "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    0\n"
+      "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : ws\nMemoryBanks:   1\n\n"
+      "[run_presets]\nInterfaceBandwidth: CALC \n";
+  const std::string topo =
+      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+      "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+  auto layers = run(cfg, topo);
+  REQUIRE(layers.size() == 1);
+  CHECK_FALSE(layers[0].energy_j.has_value());
+  workloads::add_scalesim_energy(layers, hw::EnergyParams{2.0, 1.25, 31.76});
+  REQUIRE(layers[0].energy_j.has_value());
+  CHECK(*layers[0].energy_j == Approx(345474069.57e-12).epsilon(1e-12));
+
+  // On the command line: null without --chip, the sum of the layers with it.
+  testing_cli::TempDir dir("scalesim-energy");
+  const std::string args = "scalesim configs/scalesim/array-32x32-ws.cfg configs/scalesim/resnet18-head.csv --out ";
+  REQUIRE(run_tpusim(args + dir / "none").status == 0);
+  const auto none = nlohmann::json::parse(read_file(dir / "none/report.json"))["result"]["scalesim"];
+  CHECK(none["total"]["energy_j"].is_null());
+  for (const auto& l : none["layers"]) CHECK(l["energy_j"].is_null());
+  const auto r = run_tpusim(args + dir / "v4" + " --chip tpu-v4");
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("energy: ") != std::string::npos);
+  const auto with = nlohmann::json::parse(read_file(dir / "v4/report.json"))["result"]["scalesim"];
+  double sum = 0;
+  for (const auto& l : with["layers"]) {
+    const double sram = l["sram"]["ifmap_reads"].get<double>() + l["sram"]["filter_reads"].get<double>() +
+                        l["sram"]["ofmap_writes"].get<double>();
+    const double dram = l["dram"]["ifmap_reads"].get<double>() + l["dram"]["filter_reads"].get<double>() +
+                        l["dram"]["ofmap_writes"].get<double>();
+    CHECK(l["energy_j"].get<double>() ==
+          Approx((l["macs"].get<double>() * 2.0 + sram * 1.25 + dram * 31.76) * 1e-12).epsilon(1e-12));
+    sum += l["energy_j"].get<double>();
+  }
+  CHECK(with["total"]["energy_j"].get<double>() == Approx(sum).epsilon(1e-12));
+}

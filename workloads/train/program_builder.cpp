@@ -317,6 +317,7 @@ class ChipProgramBuilder {
   }
 
   void build(hw::Program& prog, ChipProgramMap& map) {
+    map_ = &map;
     const TrainParallelism& par = ctx_.spec.parallelism;
     const auto tasks =
         stage_tasks(par.schedule, par.pipeline.degree, role_.stage, par.microbatches, par.virtual_stages);
@@ -385,12 +386,14 @@ class ChipProgramBuilder {
                             {},
                             0}));
     for (std::size_t l = chunk.begin; l < chunk.end; ++l) {
+      const auto begin = static_cast<std::uint32_t>(prog.ops.size());
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       x = LayerPass(ctx_, prog, s, chip_layer(l), false, label(task), in, ring_transfers(l, false)).build().all();
       pass_done(x);
       if (offloaded(ctx_.spec, ctx_.model, l))
         offloads_[{task.microbatch, l}] = host_copy(prog, l, label(task), false, x);
+      map_->layers.push_back({l, false, begin, static_cast<std::uint32_t>(prog.ops.size())});
     }
     if (!last_chunk(task))
       prog.add(
@@ -417,6 +420,7 @@ class ChipProgramBuilder {
     const TrainParallelism& par = ctx_.spec.parallelism;
     std::vector<Deps> backward_passes;  // remat offload: the sinks of the last two layers' backward
     for (std::size_t l = chunk.end; l-- > chunk.begin;) {
+      const auto begin = static_cast<std::uint32_t>(prog.ops.size());
       Deps in = x;
       append(in, gather_weights(prog, l, label(task)));
       if (offloaded(ctx_.spec, ctx_.model, l)) {
@@ -445,6 +449,7 @@ class ChipProgramBuilder {
         grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, grads) : grads;
       }
       x = r.data.empty() ? r.all() : r.data;
+      map_->layers.push_back({l, true, begin, static_cast<std::uint32_t>(prog.ops.size())});
     }
     if (!first_chunk(task))
       prog.add({"send " + label(task),
@@ -624,6 +629,7 @@ class ChipProgramBuilder {
   std::vector<Deps> passes_;      // fsdp: the sinks of the last two layer passes built
   std::vector<RingLayer> ring_;   // context parallelism: per layer, empty without
   std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> offloads_;  // (microbatch, layer) -> its copy to host
+  ChipProgramMap* map_ = nullptr;                                            // the one build() fills
 };
 
 }  // namespace

@@ -71,8 +71,19 @@ struct TaskOps {
   std::uint32_t begin = 0, end = 0;
 };
 
+// Ops [begin, end) of one layer's pass in a task: its forward (and the
+// copy of its stash to the host), or its backward with what it waits for
+// (its weights' gather, its stash back from the host, remat's recomputed
+// forward) and the gradient collectives it starts.
+struct LayerOps {
+  std::size_t layer = 0;  // in the model
+  bool backward = false;
+  std::uint32_t begin = 0, end = 0;
+};
+
 struct ChipProgramMap {
-  std::vector<TaskOps> tasks;  // in schedule order
+  std::vector<TaskOps> tasks;    // in schedule order
+  std::vector<LayerOps> layers;  // every layer pass of every task, in program order
   std::uint32_t optimizer_begin = 0, optimizer_end = 0;
 };
 

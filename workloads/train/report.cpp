@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/program_trace.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
 #include "sim/trace.h"
@@ -81,6 +82,32 @@ std::size_t fullest_chip(const std::vector<ChipMemory>& memory) {
   return worst;
 }
 
+// result.energy's parts (docs/training.md#energy): every program's ops by
+// layer pass and optimizer, once per chip that runs the program, and each
+// chip's collective reductions, which are no op of its program; their HBM
+// bytes are in the chip's own only when the chip does them (kernel
+// fidelity), as result.energy counts them.
+Energy::TrainParts energy_parts(const TrainRun& r) {
+  const hw::EnergyParams& e = r.exp.chip.energy;
+  const runtime::PodProgram& pod = r.program.pod;
+  Energy::TrainParts parts;
+  for (const auto& l : r.micro.layers) parts.layers.push_back({l.name, 0.0, 0.0});
+  std::vector<double> chips(pod.programs.size(), 0.0);
+  for (std::uint32_t c = 0; c < pod.chip_count(); ++c) chips[pod.program_of[c]] += 1;
+  for (std::size_t p = 0; p < pod.programs.size(); ++p) {
+    const auto joules = [&](std::uint32_t begin, std::uint32_t end) {
+      return chips[p] * ops_energy_j(e, pod.programs[p], begin, end);
+    };
+    const ChipProgramMap& map = r.program.maps[p];
+    for (const LayerOps& l : map.layers)
+      (l.backward ? parts.layers[l.layer].backward_j : parts.layers[l.layer].forward_j) += joules(l.begin, l.end);
+    parts.optimizer_j += joules(map.optimizer_begin, map.optimizer_end);
+  }
+  if (r.run.reductions_on_chip)
+    for (double bytes : r.run.reduce_hbm_bytes) parts.collective_reductions_j += e.hbm_j(bytes);
+  return parts;
+}
+
 }  // namespace
 
 Report train_report(const TrainRun& r) {
@@ -95,6 +122,7 @@ Report train_report(const TrainRun& r) {
   res = pod_result(r.exp, summarize(r.exp, r.run), w.flops);
   res.mfu = step > 0 ? w.model_flops / step / peak : 0.0;
   res.mxu_utilization = step > 0 ? w.mxu_flops / step / peak : 0.0;
+  res.energy->train = energy_parts(r);
   const TrainMeasurement& m = r.measured;
   if (par.pipeline.degree > 1)
     res.pipeline = Pipeline{
@@ -316,7 +344,8 @@ std::string train_trace(const TrainRun& r, TraceSummary& summary) {
                           ? std::string(kIciQueueNames[op.engine.index])
                           : std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index));
       }
-      tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind));
+      tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind),
+            runtime::op_energy_args(op, r.exp.chip.energy));
     }
     const ChipProgramMap& map = r.program.map(c);
     auto slice = [&](const std::string& name, std::uint32_t begin, std::uint32_t end, bool own_work_only) {
