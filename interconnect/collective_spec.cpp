@@ -9,8 +9,6 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
-
 bool allowed(CollectiveOp op, Algorithm a) {
   switch (op) {
     case CollectiveOp::all_reduce:
@@ -86,15 +84,16 @@ double bus_bandwidth_factor(CollectiveOp op, int n) {
 void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   const Algorithm algo = resolve_algorithm(op, algorithm);
   if (!allowed(op, algo)) {
-    bad("workload.algorithm", std::string("algorithm ") + to_string(algo) + " does not implement " + to_string(op));
+    sim::reject("workload.algorithm",
+                std::string("algorithm ") + to_string(algo) + " does not implement " + to_string(op));
   }
   if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 && element_bytes != 8) {
-    bad("workload.element_bytes", "must be 1, 2, 4 or 8, got " + std::to_string(element_bytes));
+    sim::reject("workload.element_bytes", "must be 1, 2, 4 or 8, got " + std::to_string(element_bytes));
   }
-  if (bytes == 0) bad("workload.bytes", "must be > 0");
+  if (bytes == 0) sim::reject("workload.bytes", "must be > 0");
   if (bytes % static_cast<std::uint64_t>(element_bytes) != 0) {
-    bad("workload.bytes",
-        std::to_string(bytes) + " is not a whole number of " + std::to_string(element_bytes) + "-byte elements");
+    sim::reject("workload.bytes", std::to_string(bytes) + " is not a whole number of " + std::to_string(element_bytes) +
+                                      "-byte elements");
   }
   const Topology topology = pod.make_topology();
   const Mesh mesh(topology, pod.mesh);
@@ -106,29 +105,31 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   // whole-element shards; all_reduce, permute and broadcast take any size.
   if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
       elements % static_cast<std::uint64_t>(n) != 0) {
-    bad("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
-                              std::to_string(element_bytes) + " bytes) do not divide among " + std::to_string(n) +
-                              " participants; use a multiple of " +
-                              std::to_string(static_cast<std::uint64_t>(n) * element_bytes) + " bytes");
+    sim::reject("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
+                                      std::to_string(element_bytes) + " bytes) do not divide among " +
+                                      std::to_string(n) + " participants; use a multiple of " +
+                                      std::to_string(static_cast<std::uint64_t>(n) * element_bytes) + " bytes");
   }
   if (op == CollectiveOp::broadcast && (root < 0 || root >= n)) {
-    bad("workload.root", "must be in [0, " + std::to_string(n) + "), got " + std::to_string(root));
+    sim::reject("workload.root", "must be in [0, " + std::to_string(n) + "), got " + std::to_string(root));
   }
-  if (pipeline_chunks < 0) bad("workload.pipeline_chunks", "must be >= 0");
+  if (pipeline_chunks < 0) sim::reject("workload.pipeline_chunks", "must be >= 0");
   if (op == CollectiveOp::permute) {
     std::set<int> sources, destinations;
     for (const auto& [s, d] : pairs) {
       if (s < 0 || s >= n || d < 0 || d >= n) {
-        bad("workload.pairs", "pair (" + std::to_string(s) + ", " + std::to_string(d) + ") is outside the group of " +
-                                  std::to_string(n) + " chips");
+        sim::reject("workload.pairs", "pair (" + std::to_string(s) + ", " + std::to_string(d) +
+                                          ") is outside the group of " + std::to_string(n) + " chips");
       }
-      if (!sources.insert(s).second) bad("workload.pairs", "source " + std::to_string(s) + " appears twice");
-      if (!destinations.insert(d).second) bad("workload.pairs", "destination " + std::to_string(d) + " appears twice");
+      if (!sources.insert(s).second) sim::reject("workload.pairs", "source " + std::to_string(s) + " appears twice");
+      if (!destinations.insert(d).second)
+        sim::reject("workload.pairs", "destination " + std::to_string(d) + " appears twice");
     }
   }
   if (functional && elements * static_cast<std::uint64_t>(topology.chips()) > kMaxFunctionalElements) {
-    bad("functional", "a functional run holds every chip's buffer; " + std::to_string(topology.chips()) + " x " +
-                          std::to_string(elements) + " elements exceeds " + std::to_string(kMaxFunctionalElements));
+    sim::reject("functional", "a functional run holds every chip's buffer; " + std::to_string(topology.chips()) +
+                                  " x " + std::to_string(elements) + " elements exceeds " +
+                                  std::to_string(kMaxFunctionalElements));
   }
 }
 

@@ -11,11 +11,10 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
 
 void require_positive(double v, const std::string& key, const std::string& unit) {
   if (!(v > 0.0) || !std::isfinite(v)) {
-    bad(key, "must be a positive number of " + unit + ", got " + std::to_string(v));
+    sim::reject(key, "must be a positive number of " + unit + ", got " + std::to_string(v));
   }
 }
 }  // namespace
@@ -53,27 +52,28 @@ void PodNetworkConfig::validate() const {
   if (chips != 0 && chips != product) {
     std::string dims;
     for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
-    bad("pod.shape", dims + " holds " + std::to_string(product) + " chips, but the pod has " + std::to_string(chips));
+    sim::reject("pod.shape",
+                dims + " holds " + std::to_string(product) + " chips, but the pod has " + std::to_string(chips));
   }
   require_positive(link.bandwidth, "pod.link_bandwidth", "bytes/s");
   if (!(link.latency >= 0.0) || !std::isfinite(link.latency)) {
-    bad("pod.link_latency", "must be >= 0 seconds, got " + std::to_string(link.latency));
+    sim::reject("pod.link_latency", "must be >= 0 seconds, got " + std::to_string(link.latency));
   }
-  if (link.packet_bytes == 0) bad("pod.packet_bytes", "must be >= 1 byte");
+  if (link.packet_bytes == 0) sim::reject("pod.packet_bytes", "must be >= 1 byte");
   require_positive(reduction.vector_bytes_per_s, "reduction.vector_bytes_per_s", "bytes/s");
   require_positive(reduction.hbm_bytes_per_s, "reduction.hbm_bytes_per_s", "bytes/s");
   if (!(reduction.hbm_bytes_per_reduced_byte >= 0.0)) {
-    bad("reduction.hbm_bytes_per_reduced_byte", "must be >= 0");
+    sim::reject("reduction.hbm_bytes_per_reduced_byte", "must be >= 0");
   }
-  if (slices < 1) bad("pod.slices", "must be >= 1, got " + std::to_string(slices));
-  if (chips_per_host < 1) bad("chip.host.chips", "must be >= 1, got " + std::to_string(chips_per_host));
+  if (slices < 1) sim::reject("pod.slices", "must be >= 1, got " + std::to_string(slices));
+  if (chips_per_host < 1) sim::reject("chip.host.chips", "must be >= 1, got " + std::to_string(chips_per_host));
   require_positive(link.dcn.host_bandwidth, "pod.dcn.host_bandwidth", "bytes/s");
   require_positive(link.dcn.nic_bandwidth, "pod.dcn.nic_bandwidth", "bytes/s");
   if (!(link.dcn.latency >= 0.0) || !std::isfinite(link.dcn.latency)) {
-    bad("pod.dcn.latency", "must be >= 0 seconds, got " + std::to_string(link.dcn.latency));
+    sim::reject("pod.dcn.latency", "must be >= 0 seconds, got " + std::to_string(link.dcn.latency));
   }
   if (!(link.dcn.oversubscription >= 1.0) || !std::isfinite(link.dcn.oversubscription)) {
-    bad("pod.dcn.oversubscription", "must be >= 1, got " + std::to_string(link.dcn.oversubscription));
+    sim::reject("pod.dcn.oversubscription", "must be >= 1, got " + std::to_string(link.dcn.oversubscription));
   }
   long long across = 1;
   std::string names;
@@ -83,22 +83,22 @@ void PodNetworkConfig::validate() const {
     names += (names.empty() ? "" : " x ") + m.name + " (" + std::to_string(m.size) + ")";
   }
   if (names.empty() && !mesh.empty() && slices > 1) {
-    bad("pod.dcn_axes",
-        "the " + std::to_string(slices) + " slices need the mesh axes placed across them, e.g. dcn_axes: [data]");
+    sim::reject("pod.dcn_axes", "the " + std::to_string(slices) +
+                                    " slices need the mesh axes placed across them, e.g. dcn_axes: [data]");
   }
   if (!names.empty() && across != slices) {
-    bad("pod.dcn_axes",
-        names +
-            (slices % across == 0 ? " spans " + std::to_string(across) + " slices, not all " : " does not divide ") +
-            std::to_string(slices) + " slices");
+    sim::reject("pod.dcn_axes", names +
+                                    (slices % across == 0 ? " spans " + std::to_string(across) + " slices, not all "
+                                                          : " does not divide ") +
+                                    std::to_string(slices) + " slices");
   }
   if (devices_per_chip > 1) {
     require_positive(link.on_die_bandwidth, "chip.hbm.bandwidth", "bytes/s");
     if (model == NetworkModel::packet)
-      bad("pod.network_model", "the packet model has no on-die path between a chip's devices; use fluid");
+      sim::reject("pod.network_model", "the packet model has no on-die path between a chip's devices; use fluid");
   }
   if (slices > 1 && model == NetworkModel::packet) {
-    bad("pod.network_model", "the packet model has no DCN; use fluid with several slices");
+    sim::reject("pod.network_model", "the packet model has no DCN; use fluid with several slices");
   }
   const Topology topo = make_topology();
   if (links_per_chip > 0) {
@@ -112,9 +112,9 @@ void PodNetworkConfig::validate() const {
       most = std::max(most, used);
     }
     if (most > links_per_chip)
-      bad("pod.shape", "this " + std::string(to_string(topology)) + " joins a chip to " + std::to_string(most) +
-                           " neighbour links, but the chip has " + std::to_string(links_per_chip) +
-                           " ICI ports (ici.links_per_chip)");
+      sim::reject("pod.shape", "this " + std::string(to_string(topology)) + " joins a chip to " + std::to_string(most) +
+                                   " neighbour links, but the chip has " + std::to_string(links_per_chip) +
+                                   " ICI ports (ici.links_per_chip)");
   }
   Mesh(topo, mesh);  // checks that the mesh axes map onto the shape and the slices
 }

@@ -9,8 +9,6 @@
 namespace interconnect {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) { throw sim::ConfigError({}, key, what); }
-
 std::string join_key(const std::string& prefix, const std::string& field) {
   return prefix.empty() ? field : prefix + "." + field;
 }
@@ -48,30 +46,30 @@ void validate_topology(TopologyKind kind, const std::vector<int>& shape, const s
   const std::string shape_key = join_key(key_prefix, "shape");
   const int axes = axes_of(kind);
   if (static_cast<int>(shape.size()) != axes) {
-    bad(shape_key, std::string(to_string(kind)) + " needs " + std::to_string(axes) + " dimension" +
-                       (axes > 1 ? "s" : "") + ", got " + std::to_string(shape.size()));
+    sim::reject(shape_key, std::string(to_string(kind)) + " needs " + std::to_string(axes) + " dimension" +
+                               (axes > 1 ? "s" : "") + ", got " + std::to_string(shape.size()));
   }
   long long chips = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 1) {
-      bad(shape_key,
-          "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + "; every dimension must be >= 1");
+      sim::reject(shape_key, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) +
+                                 "; every dimension must be >= 1");
     }
     chips *= shape[i];
-    if (chips > (1 << 22)) bad(shape_key, "more than 4194304 chips");
+    if (chips > (1 << 22)) sim::reject(shape_key, "more than 4194304 chips");
   }
   if (!wraparound.empty()) {
     const std::string wrap_key = join_key(key_prefix, "wraparound");
     if (wraparound.size() != shape.size()) {
-      bad(wrap_key,
-          "has " + std::to_string(wraparound.size()) + " entries for " + std::to_string(shape.size()) + " dimensions");
+      sim::reject(wrap_key, "has " + std::to_string(wraparound.size()) + " entries for " +
+                                std::to_string(shape.size()) + " dimensions");
     }
     for (std::size_t i = 0; i < shape.size(); ++i) {
       // A wraparound link on an axis of 1 or 2 chips would join a chip to
       // itself or duplicate the link that already joins the pair.
       if (wraparound[i] && shape[i] < 3) {
-        bad(wrap_key, "axis " + std::string(axis_name(static_cast<int>(i))) + " has " + std::to_string(shape[i]) +
-                          " chip(s); wraparound needs at least 3");
+        sim::reject(wrap_key, "axis " + std::string(axis_name(static_cast<int>(i))) + " has " +
+                                  std::to_string(shape[i]) + " chip(s); wraparound needs at least 3");
       }
     }
   }
@@ -104,18 +102,19 @@ Topology::Topology(TopologyKind kind, std::vector<int> shape, std::vector<bool> 
   chips_per_host_ = std::min(std::max(slices.chips_per_host, 1), slice_chips_);
   if (across == 1) chips_per_host_ = 1;
   if (slice_chips_ % chips_per_host_ != 0) {
-    bad("pod.slice", "a slice of " + std::to_string(slice_chips_) + " chips is not a whole number of hosts of " +
-                         std::to_string(chips_per_host_) + " chips");
+    sim::reject("pod.slice", "a slice of " + std::to_string(slice_chips_) +
+                                 " chips is not a whole number of hosts of " + std::to_string(chips_per_host_) +
+                                 " chips");
   }
   for (int s : slices.dcn_shape) {
-    if (s < 1) bad("pod.dcn_axes", "every DCN axis needs at least 1 slice, got " + std::to_string(s));
+    if (s < 1) sim::reject("pod.dcn_axes", "every DCN axis needs at least 1 slice, got " + std::to_string(s));
     // A ring across the slices: every message between slices is one DCN
     // route, so two slices form a ring as well.
     shape_.push_back(s);
     wrap_.push_back(s >= 2);
     stride_.push_back(chips_);
     chips_ *= s;
-    if (chips_ > (1 << 22)) bad("pod.slices", "more than 4194304 chips");
+    if (chips_ > (1 << 22)) sim::reject("pod.slices", "more than 4194304 chips");
   }
 }
 

@@ -26,4 +26,6 @@ std::string quote_short(const std::string& value) {
   return "'" + value.substr(0, kShown) + "...' (" + std::to_string(value.size()) + " characters)";
 }
 
+void reject(const std::string& key_path, const std::string& what) { throw ConfigError({}, key_path, what); }
+
 }  // namespace sim

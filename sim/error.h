@@ -39,6 +39,11 @@ class ConfigError : public std::runtime_error {
   std::string detail_;
 };
 
+// Throws ConfigError for key_path without a location: a lower layer checks
+// a value it was handed and its caller re-throws the error `at` the place the
+// value came from.
+[[noreturn]] void reject(const std::string& key_path, const std::string& what);
+
 // The simulated system cannot do what was asked: does not fit in HBM,
 // deadlock, runaway. Exit 3.
 class SimFailure : public std::runtime_error {
