@@ -172,6 +172,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
   std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
+  std::map<const interconnect::CollectivePlan*, char> crosses;  // per plan: whether its groups span slices
   std::vector<char> names(pp_.programs.size(), 0);
   for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
     interconnect::CollectiveSpec spec = pp_.collectives[i];
@@ -201,7 +202,9 @@ void PodSimulation::elaborate(const Observers& observers) {
     }
     plans.push_back(own);
     specs.push_back(spec);
-    across_slices_.push_back(crosses_slices(*plan, topology_) ? 1 : 0);
+    auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
+    if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
+    across_slices_.push_back(crossing->second);
   }
 
   // Each chip's representative (itself unless reduced) and each
