@@ -180,6 +180,7 @@ class Planner {
         for (int chip : *group_) {
           Stream s;
           s.layout = layout;
+          s.phases.reserve(static_cast<std::size_t>((does_rs() ? k : 0) + (does_ag() ? k : 0)));
           std::vector<Region> before;  // the region each reduce-scatter phase starts from
           Region r = whole;
           for (int axis : order) {

@@ -36,7 +36,8 @@ FunctionalCheck check_outputs(const Collective& coll, const CollectiveSpec& spec
 }
 
 std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetworkConfig& pod,
-                                         const CollectiveSpec& spec, CollectivePlan plan, const Translations& t);
+                                         const CollectiveSpec& spec, std::shared_ptr<const CollectivePlan> plan,
+                                         const Translations& t);
 
 // Every wrapping axis, if the plan is invariant along all of them and the
 // network is the fluid model; else none. `error_s`: how far a chip may end
@@ -67,22 +68,25 @@ CollectiveResult run_collective(const PodNetworkConfig& pod, const CollectiveSpe
   spec.validate(pod);
   const Topology topology = pod.make_topology();
   const Mesh mesh(topology, pod.mesh);
-  CollectivePlan plan = plan_collective(topology, mesh, pod.link, spec);
+  // Shared by both attempts, never copied: a 4096-chip torus plan's copy
+  // cost a tenth of the whole run.
+  const auto plan = std::make_shared<const CollectivePlan>(plan_collective(topology, mesh, pod.link, spec));
   double error_s = 0;
-  const Translations t = translations ? symmetry(topology, pod, plan, error_s) : Translations{};
+  const Translations t = translations ? symmetry(topology, pod, *plan, error_s) : Translations{};
   if (!t.none()) {
     if (std::optional<CollectiveResult> r = simulate(topology, pod, spec, plan, t)) {
       r->symmetry_error_s = error_s;
       return *r;
     }
   }
-  return *simulate(topology, pod, spec, std::move(plan), {});
+  return *simulate(topology, pod, spec, plan, {});
 }
 
 namespace {
 
 std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetworkConfig& pod,
-                                         const CollectiveSpec& spec, CollectivePlan plan, const Translations& t) {
+                                         const CollectiveSpec& spec, std::shared_ptr<const CollectivePlan> plan,
+                                         const Translations& t) {
   sim::reset_kernel();
   std::unique_ptr<Network> net = make_network("ici", topology, pod);
   net->use_translations(t);

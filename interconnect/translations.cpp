@@ -154,7 +154,10 @@ Invariance Translations::invariance(const CollectivePlan& plan) const {
   Invariance out;
   if (none()) return out;
   std::uint64_t budget = kMaxCheckedSteps;
-  Step mine, theirs;
+  Step theirs;
+  // Per orbit chip, its steps in schedule order, made once: every chip of
+  // its orbit is compared with them (4095 chips on a 16x16x16 torus).
+  std::map<int, std::vector<Step>> steps_of;
   std::vector<Key> x, y;
   const int chips = static_cast<int>(plan.chips.size());
   // Per orbit chip, per step of its schedule: the largest count difference
@@ -173,6 +176,8 @@ Invariance Translations::invariance(const CollectivePlan& plan) const {
     const auto& b = plan.chips[c].streams;
     if (a.size() != b.size()) return why("streams");
     std::vector<std::pair<std::uint64_t, int>>& worst = worst_of[r];
+    auto [own, fresh] = steps_of.emplace(r, std::vector<Step>{});
+    std::vector<Step>& steps = own->second;
     const Move mv = move(r, c);
     std::size_t slot = 0;  // the step's place in the schedule, the same on every chip of the orbit
     for (std::size_t s = 0; s < a.size(); ++s) {
@@ -182,15 +187,18 @@ Invariance Translations::invariance(const CollectivePlan& plan) const {
         const auto& pb = b[s].phases[ph].passes;
         if (pa.size() != pb.size()) return why("passes");
         for (std::size_t p = 0; p < pa.size(); ++p) {
-          const int steps = pa[p]->steps();
-          if (steps != pb[p]->steps()) return why("steps");
-          if (static_cast<std::uint64_t>(steps) > budget)
+          const int count = pa[p]->steps();
+          if (count != pb[p]->steps()) return why("steps");
+          if (static_cast<std::uint64_t>(count) > budget)
             return why("more steps than " + std::to_string(kMaxCheckedSteps) + " to compare");
-          budget -= static_cast<std::uint64_t>(steps);
-          for (int k = 0; k < steps; ++k) {
-            mine.clear();
+          budget -= static_cast<std::uint64_t>(count);
+          for (int k = 0; k < count; ++k) {
+            if (fresh) {
+              steps.emplace_back();
+              pa[p]->step(k, steps.back());
+            }
+            const Step& mine = steps[slot];
             theirs.clear();
-            pa[p]->step(k, mine);
             pb[p]->step(k, theirs);
             std::uint64_t d = 0;
             int h = 0;

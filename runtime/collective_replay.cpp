@@ -30,6 +30,11 @@ PodCollectives::PodCollectives(interconnect::Network& net, interconnect::Reducti
       recording_(plans_.size()),
       replays_(plans_.size()) {
   for (const auto& s : specs) keys_.push_back(collective_key(s));
+  const interconnect::Translations& t = net_.translations();
+  if (!t.none()) {
+    orbits_.resize(net_.topology().chips());
+    for (int c = 0; c < net_.topology().chips(); ++c) orbits_[t.rep(c)].push_back(c);
+  }
 }
 
 // Collectives go before the network they were made for.
@@ -163,15 +168,14 @@ Ps PodCollectives::end_time(std::size_t i) const {
 
 std::vector<std::pair<int, Ps>> PodCollectives::finish_times(std::size_t i) const {
   std::vector<std::pair<int, Ps>> own = simulated_finish_times(i);
-  const interconnect::Translations& t = net_.translations();
-  if (t.none()) return own;
-  // Every chip of an orbit finished when its orbit chip did.
-  const int chips = static_cast<int>(plans_[i]->chips.size());
-  std::vector<Ps> at(chips, ~Ps{0});
-  for (const auto& [c, when] : own) at[c] = when;
+  if (orbits_.empty()) return own;
+  // Every chip of an orbit finished when its orbit chip did: the orbits of
+  // the chips that finished, not every chip of the pod (a pipelined step
+  // has tens of thousands of collectives, each joined by one stage).
   std::vector<std::pair<int, Ps>> out;
-  for (int c = 0; c < chips; ++c)
-    if (at[t.rep(c)] != ~Ps{0}) out.emplace_back(c, at[t.rep(c)]);
+  for (const auto& [r, when] : own)
+    for (const int c : orbits_[r]) out.emplace_back(c, when);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -110,6 +110,7 @@ class PodCollectives : public interconnect::NetworkClient {
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans_;
   std::vector<interconnect::CollectiveSpec> specs_;
   std::vector<std::string> keys_;
+  std::vector<std::vector<int>> orbits_;  // with translations: per orbit chip, its orbit's chips in order
   bool enabled_;
   std::vector<std::unique_ptr<interconnect::Collective>> colls_;  // null until simulated
   std::map<std::string, Record> records_;

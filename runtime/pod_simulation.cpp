@@ -172,6 +172,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
   std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
+  std::map<const interconnect::CollectivePlan*, char> crosses;  // per plan: whether its groups span slices
   std::vector<char> names(pp_.programs.size(), 0);
   for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
     interconnect::CollectiveSpec spec = pp_.collectives[i];
@@ -188,20 +189,32 @@ void PodSimulation::elaborate(const Observers& observers) {
     auto& own = planned[joined_by];
     if (!own) {
       for (const std::uint32_t p : naming[i]) names[p] = 1;
-      interconnect::CollectivePlan restricted = *plan;
+      // Groups none of whose chips join: copied without their schedules only
+      // if one has any (a 4096-chip plan's copy costs a tenth of a 4096-chip
+      // step's elaboration).
+      std::vector<const std::vector<int>*> idle;
       bool restrict = false;
       for (const auto& group : plan->groups)
-        if (std::none_of(group.begin(), group.end(), [&](int c) { return names[pp_.program_of[c]] != 0; }))
-          for (const int c : group) {
-            restrict = restrict || !restricted.chips[c].streams.empty();
-            restricted.chips[c].streams.clear();
-          }
+        if (std::none_of(group.begin(), group.end(), [&](int c) { return names[pp_.program_of[c]] != 0; })) {
+          idle.push_back(&group);
+          restrict = restrict ||
+                     std::any_of(group.begin(), group.end(), [&](int c) { return !plan->chips[c].streams.empty(); });
+        }
       for (const std::uint32_t p : naming[i]) names[p] = 0;
-      own = restrict ? std::make_shared<const interconnect::CollectivePlan>(std::move(restricted)) : plan;
+      if (restrict) {
+        interconnect::CollectivePlan restricted = *plan;
+        for (const std::vector<int>* group : idle)
+          for (const int c : *group) restricted.chips[c].streams.clear();
+        own = std::make_shared<const interconnect::CollectivePlan>(std::move(restricted));
+      } else {
+        own = plan;
+      }
     }
     plans.push_back(own);
     specs.push_back(spec);
-    across_slices_.push_back(crosses_slices(*plan, topology_) ? 1 : 0);
+    auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
+    if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
+    across_slices_.push_back(crossing->second);
   }
 
   // Each chip's representative (itself unless reduced) and each

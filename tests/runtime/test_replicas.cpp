@@ -163,6 +163,29 @@ TEST_CASE("replicas: one chip per group gives the step every chip gives, within 
   }
 }
 
+TEST_CASE("replicas: with translations every chip's collective ends when simulating every chip says",
+          "[workloads][replicas]") {
+  // One orbit chip stands for all 64 chips of the torus; each chip's end is
+  // read from its orbit chip's (PodCollectives::finish_times). Against the
+  // run that simulates every chip: every chip took part, at the same time.
+  // 96 MiB divide evenly over the 6 streams and 4-chip rings, so the
+  // translated run is exact (spread 0).
+  const std::string config = "/configs/experiments/allreduce-v4-4x4x4.yaml";
+  const std::vector<std::string> sets = {"workload.bytes=100663296"};
+  const nlohmann::json one = run(config, sets, "auto");
+  const nlohmann::json all = run(config, sets, "all");
+  CHECK(one["simulator"]["symmetric_axes"].get<std::vector<std::string>>() == std::vector<std::string>{"x", "y", "z"});
+  CHECK(one["simulator"]["chips_simulated"] == 1);
+  CHECK(one["simulator"]["replica_spread_s"] == 0);
+  REQUIRE(one["per_chip"].size() == 64);
+  REQUIRE(all["per_chip"].size() == 64);
+  for (std::size_t c = 0; c < 64; ++c) {
+    INFO("chip " << c);
+    CHECK(all["per_chip"][c]["busy"]["ici_s"].get<double>() > 0);
+    CHECK(one["per_chip"][c]["busy"]["ici_s"] == all["per_chip"][c]["busy"]["ici_s"]);
+  }
+}
+
 TEST_CASE("replicas: where they cannot stand for each other, every chip is simulated and the report says why",
           "[workloads][replicas]") {
   // A mesh without wraparound at kernel fidelity: replicas reduce on the
