@@ -35,7 +35,7 @@ void IciNetwork::transmit(int id) {
   double rate = std::numeric_limits<double>::infinity();
   for (int l : route) {
     const Port& p = ports_[l];
-    add_busy(l, transfer_ps(id, bytes / p.bytes_per_ps));
+    add_busy(l, transfer_ps(id, weight(l) * bytes / p.bytes_per_ps));
     if (p.fluid != 0 || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
@@ -62,13 +62,15 @@ void IciNetwork::share(int id, double bytes) {
   uses.clear();
   for (int l : path(id)) {
     ++ports_[l].fluid;
-    // A link the route crosses twice (folded) carries two of its images.
+    // A link the route crosses twice (folded) carries two of its images; a
+    // fabric share under ICI translations all of them (Network::weight).
+    const double w = weight(l);
     auto it = std::find_if(uses.begin(), uses.end(),
                            [&](const sim::FluidShare::Use& u) { return u.resource == static_cast<std::uint32_t>(l); });
     if (it != uses.end()) {
-      it->weight += 1.0;
+      it->weight += w;
     } else {
-      uses.push_back({static_cast<std::uint32_t>(l), 1.0});
+      uses.push_back({static_cast<std::uint32_t>(l), w});
     }
   }
   f.share = shares_.start(now(), bytes, uses);

@@ -141,6 +141,7 @@ void Network::fold(InFlight& f) {
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     int& l = f.path[i];
     l = translations_.link_rep(l);
+    f.folded = f.folded || translations_.weight(l) > 1;
     for (std::size_t j = 0; j < i && !f.folded; ++j) f.folded = f.path[j] == l;
   }
   // The message its destination's orbit chip receives: the one moved by
@@ -178,7 +179,7 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   const std::uint64_t bytes = f.message.bytes;
   bytes_out_[f.message.src] += bytes;
   if (!translations_.none()) fold(f);
-  for (int l : f.path) links_[l].bytes += bytes;
+  for (int l : f.path) links_[l].bytes += bytes * static_cast<std::uint64_t>(weight(l));
   ++messages_;
   if (bytes > 0) ++nonempty_messages_;
   transmit(id);

@@ -138,9 +138,13 @@ class Network : public sc_core::sc_module {
   static constexpr std::uint32_t kFirstModelKind = 8;
   void push(Ps at, std::uint32_t kind, std::uint32_t id, std::uint64_t arg);
   // Link ids of the message's route (with translations, each link's orbit
-  // link, and a link may come twice: folded(id)).
+  // link, and a link may come twice, or weigh more than one flow:
+  // folded(id)).
   const std::vector<int>& path(int id) const { return flight_[id].path; }
   bool folded(int id) const { return flight_[id].folded; }
+  // Flows of the pod a simulated flow stands for on `link` (its orbit
+  // link): Translations::weight.
+  int weight(int link) const { return translations_.weight(link); }
   std::uint64_t bytes_of(int id) const { return flight_[id].message.bytes; }
   Ps started(int id) const { return flight_[id].start; }
   // `ps` of message `id`'s transfer as whole picoseconds, rounded up; one
@@ -168,7 +172,7 @@ class Network : public sc_core::sc_module {
     Ps last_byte = 0;
     bool live = false;
     bool arrived = false;
-    bool folded = false;   // path holds a link twice
+    bool folded = false;   // path holds a link twice, or one of weight > 1
     int from = 0, to = 0;  // as sent (before fold moved the message)
   };
   struct PostedReceive {

@@ -12,6 +12,18 @@ double reducer_ps_per_byte(const ReductionConfig& config) {
          kPsPerSecond;
 }
 
+double uneven_ps(const Invariance& uneven, const Topology& topology, const LinkConfig& link,
+                 const ReductionConfig& reduction) {
+  double bandwidth = link.bandwidth, latency = link.latency;
+  if (topology.slices() > 1) {
+    const DcnConfig& d = link.dcn;
+    bandwidth = std::min({bandwidth, d.host_bandwidth, d.nic_bandwidth / std::max(1.0, d.oversubscription)});
+    latency = std::max(latency, d.latency);
+  }
+  return static_cast<double>(uneven.uneven_bytes) * (kPsPerSecond / bandwidth + reducer_ps_per_byte(reduction)) +
+         static_cast<double>(uneven.uneven_hops) * latency * kPsPerSecond;
+}
+
 VectorUnitReduction::VectorUnitReduction(Network& network, const ReductionConfig& config)
     : net_(network),
       config_(config),

@@ -80,6 +80,15 @@ class ReductionModel {
 // unit and the HBM traffic a reduction needs (ReductionConfig).
 double reducer_ps_per_byte(const ReductionConfig& config);
 
+// How far a chip's collective may end from its orbit chip's under
+// translations (Invariance): the uneven bytes at the slowest server they
+// may cross and the reducer's rate, and a latency per uneven hop. On
+// several slices the slowest server is the slowest DCN one (a host's PCIe,
+// its NICs, or its share of an oversubscribed fabric core) and the latency
+// a DCN message's (Translations::hops counts a DCN route as one hop).
+double uneven_ps(const Invariance& uneven, const Topology& topology, const LinkConfig& link,
+                 const ReductionConfig& reduction);
+
 // The default model: a per-chip reducer whose speed is the slower of the
 // vector unit and the HBM traffic a reduction needs (ReductionConfig). Work
 // is booked on a per-chip calendar, so reductions that arrive together share

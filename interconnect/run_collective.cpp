@@ -39,23 +39,21 @@ std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetw
                                          const CollectiveSpec& spec, std::shared_ptr<const CollectivePlan> plan,
                                          const Translations& t);
 
-// Every wrapping axis, if the plan is invariant along all of them and the
-// network is the fluid model; else none. `error_s`: how far a chip may end
-// from its orbit chip (Invariance::uneven_bytes at the link's and the
-// reducer's rate).
+// Every wrapping axis that moves hosts onto hosts (with several slices,
+// the DCN axes and Translations::hosts_move), if the plan is invariant
+// along all of them and the network is the fluid model; else none.
+// `error_s`: how far a chip may end from its orbit chip (uneven_ps).
 Translations symmetry(const Topology& topology, const PodNetworkConfig& pod, const CollectivePlan& plan,
                       double& error_s) {
   error_s = 0;
-  if (pod.model != NetworkModel::fluid || plan.functional || topology.slices() > 1) return {};
+  if (pod.model != NetworkModel::fluid || plan.functional) return {};
   std::vector<int> axes;
-  for (int a = 0; a < topology.ici_axes(); ++a)
-    if (topology.wraps(a)) axes.push_back(a);
+  for (int a = 0; a < topology.axes(); ++a)
+    if (topology.wraps(a) && Translations::hosts_move(topology, a)) axes.push_back(a);
   Translations t(topology, axes);
   const Invariance inv = t.invariance(plan);
   if (!inv.blocker.empty()) return {};
-  error_s = static_cast<double>(inv.uneven_bytes) *
-                (1.0 / pod.link.bandwidth + reducer_ps_per_byte(pod.reduction) / kPsPerSecond) +
-            static_cast<double>(inv.uneven_hops) * pod.link.latency;
+  error_s = uneven_ps(inv, topology, pod.link, pod.reduction) / kPsPerSecond;
   return t;
 }
 
@@ -152,7 +150,9 @@ std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetw
   }
   r.messages = net->messages();
   r.messages_carried = net->messages_carried();
-  for (const int a : t.axes()) r.symmetric_axes.push_back(topology.axis_name(a));
+  for (const int a : t.axes())  // a DCN axis by its place among them, as runtime reports it: dcn0, dcn1
+    r.symmetric_axes.push_back(topology.is_dcn_axis(a) ? "dcn" + std::to_string(a - topology.ici_axes())
+                                                       : std::string(topology.axis_name(a)));
   r.events = net->events();
   r.kernel_events = sim::kernel_events();
   if (spec.functional) r.functional = check_outputs(coll, spec, inputs);

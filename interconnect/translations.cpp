@@ -22,14 +22,25 @@ Translations::Translations(const Topology& topology, std::vector<int> axes)
   for (const int a : axes_) {
     if (a < 0 || a >= topology.axes() || !topology.wraps(a))
       throw std::invalid_argument("Translations: axis " + std::to_string(a) + " does not wrap");
+    if (!hosts_move(topology, a))
+      throw std::invalid_argument("Translations: axis " + std::to_string(a) + " does not move hosts onto hosts");
     dcn_.push_back(topology.is_dcn_axis(a));
-    if (dcn_.back() != dcn_.front()) throw std::invalid_argument("Translations: ICI and DCN axes together");
+    if (!dcn_.back()) ici_order_ *= topology.size(a);
     int stride = 1;
     for (int b = 0; b < a; ++b) stride *= topology.size(b);
     size_.push_back(topology.size(a));
     stride_.push_back(stride);
     order_ *= topology.size(a);
   }
+  // Only ICI axes leave a fabric share in place (a slice shift moves it).
+  if (topology.slices() > 1 && ici_order_ > 1) fabric_base_ = topology.link_slots() - 2 * topology.slices();
+}
+
+bool Translations::hosts_move(const Topology& topology, int axis) {
+  if (topology.slices() == 1 || topology.is_dcn_axis(axis)) return true;
+  int stride = 1;
+  for (int b = 0; b < axis; ++b) stride *= topology.size(b);
+  return stride % topology.chips_per_host() == 0;
 }
 
 int Translations::rep(int chip) const {
@@ -64,6 +75,7 @@ int Translations::moved(int chip, const Move& mv) const {
 }
 
 int Translations::hops(int a, int b) const {
+  if (a / slice_chips_ != b / slice_chips_) return 1;  // one DCN route, whose latency the caller bounds
   int h = 0;
   for (std::size_t axis = 0; axis < shape_.size(); ++axis) {
     const int s = shape_[axis];
@@ -91,6 +103,7 @@ int Translations::link_rep(int link) const {
 }
 
 bool Translations::ties(int src, int dst) const {
+  if (src / slice_chips_ != dst / slice_chips_) return false;  // a DCN route has no way round to choose
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     const int s = size_[i], st = stride_[i];
     if (s % 2 != 0 || dcn_[i]) continue;  // a DCN route has no way round to choose

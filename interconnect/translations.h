@@ -10,6 +10,7 @@
 // twice (a route that crosses two links of one orbit) shares itself between
 // them. docs/interconnect.md, "Symmetric pods".
 #include <array>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,16 @@ struct Invariance {
 class Translations {
  public:
   Translations() = default;  // none: every chip stands for itself
-  // `axes`: axes that wrap: ICI axes of one slice, or DCN axes of a
-  // multislice pod (a slice shift; not both, so hosts move onto hosts).
+  // `axes`: axes that wrap: ICI axes (each slice's chips moved inside it)
+  // and DCN axes of a multislice pod (slice shifts). In a pod of several
+  // slices an ICI axis must move hosts onto hosts (hosts_move(); its stride
+  // a whole number of hosts), so that each host's NICs stand for their
+  // images' as each chip's links do.
   Translations(const Topology& topology, std::vector<int> axes);
+  // Whether a translation along `axis` moves every host onto a host: always
+  // on one slice (hosts matter only between slices), and on a DCN axis; an
+  // ICI axis whose chips one step apart lie a whole number of hosts apart.
+  static bool hosts_move(const Topology& topology, int axis);
 
   bool none() const { return axes_.empty(); }
   const std::vector<int>& axes() const { return axes_; }
@@ -60,11 +68,18 @@ class Translations {
   // of its source chip's orbit chip; a DCN server's (docs/interconnect.md,
   // "DCN") the same server of the orbit chip's own chip, host or slice.
   int link_rep(int link) const;
+  // How many of the pod's flows a simulated flow stands for on an orbit
+  // link: 1, except on a slice's fabric share under ICI axes, which every
+  // translation inside the slice leaves in place, so that all the flow's
+  // images under them (order of the ICI axes) cross it. The flow then
+  // weighs that much there (its share, bytes and busy time), as a route
+  // crossing two links of one orbit weighs 2 on their orbit link.
+  int weight(int link) const { return link >= fabric_base_ ? ici_order_ : 1; }
   // Whether the route src -> dst goes half way round one of the axes: the
   // tie is broken by the parity of the source's coordinate (Topology::route),
   // so the route's images are not the images' routes.
   bool ties(int src, int dst) const;
-  int hops(int a, int b) const;  // ICI hops between two chips of the slice
+  int hops(int a, int b) const;  // ICI hops between two chips of a slice; 1 (a DCN route) between slices
   // Whether every chip's schedule is its orbit chip's, moved: the same
   // steps, tags and moved peers, and counts up to Invariance::uneven_bytes.
   Invariance invariance(const CollectivePlan& plan) const;
@@ -77,6 +92,8 @@ class Translations {
   std::vector<bool> dcn_;  // per entry of axes_
   int ici_axes_ = 0;
   int order_ = 1;
+  int ici_order_ = 1;          // the product of the ICI axes' sizes among axes_
+  int fabric_base_ = INT_MAX;  // the first fabric server's id, where ICI axes leave it in place
   int chips_ = 0, hosts_ = 0, chips_per_host_ = 1, slice_chips_ = 1;
 };
 

@@ -33,8 +33,9 @@ namespace runtime {
 //
 // Symmetric pods: where the programs, peer tables and collective plans are
 // invariant under translations along wrapping axes (a data-parallel step
-// on a torus, the tensor and data axes of a 3D-parallel one), the network
-// simulates one chip per orbit, each standing for its images
+// on a torus, the tensor and data axes of a 3D-parallel one; on several
+// slices the slice shifts and the ICI axes that move hosts onto hosts),
+// the network simulates one chip per orbit, each standing for its images
 // (interconnect/translations.h), instead of every replica's traffic. A
 // route that is not invariant (half way round an even ring) makes it run
 // again without.

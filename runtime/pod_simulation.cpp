@@ -94,11 +94,11 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
 std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodProgram& pp) {
   std::vector<int> axes;
   const int n = topo.chips();
-  // With several slices, the DCN axes only (slice shifts): hosts then move
-  // onto hosts (Translations).
-  const bool slices = topo.slices() > 1;
-  for (int a = slices ? topo.ici_axes() : 0; a < (slices ? topo.axes() : topo.ici_axes()); ++a) {
-    if (!topo.wraps(a)) continue;
+  // With several slices, the DCN axes (slice shifts) and the ICI axes that
+  // move hosts onto hosts (Translations::hosts_move): an ICI axis along
+  // which a host's chips lie (x, with 4 or 8 chips per host) does not.
+  for (int a = 0; a < topo.axes(); ++a) {
+    if (!topo.wraps(a) || !interconnect::Translations::hosts_move(topo, a)) continue;
     const interconnect::Translations step(topo, {a});
     const int one_up = topo.neighbor(0, a, +1);
     bool same = true;
@@ -405,22 +405,9 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // With translations, a chip's collectives are its orbit chip's images: up
   // to the uneven bytes' link and reduction time apart from its own.
   if (!translations_.none()) {
-    // Uneven bytes between slices cross the slowest DCN server (a host's
-    // PCIe, its NICs, or its share of an oversubscribed fabric core) and
-    // wait for a DCN message's latency instead of an ICI hop's.
-    const interconnect::LinkConfig& link = config_.network.link;
-    double bandwidth = link.bandwidth, latency = link.latency;
-    if (topology_.slices() > 1) {
-      bandwidth = std::min(
-          {bandwidth, link.dcn.host_bandwidth, link.dcn.nic_bandwidth / std::max(1.0, link.dcn.oversubscription)});
-      latency = std::max(latency, link.dcn.latency);
-    }
-    const double ps_per_byte =
-        sim::kPsPerSecond / bandwidth + interconnect::reducer_ps_per_byte(config_.network.reduction);
-    const double ps_per_hop = latency * sim::kPsPerSecond;
     for (const interconnect::Invariance& u : uneven_)
-      check.spread_ps += static_cast<std::uint64_t>(std::ceil(static_cast<double>(u.uneven_bytes) * ps_per_byte +
-                                                              static_cast<double>(u.uneven_hops) * ps_per_hop));
+      check.spread_ps += static_cast<std::uint64_t>(
+          std::ceil(interconnect::uneven_ps(u, topology_, config_.network.link, config_.network.reduction)));
   }
   // What contention cost a representative's reductions its replicas did not
   // pay (they reduce on the calendar): had they paid it too, their

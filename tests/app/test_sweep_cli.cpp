@@ -265,6 +265,17 @@ TEST_CASE("sweep --dry-run checks and lists every point", "[app][sweep]") {
   CHECK(r.output.find("13 points") != std::string::npos);
   CHECK(r.output.find("p012  4096 chips") != std::string::npos);
   CHECK(r.output.find("--set mesh.data=4096") != std::string::npos);
+  // Issue 15's sweep: MaxText 16B on 1 to 32 v5e-256 slices, 6 sequences
+  // per chip (weak scaling), every point a valid experiment.
+  auto slices = run_tpusim("sweep configs/sweeps/maxtext-16b-v5e-slices.yaml --dry-run");
+  INFO(slices.output);
+  CHECK(slices.status == 0);
+  CHECK(slices.output.find("6 points") != std::string::npos);
+  CHECK(slices.output.find("all valid") != std::string::npos);
+  CHECK(slices.output.find("p000  256 chips  --set pod.slices=1 --set workload.global_batch=1536") !=
+        std::string::npos);
+  CHECK(slices.output.find("p005  8192 chips  --set pod.slices=32 --set workload.global_batch=49152") !=
+        std::string::npos);
 }
 
 TEST_CASE("sweep under mpirun -np 2 writes what one process writes", "[app][sweep][mpi]") {

@@ -369,6 +369,108 @@ TEST_CASE("replicas: slices that run different programs are not folded, each sli
   CHECK(one["result"]["dcn"]["bytes"].get<double>() > 0);  // the stages' messages cross DCN
 }
 
+namespace {
+
+// PaLM's layout (configs/experiments/train-palm-540b-v4-2x3072.yaml) in
+// miniature: two slices of a 4x4 torus joined by DCN, tensor parallelism
+// with sequence-sharded activations over x, fully sharded data parallelism
+// over y, data parallelism across the slices; a 2-layer Transformer at
+// kernel fidelity.
+std::vector<std::string> mini_palm(const std::string& chip) {
+  return {"chip=" + chip,
+          "pod={slices: 2, slice: {topology: torus2d, shape: [4, 4], wraparound: true}, dcn_axes: [pods]}",
+          "mesh={model: 4, fsdp: 4, pods: 2}",
+          "workload.parallelism={data: pods, fsdp: fsdp, tensor: model, sequence: true}",
+          "workload.remat=full",
+          "workload.model.layers=2",
+          "workload.global_batch=16"};
+}
+
+// Folded against every chip simulated: the step, each chip's end, the
+// bytes of each network (ICI per chip, DCN, HBM) and each chip's memory.
+void check_multislice_fold(const std::vector<std::string>& sets, const std::vector<std::string>& symmetric) {
+  const std::string config = "/configs/experiments/train-dp-v4.yaml";
+  const nlohmann::json one = run(config, sets, "auto");
+  const nlohmann::json all = run(config, sets, "all");
+  CHECK(one["simulator"]["symmetric_axes"].get<std::vector<std::string>>() == symmetric);
+  CHECK(one["simulator"]["replicas"] == "one per group");
+  CHECK(one["simulator"]["chips_simulated"] == 1);
+  CHECK(all["simulator"]["chips_simulated"] == 32);
+  CHECK(all["simulator"]["symmetric_axes"].empty());
+  const double spread = one["simulator"]["replica_spread_s"];
+  const double a = one["result"]["step_time_s"], b = all["result"]["step_time_s"];
+  INFO("folded " << a << " s, every chip " << b << " s, spread " << spread << " s");
+  CHECK(std::abs(a - b) <= spread + 1e-12);
+  CHECK(spread <= 1e-2 * b);
+  // Each simulated message stands for its orbit's (docs/interconnect.md,
+  // "Symmetric pods"): as many carried, orbit-size times fewer simulated.
+  const double order = symmetric.size() == 1 ? 2 : 8;  // dcn0; y (4) x dcn0 (2)
+  CHECK(one["stats"]["network"]["messages"] == all["stats"]["network"]["messages"]);
+  CHECK(one["simulator"]["messages"].get<double>() * order <= all["simulator"]["messages"].get<double>());
+  // Bytes per network: a chip's are its orbit chip's, exact where chunks
+  // divide evenly, else an element more or less per collective step
+  // (interconnect/translations.h): at most 1e-6 here.
+  for (const char* key : {"hbm_bytes", "ici_bytes"}) {
+    INFO(key);
+    CHECK(one["result"][key].get<double>() == Approx(all["result"][key].get<double>()).epsilon(1e-6));
+  }
+  CHECK(one["result"]["flops"] == all["result"]["flops"]);
+  CHECK(one["result"]["dcn"]["bytes"].get<double>() > 0);
+  CHECK(one["result"]["dcn"]["bytes"].get<double>() ==
+        Approx(all["result"]["dcn"]["bytes"].get<double>()).epsilon(1e-6));
+  CHECK(std::abs(one["result"]["dcn"]["time_s"].get<double>() - all["result"]["dcn"]["time_s"].get<double>()) <=
+        spread + 1e-12);
+  CHECK(one["result"]["dcn"]["nic_busy_max_s"].get<double>() ==
+        Approx(all["result"]["dcn"]["nic_busy_max_s"].get<double>()).epsilon(1e-6));
+  CHECK(one["result"]["memory"] == all["result"]["memory"]);
+  REQUIRE(one["per_chip"].size() == all["per_chip"].size());
+  for (std::size_t c = 0; c < one["per_chip"].size(); ++c) {
+    INFO("chip " << c);
+    const nlohmann::json &p = one["per_chip"][c], &q = all["per_chip"][c];
+    CHECK(p["memory"] == q["memory"]);
+    for (const char* key : {"ici_bytes_out", "ici_bytes_in", "hbm_bytes"})
+      CHECK(p[key].get<double>() == Approx(q[key].get<double>()).epsilon(1e-6));
+    CHECK(std::abs(p["end_s"].get<double>() - q["end_s"].get<double>()) <= spread + 1e-12);
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "replicas: multislice-ici-symmetry, ICI axes inside the slices fold with the slice shift where hosts move "
+    "onto hosts, and give what every chip gives",
+    "[workloads][replicas][dcn]") {
+  SECTION("v4, hosts of 4 chips (an x row): y and the slice shift fold") {
+    check_multislice_fold(mini_palm("tpu-v4"), {"y", "dcn0"});
+  }
+  SECTION("the same with the fabric core oversubscribed 4 times: it binds, each flow weighs its 4 y images there") {
+    std::vector<std::string> sets = mini_palm("tpu-v4");
+    sets[1] =
+        "pod={slices: 2, slice: {topology: torus2d, shape: [4, 4], wraparound: true}, dcn_axes: [pods], "
+        "dcn: {oversubscription: 4}}";
+    check_multislice_fold(sets, {"y", "dcn0"});
+  }
+  SECTION("v5e, hosts of 8 chips (two x rows): refused on y, the slice shift alone folds") {
+    check_multislice_fold(mini_palm("tpu-v5e"), {"dcn0"});
+  }
+}
+
+TEST_CASE("replicas: multislice-ici-symmetry, an ICI axis whose chips run different programs is not folded",
+          "[workloads][replicas][dcn]") {
+  // Pipeline stages along y of each slice: y is no symmetry (its chips run
+  // different stages), x moves a host's chips onto other hosts' (v4: an x
+  // row is a host); the slice shift alone folds, one chip per stage.
+  const std::vector<std::string> sets = {
+      "pod={slices: 2, slice: {topology: torus2d, shape: [4, 4], wraparound: true}, dcn_axes: [replica]}",
+      "mesh={data: 4, pipe: 4, replica: 2}",
+      "workload.model={type: mlp, widths: [1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024]}",
+      "workload.global_batch=1024",
+      "workload.parallelism={data: [data, replica], pipeline: pipe, microbatches: 8}",
+      "workload.optimizer=sgd",
+      "fidelity=tile"};
+  check_pipeline_replicas("/configs/experiments/train-pp-v4.yaml", sets, 4, {"dcn0"});
+}
+
 TEST_CASE("replicas: a replicated pipeline's bubble still matches (p-1)/(m+p-1)", "[workloads][replicas]") {
   // 4 uniform stages (8 dense layers of 1024 each), 8 microbatches, links so
   // fast that communication is negligible: as tests/workloads/train's

@@ -215,3 +215,21 @@ TEST_CASE("fsdp moves BF16 whatever the weights are stored in, data parallelism 
   const auto dp = run(small_gpt("dp-fp32", "{data: 4}", "{data: data}"), {"workload.precision={params: float32}"});
   CHECK(dp["per_chip"][0]["ici_bytes_out"].get<double>() == 2 * 4 * kParams * 3 / 4);  // 2 W (N-1)/N, W in float32
 }
+
+TEST_CASE("PaLM 540B on two v4 pods of 3072 fits in HBM and folds to one chip's messages per x row",
+          "[workloads][train][fsdp][dcn]") {
+  // configs/experiments/train-palm-540b-v4-2x3072.yaml (issue 15): PaLM's
+  // 540.35 B parameters (Chowdhery et al. 2022, Table 1), 12-way model x
+  // 256-way fsdp inside each pod, data parallelism over DCN.
+  const auto r = run(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/train-palm-540b-v4-2x3072.yaml");
+  CHECK(r["result"]["model"]["params"].get<double>() == Approx(540.35e9).epsilon(1e-4));
+  CHECK(r["pod"]["chips"] == 6144);
+  CHECK(r["pod"]["slices"] == 2);
+  CHECK(r["result"]["memory"]["fits"] == true);
+  // Folded along y, z and the pods (x holds a v4 host's 4 chips): one chip
+  // simulated, every message standing for its 512 images.
+  CHECK(r["simulator"]["symmetric_axes"].get<std::vector<std::string>>() == std::vector<std::string>{"y", "z", "dcn0"});
+  CHECK(r["simulator"]["chips_simulated"] == 1);
+  CHECK(r["simulator"]["replicas"] == "one per group");
+  CHECK(r["result"]["dcn"]["bytes"].get<double>() > 0);
+}
