@@ -366,6 +366,14 @@ LayerSpec loss_layer(const Dims& d) {
   return l;
 }
 
+// What an inference pass keeps of a training layer: its forward work.
+void forward_only(LayerSpec& l) {
+  l.backward.clear();
+  l.elementwise_bwd.clear();
+  l.stash.clear();
+  l.input_grad_bytes = 0;
+}
+
 }  // namespace
 
 ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
@@ -393,6 +401,53 @@ ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
   for (std::uint64_t i = 0; i < cfg.layers; ++i) m.layers.push_back(block_layer(i, d, shape));
   m.layers.push_back(output_layer(d, cfg.tied_embeddings));
   m.layers.push_back(loss_layer(d));
+  return m;
+}
+
+ModelSpec build_transformer_prefill(const TransformerConfig& cfg, std::uint64_t batch) {
+  ModelSpec m = build_transformer(cfg, batch);
+  m.layers.pop_back();  // the loss
+  for (LayerSpec& l : m.layers) forward_only(l);
+  LayerSpec& out = m.layers.back();
+  for (MatmulSpec& mm : out.forward)
+    if (mm.name == "output.logits") mm.m = batch;  // the last token of each sequence
+  out.output_bytes = checked_mul(batch, cfg.vocab, kBf16Bytes, "bytes");
+  return m;
+}
+
+ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context) {
+  if (context == 0) throw std::invalid_argument("build_transformer_decode: context must be >= 1");
+  TransformerConfig one = cfg;
+  one.seq_len = 1;
+  ModelSpec m = build_transformer(one, batch);
+  m.layers.pop_back();  // the loss
+  const std::uint64_t group = cfg.heads / cfg.kv();
+  const std::uint64_t instances = checked_mul(batch, cfg.kv(), "batch x kv_heads");
+  const std::uint64_t keys = checked_mul(instances, context, "cached keys");
+  const std::uint64_t scores = checked_mul(keys, group, "attention scores");
+  const bool flash = cfg.attention == "flash";
+  for (LayerSpec& l : m.layers) {
+    forward_only(l);
+    for (MatmulSpec& mm : l.forward) {
+      if (mm.kind == MatmulKind::linear) continue;
+      // scores = q_group (group x H) K^T (H x context), context = P (group x context) V (context x H),
+      // per sequence and kv head; a decode query sees every cached key (no mask).
+      const bool score = mm.kind == MatmulKind::attention_score;
+      mm.count = 1;
+      mm.m = group;
+      mm.k = score ? cfg.head_dim : context;
+      mm.n = score ? keys : checked_mul(instances, cfg.head_dim, "attention outputs");
+      mm.tp_split = Dim::n;
+      mm.causal = Causal::none;
+      mm.out_on_chip = flash && score;
+      mm.a_on_chip = flash && !score;
+    }
+    for (ElementwiseSpec& e : l.elementwise_fwd)
+      if (e.op == ElementwiseOp::softmax) {
+        e.bytes = e.bytes / e.elements * scores;
+        e.elements = scores;
+      }
+  }
   return m;
 }
 

@@ -46,4 +46,23 @@ struct TransformerConfig {
 // size, an unknown mlp variant or batch 0.
 ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch);
 
+// Inference (docs/serving.md): forward passes only, no loss, no backward
+// ops, nothing stashed.
+// The prompt's forward pass (prefill) of `batch` sequences of cfg.seq_len
+// tokens: build_transformer's layers up to the logits, which are computed
+// for each sequence's last token only (the one the next token is sampled
+// from). Each block's K and V projections write the KV cache.
+ModelSpec build_transformer_prefill(const TransformerConfig& cfg, std::uint64_t batch);
+// One decode step: a new token for each of `batch` sequences whose KV caches
+// hold `context` tokens, this step's included. The linear layers are
+// batch-row matmuls that read every weight once; each block's attention
+// reads every sequence's cached K and V once. The batch x kv_heads
+// instances of the query group's (heads / kv_heads rows) product with its
+// own K (or V) are folded along n, one matmul of n = instances x context
+// (for P V: instances x head_dim): its B operand is exactly the cache's
+// bytes, and a weight-stationary array loads the same tiles the instances
+// would load one after another; its split by tensor parallelism divides
+// the kv heads.
+ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context);
+
 }  // namespace models

@@ -222,6 +222,40 @@ void add_train(json& res, const TrainSection& t) {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
 }
 
+json to_json(const InferenceStep& s) {
+  return {{"step_s", s.step_s},
+          {"flops", s.flops},
+          {"hbm_bytes", s.hbm_bytes},
+          {"weights_bytes", s.weights_bytes},
+          {"kv_bytes", s.kv_bytes},
+          {"split",
+           {{"weights_s", s.weights_s},
+            {"kv_s", s.kv_s},
+            {"compute_s", s.compute_s},
+            {"communication_s", s.communication_s}}},
+          {"bound", s.bound}};
+}
+
+json to_json(const InferenceSection& i) {
+  return {{"phase", i.phase},
+          {"batch", i.batch},
+          {"prompt_len", i.prompt_len},
+          {"decode_len", i.decode_len},
+          {"decode_context", i.decode_context},
+          {"dtype", {{"weights", i.weights_dtype}, {"kv_cache", i.kv_cache_dtype}}},
+          {"parallelism", {{"data", to_json(i.data)}, {"tensor", to_json(i.tensor)}}},
+          {"ttft_s", or_null(i.ttft_s)},
+          {"tpot_s", or_null(i.tpot_s)},
+          {"tokens_per_s", i.tokens_per_s},
+          {"tokens_per_s_per_chip", i.tokens_per_s_per_chip},
+          {"weights_bytes", i.weights_bytes},
+          {"kv_cache_bytes", i.kv_cache_bytes},
+          {"kv_cache_bytes_per_token", i.kv_cache_bytes_per_token},
+          {"max_batch_that_fits", i.max_batch_that_fits},
+          {"prefill", i.prefill ? to_json(*i.prefill) : json(nullptr)},
+          {"decode", i.decode ? to_json(*i.decode) : json(nullptr)}};
+}
+
 json to_json(const Result& r) {
   json j = {{"step_time_s", r.step_time_s},
             {"cycles", r.cycles},
@@ -256,6 +290,7 @@ json to_json(const Result& r) {
   if (r.sharding) j["sharding"] = to_json(*r.sharding);
   if (r.synthetic) j["synthetic"] = to_json(*r.synthetic);
   if (r.train) add_train(j, *r.train);
+  if (r.inference) j["inference"] = to_json(*r.inference);
   if (r.conv) j["conv"] = to_json(*r.conv);
   if (r.scalesim) j["scalesim"] = to_json(*r.scalesim);
   if (r.links) j["links"] = {{"utilization_max", r.links->max}, {"utilization_mean", r.links->mean}};

@@ -134,6 +134,27 @@ struct TrainSection {
   std::uint64_t model_layers = 0, seq_len = 0;
 };
 
+// kind: inference (docs/serving.md): one simulated step of a phase, and the
+// roofline terms it is split into (per chip, at the chip's HBM bandwidth
+// and its peak for the weights' format) with the largest named.
+struct InferenceStep {
+  double step_s = 0, flops = 0, hbm_bytes = 0;  // flops, hbm_bytes: per chip (measured)
+  double weights_bytes = 0, kv_bytes = 0;       // per chip: weights read, KV cache read (decode) or written (prefill)
+  double weights_s = 0, kv_s = 0, compute_s = 0, communication_s = 0;
+  std::string bound;  // memory | compute | communication
+};
+
+struct InferenceSection {
+  std::string phase, weights_dtype, kv_cache_dtype;
+  std::uint64_t batch = 0, prompt_len = 0, decode_len = 0, decode_context = 0;
+  TrainSection::Axes data, tensor;
+  std::optional<double> ttft_s, tpot_s;
+  double tokens_per_s = 0, tokens_per_s_per_chip = 0;
+  std::uint64_t weights_bytes = 0, kv_cache_bytes = 0, kv_cache_bytes_per_token = 0;  // per chip, whole model
+  std::uint64_t max_batch_that_fits = 0;
+  std::optional<InferenceStep> prefill, decode;
+};
+
 // One layer of `tpusim scalesim` (docs/scalesim.md): its GEMM after
 // im2col, its folds, cycles and SCALE-Sim's report columns.
 struct ScaleSimLayerRecord {
@@ -224,6 +245,7 @@ struct Result {
   std::optional<ShardingSection> sharding;
   std::optional<SyntheticSection> synthetic;
   std::optional<TrainSection> train;
+  std::optional<InferenceSection> inference;
   std::optional<ConvSection> conv;
   std::optional<ScaleSimSection> scalesim;
   std::optional<LinkUtilization> links;

@@ -1,5 +1,6 @@
 #include "workloads/collective_workload.h"
 #include "workloads/conv_workload.h"
+#include "workloads/inference/workload.h"
 #include "workloads/matmul_workload.h"
 #include "workloads/sharding/workload.h"
 #include "workloads/synthetic_workload.h"
@@ -18,6 +19,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
        sharded_matmul_params},
       {"train", "one training step: data, tensor and pipeline parallelism", load_train_workload,
        [] { return train_params().describe(); }},
+      {"inference", "serving a Transformer: prefill and decode steps with a KV cache, tensor parallelism",
+       load_inference_workload, [] { return inference_params().describe(); }},
       {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload,
        [] { return synthetic_params().describe(); }},
       {"conv", "convolution layers in order on one chip, each an im2col matmul", load_conv_workload,

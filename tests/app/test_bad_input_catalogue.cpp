@@ -135,6 +135,9 @@ const BadCase kCases[] = {
      "", "",
      "does not fit in host memory: chip 0 offloads 192.2 GiB of activations (remat: offload), its share of "
      "the host's DRAM is 104.3 GiB (host.memory 417.2 GiB over 4 chips)"},
+    {"a KV cache that does not fit in HBM", "run tests/data/bad/inference_oom.yaml", 3, "", "",
+     "does not fit in HBM: each chip needs 64.2 GiB of 16.0 GiB: weights 189.0 MiB, KV cache 64.0 GiB (4096 "
+     "sequences x 2048 tokens of model.seq_len x 8192 B). The largest batch that fits is 1012 (workload.batch)"},
     {"matmul operands that do not fit in HBM", "run tests/data/bad/matmul_oom.yaml", 3, "", "",
      "does not fit: A, B and C need 25.8 GB of HBM but teach-8x8 has 1.07 GB"},
     // --set overrides.
@@ -303,6 +306,22 @@ const BadCase kCases[] = {
     {"a misspelt training key", "run tests/data/bad/train_unknown_key.yaml", 2,
      "tests/data/bad/train_unknown_key.yaml:9:3:", "workload.optimiser:",
      "unknown key 'optimiser'; did you mean 'optimizer'?"},
+    // kind: inference.
+    {"a prompt and decode longer than the model's context window", "run tests/data/bad/inference_context.yaml", 2,
+     "tests/data/bad/inference_context.yaml:8:15:", "workload.decode_len:",
+     "prompt_len 2048 + decode_len 128 tokens exceed the model's context window (model.seq_len 2048)"},
+    {"key/value heads that tensor parallelism cannot split", "run tests/data/bad/inference_kv_heads.yaml", 2,
+     "tests/data/bad/inference_kv_heads.yaml:7:88:", "workload.model.kv_heads:",
+     "1 key/value heads do not split over tensor parallelism of 8"},
+    {"expert parallelism for a model without experts", "run tests/data/bad/inference_expert.yaml", 2,
+     "tests/data/bad/inference_expert.yaml:11:25:", "workload.parallelism.expert:",
+     "tpusim's models have no experts yet"},
+    {"int8 weights on a chip without int8 matmuls", "run tests/data/bad/inference_int8_chip_lacks.yaml", 2,
+     "tests/data/bad/inference_int8_chip_lacks.yaml:9:20:", "workload.dtype.weights:",
+     "tpu-v2 has no int8 matmuls; its formats: bf16"},
+    {"a misspelt inference key", "run tests/data/bad/inference_unknown_key.yaml", 2,
+     "tests/data/bad/inference_unknown_key.yaml:7:3:", "workload.prompt_length:",
+     "unknown key 'prompt_length'; did you mean 'prompt_len'?"},
     // kind: sharded_matmul.
     {"a word where the collective matmul flag goes", "run tests/data/bad/shard_bool_type.yaml", 2,
      "tests/data/bad/shard_bool_type.yaml:11:22:", "workload.collective_matmul:",

@@ -113,6 +113,17 @@ const Probe kProbes[] = {
      "chip: tpu-v5e\n"
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 8192, d_ff: 32768, heads: 64,\n"
      "           head_dim: 128, seq_len: 128, vocab: 4096}, global_batch: 1, simulate_anyway: true}\n"},
+    {"inference", "inference", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {model: 2, data: 2}\n"
+     "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
+     "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 8, prompt_len: 128, decode_len: 32,\n"
+     "           parallelism: {data: data, tensor: model}}\n"},
+    // A 64 GiB KV cache beside the weights on one 16 GiB v5e: does not fit, run anyway.
+    {"inference-over-hbm", "inference", false,
+     "chip: tpu-v5e\n"
+     "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 1024, d_ff: 4096, heads: 8,\n"
+     "           head_dim: 128, seq_len: 2048, vocab: 4096}, batch: 4096, prompt_len: 1024, decode_len: 1024,\n"
+     "           phase: decode, simulate_anyway: true}\n"},
     {"synthetic", "synthetic", false,
      "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\n"
      "workload: {kind: synthetic, serial_fraction: 0.1, units: 40, unit: {m: 512, k: 512, n: 512},\n"

@@ -29,8 +29,11 @@ using Deps = std::vector<std::uint32_t>;
 // weight gradient X^T dY, stays bf16 unless quantization_local_shard_count
 // is set: docs/calibration.md#number-formats). Attention's activation x
 // activation matmuls stay bf16.
-bool quantized(const models::MatmulSpec& mm) {
-  return mm.kind == models::MatmulKind::linear && !mm.weight.empty() && mm.pass != models::Pass::backward_weight;
+// Inference (build_forward_program) picks which of the two kinds run in its
+// 8-bit format: the linear ones (weights) and the attention ones (KV cache).
+bool quantized(const models::MatmulSpec& mm, const QuantizedMatmuls& q) {
+  if (mm.kind != models::MatmulKind::linear) return q.attention;
+  return q.linear && !mm.weight.empty() && mm.pass != models::Pass::backward_weight;
 }
 
 std::string axes_text(const std::vector<std::string>& axes) {
@@ -76,6 +79,7 @@ struct Context {
   const models::ModelSpec& model;
   kernels::MatmulPrograms& matmuls;
   CollectiveRegistry& collectives;
+  QuantizedMatmuls quantize;
   std::uint32_t tp() const { return spec.parallelism.tensor.degree; }
 };
 
@@ -191,8 +195,9 @@ class LayerPass {
       // Flash attention's fused matmuls: m is a sequence axis of each of
       // them (queries or keys), the triangle's side.
       const kernels::MatmulFusion fusion{mm->a_on_chip, mm->out_on_chip, mm->causal, l.m};
-      sinks_[i] = kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(*mm)), deps,
-                                          " [" + label + "]");
+      sinks_[i] = kernels::append_program(
+          prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(*mm, ctx_.quantize)), deps,
+          " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
       const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
@@ -736,7 +741,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
-  const Context ctx{exp, spec, micro, matmuls, collectives};
+  const Context ctx{exp, spec, micro, matmuls, collectives, {}};
   // A chip's program depends on nothing but the model and its stage
   // (collectives are named by stage and layer, pipeline peers by place,
   // never by chip), so the data- and tensor-parallel ranks of a stage share
@@ -759,6 +764,21 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
     if (stages > 1) out.pod.peers[c] = peer_table(layout, tied, c);
   }
   return out;
+}
+
+ForwardProgram build_forward_program(const Experiment& exp, const TrainSpec& spec, const models::ModelSpec& model,
+                                     QuantizedMatmuls quantize) {
+  TrainProgram out;
+  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
+  out.chip = matmuls.simulated_chip();
+  CollectiveRegistry collectives(out);
+  const Context ctx{exp, spec, model, matmuls, collectives, quantize};
+  hw::Program prog;
+  Deps x;
+  for (const models::LayerSpec& layer : model.layers) x = LayerPass(ctx, prog, 0, layer, false, "F", x).build().all();
+  const std::uint32_t program = out.pod.add_program(std::move(prog));
+  out.pod.program_of.assign(exp.pod.devices(), program);
+  return {std::move(out.pod), std::move(out.chip)};
 }
 
 }  // namespace workloads

@@ -98,9 +98,28 @@ struct TrainProgram {
   hw::ChipConfig chip;
 };
 
+// Which matmuls run in the step's 8-bit format (precision.matmul, when it
+// is not bf16): a linear layer's forward and input-gradient matmuls, as
+// training quantizes them, and (inference with an 8-bit KV cache) the
+// attention matmuls, whose K and V operands are the cache.
+struct QuantizedMatmuls {
+  bool linear = true, attention = false;
+};
+
 // `micro` is the model built for one microbatch.
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
                                  const models::ModelSpec& micro);
+
+// The forward pass of `model` alone, the same program on every chip: its
+// tensor-parallel all-reduces over spec.parallelism.tensor, nothing else
+// (no pipeline, backward or optimizer). What an inference step runs
+// (workloads/inference/); the chip as TrainProgram::chip.
+struct ForwardProgram {
+  runtime::PodProgram pod;
+  hw::ChipConfig chip;
+};
+ForwardProgram build_forward_program(const Experiment& exp, const TrainSpec& spec, const models::ModelSpec& model,
+                                     QuantizedMatmuls quantize);
 
 // Parameters a stage's layer keeps and updates: its own, plus (with tied
 // embeddings on a later stage than the embedding) a copy of the table its

@@ -49,9 +49,11 @@ bool is_degree(const sim::YamlNode& n) {
   return n.is_scalar() && !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+}  // namespace
+
 // `parallelism.data` (or tensor, pipeline) as written: mesh axis names, or
 // (no names) a degree.
-void read_axes(const sim::YamlNode& n, ParallelAxes& out) {
+void read_parallel_axes(const sim::YamlNode& n, ParallelAxes& out) {
   out.axes.clear();
   out.degree = 1;
   if (is_degree(n)) {
@@ -68,7 +70,8 @@ void read_axes(const sim::YamlNode& n, ParallelAxes& out) {
 // used exactly once (so the degrees multiply to the chip count). `out` holds
 // what the table read (names, or a degree); it ends with the axes and the
 // product of their sizes.
-void resolve_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshAxes& mesh, TrainParallelism& out) {
+void resolve_parallel_axes(const sim::YamlNode& par, const sim::YamlNode& where, const MeshAxes& mesh,
+                           TrainParallelism& out) {
   const TrainParallelism asked = out;
   std::map<std::string, const char*> used_by;  // axis -> parallelism
   for (const auto& k : kParallelisms) out.*k.field = ParallelAxes{};
@@ -142,6 +145,8 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
       node.fail(std::to_string(size) + " does not split evenly over tensor parallelism of " + std::to_string(tp));
 }
 
+namespace {
+
 // The keys of `model:`, for the documentation: `type`, then the keys of
 // each type, marked with it.
 nlohmann::json model_keys() {
@@ -196,19 +201,19 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
     sim::Doc other = axes;
     other.def = "1 (none)";
     p.custom("data", data, "data parallelism: replicas of the model, each on its share of the batch",
-             [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.data); })
+             [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.data); })
         .custom("fsdp", other,
                 "fully sharded data parallelism (ZeRO-3): replicas on their shares of the batch, with parameters, "
                 "gradients and optimizer state sharded over these axes",
-                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.fsdp); })
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.fsdp); })
         .custom("tensor", other, "tensor (Megatron) parallelism: attention heads and MLP widths split",
-                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.tensor); })
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.tensor); })
         .custom("pipeline", other, "pipeline parallelism: consecutive layers on consecutive stages",
-                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.pipeline); })
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.pipeline); })
         .custom("context", other,
                 "context parallelism (ring attention): each chip holds 1/N of every sequence; key/value blocks "
                 "pass around these axes, each transfer under the attention of the block before",
-                [](const sim::YamlNode& n, TrainParallelism& out) { read_axes(n, out.context); })
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.context); })
         .integer<std::uint32_t>("microbatches", &TrainParallelism::microbatches, "", 1, sim::between(1, 65536),
                                 "microbatches per replica and step (they must divide its batch)")
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
@@ -357,7 +362,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   const sim::YamlNode gb = node["global_batch"];
   const sim::YamlNode par = node["parallelism"];
   TrainParallelism& p = spec.parallelism;
-  resolve_axes(par, par.present() ? par : node, exp.mesh, p);
+  resolve_parallel_axes(par, par.present() ? par : node, exp.mesh, p);
 
   const std::string shards = p.fsdp.degree > 1 ? "data x fsdp parallelism of " + std::to_string(p.data.degree) + " x " +
                                                      std::to_string(p.fsdp.degree)

@@ -138,6 +138,17 @@ const sim::ParamTable<TrainSpec>& train_params();
 const sim::ParamTable<TrainParallelism>& parallelism_params();
 const sim::ParamTable<Precision>& precision_params();
 
+// Shared with kind: inference (workloads/inference/spec.h).
+// `parallelism.data` (or tensor, ...) as written: mesh axis names, or a degree.
+void read_parallel_axes(const sim::YamlNode& n, ParallelAxes& out);
+// The mesh axes each parallelism of `out` runs over, every mesh axis of
+// more than one chip used by exactly one (errors located at `par`'s keys,
+// or at `where` without `par`); no `par`: data parallelism over the mesh.
+void resolve_parallel_axes(const sim::YamlNode& par, const sim::YamlNode& where,
+                           const std::vector<std::pair<std::string, std::uint32_t>>& mesh, TrainParallelism& out);
+// The model sizes tensor parallelism of `tp` splits divide evenly (located at `model`'s keys).
+void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& cfg, std::uint32_t tp);
+
 // Validates against the experiment's mesh; throws sim::ConfigError located
 // at the offending key.
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp);

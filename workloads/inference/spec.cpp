@@ -1,0 +1,166 @@
+#include "workloads/inference/spec.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "workloads/experiment.h"
+
+namespace workloads {
+
+namespace {
+
+// Sizes up to 2^24 tokens or sequences, as global_batch.
+const sim::Range kTokens = sim::between(1, 1 << 24);
+
+const sim::ParamTable<TrainParallelism>& inference_parallelism_params() {
+  static const sim::ParamTable<TrainParallelism> t = [] {
+    sim::ParamTable<TrainParallelism> p("parallelism",
+                                        "how the chips share the batch and the model: mesh axes for data and tensor "
+                                        "parallelism, each mesh axis of more than one chip used exactly once");
+    const sim::Doc axes{"mesh axis name, list of names, or degree", "", "1 (none)", "a degree between 1 and 65536"};
+    sim::Doc data = axes;
+    data.def = "every mesh axis tensor leaves (all of them without parallelism:)";
+    p.custom("data", data, "data parallelism: replicas of the model, each serving its share of the batch",
+             [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.data); })
+        .custom("tensor", axes,
+                "tensor (Megatron) parallelism: attention heads, KV heads and MLP widths split; two all-reduces "
+                "of the activations per Transformer block",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.tensor); })
+        .allow("expert");  // planned: load_inference_spec says so, located
+    return p;
+  }();
+  return t;
+}
+
+const sim::ParamTable<InferenceDtypes>& dtype_params() {
+  static const sim::ParamTable<InferenceDtypes> t = [] {
+    sim::ParamTable<InferenceDtypes> p("dtype", "number formats of what serving keeps in HBM");
+    p.enumeration("weights", &InferenceDtypes::weights, hw::number_format_names(), hw::NumberFormat::bf16,
+                  "the weights as stored and read every step; an 8-bit format runs the linear layers' matmuls at "
+                  "its MAC rate with one-byte operands (a format the chip lacks is refused)")
+        .enumeration("kv_cache", &InferenceDtypes::kv_cache, hw::number_format_names(), hw::NumberFormat::bf16,
+                     "the KV cache's elements; an 8-bit format halves its bytes and runs the attention matmuls "
+                     "that read it at the format's rate");
+    return p;
+  }();
+  return t;
+}
+
+// The models the run builds, built once here so that a size they reject is
+// a located error before anything runs.
+void check_models(const sim::YamlNode& node, const InferenceSpec& spec) {
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  try {
+    models::TransformerConfig prompt = cfg;
+    prompt.seq_len = spec.prompt_len;
+    if (spec.prefill()) models::build_transformer_prefill(prompt, spec.replica_batch());
+    if (spec.decode()) models::build_transformer_decode(cfg, spec.replica_batch(), spec.decode_context());
+  } catch (const std::invalid_argument& e) {
+    node["model"].fail(e.what());
+  } catch (const std::overflow_error& e) {
+    node["model"].fail(std::string(e.what()) + " (with " + std::to_string(spec.replica_batch()) +
+                       " sequences per replica)");
+  }
+}
+
+}  // namespace
+
+const sim::EnumNames<InferencePhase>& inference_phase_names() {
+  static const sim::EnumNames<InferencePhase> names(
+      "inference phase", {{InferencePhase::prefill, "prefill", "the prompts' forward pass, writing the KV cache"},
+                          {InferencePhase::decode, "decode", "the mean decode step: one token per sequence"},
+                          {InferencePhase::both, "both", "prefill, then decode_len decode steps"}});
+  return names;
+}
+
+const char* to_string(InferencePhase p) { return inference_phase_names().name(p); }
+
+TrainSpec InferenceSpec::forward_spec() const {
+  TrainSpec t;
+  t.model = model;
+  t.parallelism = parallelism;
+  t.precision.matmul = matmul_format();
+  return t;
+}
+
+std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp) {
+  return 2 * cfg.layers * (cfg.kv() / tp) * cfg.head_dim * hw::element_bytes(kv);
+}
+
+const sim::ParamTable<InferenceSpec>& inference_params() {
+  static const sim::ParamTable<InferenceSpec> t = [] {
+    sim::ParamTable<InferenceSpec> p("workload.inference",
+                                     "serving a decoder Transformer: the prompts' prefill and the decode steps, "
+                                     "with a KV cache");
+    p.custom(
+         "model", {"mapping", "", "", ""},
+         "the model, {type: transformer, ...} as kind: train's; its seq_len is the context window each "
+         "sequence's KV cache is allocated for (a static cache), which prompt_len + decode_len must not exceed",
+         [](const sim::YamlNode& n, InferenceSpec& spec) { spec.model = models::load_model(n); }, true,
+         [] { return models::transformer_params().describe(); })
+        .integer<std::uint64_t>("batch", &InferenceSpec::batch, "sequences", std::nullopt, kTokens,
+                                "sequences served at once, over the whole pod (each data-parallel replica serves "
+                                "batch / data)")
+        .integer<std::uint64_t>("prompt_len", &InferenceSpec::prompt_len, "tokens", std::nullopt, kTokens,
+                                "tokens of each prompt: the prefill's sequence length, and the KV cache the first "
+                                "decode step finds")
+        .integer<std::uint64_t>("decode_len", &InferenceSpec::decode_len, "tokens", std::nullopt, kTokens,
+                                "tokens generated per sequence, one per decode step")
+        .enumeration("phase", &InferenceSpec::phase, inference_phase_names(), InferencePhase::both,
+                     "what is simulated: the prefill (time to first token), the mean decode step (time per "
+                     "output token), or both")
+        .group("dtype", &InferenceSpec::dtype, dtype_params())
+        .group("parallelism", &InferenceSpec::parallelism, inference_parallelism_params())
+        .flag("simulate_anyway", &InferenceSpec::simulate_anyway, false,
+              "run even when the weights and KV cache do not fit in HBM")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
+InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& exp) {
+  InferenceSpec spec;
+  inference_params().load(node, spec);
+  if (exp.functional) node.fail("functional mode is not available for inference");
+  const sim::YamlNode model = node["model"];
+  if (spec.model.type != "transformer")
+    model["type"].fail("inference serves a decoder Transformer (type: transformer); the model is an " +
+                       spec.model.type);
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  if (spec.prompt_len + spec.decode_len > cfg.seq_len)
+    node[node["decode_len"].present() ? "decode_len" : "prompt_len"].fail(
+        "prompt_len " + std::to_string(spec.prompt_len) + " + decode_len " + std::to_string(spec.decode_len) +
+        " tokens exceed the model's context window (model.seq_len " + std::to_string(cfg.seq_len) + ")");
+
+  const sim::YamlNode par = node["parallelism"];
+  if (par["expert"].present())
+    par["expert"].fail(
+        "expert parallelism splits a mixture-of-experts model's experts, and tpusim's models have no experts yet; "
+        "use tensor and data");
+  TrainParallelism& p = spec.parallelism;
+  resolve_parallel_axes(par, par.present() ? par : node, exp.mesh, p);
+  if (spec.batch % p.data.degree != 0)
+    node["batch"].fail("batch " + std::to_string(spec.batch) + " does not divide over data parallelism of " +
+                       std::to_string(p.data.degree));
+  check_tensor_split(model, spec.model, p.tensor.degree);
+  if (cfg.kv() % p.tensor.degree != 0)
+    model[model["kv_heads"].present() ? "kv_heads" : "heads"].fail(
+        std::to_string(cfg.kv()) + " key/value heads do not split over tensor parallelism of " +
+        std::to_string(p.tensor.degree) +
+        " (replicating KV heads over tensor-parallel ranks is not modelled yet); use a tensor degree that divides "
+        "them");
+
+  const sim::YamlNode dt = node["dtype"];
+  if (spec.dtype.weights != hw::NumberFormat::bf16) check_chip_format(dt["weights"], exp.chip, spec.dtype.weights);
+  if (spec.dtype.kv_cache != hw::NumberFormat::bf16) check_chip_format(dt["kv_cache"], exp.chip, spec.dtype.kv_cache);
+  if (spec.dtype.weights != hw::NumberFormat::bf16 && spec.dtype.kv_cache != hw::NumberFormat::bf16 &&
+      spec.dtype.weights != spec.dtype.kv_cache)
+    dt["kv_cache"].fail(std::string("weights in ") + hw::to_string(spec.dtype.weights) + " and the KV cache in " +
+                        hw::to_string(spec.dtype.kv_cache) +
+                        ": a step runs one 8-bit format; use the same for both, or bf16 for one");
+  check_models(node, spec);
+  return spec;
+}
+
+}  // namespace workloads

@@ -1,0 +1,79 @@
+#pragma once
+// The `workload:` mapping of `kind: inference` (docs/serving.md):
+//   workload:
+//     kind: inference
+//     model: {type: transformer, ...}   # the train kind's model; seq_len: the KV cache's length
+//     batch: 64                         # sequences served at once (over the pod)
+//     prompt_len: 2048                  # tokens of each prompt (prefill)
+//     decode_len: 256                   # tokens generated per sequence (decode steps)
+//     phase: both                       # prefill | decode | both
+//     dtype: {weights: int8, kv_cache: bf16}
+//     parallelism: {tensor: model, data: data}
+//     simulate_anyway: false            # run even if the KV cache does not fit
+#include <cstdint>
+
+#include "hw/number_format.h"
+#include "models/model_config.h"
+#include "sim/params.h"
+#include "sim/yaml_node.h"
+#include "workloads/train/spec.h"
+
+namespace workloads {
+
+struct Experiment;
+
+enum class InferencePhase { prefill, decode, both };
+const sim::EnumNames<InferencePhase>& inference_phase_names();
+const char* to_string(InferencePhase p);
+
+// Number formats of what serving keeps in HBM: the weights (8-bit ones run
+// their matmuls at the format's MAC rate, activations quantized alike, as
+// AQT serves int8) and the KV cache (8-bit: the attention matmuls read it
+// at one byte per element).
+struct InferenceDtypes {
+  hw::NumberFormat weights = hw::NumberFormat::bf16;
+  hw::NumberFormat kv_cache = hw::NumberFormat::bf16;
+};
+
+struct InferenceSpec {
+  models::ModelConfig model;
+  std::uint64_t batch = 0;
+  std::uint64_t prompt_len = 0;
+  std::uint64_t decode_len = 0;
+  InferencePhase phase = InferencePhase::both;
+  InferenceDtypes dtype;
+  // data and tensor only (the other parallelisms stay degree 1).
+  TrainParallelism parallelism;
+  bool simulate_anyway = false;
+
+  bool prefill() const { return phase != InferencePhase::decode; }
+  bool decode() const { return phase != InferencePhase::prefill; }
+  // Sequences on each model replica (each data-parallel rank).
+  std::uint64_t replica_batch() const { return batch / parallelism.data.degree; }
+  // The decode step simulated stands for all decode_len of them: step i
+  // (1-based) attends over prompt_len + i cached tokens, and a step's time
+  // is linear in that length, so the step at the mean, prompt_len +
+  // (decode_len + 1) / 2, is the mean step (exactly so for odd decode_len).
+  std::uint64_t decode_context() const { return prompt_len + (decode_len + 1) / 2; }
+  // The 8-bit format the step's matmuls run in (bf16 if none).
+  hw::NumberFormat matmul_format() const {
+    return dtype.weights != hw::NumberFormat::bf16 ? dtype.weights : dtype.kv_cache;
+  }
+  // What build_forward_program reuses of the train kind: the model, the
+  // tensor parallelism, precision.matmul.
+  TrainSpec forward_spec() const;
+};
+
+// KV-cache bytes of one token of one sequence, all layers, on one chip of
+// tensor parallelism `tp`: 2 (K and V) x layers x kv_heads / tp x head_dim
+// x the cache format's bytes.
+std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp);
+
+// Every key of `kind: inference` (tpusim explain inference).
+const sim::ParamTable<InferenceSpec>& inference_params();
+
+// Validates against the experiment's mesh and chip; throws sim::ConfigError
+// located at the offending key.
+InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& exp);
+
+}  // namespace workloads

@@ -1,0 +1,223 @@
+#include "workloads/inference/workload.h"
+
+#include <algorithm>
+
+#include "runtime/pod_run.h"
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/output.h"
+#include "workloads/pod_report.h"
+#include "workloads/report.h"
+#include "workloads/train/memory.h"
+#include "workloads/train/program_builder.h"
+#include "workloads/train/tensor_split.h"
+
+namespace workloads {
+
+namespace {
+
+class InferenceWorkload : public Workload {
+ public:
+  explicit InferenceWorkload(InferenceSpec s) : spec_(std::move(s)) {}
+  std::string kind() const override { return "inference"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
+    return run_inference(exp, spec_, opts);
+  }
+
+ private:
+  InferenceSpec spec_;
+};
+
+// Elements of the model's parameters on one tensor-parallel rank, and of
+// those a step reads whole: all but an embedding table no matmul reads (an
+// untied one), of which a step gathers only its tokens' rows.
+struct WeightElements {
+  std::uint64_t held = 0, read = 0;
+};
+WeightElements weight_elements(const models::ModelSpec& model, std::uint32_t tp) {
+  const auto matmul_reads = [&model](const std::string& param) {
+    for (const auto& layer : model.layers)
+      for (const auto& mm : layer.forward)
+        if (mm.weight == param) return true;
+    return false;
+  };
+  WeightElements w;
+  for (const auto& layer : model.layers)
+    for (const auto& p : layer.params) {
+      const std::uint64_t n = local_param_elements(p, tp);
+      w.held += n;
+      if (layer.kind != models::LayerKind::embedding || matmul_reads(p.name)) w.read += n;
+    }
+  return w;
+}
+
+// FLOPs of the model's forward ops on one tensor-parallel rank.
+double local_flops(const models::ModelSpec& model, std::uint32_t tp) {
+  double f = 0;
+  for (const auto& layer : model.layers) {
+    for (const auto& mm : layer.forward) f += local_matmul(mm, tp).flops() * mm.causal_fraction();
+    for (const auto& e : layer.elementwise_fwd) f += double(local_elements(e, tp)) * e.flops_per_element;
+  }
+  return f;
+}
+
+struct PhaseRun {
+  runtime::PodRunResult run;
+  InferenceStep step;
+  double pod_flops = 0;
+};
+
+// One phase's model as a pod run, and its step split into roofline terms.
+PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const models::ModelSpec& model,
+                   double kv_bytes_per_chip, bool trace) {
+  const std::uint32_t tp = spec.parallelism.tensor.degree;
+  const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
+  ForwardProgram program = build_forward_program(exp, spec.forward_spec(), model, q);
+  runtime::PodConfig config = pod_config(exp);
+  config.chip = program.chip;
+  PhaseRun r;
+  r.run = runtime::run_pod(config, program.pod, trace);
+  const PodSummary s = summarize(exp, r.run);
+  const double chips = exp.pod.devices();
+  const double hbm = exp.chip.hbm.bandwidth_bytes_per_s;
+  InferenceStep& st = r.step;
+  st.step_s = r.run.step_time_s;
+  st.flops = local_flops(model, tp);
+  st.hbm_bytes = s.hbm_bytes / chips;
+  st.weights_bytes = double(weight_elements(model, tp).read * hw::element_bytes(spec.dtype.weights));
+  st.kv_bytes = kv_bytes_per_chip;
+  st.weights_s = st.weights_bytes / hbm;
+  st.kv_s = st.kv_bytes / hbm;
+  st.compute_s = st.flops / exp.chip.for_format(spec.matmul_format()).peak_flops_per_s();
+  st.communication_s = s.comm_s;
+  const double memory_s = st.weights_s + st.kv_s;
+  st.bound = st.communication_s > std::max(memory_s, st.compute_s) ? "communication"
+             : st.compute_s > memory_s                              ? "compute"
+                                                                    : "memory";
+  r.pod_flops = st.flops * chips;
+  return r;
+}
+
+}  // namespace
+
+InferenceMemory inference_memory(const Experiment& exp, const InferenceSpec& spec) {
+  const std::uint32_t tp = spec.parallelism.tensor.degree;
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  InferenceMemory m;
+  m.capacity = exp.chip.hbm.capacity_bytes;
+  m.weights = weight_elements(models::build_transformer_decode(cfg, 1, 1), tp).held *
+              hw::element_bytes(spec.dtype.weights);
+  const std::uint64_t per_sequence = kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp) * cfg.seq_len;
+  m.kv_cache = per_sequence * spec.replica_batch();
+  m.max_batch = m.weights > m.capacity ? 0 : (m.capacity - m.weights) / per_sequence * spec.parallelism.data.degree;
+  return m;
+}
+
+std::unique_ptr<Workload> load_inference_workload(const sim::YamlNode& node, const Experiment& exp) {
+  return std::make_unique<InferenceWorkload>(load_inference_spec(node, exp));
+}
+
+RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const TrainParallelism& par = spec.parallelism;
+  const std::uint32_t tp = par.tensor.degree;
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  const InferenceMemory mem = inference_memory(exp, spec);
+  if (!spec.simulate_anyway && mem.total() > mem.capacity)
+    throw sim::SimFailure(
+        "does not fit in HBM: each chip needs " + binary_bytes(double(mem.total())) + " of " +
+        binary_bytes(double(mem.capacity)) + ": weights " + binary_bytes(double(mem.weights)) + ", KV cache " +
+        binary_bytes(double(mem.kv_cache)) + " (" + std::to_string(spec.replica_batch()) + " sequences x " +
+        std::to_string(cfg.seq_len) + " tokens of model.seq_len x " +
+        std::to_string(kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp)) + " B). " +
+        (mem.max_batch > 0 ? "The largest batch that fits is " + std::to_string(mem.max_batch) + " (workload.batch)"
+                           : std::string("The weights alone do not fit")) +
+        "; or use more tensor parallelism, 8-bit weights or KV cache, or set workload.simulate_anyway: true to "
+        "simulate it regardless");
+
+  const std::uint64_t b = spec.replica_batch();
+  const std::uint64_t per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp);
+  InferenceSection sec;
+  sec.phase = to_string(spec.phase);
+  sec.weights_dtype = hw::to_string(spec.dtype.weights);
+  sec.kv_cache_dtype = hw::to_string(spec.dtype.kv_cache);
+  sec.batch = spec.batch;
+  sec.prompt_len = spec.prompt_len;
+  sec.decode_len = spec.decode_len;
+  sec.decode_context = spec.decode_context();
+  sec.data = {par.data.axes, par.data.degree};
+  sec.tensor = {par.tensor.axes, par.tensor.degree};
+  sec.weights_bytes = mem.weights;
+  sec.kv_cache_bytes = mem.kv_cache;
+  sec.kv_cache_bytes_per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, 1);
+  sec.max_batch_that_fits = mem.max_batch;
+
+  std::optional<PhaseRun> prefill, decode;
+  if (spec.prefill()) {
+    models::TransformerConfig prompt = cfg;
+    prompt.seq_len = spec.prompt_len;
+    prefill = run_phase(exp, spec, models::build_transformer_prefill(prompt, b),
+                        double(per_token * spec.prompt_len * b), opts.trace && !spec.decode());
+    sec.prefill = prefill->step;
+    sec.ttft_s = prefill->step.step_s;
+  }
+  if (spec.decode()) {
+    decode = run_phase(exp, spec, models::build_transformer_decode(cfg, b, spec.decode_context()),
+                       double(per_token * spec.decode_context() * b), opts.trace);
+    sec.decode = decode->step;
+    sec.tpot_s = decode->step.step_s;
+  }
+  // Prefill alone: prompt tokens per second; else generated tokens per
+  // second, over the prefill and the decode steps when both run.
+  const double chips = exp.pod.devices();
+  if (!decode) {
+    sec.tokens_per_s = double(spec.batch * spec.prompt_len) / *sec.ttft_s;
+  } else {
+    const double gen = double(spec.batch * spec.decode_len);
+    sec.tokens_per_s = gen / (sec.ttft_s.value_or(0.0) + double(spec.decode_len) * *sec.tpot_s);
+  }
+  sec.tokens_per_s_per_chip = sec.tokens_per_s / chips;
+
+  // result's shared fields describe the decode step when there is one.
+  const PhaseRun& main = decode ? *decode : *prefill;
+  Report rep = report_for(exp);
+  Result& res = rep.result;
+  res = pod_result(exp, summarize(exp, main.run), main.pod_flops);
+  Memory memory;
+  memory.per_chip_bytes = mem.total();
+  memory.capacity_bytes = mem.capacity;
+  memory.params_bytes = mem.weights;
+  memory.fits = mem.total() <= mem.capacity;
+  res.memory = memory;
+  res.inference = sec;
+  rep.per_chip = pod_per_chip(exp, main.run);
+  rep.collectives = pod_collectives(main.run);
+  rep.stats = main.run.stats;
+  rep.simulator = pod_simulator(exp, wall.seconds(), main.run);
+
+  sim::Table t("tpusim: " + exp.name + " (inference: batch " + std::to_string(spec.batch) + ", prompt " +
+               std::to_string(spec.prompt_len) + ", decode " + std::to_string(spec.decode_len) + " on " +
+               pod_label(exp) + ")");
+  const auto step_rows = [&t](const char* what, const InferenceStep& s) {
+    t.section(what);
+    t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound);
+    t.row("weights", sim::si(s.weights_s, "s"), sim::si(s.weights_bytes, "B") + " / HBM bandwidth");
+    t.row("KV cache", sim::si(s.kv_s, "s"), sim::si(s.kv_bytes, "B") + " / HBM bandwidth");
+    t.row("compute", sim::si(s.compute_s, "s"), sim::si(s.flops, "FLOP") + " / peak");
+    t.row("communication", sim::si(s.communication_s, "s"), "collectives, mean per chip");
+  };
+  if (sec.prefill) step_rows("prefill (per chip)", *sec.prefill);
+  if (sec.decode) step_rows("decode step at the mean context (per chip)", *sec.decode);
+  t.section("serving");
+  if (sec.ttft_s) t.row("time to first token", sim::si(*sec.ttft_s, "s"));
+  if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
+  t.row("tokens/s", sim::si(sec.tokens_per_s, ""), sim::si(sec.tokens_per_s_per_chip, "") + " per chip");
+  t.row("memory per chip", binary_bytes(double(mem.total())),
+        "weights " + binary_bytes(double(mem.weights)) + ", KV cache " + binary_bytes(double(mem.kv_cache)) + " of " +
+            binary_bytes(double(mem.capacity)));
+  t.row("largest batch that fits", std::to_string(mem.max_batch));
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{to_json(rep), t.str(), main.run.trace_json};
+}
+
+}  // namespace workloads
