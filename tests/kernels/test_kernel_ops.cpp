@@ -4,8 +4,12 @@
 // against the PE engine: the same matmul or stream, run twice on a simulated
 // chip, once as the blocked program and once as kernel ops. Time within 3%
 // alone and 5% under contention (a concurrent stream, or concurrent DMA
-// copies, on the same chip: all-reduces do not touch chip HBM yet); HBM
-// bytes and FLOPs exact.
+// copies, on the same chip); HBM bytes and FLOPs exact. The copies stand in
+// for an all-reduce: at tile fidelity a collective's reductions stay on the
+// calendar model, apart from the chip's HBM, so the blocked program has no
+// all-reduce to contend with; at kernel fidelity a reduction's share of HBM
+// beside a kernel is checked against max-min formulas in
+// tests/runtime/test_chip_reduction.cpp.
 //
 // TPUSIM_KERNEL_TABLE=1 prints every case's times (the table of the
 // kernel-accuracy report).
