@@ -92,8 +92,8 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   st.communication_s = s.comm_s;
   const double memory_s = st.weights_s + st.kv_s;
   st.bound = st.communication_s > std::max(memory_s, st.compute_s) ? "communication"
-             : st.compute_s > memory_s                              ? "compute"
-                                                                    : "memory";
+             : st.compute_s > memory_s                             ? "compute"
+                                                                   : "memory";
   r.pod_flops = st.flops * chips;
   return r;
 }
@@ -105,8 +105,8 @@ InferenceMemory inference_memory(const Experiment& exp, const InferenceSpec& spe
   const models::TransformerConfig& cfg = spec.model.transformer;
   InferenceMemory m;
   m.capacity = exp.chip.hbm.capacity_bytes;
-  m.weights = weight_elements(models::build_transformer_decode(cfg, 1, 1), tp).held *
-              hw::element_bytes(spec.dtype.weights);
+  m.weights =
+      weight_elements(models::build_transformer_decode(cfg, 1, 1), tp).held * hw::element_bytes(spec.dtype.weights);
   const std::uint64_t per_sequence = kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp) * cfg.seq_len;
   m.kv_cache = per_sequence * spec.replica_batch();
   m.max_batch = m.weights > m.capacity ? 0 : (m.capacity - m.weights) / per_sequence * spec.parallelism.data.degree;

@@ -31,10 +31,10 @@ const double kRidge = kV5ePeakBf16 / kV5eHbmBandwidth;  // 242.7 FLOPs per byte
 
 nlohmann::json decode_result(std::uint64_t batch) {
   const std::string b = std::to_string(batch);
-  return run(write_yaml("decode-" + b, "name: decode-" + b + "\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " +
-                                           kModel.yaml(256) + "\n  batch: " + b + "\n  prompt_len: " +
-                                           std::to_string(kPrompt) + "\n  decode_len: " + std::to_string(kDecode) +
-                                           "\n  phase: decode\n"))["result"]["inference"];
+  return run(write_yaml(
+      "decode-" + b, "name: decode-" + b + "\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " +
+                         kModel.yaml(256) + "\n  batch: " + b + "\n  prompt_len: " + std::to_string(kPrompt) +
+                         "\n  decode_len: " + std::to_string(kDecode) + "\n  phase: decode\n"))["result"]["inference"];
 }
 double decode_step(std::uint64_t batch) { return decode_result(batch)["tpot_s"].get<double>(); }
 

@@ -60,11 +60,11 @@ TEST_CASE("the largest batch that fits is the hand count, and one more does not 
   SECTION("tensor parallelism over 8 chips splits the weights' matrices and the KV heads") {
     // Each chip: 1/8 of every matrix (the embedding table by vocabulary
     // rows, 32000 / 8), every norm, and 1 of the 8 KV heads.
-    const double weights = 2.0 * double(m.layers * m.block_matrix_params() / 8 + m.norm_params() +
-                                        2 * m.vocab * m.d_model / 8);
+    const double weights =
+        2.0 * double(m.layers * m.block_matrix_params() / 8 + m.norm_params() + 2 * m.vocab * m.d_model / 8);
     const auto fits = static_cast<std::uint64_t>((kV5eHbmCapacity - weights) / double(per_sequence / 8));
-    const nlohmann::json r = run(write_yaml(
-        "tp-fits", serve_yaml("tp-fits", m, 8, kEightChips, "  parallelism: {tensor: model}\n")))["result"];
+    const nlohmann::json r = run(
+        write_yaml("tp-fits", serve_yaml("tp-fits", m, 8, kEightChips, "  parallelism: {tensor: model}\n")))["result"];
     CHECK(r["inference"]["max_batch_that_fits"].get<std::uint64_t>() == fits);
     CHECK(r["inference"]["weights_bytes"].get<double>() == weights);
   }

@@ -20,19 +20,18 @@ constexpr std::uint64_t kBatch = 2, kPrompt = 1024;
 }  // namespace
 
 TEST_CASE("prefill takes its FLOPs over the peak and writes the prompts' KV cache", "[inference][prefill]") {
-  const nlohmann::json r =
-      run(write_yaml("prefill", "name: prefill\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " +
-                                    kModel.yaml(2048) + "\n  batch: " + std::to_string(kBatch) +
-                                    "\n  prompt_len: " + std::to_string(kPrompt) +
-                                    "\n  decode_len: 16\n  phase: prefill\n"))["result"]["inference"];
+  const nlohmann::json r = run(write_yaml(
+      "prefill", "name: prefill\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + kModel.yaml(2048) +
+                     "\n  batch: " + std::to_string(kBatch) + "\n  prompt_len: " + std::to_string(kPrompt) +
+                     "\n  decode_len: 16\n  phase: prefill\n"))["result"]["inference"];
   const double tokens = double(kBatch * kPrompt);
   // Every prompt token through the blocks' weight matmuls; logits for each
   // sequence's last token only; causal attention (scores and P V) over
   // (T + 1) / 2 keys per query on average, for every query head.
-  const double flops = 2.0 * tokens * double(kModel.layers * kModel.block_matrix_params()) +
-                       2.0 * double(kBatch) * double(kModel.d_model * kModel.vocab) +
-                       2.0 * 2.0 * tokens * double(kModel.heads * kModel.head_dim * kModel.layers) *
-                           (double(kPrompt) + 1) / 2;
+  const double flops =
+      2.0 * tokens * double(kModel.layers * kModel.block_matrix_params()) +
+      2.0 * double(kBatch) * double(kModel.d_model * kModel.vocab) +
+      2.0 * 2.0 * tokens * double(kModel.heads * kModel.head_dim * kModel.layers) * (double(kPrompt) + 1) / 2;
   const double ttft = r["ttft_s"].get<double>();
   CHECK(r["tpot_s"].is_null());
   CHECK(r["prefill"]["bound"] == "compute");
