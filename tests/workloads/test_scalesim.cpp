@@ -106,6 +106,17 @@ FoldLoop fold_loop(const std::string& dataflow, std::uint64_t R, std::uint64_t C
   return f;
 }
 
+// SCALE-Sim v2's golden run: scale.cfg as its function_test.sh runs it
+// (32 x 32, 64 kB SRAMs, ws, CALC) on AlexNet's first convolution layer.
+const std::string kGoldenCfg =
+    "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
+    "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    0\n"
+    "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : ws\nMemoryBanks:   1\n\n"
+    "[run_presets]\nInterfaceBandwidth: CALC \n";
+const std::string kGoldenTopology =
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+    "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
   std::ostringstream s;
@@ -116,15 +127,8 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 TEST_CASE("scalesim: SCALE-Sim v2's golden ws run (AlexNet Conv1 on 32x32) is reproduced", "[workloads][scalesim]") {
-  // scale.cfg as function_test.sh runs it: 32 x 32, 64 kB SRAMs, ws, CALC.
-  const std::string cfg =
-      "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
-      "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    0\n"
-      "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : ws\nMemoryBanks:   1\n\n"
-      "[run_presets]\nInterfaceBandwidth: CALC \n";
-  const std::string topo =
-      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-      "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+  const std::string& cfg = kGoldenCfg;
+  const std::string& topo = kGoldenTopology;
   for (hw::Fidelity f : {hw::Fidelity::tile, hw::Fidelity::pe}) {
     const auto layers = run(cfg, topo, f);
     REQUIRE(layers.size() == 1);
@@ -193,9 +197,7 @@ TEST_CASE("scalesim: SCALE-Sim v2 run on the golden layer in os and is is reprod
   // scale.cfg from os to ws). These numbers are SCALE-Sim v2 (commit
   // 22f88b1) itself, run on the golden layer and config with Dataflow os and
   // is: its single_layer_sim's compute report items and access counts.
-  const std::string topo =
-      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-      "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+  const std::string& topo = kGoldenTopology;
   struct Golden {
     const char* dataflow;
     ScaleSimColumns columns;
@@ -589,14 +591,8 @@ TEST_CASE("scalesim: layer energy from --chip's figures, absent without", "[work
   // 6,813,873; DRAM words 451,584 + 34,848 + 3,484,800 = 3,971,232; at the
   // shipped chips' 2.0 pJ per MAC, 1.25 pJ per SRAM byte and 31.76 pJ per
   // DRAM byte (1-byte words): 210,830,400 + 8,517,341.25 + 126,126,328.32 pJ.
-  const std::string cfg =
-      "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
-      "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    0\n"
-      "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : ws\nMemoryBanks:   1\n\n"
-      "[run_presets]\nInterfaceBandwidth: CALC \n";
-  const std::string topo =
-      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-      "Conv1,  224, 224,    11, 11,    3,      96,     4,\n";
+  const std::string& cfg = kGoldenCfg;
+  const std::string& topo = kGoldenTopology;
   auto layers = run(cfg, topo);
   REQUIRE(layers.size() == 1);
   CHECK_FALSE(layers[0].energy_j.has_value());
