@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "app/cli.h"
 #include "app/command_line.h"
@@ -113,7 +114,7 @@ bool has_curve(const nlohmann::json& summary) {
   return false;
 }
 
-void print_summary(const nlohmann::json& s, const std::string& out_dir, const PlotResult& plot) {
+void print_summary(const nlohmann::json& s, const std::string& out_dir, const std::vector<PlotResult>& plots) {
   const std::string scaling = s["sweep"]["scaling"].get<std::string>();
   sim::Table t("tpusim sweep: " + s["sweep"]["name"].get<std::string>() + " (" +
                (scaling == "none" ? std::string("no scaling law") : scaling + " scaling") + ")");
@@ -163,9 +164,21 @@ void print_summary(const nlohmann::json& s, const std::string& out_dir, const Pl
               "chips (measured)");
     }
   }
+  if (!s["published"].is_null()) {
+    const auto& p = s["published"];
+    const bool mfu = p["metric"] == "mfu";
+    auto shown = [&](const nlohmann::json& v) {
+      return v.is_number() ? (mfu ? sim::fixed(100 * v.get<double>(), 2) + "%" : sim::si(v.get<double>(), "s")) : "-";
+    };
+    t.section("published " + p["metric"].get<std::string>() + " (" + p["source"].get<std::string>() + ")");
+    for (const auto& q : p["points"])
+      t.row(p["axis"].get<std::string>() + "=" + q["value"].get<std::string>(), shown(q["simulated"]),
+            "published " + shown(q["published"]) + ", error " +
+                (q["error"].is_number() ? sim::fixed(100 * q["error"].get<double>(), 1) + "%" : std::string("-")));
+  }
   t.section("table: " + (fs::path(out_dir) / "sweep.csv").string());
   t.section("summary: " + (fs::path(out_dir) / "summary.json").string());
-  t.section("plot: " + (plot.drawn ? plot.path : plot.note));
+  for (const auto& plot : plots) t.section("plot: " + (plot.drawn ? plot.path : plot.note));
   std::cout << t.str();
 }
 
@@ -276,17 +289,19 @@ int cmd_sweep(const std::vector<std::string>& args) {
 
   const SweepOutputs outputs = summarize_sweep(spec, points, finished);
   write_sweep_outputs(out_dir, outputs, execution(stopped));
-  PlotResult plot;
-  plot.note = "not drawn";
+  std::vector<PlotResult> plots(1);
   if (stopped)
-    plot.note = "not drawn: the sweep was interrupted (rerun with --resume)";
+    plots[0].note = "not drawn: the sweep was interrupted (rerun with --resume)";
   else if (!o.plot || !spec.plot)
-    plot.note = "not drawn (--no-plot or plot: false)";
+    plots[0].note = "not drawn (--no-plot or plot: false)";
   else if (!has_curve(outputs.summary))
-    plot.note = "none: no speedup curve (scaling: none, or one chip count ran)";
+    plots[0].note = "none: no speedup curve (scaling: none, or one chip count ran)";
   else
-    plot = plot_speedup(out_dir);
-  print_summary(outputs.summary, out_dir, plot);
+    plots[0] = draw_plot(out_dir, "plot_speedup", "speedup.png");
+  if (!stopped && o.plot && spec.plot && !outputs.summary["published"].is_null() &&
+      outputs.summary["published"]["compared"].get<int>() > 0)
+    plots.push_back(draw_plot(out_dir, "plot_published", "published.png"));
+  print_summary(outputs.summary, out_dir, plots);
   if (stopped) std::cerr << "sweep interrupted: finished points are kept; rerun with --resume to run the rest\n";
   return exit_status(finished, stopped);
 }

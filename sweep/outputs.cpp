@@ -1,5 +1,6 @@
 #include "sweep/outputs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -157,6 +158,45 @@ nlohmann::json analyse_curve(const SweepSpec& spec, std::vector<Row>& rows, cons
   return g;
 }
 
+// The published figures beside the simulated ones, point by point; error =
+// simulated / published - 1 (for MFU, positive is optimistic; for a step
+// time, negative is).
+nlohmann::json compare_published(const SweepSpec& spec, const std::vector<Row>& rows) {
+  const PublishedSeries& pub = spec.published;
+  if (pub.points.empty()) return nullptr;
+  nlohmann::json points = nlohmann::json::array();
+  std::vector<double> errors;
+  for (const auto& p : pub.points) {
+    for (const Row& r : rows) {
+      if (r.point->values.front() != p.at) continue;
+      const nlohmann::json sim = r.ok() ? at(r.record->report, report_pointer(pub.metric)) : nlohmann::json(nullptr);
+      nlohmann::json error = nullptr;
+      if (sim.is_number()) {
+        errors.push_back(sim.get<double>() / p.value - 1);
+        error = errors.back();
+      }
+      points.push_back({{"value", p.at}, {"id", r.point->id}, {"published", p.value}, {"simulated", sim},
+                        {"error", error}});
+    }
+  }
+  double worst = kNaN, mean = kNaN;
+  if (!errors.empty()) {
+    worst = 0;
+    mean = 0;
+    for (double e : errors) {
+      worst = std::max(worst, std::fabs(e));
+      mean += e / double(errors.size());
+    }
+  }
+  return {{"metric", to_string(pub.metric)},
+          {"source", pub.source},
+          {"axis", spec.axes.front().key},
+          {"points", points},
+          {"compared", errors.size()},
+          {"worst_abs_error", number_or_null(worst)},
+          {"signed_mean_error", number_or_null(mean)}};
+}
+
 }  // namespace
 
 SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint>& points,
@@ -267,6 +307,7 @@ SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint
   for (const char* k : {"baseline", "amdahl", "gustafson", "scaling_limit"})
     s[k] = one ? groups[0][k] : nlohmann::json(nullptr);
   s["groups"] = groups;
+  s["published"] = compare_published(spec, rows);
   s["rows"] = table;
   s["failures"] = failures;
   return {csv, s};

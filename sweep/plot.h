@@ -1,9 +1,10 @@
 #pragma once
-// DIR/speedup.png from DIR/summary.json: measured speedup vs chips, the
-// ideal line and the fitted Amdahl (or Gustafson) curve, drawn by
-// scripts/plot_speedup with Debian's /usr/bin/python3 and matplotlib.
-// A missing Python or matplotlib is not an error: the sweep's results are
-// complete without the picture.
+// A sweep's pictures from DIR/summary.json, each drawn by a script with
+// Debian's /usr/bin/python3 and matplotlib: speedup.png (scripts/plot_speedup:
+// measured speedup vs chips, the ideal line and the fitted Amdahl or
+// Gustafson curve) and published.png (scripts/plot_published: the published
+// figure and tpusim's against the swept value). A missing Python or
+// matplotlib is not an error: the sweep's results are complete without them.
 #include <string>
 
 namespace sweep {
@@ -14,9 +15,10 @@ struct PlotResult {
   std::string note;  // why not, when not
 };
 
-PlotResult plot_speedup(const std::string& out_dir);
+// DIR/<image> drawn by scripts/<script_name> from DIR/summary.json.
+PlotResult draw_plot(const std::string& out_dir, const std::string& script_name, const std::string& image);
 
 // The script, from the source tree or beside the binary; "" when not found.
-std::string find_plot_script();
+std::string find_plot_script(const std::string& name);
 
 }  // namespace sweep

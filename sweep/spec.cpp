@@ -116,7 +116,67 @@ void check_points(const sim::YamlNode& root, SweepSpec& spec) {
     sweep.fail("the product has " + sim::fixed(count, 0) + " points; at most " + std::to_string(kMaxPoints));
 }
 
+const sim::Range& metric_range(PublishedMetric m) {
+  static const sim::Range fraction = sim::above(0, 1), seconds = sim::positive();
+  return m == PublishedMetric::mfu ? fraction : seconds;
+}
+
+void load_published_points(const sim::YamlNode& points, PublishedSeries& series) {
+  if (!points.is_map() || points.size() == 0)
+    points.fail("expected a mapping of the swept key's values to published figures, e.g. {1: 0.611, 2: 0.594}");
+  for (const auto& key : points.keys()) {
+    const sim::YamlNode v = points[key];
+    series.points.push_back({key, sim::read_real(v, metric_range(series.metric), ""), key_location(points, key)});
+  }
+}
+
+const sim::ParamTable<PublishedSeries>& published_params() {
+  static const sim::ParamTable<PublishedSeries> t = [] {
+    sim::ParamTable<PublishedSeries> p("published", "measured figures to read the sweep against (one swept key)");
+    p.enumeration("metric", &PublishedSeries::metric, published_metric_names(), PublishedMetric::mfu,
+                  "which report figure was published")
+        .text("source", &PublishedSeries::source, std::nullopt, "where the figures were published")
+        .informational("names the source; no simulated figure depends on it")
+        .custom("points", {"mapping of swept value to number", "", "", "mfu: (0, 1]; step_time_s: > 0"},
+                "the published figure at each of some values of the swept key, e.g. {1: 0.611, 2: 0.594}",
+                load_published_points, true);
+    return p;
+  }();
+  return t;
+}
+
+// `published:` reads its points against the one swept key's values.
+void load_published(const sim::YamlNode& node, SweepSpec& spec) {
+  published_params().load(node, spec.published);
+  if (spec.axes.size() != 1)
+    node.fail("published figures need a sweep of one key path; this sweep varies " +
+              std::to_string(spec.axes.size()));
+  const SweepAxis& axis = spec.axes.front();
+  std::string swept;
+  for (const auto& v : axis.values) swept += (swept.empty() ? "" : ", ") + v.yaml;
+  for (const auto& p : spec.published.points) {
+    bool found = false;
+    for (const auto& v : axis.values) found = found || v.yaml == p.at;
+    if (!found)
+      throw sim::ConfigError(p.where, "published.points." + p.at,
+                             "no point has " + axis.key + "=" + p.at + "; the swept values are " + swept);
+  }
+}
+
 }  // namespace
+
+const sim::EnumNames<PublishedMetric>& published_metric_names() {
+  static const sim::EnumNames<PublishedMetric> names(
+      "metric", {{PublishedMetric::mfu, "mfu", "model FLOPs utilization, result.mfu (a fraction)"},
+                 {PublishedMetric::step_time_s, "step_time_s", "the step time, result.step_time_s (seconds)"}});
+  return names;
+}
+
+const char* to_string(PublishedMetric m) { return published_metric_names().name(m); }
+
+const char* report_pointer(PublishedMetric m) {
+  return m == PublishedMetric::mfu ? "/result/mfu" : "/result/step_time_s";
+}
 
 const sim::EnumNames<Scaling>& scaling_names() {
   static const sim::EnumNames<Scaling> names(
@@ -157,7 +217,11 @@ const sim::ParamTable<SweepSpec>& sweep_params() {
                 "the key paths to vary (as --set takes them) and their values, e.g. {pod.shape: [[1], [2], [4]]}",
                 load_axes, true)
         .then(check_points)
-        .flag("plot", &SweepSpec::plot, true, "draw speedup.png");
+        .custom("published", {"mapping", "", "none", ""},
+                "published figures at values of the swept key: summary.json compares them and published.png "
+                "draws both (tpusim explain sweep.published)",
+                load_published, false, [] { return published_params().describe(); })
+        .flag("plot", &SweepSpec::plot, true, "draw speedup.png (and published.png)");
     return p;
   }();
   return t;

@@ -38,6 +38,26 @@ struct FixedOverride {
   SweepValue value;
 };
 
+// A published figure the sweep is read against (`published:`): which
+// report figure, and its measured value at some values of the swept key.
+enum class PublishedMetric { mfu, step_time_s };
+const sim::EnumNames<PublishedMetric>& published_metric_names();  // mfu, step_time_s
+const char* to_string(PublishedMetric m);
+// Where the metric is in a point's report.json.
+const char* report_pointer(PublishedMetric m);
+
+struct PublishedPoint {
+  std::string at;  // the swept key's value, one-line YAML as in SweepValue::yaml
+  double value = 0;
+  sim::SourceLocation where;
+};
+
+struct PublishedSeries {
+  PublishedMetric metric = PublishedMetric::mfu;
+  std::string source;                 // where the figures were published
+  std::vector<PublishedPoint> points;  // empty: no `published:` in the file
+};
+
 // key = value x the point's chip count (weak scaling: workload.global_batch).
 struct PerChipOverride {
   std::string key;
@@ -55,6 +75,7 @@ struct SweepSpec {
   std::vector<FixedOverride> fixed;  // `set:`, applied to every point
   std::vector<PerChipOverride> per_chip;
   std::vector<SweepAxis> axes;
+  PublishedSeries published;
   bool plot = true;
   std::size_t point_count() const;
 };

@@ -432,6 +432,9 @@ const BadCase kCases[] = {
      "tests/data/bad/sweep_scaling_typo.yaml:3:10:", "scaling:",
      "unknown scaling 'strnog'; expected one of: strong (fixed global work: speedups against Amdahl's law), weak "
      "(fixed work per chip: against Gustafson's law), none (no speedups, just the table); did you mean 'strong'?"},
+    {"a published figure at a value the sweep does not run", "sweep tests/data/bad/sweep_published_value.yaml", 2,
+     "tests/data/bad/sweep_published_value.yaml:8:24:", "published.points.[3]:",
+     "no point has pod.shape=[3]; the swept values are [1], [2], [4]"},
 };
 
 // Every regular file under `dir` (none when it does not exist).

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -155,6 +156,34 @@ TEST_CASE("sweep recovers a known serial fraction: Amdahl fit, R^2, plot", "[app
   CHECK(r.output.find("Amdahl fit p") != std::string::npos);
   // speedup.png from scripts/plot_speedup (python3-matplotlib, installed by scripts/setup).
   const std::string png = read(out / "speedup.png");
+  CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+TEST_CASE("a sweep with published figures compares them and draws published.png", "[app][sweep]") {
+  // Published: the one-chip step of a first run (the same simulation: error 0) and
+  // Amdahl's law for 4 chips at 10% serial work, 0.1 + 0.9 / 4 = 0.325 of it.
+  const fs::path base = scratch() / "published-base", out = scratch() / "published";
+  REQUIRE(run_tpusim("sweep " + amdahl_sweep("published-base", 100, "[[1]]") + " --no-plot --out " + base.string())
+              .status == 0);
+  const double t1 = nlohmann::json::parse(read(base / "summary.json"))["rows"][0]["step_time_s"];
+  const fs::path file = scratch() / "published.yaml";
+  std::ofstream(file) << std::setprecision(17) << "name: published\nexperiment: " << kBase
+                      << "\nscaling: strong\nset: {workload.units: 100, workload.serial_fraction: 0.1}\n"
+                      << "sweep:\n  pod.shape: [[1], [4]]\n"
+                      << "published: {metric: step_time_s, source: Amdahl's law, points: {'[1]': " << t1
+                      << ", '[4]': " << 0.325 * t1 << "}}\n";
+  auto r = run_tpusim("sweep " + file.string() + " --out " + out.string() + " -j 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto s = nlohmann::json::parse(read(out / "summary.json"));
+  const auto& p = s["published"];
+  REQUIRE(p["compared"] == 2);
+  CHECK(p["points"][0]["error"].get<double>() == Approx(0).margin(1e-12));
+  const double t4 = s["rows"][1]["step_time_s"];
+  CHECK(p["points"][1]["id"] == "p001");
+  CHECK(p["points"][1]["error"].get<double>() == Approx(t4 / (0.325 * t1) - 1).margin(1e-12));
+  CHECK(r.output.find("published step_time_s (Amdahl's law)") != std::string::npos);
+  const std::string png = read(out / "published.png");
   CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
 }
 

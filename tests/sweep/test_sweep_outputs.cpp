@@ -162,3 +162,42 @@ TEST_CASE("scaling none and a single chip count give no speedups", "[workloads][
   CHECK(out.summary["rows"][1]["speedup"].is_null());
   CHECK(csv_lines(out.csv)[2].rfind("p001,8,4,ok,1.0,,,", 0) == 0);
 }
+
+TEST_CASE("published figures beside the simulated ones: error = simulated / published - 1", "[workloads][sweep]") {
+  auto spec = spec_of({axis("pod.slices", {"1", "2", "4"})}, Scaling::weak);
+  spec.published.metric = PublishedMetric::mfu;
+  spec.published.source = "a table";
+  // 2 is not published; 4 failed. ok() reports an MFU of 0.5.
+  spec.published.points = {{"4", 0.45, {}}, {"1", 0.4, {}}};
+  std::vector<SweepPoint> pts = {point(0, {"1"}, 256), point(1, {"2"}, 512), point(2, {"4"}, 1024)};
+  std::map<std::string, PointRecord> done = {
+      {"p000", ok("p000", 2.0)}, {"p001", ok("p001", 2.0)}, {"p002", failed("p002", 3, "does not fit")}};
+  const auto p = summarize_sweep(spec, pts, done).summary["published"];
+  CHECK(p["metric"] == "mfu");
+  CHECK(p["source"] == "a table");
+  CHECK(p["axis"] == "pod.slices");
+  REQUIRE(p["points"].size() == 2);
+  CHECK(p["points"][0]["value"] == "4");
+  CHECK(p["points"][0]["id"] == "p002");
+  CHECK(p["points"][0]["simulated"].is_null());
+  CHECK(p["points"][0]["error"].is_null());
+  CHECK(p["points"][1]["id"] == "p000");
+  CHECK(p["points"][1]["published"] == 0.4);
+  CHECK(p["points"][1]["simulated"] == 0.5);
+  CHECK(p["points"][1]["error"].get<double>() == Approx(0.25));  // 0.5 / 0.4 - 1
+  CHECK(p["compared"] == 1);
+  CHECK(p["worst_abs_error"].get<double>() == Approx(0.25));
+  CHECK(p["signed_mean_error"].get<double>() == Approx(0.25));
+
+  // The step time, and a sweep without published figures.
+  spec.published.metric = PublishedMetric::step_time_s;
+  spec.published.points = {{"1", 2.5, {}}, {"2", 1.6, {}}};
+  const auto q = summarize_sweep(spec, pts, done).summary["published"];
+  CHECK(q["points"][0]["error"].get<double>() == Approx(-0.2));   // 2 / 2.5 - 1
+  CHECK(q["points"][1]["error"].get<double>() == Approx(0.25));   // 2 / 1.6 - 1
+  CHECK(q["worst_abs_error"].get<double>() == Approx(0.25));
+  CHECK(q["signed_mean_error"].get<double>() == Approx(0.025));
+  spec.published.points.clear();
+  CHECK(summarize_sweep(spec, pts, done).summary["published"].is_null());
+}
+

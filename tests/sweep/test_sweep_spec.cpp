@@ -117,6 +117,17 @@ const BadSweep kBad[] = {
     {"sweep:\n  wrkload.units: [1, 2]\n", ":3:19:", "sweep.wrkload.units[0]:", "did you mean 'workload'?"},
     {"set: {workload.serial_fraction: 2}\nsweep: {pod.shape: [[1]]}\n",
      ":2:33:", "set.workload.serial_fraction:", "out of range"},
+    // Published figures: keyed by the swept values, in the metric's range, one swept key.
+    {"sweep: {pod.slices: [1, 2, 4]}\npublished: {source: s, points: {1: 0.6, 3: 0.5}}\n",
+     ":3:41:", "published.points.3:", "no point has pod.slices=3; the swept values are 1, 2, 4"},
+    {"sweep: {pod.slices: [1, 2]}\npublished: {source: s, points: {1: 61.1}}\n",
+     ":3:36:", "published.points.1:", "out of range"},
+    {"sweep: {pod.slices: [1, 2]}\npublished: {metric: mfu, points: {1: 0.6}}\n",
+     ":3:12:", "published.source:", "missing required key"},
+    {"sweep: {pod.slices: [1, 2]}\npublished: {metric: step_time, source: s, points: {1: 3}}\n",
+     ":3:21:", "published.metric:", "did you mean 'step_time_s'?"},
+    {"sweep: {pod.slices: [1, 2], workload.units: [1, 2]}\npublished: {source: s, points: {1: 0.6}}\n",
+     ":3:12:", "published:", "published figures need a sweep of one key path; this sweep varies 2"},
 };
 
 }  // namespace
@@ -137,6 +148,21 @@ TEST_CASE("bad sweep files: located messages", "[workloads][sweep][bad-input]") 
       CHECK(msg.find(c.says) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("published figures are read against the swept values", "[workloads][sweep]") {
+  const auto spec = sweep::load_sweep_spec(sweep_file(
+      "published.yaml",
+      "sweep: {pod.slices: [1, 2, 4]}\n"
+      "published: {metric: step_time_s, source: \"a paper, table 2\", points: {4: 10.5, 1: 9.75}}\n"));
+  CHECK(spec.published.metric == sweep::PublishedMetric::step_time_s);
+  CHECK(spec.published.source == "a paper, table 2");
+  REQUIRE(spec.published.points.size() == 2);
+  CHECK(spec.published.points[0].at == "4");  // in file order
+  CHECK(spec.published.points[0].value == 10.5);
+  CHECK(spec.published.points[1].at == "1");
+  // Absent: no points, nothing compared.
+  CHECK(sweep::load_sweep_spec(sweep_file("plain.yaml", "sweep: {pod.slices: [1, 2]}\n")).published.points.empty());
 }
 
 TEST_CASE("a sweep names an experiment that exists", "[workloads][sweep][bad-input]") {
