@@ -175,8 +175,8 @@ nlohmann::json compare_published(const SweepSpec& spec, const std::vector<Row>& 
         errors.push_back(sim.get<double>() / p.value - 1);
         error = errors.back();
       }
-      points.push_back({{"value", p.at}, {"id", r.point->id}, {"published", p.value}, {"simulated", sim},
-                        {"error", error}});
+      points.push_back(
+          {{"value", p.at}, {"id", r.point->id}, {"published", p.value}, {"simulated", sim}, {"error", error}});
     }
   }
   double worst = kNaN, mean = kNaN;

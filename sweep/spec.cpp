@@ -149,8 +149,7 @@ const sim::ParamTable<PublishedSeries>& published_params() {
 void load_published(const sim::YamlNode& node, SweepSpec& spec) {
   published_params().load(node, spec.published);
   if (spec.axes.size() != 1)
-    node.fail("published figures need a sweep of one key path; this sweep varies " +
-              std::to_string(spec.axes.size()));
+    node.fail("published figures need a sweep of one key path; this sweep varies " + std::to_string(spec.axes.size()));
   const SweepAxis& axis = spec.axes.front();
   std::string swept;
   for (const auto& v : axis.values) swept += (swept.empty() ? "" : ", ") + v.yaml;

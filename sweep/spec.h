@@ -54,7 +54,7 @@ struct PublishedPoint {
 
 struct PublishedSeries {
   PublishedMetric metric = PublishedMetric::mfu;
-  std::string source;                 // where the figures were published
+  std::string source;                  // where the figures were published
   std::vector<PublishedPoint> points;  // empty: no `published:` in the file
 };
 

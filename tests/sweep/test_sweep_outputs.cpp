@@ -193,11 +193,10 @@ TEST_CASE("published figures beside the simulated ones: error = simulated / publ
   spec.published.metric = PublishedMetric::step_time_s;
   spec.published.points = {{"1", 2.5, {}}, {"2", 1.6, {}}};
   const auto q = summarize_sweep(spec, pts, done).summary["published"];
-  CHECK(q["points"][0]["error"].get<double>() == Approx(-0.2));   // 2 / 2.5 - 1
-  CHECK(q["points"][1]["error"].get<double>() == Approx(0.25));   // 2 / 1.6 - 1
+  CHECK(q["points"][0]["error"].get<double>() == Approx(-0.2));  // 2 / 2.5 - 1
+  CHECK(q["points"][1]["error"].get<double>() == Approx(0.25));  // 2 / 1.6 - 1
   CHECK(q["worst_abs_error"].get<double>() == Approx(0.25));
   CHECK(q["signed_mean_error"].get<double>() == Approx(0.025));
   spec.published.points.clear();
   CHECK(summarize_sweep(spec, pts, done).summary["published"].is_null());
 }
-

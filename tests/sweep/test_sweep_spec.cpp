@@ -151,10 +151,10 @@ TEST_CASE("bad sweep files: located messages", "[workloads][sweep][bad-input]") 
 }
 
 TEST_CASE("published figures are read against the swept values", "[workloads][sweep]") {
-  const auto spec = sweep::load_sweep_spec(sweep_file(
-      "published.yaml",
-      "sweep: {pod.slices: [1, 2, 4]}\n"
-      "published: {metric: step_time_s, source: \"a paper, table 2\", points: {4: 10.5, 1: 9.75}}\n"));
+  const auto spec = sweep::load_sweep_spec(
+      sweep_file("published.yaml",
+                 "sweep: {pod.slices: [1, 2, 4]}\n"
+                 "published: {metric: step_time_s, source: \"a paper, table 2\", points: {4: 10.5, 1: 9.75}}\n"));
   CHECK(spec.published.metric == sweep::PublishedMetric::step_time_s);
   CHECK(spec.published.source == "a paper, table 2");
   REQUIRE(spec.published.points.size() == 2);
