@@ -1,4 +1,4 @@
-// The chart scripts (scripts/plot_roofline, plot_pipeline, plot_ici_heatmap)
+// The chart scripts (scripts/plot_roofline, plot_pipeline, plot_bubbles, plot_ici_heatmap)
 // on real tpusim output: each must write a real PNG (signature, IHDR size)
 // or SVG (root element) of some substance, print what it drew, and refuse
 // bad input with exit status 2. The pipeline script's idle fractions are
@@ -195,6 +195,35 @@ TEST_CASE("plot_pipeline on a real GPipe run agrees with the train report", "[ap
   const double bubble = pipeline["bubble_fraction"].get<double>();
   CHECK(idle >= bubble - 0.001);
   CHECK(idle <= bubble + 0.02);
+}
+
+TEST_CASE("plot_bubbles puts a microbatch sweep's bubbles beside (p-1)/(m+p-1)", "[app][charts]") {
+  TempDir dir("charts-bubbles");
+  const std::string sweep = dir / "sweep";
+  REQUIRE(run_tpusim("sweep configs/sweeps/pipeline-bubbles-v5e.yaml -j 2 --out " + sweep).status == 0);
+  auto r = run_script("scripts/plot_bubbles " + sweep + " -o " + (dir / "bubbles.png"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  check_png(dir / "bubbles.png", 600, 400, 20000);
+  CHECK(r.output.find("gpipe, p = 4 stages, V = 1:") != std::string::npos);
+  // One line per point: m, the report's bubble, the formula's; the stages
+  // wait on the activations sent between them as well, so the measured
+  // bubble lies above the formula (by under 5 points on this pipeline).
+  const int ms[] = {1, 2, 4, 8, 16, 32};
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = "p00" + std::to_string(i);
+    const double bubble =
+        nlohmann::json::parse(slurp(sweep + "/points/" + id + "/report.json"))["result"]["pipeline"]["bubble_fraction"];
+    const double ideal = 3.0 / (ms[i] + 3.0);
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-6d %10.4f %10.4f %+10.4f  (%s)", ms[i], bubble, ideal, bubble - ideal,
+                  id.c_str());
+    CHECK(r.output.find(line) != std::string::npos);
+    CHECK(bubble > ideal);
+    CHECK(bubble < ideal + 0.05);
+  }
+  // Not a sweep folder: exit 2.
+  CHECK(run_script("scripts/plot_bubbles " + std::string(dir / "nothing-here")).status == 2);
 }
 
 TEST_CASE("plot_ici_heatmap draws every link of a torus collective", "[app][charts]") {
