@@ -27,24 +27,27 @@ std::string last_line(const fs::path& p) {
 
 }  // namespace
 
-std::string find_plot_script() {
+std::string find_plot_script(const std::string& name) {
   std::vector<fs::path> candidates;
 #ifdef TPUSIM_SOURCE_DIR
-  candidates.push_back(fs::path(TPUSIM_SOURCE_DIR) / "scripts" / "plot_speedup");
+  candidates.push_back(fs::path(TPUSIM_SOURCE_DIR) / "scripts" / name);
 #endif
   const fs::path bin = fs::path(self_executable()).parent_path();
-  candidates.push_back(bin / ".." / "scripts" / "plot_speedup");
-  candidates.push_back(bin / ".." / "share" / "tpusim" / "plot_speedup");
+  candidates.push_back(bin / ".." / "scripts" / name);
+  candidates.push_back(bin / ".." / "share" / "tpusim" / name);
   for (const auto& c : candidates)
     if (fs::is_regular_file(c)) return c.lexically_normal().string();
   return "";
 }
 
-PlotResult plot_speedup(const std::string& out_dir) {
+namespace {
+
+// Runs scripts/`script_name` on DIR/summary.json, drawing DIR/`image`.
+PlotResult plot_with(const std::string& script_name, const std::string& out_dir, const std::string& image) {
   PlotResult r;
-  const std::string script = find_plot_script();
+  const std::string script = find_plot_script(script_name);
   if (script.empty()) {
-    r.note = "no plot: scripts/plot_speedup not found";
+    r.note = "no plot: scripts/" + script_name + " not found";
     return r;
   }
   if (::access(kPython, X_OK) != 0) {
@@ -53,7 +56,7 @@ PlotResult plot_speedup(const std::string& out_dir) {
   }
   const fs::path dir(out_dir);
   const fs::path log = dir / "plot.log";
-  r.path = (dir / "speedup.png").string();
+  r.path = (dir / image).string();
   ChildExit ex;
   try {
     ex = wait_for(spawn_process({kPython, script, (dir / "summary.json").string(), r.path}, log.string()));
@@ -62,7 +65,7 @@ PlotResult plot_speedup(const std::string& out_dir) {
     return r;
   }
   if (ex.exit_code != 0) {
-    r.note = "no plot: scripts/plot_speedup failed: " + last_line(log) + " (see " + log.string() + ")";
+    r.note = "no plot: scripts/" + script_name + " failed: " + last_line(log) + " (see " + log.string() + ")";
     return r;
   }
   std::error_code ec;
@@ -70,5 +73,11 @@ PlotResult plot_speedup(const std::string& out_dir) {
   r.drawn = true;
   return r;
 }
+
+}  // namespace
+
+PlotResult plot_speedup(const std::string& out_dir) { return plot_with("plot_speedup", out_dir, "speedup.png"); }
+
+PlotResult plot_serving(const std::string& out_dir) { return plot_with("plot_serving", out_dir, "serving.png"); }
 
 }  // namespace sweep

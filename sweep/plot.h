@@ -1,9 +1,11 @@
 #pragma once
-// DIR/speedup.png from DIR/summary.json: measured speedup vs chips, the
-// ideal line and the fitted Amdahl (or Gustafson) curve, drawn by
-// scripts/plot_speedup with Debian's /usr/bin/python3 and matplotlib.
-// A missing Python or matplotlib is not an error: the sweep's results are
-// complete without the picture.
+// A sweep's picture from DIR/summary.json, drawn by a script of scripts/
+// with Debian's /usr/bin/python3 and matplotlib: DIR/speedup.png
+// (scripts/plot_speedup: measured speedup vs chips, the ideal line and the
+// fitted Amdahl or Gustafson curve) or, for a sweep of decode steps,
+// DIR/serving.png (scripts/plot_serving: step time and tokens/s vs batch
+// against the roofline, with its knee). A missing Python or matplotlib is
+// not an error: the sweep's results are complete without the picture.
 #include <string>
 
 namespace sweep {
@@ -15,8 +17,10 @@ struct PlotResult {
 };
 
 PlotResult plot_speedup(const std::string& out_dir);
+PlotResult plot_serving(const std::string& out_dir);
 
-// The script, from the source tree or beside the binary; "" when not found.
-std::string find_plot_script();
+// The script `name` (plot_speedup, plot_serving), from the source tree or
+// beside the binary; "" when not found.
+std::string find_plot_script(const std::string& name);
 
 }  // namespace sweep
