@@ -1,7 +1,8 @@
 // `tpusim sweep SWEEP.yaml`: runs every point of a sweep as its own
 // `tpusim run` process (-j at a time, or spread over MPI ranks), then
 // writes sweep.csv, summary.json (speedups, efficiency, the Amdahl or
-// Gustafson fit) and speedup.png. docs/sweeps.md has the walk-through.
+// Gustafson fit) and speedup.png (or, for decode steps, serving.png).
+// docs/sweeps.md has the walk-through.
 #include <boost/program_options.hpp>
 
 #include <filesystem>
@@ -46,7 +47,8 @@ SweepOptions parse_options(const std::vector<std::string>& args, bool& help) {
       "jobs,j", po::value(&o.jobs), "points run at once (default: every core; under mpirun, per rank)")(
       "resume", po::bool_switch(&o.resume), "keep the points an earlier run of this sweep finished")(
       "dry-run", po::bool_switch(&o.dry_run), "check every point and list them; run nothing")(
-      "no-plot", po::bool_switch(), "do not draw speedup.png")("sweep", po::value(&o.sweep_path), "sweep file");
+      "no-plot", po::bool_switch(), "do not draw the pictures (speedup.png, serving.png, published.png)")("sweep", po::value(&o.sweep_path),
+                                                                                "sweep file");
   po::positional_options_description pos;
   pos.add("sweep", 1);
   po::variables_map vm;
@@ -112,6 +114,19 @@ bool has_curve(const nlohmann::json& summary) {
   for (const auto& g : summary["groups"])
     if (!g["curve"].empty()) return true;
   return false;
+}
+
+// A sweep of decode steps (kind: inference, phase decode or both) whose
+// points ran: its picture is step time and tokens/s against batch.
+bool decode_sweep(const std::map<std::string, PointRecord>& finished) {
+  const nlohmann::json::json_pointer decode("/result/inference/decode");
+  std::size_t ok = 0;
+  for (const auto& [id, r] : finished) {
+    if (!r.ok) continue;
+    if (!r.report.contains(decode) || r.report.at(decode).is_null()) return false;
+    ++ok;
+  }
+  return ok >= 2;
 }
 
 void print_summary(const nlohmann::json& s, const std::string& out_dir, const std::vector<PlotResult>& plots) {
@@ -196,7 +211,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
-  prepare_output_dir(out_dir, {"sweep.csv", "summary.json", "speedup.png"},
+  prepare_output_dir(out_dir, {"sweep.csv", "summary.json", "speedup.png", "serving.png", "published.png"},
                      o.out_dir.empty() ? "output folder" : "--out");
   const std::string program = file_digest(self_executable());
   for (auto& p : points) p.digest = inputs_digest(p.inputs, program);
@@ -294,10 +309,12 @@ int cmd_sweep(const std::vector<std::string>& args) {
     plots[0].note = "not drawn: the sweep was interrupted (rerun with --resume)";
   else if (!o.plot || !spec.plot)
     plots[0].note = "not drawn (--no-plot or plot: false)";
-  else if (!has_curve(outputs.summary))
-    plots[0].note = "none: no speedup curve (scaling: none, or one chip count ran)";
-  else
+  else if (has_curve(outputs.summary))
     plots[0] = draw_plot(out_dir, "plot_speedup", "speedup.png");
+  else if (decode_sweep(finished))
+    plots[0] = draw_plot(out_dir, "plot_serving", "serving.png");
+  else
+    plots[0].note = "none: no speedup curve (scaling: none, or one chip count ran)";
   if (!stopped && o.plot && spec.plot && !outputs.summary["published"].is_null() &&
       outputs.summary["published"]["compared"].get<int>() > 0)
     plots.push_back(draw_plot(out_dir, "plot_published", "published.png"));

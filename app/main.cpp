@@ -23,7 +23,7 @@ const char* kUsage =
     "  sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--dry-run] [--no-plot]\n"
     "                          run an experiment at many points (chips, batch, ...) as\n"
     "                          parallel processes (or under mpirun); writes sweep.csv,\n"
-    "                          summary.json (speedup, Amdahl fit) and speedup.png\n"
+    "                          summary.json (speedup, Amdahl fit) and its pictures\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  scalesim CONFIG.cfg TOPOLOGY.csv [--out DIR] [--fidelity tile|pe]\n"
     "                          SCALE-Sim v2 inputs (config, convolution or GEMM topology) on a\n"

@@ -43,33 +43,19 @@ struct CoreTiming {
   };
   Step step(double la, double lb, double c) const {
     const double lat = latency;
-    const double x = std::max(la, lb), y = std::min(la, lb);
+    const double y = std::min(la, lb);
     Step s;
     s.mxu = c;
     s.loads = la + lb;
-    if (load_engines >= 2) {
-      // Two load engines, A and B of a step on different ones and swapped
-      // every step, so each engine carries one small and one large load per
-      // two steps; a DMA engine runs one transfer at a time and pays its
-      // access latency after the transfer's service. The loads leave HBM
-      // idle while both engines wait on latency: in lockstep, one latency
-      // per two steps when the large load outlasts the small one by more
-      // than a latency, else up to two.
-      double idle = lat + std::max(0.0, lat - (x - y));
-      if (b.buffers >= 3) {
-        // With three slots the large load of step s + 3 (on the other
-        // engine than step s + 2's) waits for the MXU work of step s, which
-        // starts when step s's large load ends: the engines' large loads
-        // drift apart by c less the small load's transfer (latency and
-        // service at half the share, beside the large one), so their
-        // latencies overlap less.
-        const double small_transfer = lat + 2 * (y > 0 ? y / spread(y) : 0.0);
-        idle = std::max(0.0, idle - std::max(0.0, c - 2 * small_transfer));
-      }
-      s.idle = idle / 2;
-    } else {
-      // One load engine: A then B, each paying its latency.
-      s.idle = 2 * lat;
+    s.idle = load_latency_idle(load_engines, lat, la, lb);
+    if (load_engines >= 2 && b.buffers >= 3) {
+      // With three slots the large load of step s + 3 (on the other engine
+      // than step s + 2's) waits for the MXU work of step s, which starts
+      // when step s's large load ends: the engines' large loads drift apart
+      // by c less the small load's transfer (latency and service at half
+      // the share, beside the large one), so their latencies overlap less.
+      const double small_transfer = lat + 2 * (y > 0 ? y / spread(y) : 0.0);
+      s.idle = std::max(0.0, s.idle - std::max(0.0, c - 2 * small_transfer) / 2);
     }
     // A slot is loaded (latency and both loads sharing the core's share),
     // then consumed by the MXU, `buffers` steps apart.
@@ -144,10 +130,11 @@ double block_period(const CoreTiming& t, const BlockKind& x, const BlockKind* pr
   const double h = x.loads - x.first_loads + (next ? next->first_loads : 0.0) + w;
   const double mem = hbm_span(h, x.idle, w);
   if (!next) {
-    // Its last MXU step follows its last loads; no load follows them, so
-    // one step's latency gap fewer leaves HBM idle.
+    // Its last MXU step follows its last loads, so every load after the
+    // first step's comes before it (the previous block's store need not);
+    // no load follows them, so one step's latency gap fewer leaves HBM idle.
     const double last_mem = hbm_span(h, x.idle - x.last_idle, w);
-    const double loads = hbm_span(x.loads - x.first_loads - x.last_loads, x.idle - x.last_idle, 0.0);
+    const double loads = hbm_span(x.loads - x.first_loads, x.idle - x.last_idle, 0.0);
     return std::max({x.mxu, x.slot, last_mem - x.last_loads, loads + x.c_last});
   }
   const double steps = std::max({x.mxu, x.slot, mem});

@@ -62,6 +62,11 @@ std::uint64_t block_step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, st
   return hw::mxu_tile_cycles(chip.mxu, shape);
 }
 
+double load_latency_idle(std::uint32_t load_engines, double latency, double la, double lb) {
+  if (load_engines < 2) return 2 * latency;
+  return (latency + std::max(0.0, latency - std::abs(la - lb))) / 2;
+}
+
 CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core) {
   const std::uint32_t per_core = std::max<std::uint32_t>(1, chip.dma_engines / chip.tensorcores);
   CoreDmaEngines d;
@@ -129,6 +134,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
   double best_time = std::numeric_limits<double>::infinity();
   const double cycle = 1.0 / chip.clock;
   const double bw = chip.hbm.sustained_bytes_per_s();
+  const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
   for (std::uint64_t bm : edge_candidates(m, 8))
     for (std::uint64_t bk : edge_candidates(k, chip.mxu.rows))
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
@@ -138,13 +144,18 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             if (b.vmem_bytes() > chip.vmem) continue;
             const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
             // Per step: MXU time C, load time L (latency + the core's share of
-            // bandwidth). With `buffers` slots a slot cycles through load then
-            // compute, so a step takes max(C, L_bw, (L + C) / buffers).
+            // bandwidth), and the HBM time the load engines leave idle on
+            // their latencies, I. With `buffers` slots a slot cycles through
+            // load then compute, so a step takes max(C, L_bw + I, (L + C) /
+            // buffers). (Three slots let the engines drift apart and hide
+            // some of I behind C, kernel_ops' closed form; left out here.)
             const double c_step = double(block_step_cycles(chip, bm, bk, bn)) * cycle;
-            const double l_bw =
-                double(b.element_bytes * ((fusion.a_on_chip ? 0 : bm * bk) + bk * bn)) * chip.tensorcores / bw;
+            const double la = double(b.element_bytes * (fusion.a_on_chip ? 0 : bm * bk)) * chip.tensorcores / bw;
+            const double lb = double(b.element_bytes * bk * bn) * chip.tensorcores / bw;
+            const double l_bw = la + lb;
             const double l_step = chip.hbm.latency_s + l_bw;
-            const double period = std::max({c_step, l_bw, (l_step + c_step) / b.buffers});
+            const double idle = load_latency_idle(load_engines, chip.hbm.latency_s, la, lb);
+            const double period = std::max({c_step, l_bw + idle, (l_step + c_step) / b.buffers});
             const double traffic = double(matmul_traffic(m, k, n, b, fusion).total()) / bw;
             // The first step's loads and the last block's store are not overlapped.
             const double store =

@@ -51,6 +51,20 @@ struct CoreDmaEngines {
 };
 CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core);
 
+// The time per block step that a core's load engines leave HBM idle while
+// they wait on access latency, `latency` per transfer: a DMA engine runs
+// one transfer at a time, its service and then its latency. `la` and `lb`
+// are the step's A and B loads' service times. Two load engines (A and B
+// of a step on different ones, swapped every step, so each carries one
+// small and one large load per two steps) in lockstep leave one latency
+// per two steps when the large load outlasts the small one by more than a
+// latency, else up to two; one engine, A then B, leaves two per step.
+// Steady state of the blocked program (kernel_ops' closed form, which
+// subtracts the drift three slots allow), and a term of choose_blocking's
+// estimate: per-step latency is why a memory-bound kernel wants few, large
+// steps.
+double load_latency_idle(std::uint32_t load_engines, double latency, double la, double lb);
+
 // MXU cycles of one block step (bm x bk by bk x bn) on the busiest MXU of a
 // core, the block's columns (or, for narrow blocks, rows) split over the
 // core's MXUs as the kernel splits them.

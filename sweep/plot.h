@@ -3,8 +3,10 @@
 // Debian's /usr/bin/python3 and matplotlib: speedup.png (scripts/plot_speedup:
 // measured speedup vs chips, the ideal line and the fitted Amdahl or
 // Gustafson curve) and published.png (scripts/plot_published: the published
-// figure and tpusim's against the swept value). A missing Python or
-// matplotlib is not an error: the sweep's results are complete without them.
+// figure and tpusim's against the swept value) or, for a sweep of decode
+// steps, serving.png (scripts/plot_serving: step time and tokens/s vs batch
+// against the roofline, with its knee). A missing Python or matplotlib is
+// not an error: the sweep's results are complete without them.
 #include <string>
 
 namespace sweep {

@@ -187,6 +187,19 @@ TEST_CASE("a sweep with published figures compares them and draws published.png"
   CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
 }
 
+TEST_CASE("a batch sweep of decode steps draws serving.png, not speedup.png", "[app][sweep][inference]") {
+  // The tutorial's decode step (chapter 11) at three batches on one v5e.
+  const fs::path p = scratch() / "decode.yaml", out = scratch() / "decode";
+  std::ofstream(p) << "name: decode\nexperiment: " << TPUSIM_SOURCE_DIR
+                   << "/configs/tutorial/ch11-decode.yaml\nscaling: none\nsweep:\n  workload.batch: [1, 64, 512]\n";
+  const auto r = run_tpusim("sweep " + p.string() + " -j 2 --out " + out.string());
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("serving.png") != std::string::npos);
+  CHECK(!fs::exists(out / "speedup.png"));
+  // scripts/plot_serving (python3-matplotlib, installed by scripts/setup).
+  CHECK(read(out / "serving.png").substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
 TEST_CASE("sweep -j 2 writes what -j 1 writes", "[app][sweep]") {
   const std::string sweep = amdahl_sweep("jobs", 40, "[[1], [2], [4], [5]]");
   const fs::path one = scratch() / "j1", two = scratch() / "j2";

@@ -75,9 +75,7 @@ TEST_CASE("decode's step-time curve turns compute-bound near peak / HBM bandwidt
           "[inference][roofline]") {
   // The knee as a plot of step time against batch shows it: where the
   // memory-bound plateau (through batch 16 and 64) meets the compute-bound
-  // line (through batch 512 and 1024), both measured. (Batches 1 to 4 sit
-  // above the plateau: the matmul kernel's blocking for a few rows reaches
-  // 83% of HBM bandwidth, docs/serving.md.)
+  // line (through batch 512 and 1024), both measured.
   const double t16 = decode_step(16), t64 = decode_step(64), t512 = decode_step(512), t1024 = decode_step(1024);
   const double plateau_slope = (t64 - t16) / 48, line_slope = (t1024 - t512) / 512;
   const double knee = ((t512 - line_slope * 512) - (t16 - plateau_slope * 16)) / (plateau_slope - line_slope);
@@ -85,15 +83,32 @@ TEST_CASE("decode's step-time curve turns compute-bound near peak / HBM bandwidt
 }
 
 // The issue's acceptance as written (docs/serving.md, "Checked against"):
-// within 5% of the roofline at every batch. Not met yet, so hidden from
-// ctest (run it with: test_workloads_inference "[acceptance]"): batches 1
-// and 4 are 18-20% above it (the matmul kernel's blocking for a few rows
-// reaches 83% of HBM bandwidth), 192 to 512 are 6-10% above it (near the
-// knee the matmul kernel overlaps MXU and HBM work imperfectly), the rest
-// within 5%.
-TEST_CASE("a decode step on one v5e is within 5% of the roofline at every batch from 1 to 1024",
-          "[.][acceptance][inference]") {
-  for (std::uint64_t batch : {1, 4, 16, 64, 128, 192, 240, 256, 320, 512, 1024}) {
+// within 5% of the roofline, here at every batch where the roofline's
+// premises hold, one of its two terms dominating and the activations'
+// bytes negligible beside the weights'. Measured: batch 1 +2.0%, 4 +2.1%,
+// 16 +2.3%, 64 +3.3%, 128 +4.7%, 1024 +3.8% (the matmul kernel's blocking
+// counts the DMA engines' latency per block step, docs/matmul.md; before,
+// batches 1 and 4 were +20% and +18%).
+TEST_CASE("a decode step on one v5e is within 5% of the roofline away from its knee", "[inference][roofline]") {
+  for (std::uint64_t batch : {1, 4, 16, 64, 128, 1024}) {
+    INFO("batch " << batch);
+    CHECK(decode_step(batch) == Approx(hand_step(batch)).epsilon(0.05));
+  }
+}
+
+// Near the knee the acceptance's 5% is not met, and the residual is what
+// the roofline leaves out, not a modelling gap (docs/serving.md, "Near the
+// knee"): measured 192 +6.5%, 240 +10.0%, 256 +9.5%, 320 +7.8%, 512 +5.5%.
+// At 240, of the 484 us above the roofline's 4839 us, 224 us are the
+// activations' HBM round trips between the layer's kernels (about 2 x
+// batch x (k + n) bytes a matmul against its 2 x k x n of weights: 5.9% for
+// an 8192 x 8192 projection at batch 240), 212 us the matmul kernels'
+// pipeline fill, drain and MXU fill at a point where HBM and MXU are both
+// saturated, 45 us vector ops and launches. Hidden from ctest pending the
+// lead's decision on the acceptance (run it with: test_workloads_inference
+// "[acceptance]").
+TEST_CASE("a decode step on one v5e is within 5% of the roofline near its knee", "[.][acceptance][inference]") {
+  for (std::uint64_t batch : {192, 240, 256, 320, 512}) {
     INFO("batch " << batch);
     CHECK(decode_step(batch) == Approx(hand_step(batch)).epsilon(0.05));
   }
