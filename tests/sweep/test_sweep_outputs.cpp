@@ -8,6 +8,8 @@
 
 #include "sweep/outputs.h"
 
+namespace test_sweep_outputs {
+
 using namespace sweep;
 
 namespace {
@@ -162,3 +164,5 @@ TEST_CASE("scaling none and a single chip count give no speedups", "[workloads][
   CHECK(out.summary["rows"][1]["speedup"].is_null());
   CHECK(csv_lines(out.csv)[2].rfind("p001,8,4,ok,1.0,,,", 0) == 0);
 }
+
+}  // namespace test_sweep_outputs
