@@ -11,6 +11,10 @@
 #include "hw/systolic_array.h"
 #include "sim/host.h"
 
+// libsystemc.so needs one (main() is ours): in a unity build the MXU engine's
+// batch also holds files that use SystemC, so the library is linked in.
+extern "C" int sc_main(int, char**) { return 0; }
+
 namespace {
 
 std::vector<hw::bf16> random_bf16(std::size_t count, std::uint64_t seed) {

@@ -1,4 +1,3 @@
-#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the rare op that advances cycle by cycle
 #include "hw/chip.h"
 
 #include <algorithm>

@@ -7,6 +7,8 @@
 
 #include "cli_runner.h"
 
+namespace test_bad_input {
+
 using testing_cli::run_tpusim;
 
 namespace {
@@ -106,3 +108,5 @@ TEST_CASE("help, version and validate succeed", "[app]") {
   CHECK(more.output.find("amdahl-synthetic.yaml: ok (sweep)") != std::string::npos);
   CHECK(run_tpusim("validate tests/data/bad/zero.yaml").status == 2);
 }
+
+}  // namespace test_bad_input

@@ -14,6 +14,8 @@
 
 #include "cli_runner.h"
 
+namespace test_bad_input_catalogue {
+
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
 
@@ -504,3 +506,5 @@ TEST_CASE("bad-input catalogue: a failed run keeps an earlier report whole", "[a
   CHECK(fs::file_size(report) == before);
   CHECK(files_under(report.parent_path()) == files_before);
 }
+
+}  // namespace test_bad_input_catalogue

@@ -14,6 +14,8 @@
 
 #include "fuzz/config_harness.h"
 
+namespace test_bad_input_fuzz {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -122,3 +124,5 @@ TEST_CASE("fuzz oracle: an error without a location is a violation", "[app][fuzz
   CHECK(in.sets == std::vector<std::string>{"x.y=2", "z=[1"});
   CHECK(fuzzing::parse_input("a: 1\n#kind: chip\n").kind == "auto");  // only the first line steers
 }
+
+}  // namespace test_bad_input_fuzz

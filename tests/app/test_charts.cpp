@@ -18,6 +18,8 @@
 
 #include "cli_runner.h"
 
+namespace test_charts {
+
 using testing_cli::CliResult;
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
@@ -251,3 +253,5 @@ TEST_CASE("plot_ici_heatmap draws every link of a torus collective", "[app][char
   CHECK(bad.output.find("no `links` array") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "x.png"));
 }
+
+}  // namespace test_charts

@@ -20,6 +20,8 @@
 #include "workloads/train/spec.h"
 #include "workloads/workload.h"
 
+namespace test_config_keys {
+
 using testing_cli::run_tpusim;
 
 namespace {
@@ -156,3 +158,5 @@ workload: {kind: collective, op: all_gather, algorithm: ring, bytes: 65536, axes
   round_trip(sweep::scaling_names());
   round_trip(sweep::combine_names());
 }
+
+}  // namespace test_config_keys

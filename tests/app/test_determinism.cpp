@@ -14,6 +14,8 @@
 #include "cli_runner.h"
 #include "host_fields.h"
 
+namespace test_determinism {
+
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
 
@@ -122,3 +124,5 @@ TEST_CASE("determinism: a sweep with -j 2 writes the same results twice, and as 
     CHECK(points == 4);
   }
 }
+
+}  // namespace test_determinism

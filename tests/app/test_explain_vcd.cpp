@@ -15,6 +15,8 @@
 
 #include "cli_runner.h"
 
+namespace test_explain_vcd {
+
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
 
@@ -169,3 +171,5 @@ TEST_CASE("run --vcd refuses tile fidelity, large MXUs or ops, and os arrays", "
                        "  ici: {link_bandwidth: 1.0e10}\nfidelity: pe\nworkload: {kind: matmul, m: 8, k: 8, n: 8}\n";
   run_bad(os + " --vcd", "mxu.vcd draws the PEs' weight registers, which an output-stationary array", dir / "os");
 }
+
+}  // namespace test_explain_vcd

@@ -13,6 +13,8 @@
 #include "cli_runner.h"
 #include "hw/mxu_timing.h"
 
+namespace test_explain_walkthrough {
+
 using testing_cli::run_tpusim;
 
 namespace {
@@ -185,3 +187,5 @@ TEST_CASE("explain mxu: the table and JSON outputs are unchanged by the walk-thr
   CHECK(j["cycles"].get<std::uint64_t>() == hw::mxu_tile_cycles({128, 128, true}, {128, 128, 128}));
   CHECK(j["fidelity"] == "tile");
 }
+
+}  // namespace test_explain_walkthrough

@@ -32,6 +32,8 @@
 #include "config_topics.h"
 #include "host_fields.h"
 
+namespace test_key_walk {
+
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
 
@@ -385,3 +387,5 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
   }
   CHECK(walked > 100);
 }
+
+}  // namespace test_key_walk

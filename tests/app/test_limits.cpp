@@ -17,6 +17,8 @@
 #include "cli_runner.h"
 #include "host_fields.h"
 
+namespace test_limits {
+
 using testing_cli::run_tpusim;
 namespace fs = std::filesystem;
 
@@ -164,3 +166,5 @@ TEST_CASE("limits: progress_interval logs progress on stderr and changes no resu
   b["experiment"].erase("overrides");
   CHECK(a == b);
 }
+
+}  // namespace test_limits

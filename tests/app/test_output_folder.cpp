@@ -16,6 +16,8 @@
 
 #include "cli_runner.h"
 
+namespace test_output_folder {
+
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
 namespace fs = std::filesystem;
@@ -102,3 +104,5 @@ TEST_CASE("report.json records the --set overrides and the resolved workload", "
   CHECK(rep["experiment"]["workload"].get<std::string>().find("m: 256") != std::string::npos);
   CHECK(rep["experiment"]["inputs"][0] == kExperiment);
 }
+
+}  // namespace test_output_folder

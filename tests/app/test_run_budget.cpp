@@ -14,6 +14,8 @@
 
 #include "cli_runner.h"
 
+namespace test_run_budget {
+
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
 
@@ -133,3 +135,5 @@ TEST_CASE("run budget: 16384 blocks that do not fit say so at once, exit 3", "[a
   CHECK(r.status == 3);
   CHECK(r.output.find("does not fit in HBM: chip 0") != std::string::npos);
 }
+
+}  // namespace test_run_budget

@@ -22,6 +22,8 @@
 
 #include "cli_runner.h"
 
+namespace test_sweep_cli {
+
 namespace fs = std::filesystem;
 using testing_cli::run_tpusim;
 
@@ -420,3 +422,5 @@ TEST_CASE("sweep --resume reruns the points whose chip file changed", "[app][swe
   CHECK(rep["experiment"]["overrides"] ==
         nlohmann::json::array({"workload.units=40", "workload.serial_fraction=0.1", "pod.shape=[2]"}));
 }
+
+}  // namespace test_sweep_cli

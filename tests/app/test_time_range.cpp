@@ -14,6 +14,8 @@
 
 #include "cli_runner.h"
 
+namespace test_time_range {
+
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
 
@@ -138,3 +140,5 @@ TEST_CASE("time range: HBM bandwidth 1e-30 .. 1e15 B/s, every point plausible or
   }
   CHECK(plausible >= 4);
 }
+
+}  // namespace test_time_range

@@ -13,6 +13,8 @@
 
 #include "cli_runner.h"
 
+namespace test_tutorial {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -60,3 +62,5 @@ TEST_CASE("tutorial check catches a number that drifted", "[app][tutorial]") {
   CHECK(r.output.find("ch4-bidi-ms: the text says 9.99") != std::string::npos);
   CHECK(r.output.find("-<!-- n: ch4-bidi-ms -->9.99") != std::string::npos);  // the diff
 }
+
+}  // namespace test_tutorial

@@ -12,6 +12,8 @@
 #include "hw/bf16.h"
 #include "test_mxu_reference.h"
 
+namespace test_bf16 {
+
 using hw::bf16;
 using mxu_test::decode_bf16;
 
@@ -207,3 +209,5 @@ TEST_CASE("bf16 mxu_add is the correctly rounded FP32 sum under the rule", "[bf1
     REQUIRE(bits_of(hw::mxu_add(x, y)) == bits_of(mxu_test::ref_add(x, y)));
   }
 }
+
+}  // namespace test_bf16

@@ -5,7 +5,6 @@
 // when it completes; an MXU op watched cycle by cycle runs in a thread of
 // its own at the same times; errors at start and later reach
 // Sequencer::rethrow_failure.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,6 +20,8 @@
 #include "hw/sequencer.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
+
+namespace test_chip {
 
 namespace {
 
@@ -324,3 +325,5 @@ TEST_CASE("chip: DMAs that share HBM take longer than the same transfer alone", 
   CHECK(dmas == 12);  // 6 loads and 6 stores
   CHECK(slowed > 0);
 }
+
+}  // namespace test_chip

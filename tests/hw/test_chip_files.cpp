@@ -10,6 +10,8 @@
 #include "hw/chip_config.h"
 #include "sim/yaml_node.h"
 
+namespace test_chip_files {
+
 namespace {
 
 struct Published {
@@ -60,3 +62,5 @@ TEST_CASE("v6e and 7x have 256x256 MXUs: a weight tile is padded to 256", "[hw][
     CHECK(c.mxu.cols == 256);
   }
 }
+
+}  // namespace test_chip_files

@@ -1,4 +1,3 @@
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
@@ -14,6 +13,8 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 #include "test_hbm_streams.h"
+
+namespace test_dma {
 
 namespace {
 
@@ -245,3 +246,5 @@ TEST_CASE("dma: staggered transfers finish when the HBM's blocking b_transport d
   // They really shared: the first, alone for 2 ns (2000 B), then shares.
   CHECK(b.done_ps[0] > 8192 + kLatencyPs);
 }
+
+}  // namespace test_dma

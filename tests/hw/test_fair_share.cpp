@@ -7,6 +7,8 @@
 
 #include "hw/fair_share.h"
 
+namespace test_fair_share {
+
 using hw::FairShare;
 
 namespace {
@@ -181,3 +183,5 @@ TEST_CASE("fair share: random staggered flows match a remaining-work simulation"
     CHECK(s.served() == Approx(work));
   }
 }
+
+}  // namespace test_fair_share

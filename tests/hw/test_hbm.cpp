@@ -6,6 +6,8 @@
 #include "sim/kernel.h"
 #include "test_hbm_streams.h"
 
+namespace test_hbm {
+
 using hbm_test::Stream;
 using hbm_test::Streams;
 
@@ -176,3 +178,5 @@ TEST_CASE("hbm: invalid configuration is a ConfigError naming the field", "[hbm]
   c.bandwidth_bytes_per_s = -1;
   CHECK_THROWS_AS(hw::Hbm("hbm2", c), sim::ConfigError);
 }
+
+}  // namespace test_hbm

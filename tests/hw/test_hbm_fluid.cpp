@@ -2,7 +2,6 @@
 // times with caps and weights, and uncapped flows on random schedules
 // against hw::FairShare, the virtual-time processor-sharing server of the
 // per-channel model (an independent algorithm for the same discipline).
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -13,6 +12,8 @@
 #include "hw/fair_share.h"
 #include "hw/hbm_fluid.h"
 #include "sim/kernel.h"
+
+namespace test_hbm_fluid {
 
 namespace {
 
@@ -127,3 +128,5 @@ TEST_CASE("hbm fluid: random uncapped flows finish when processor sharing says",
     }
   }
 }
+
+}  // namespace test_hbm_fluid

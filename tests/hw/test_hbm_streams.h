@@ -2,7 +2,6 @@
 // Test initiator for the HBM: one socket and one thread per stream; each
 // stream waits until its start, sends one raw TLM payload and records when
 // b_transport returned.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <memory>

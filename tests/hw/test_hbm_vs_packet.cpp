@@ -9,6 +9,8 @@
 #include "test_hbm_streams.h"
 #include "tests/hw/hbm_packet_reference.h"
 
+namespace test_hbm_vs_packet {
+
 using hbm_test::Stream;
 using hbm_test::Streams;
 
@@ -81,3 +83,5 @@ TEST_CASE("hbm: fluid completions stay within the round-robin bound of the burst
   // Not vacuous: the scenarios do come near the bound (measured about 0.3).
   CHECK(worst_fraction_of_bound > 0.1);
 }
+
+}  // namespace test_hbm_vs_packet

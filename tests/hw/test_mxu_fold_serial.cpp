@@ -15,6 +15,8 @@
 #include "hw/mxu_timing.h"
 #include "hw/systolic_array.h"
 
+namespace test_mxu_fold_serial {
+
 namespace {
 
 struct Gemm {
@@ -119,3 +121,5 @@ TEST_CASE("mxu fold-serial: each fold after the first costs R + C - 1 cycles mor
   const hw::MxuConfig narrow{8, 32, false};
   CHECK(hw::mxu_tile_cycles(fold_serial(8, 32), {50, 40, 64}) == hw::mxu_tile_cycles(narrow, {50, 40, 64}) + 9 * 39);
 }
+
+}  // namespace test_mxu_fold_serial

@@ -11,6 +11,8 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 
+namespace test_mxu_module {
+
 using hw::bf16;
 using sc_core::SC_NS;
 using sc_core::sc_time;
@@ -90,3 +92,5 @@ TEST_CASE("mxu module: bad configuration rejected", "[mxu]") {
   CHECK_THROWS_AS(hw::Mxu("bad_period", {2, 2, true}, sc_core::SC_ZERO_TIME),
                   std::logic_error);  // chip.clock's range keeps it positive
 }
+
+}  // namespace test_mxu_module

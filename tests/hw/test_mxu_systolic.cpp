@@ -17,6 +17,9 @@
 
 #if defined(__SSE2__)
 #include <xmmintrin.h>
+
+namespace test_mxu_systolic {
+
 #endif
 
 using hw::bf16;
@@ -318,3 +321,5 @@ TEST_CASE("mxu systolic: operands required, bad shapes rejected", "[mxu][systoli
   CHECK_THROWS_AS(array.run({2, 2, true}, {0, 2, 2}, x.data(), x.data()), sim::ConfigError);
   CHECK_THROWS_AS(array.run({300, 2, true}, {1, 1, 1}, x.data(), x.data()), sim::ConfigError);
 }
+
+}  // namespace test_mxu_systolic

@@ -6,6 +6,8 @@
 #include "hw/mxu_timing.h"
 #include "sim/error.h"
 
+namespace test_mxu_timing {
+
 using hw::MxuConfig;
 using hw::MxuShape;
 
@@ -162,3 +164,5 @@ TEST_CASE("mxu timing: huge shapes in O(1), bad input rejected", "[mxu]") {
   CHECK_THROWS_AS(hw::mxu_tile_cycles({1, 128, true}, {1, 1, 1}), sim::ConfigError);
   CHECK_THROWS_AS(hw::mxu_tile_cycles({128, 257, true}, {1, 1, 1}), sim::ConfigError);
 }
+
+}  // namespace test_mxu_timing

@@ -4,7 +4,6 @@
 // engines) and on random graphs (against the rule and against the broadcast
 // sequencer, engine threads on one shared event, that it replaced);
 // failures and what is left pending.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,6 +19,8 @@
 #include "hw/program.h"
 #include "hw/sequencer.h"
 #include "sim/kernel.h"
+
+namespace test_sequencer {
 
 namespace {
 
@@ -377,3 +378,5 @@ TEST_CASE("sequencer: a dependency on a later op is refused", "[sequencer]") {
   Recorder rec("recorder", tp);
   CHECK_THROWS_AS(hw::Sequencer("seq", tp.program, rec), std::logic_error);
 }
+
+}  // namespace test_sequencer

@@ -5,6 +5,8 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 
+namespace test_vector_unit {
+
 namespace {
 
 // v5p per core: 8 sublanes x 128 lanes x 4 ALUs (docs/reference/tpu-specs.md#v5p.vpu_flops).
@@ -58,3 +60,5 @@ TEST_CASE("vector unit: a non-positive throughput is a ConfigError", "[vector]")
   sim::reset_kernel();
   CHECK_THROWS_AS(hw::VectorUnit("vpu", hw::VectorUnitConfig{0.0}, kPeriod), sim::ConfigError);
 }
+
+}  // namespace test_vector_unit

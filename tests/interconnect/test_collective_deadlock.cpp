@@ -11,6 +11,8 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 
+namespace test_collective_deadlock {
+
 using namespace interconnect;
 
 namespace {
@@ -92,3 +94,5 @@ TEST_CASE("collective deadlock: a finished run passes the check", "[collective][
   CHECK(coll.complete());
   CHECK_NOTHROW(require_all_done(net, {&coll}));
 }
+
+}  // namespace test_collective_deadlock

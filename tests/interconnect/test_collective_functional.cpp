@@ -12,6 +12,8 @@
 #include "interconnect/run_collective.h"
 #include "sim/kernel.h"
 
+namespace test_collective_functional {
+
 using namespace interconnect;
 
 namespace {
@@ -241,3 +243,5 @@ TEST_CASE("collective functional: run_collective checks every op on both network
   CHECK(r.functional.matches);
   CHECK(r.time_s > 0.0);
 }
+
+}  // namespace test_collective_functional

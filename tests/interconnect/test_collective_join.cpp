@@ -11,6 +11,8 @@
 #include "interconnect/ici_network.h"
 #include "sim/kernel.h"
 
+namespace test_collective_join {
+
 using namespace interconnect;
 
 namespace {
@@ -142,3 +144,5 @@ TEST_CASE("network: point-to-point messages match by source and tag in any order
   CHECK(log.got[2] == std::make_pair(std::uint64_t{3}, 15.0));
   CHECK(net.pending().empty());
 }
+
+}  // namespace test_collective_join

@@ -7,6 +7,8 @@
 #include "interconnect/mesh.h"
 #include "interconnect/run_collective.h"
 
+namespace test_collective_messages {
+
 using namespace interconnect;
 
 namespace {
@@ -104,3 +106,5 @@ TEST_CASE("collective messages: empty chunks skipped on both ends keep a torus a
   CHECK(r.functional.checked);
   CHECK(r.functional.matches);
 }
+
+}  // namespace test_collective_messages

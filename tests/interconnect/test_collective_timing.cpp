@@ -6,6 +6,8 @@
 
 #include "interconnect/run_collective.h"
 
+namespace test_collective_timing {
+
 using namespace interconnect;
 
 namespace {
@@ -212,3 +214,5 @@ TEST_CASE("collective timing: pipelined broadcast approaches bytes over link ban
     CHECK(bidi.time_s < 1.05 * V / (2 * kW));
   }
 }
+
+}  // namespace test_collective_timing

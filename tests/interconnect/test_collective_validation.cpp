@@ -6,6 +6,8 @@
 #include "interconnect/run_collective.h"
 #include "sim/error.h"
 
+namespace test_collective_validation {
+
 using namespace interconnect;
 
 namespace {
@@ -179,3 +181,5 @@ TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL
   CHECK(bus_bandwidth_factor(CollectiveOp::all_to_all, 8) == Approx(7.0 / 8));
   CHECK(bus_bandwidth_factor(CollectiveOp::broadcast, 8) == 1.0);
 }
+
+}  // namespace test_collective_validation

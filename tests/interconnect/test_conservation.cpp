@@ -5,6 +5,8 @@
 #include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 
+namespace test_conservation {
+
 using namespace interconnect;
 
 namespace {
@@ -95,3 +97,5 @@ TEST_CASE("collective conservation: all-to-all moves (n-1)/n of every buffer", "
   // (one per axis): 4 at distance 1 and 4 at distance 2 from each chip.
   CHECK(hop_bytes == 9 * (4 * 1 + 4 * 2) * (bytes / 9));
 }
+
+}  // namespace test_conservation

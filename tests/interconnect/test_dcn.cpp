@@ -8,6 +8,8 @@
 #include "interconnect/run_collective.h"
 #include "sim/error.h"
 
+namespace test_dcn {
+
 using namespace interconnect;
 
 namespace {
@@ -175,3 +177,5 @@ TEST_CASE("dcn: a placement the slices do not admit is a located error", "[dcn][
   p.model = NetworkModel::packet;
   CHECK_THROWS_WITH(p.validate(), Catch::Contains("pod.network_model"));
 }
+
+}  // namespace test_dcn

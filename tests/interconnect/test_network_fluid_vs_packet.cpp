@@ -12,6 +12,8 @@
 #include "interconnect/run_collective.h"
 #include "sim/kernel.h"
 
+namespace test_network_fluid_vs_packet {
+
 using namespace interconnect;
 
 namespace {
@@ -217,3 +219,5 @@ TEST_CASE("network: collectives agree on the fluid and packet models", "[network
   CHECK(fluid.events * 10 < packet.events);
   for (std::size_t l = 0; l < fluid.links.size(); ++l) CHECK(fluid.links[l].bytes == packet.links[l].bytes);
 }
+
+}  // namespace test_network_fluid_vs_packet

@@ -4,6 +4,8 @@
 
 #include "interconnect/topology.h"
 
+namespace test_topology {
+
 using interconnect::Topology;
 using interconnect::TopologyKind;
 
@@ -79,3 +81,5 @@ TEST_CASE("topology: half-way ties split by source parity", "[topology]") {
   ring.route(1, 5, route);
   CHECK(ring.link_ends(route.front()).dir == -1);
 }
+
+}  // namespace test_topology

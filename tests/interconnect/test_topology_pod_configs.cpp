@@ -9,6 +9,8 @@
 
 #include "interconnect/pod_config.h"
 
+namespace test_topology_pod_configs {
+
 using namespace interconnect;
 
 TEST_CASE("topology: pod configs are valid and follow the wraparound rules", "[topology][configs]") {
@@ -50,3 +52,5 @@ TEST_CASE("topology: pod configs are valid and follow the wraparound rules", "[t
   }
   CHECK(files >= 6);
 }
+
+}  // namespace test_topology_pod_configs

@@ -8,6 +8,8 @@
 #include "interconnect/run_collective.h"
 #include "interconnect/translations.h"
 
+namespace test_translations {
+
 using namespace interconnect;
 
 namespace {
@@ -229,3 +231,5 @@ TEST_CASE("translations: why a plan is not invariant, and by how many bytes", "[
   CHECK_THAT(t.invariance(plan_of(CollectiveOp::broadcast, Algorithm::ring, 6 * 1024)).blocker,
              Catch::Contains("is not chip 0's moved"));
 }
+
+}  // namespace test_translations

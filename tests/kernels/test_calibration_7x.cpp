@@ -13,6 +13,8 @@
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
+namespace test_calibration_7x {
+
 namespace {
 
 workloads::Experiment chip_7x() {
@@ -64,3 +66,5 @@ TEST_CASE("7x calibration: a 128^3 GEMM takes the measured fixed cost", "[kernel
   INFO("measured " << measured * 1e6 << " us, tpusim " << sim * 1e6 << " us");
   CHECK(sim == Approx(measured).epsilon(0.05));
 }
+
+}  // namespace test_calibration_7x

@@ -36,6 +36,8 @@
 #include "sim/units.h"
 #include "sim/yaml_node.h"
 
+namespace test_kernel_ops {
+
 namespace {
 
 hw::ChipConfig chip_file(const std::string& name) {
@@ -446,3 +448,5 @@ TEST_CASE("kernel ops: a stream alone on a chip, within 3% of the blocked progra
     CHECK(kern.vector_flops == tile.vector_flops);
   }
 }
+
+}  // namespace test_kernel_ops

@@ -15,6 +15,8 @@
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
+namespace test_train_kernels {
+
 namespace {
 
 struct Ran {
@@ -250,3 +252,5 @@ TEST_CASE("flash attention vs materialized: bytes, FLOPs, and where flash stops 
     if (t > 4 * t_star) CHECK(fl.time_s < 1.5 * fl.flops / exp.chip.peak_flops_per_s());
   }
 }
+
+}  // namespace test_train_kernels

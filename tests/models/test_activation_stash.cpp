@@ -12,6 +12,8 @@
 #include "model_lookup.h"
 #include "models/transformer.h"
 
+namespace test_activation_stash {
+
 using model_lookup::layer;
 
 namespace {
@@ -59,3 +61,5 @@ TEST_CASE("Embedding, output and loss stashes per token", "[models][transformer]
   CHECK(layer(m, "output").activation_bytes() == 2 * 2 * 1024 * tokens);   // final LN input and output, BF16
   CHECK(layer(m, "loss").activation_bytes() == (2 * 32000 + 4) * tokens);  // BF16 probabilities + int32 labels
 }
+
+}  // namespace test_activation_stash

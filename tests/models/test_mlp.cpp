@@ -6,6 +6,8 @@
 #include "model_lookup.h"
 #include "models/mlp.h"
 
+namespace test_mlp {
+
 using model_lookup::layer;
 using model_lookup::matmul;
 using models::Dim;
@@ -132,3 +134,5 @@ TEST_CASE("MLP rejects invalid configurations", "[models][mlp]") {
   CHECK_THROWS_AS(models::build_mlp({{4, 2}, "tanh"}, 1), std::invalid_argument);
   CHECK_THROWS_AS(models::build_mlp({{4, 2}, "relu"}, 0), std::invalid_argument);
 }
+
+}  // namespace test_mlp

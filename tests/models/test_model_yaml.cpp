@@ -5,6 +5,8 @@
 #include "models/model_config.h"
 #include "sim/error.h"
 
+namespace test_model_yaml {
+
 namespace {
 
 models::ModelConfig load(const std::string& text) {
@@ -105,3 +107,5 @@ TEST_CASE("model YAML: bad input gives located errors", "[models][yaml]") {
     }
   }
 }
+
+}  // namespace test_model_yaml

@@ -14,6 +14,8 @@
 #include "models/transformer.h"
 #include "transformer_shapes.h"
 
+namespace test_transformer_flops {
+
 using model_lookup::layer;
 
 namespace {
@@ -120,3 +122,5 @@ TEST_CASE("Elementwise FLOPs stay below 1% of matmul FLOPs at scale", "[models][
   CHECK(elementwise > 0);
   CHECK(elementwise < 0.01 * m.matmul_flops_per_step());
 }
+
+}  // namespace test_transformer_flops

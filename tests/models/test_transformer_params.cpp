@@ -9,6 +9,8 @@
 #include "models/transformer.h"
 #include "transformer_shapes.h"
 
+namespace test_transformer_params {
+
 using model_lookup::layer;
 
 TEST_CASE("GPT-3 6.7B-like: 12 L D^2 + V D parameters", "[models][transformer][params]") {
@@ -69,3 +71,5 @@ TEST_CASE("Tied embeddings count the V x D table once and point the unembedding 
   CHECK(model_lookup::matmul(layer(tied, "output"), "output.logits.dW").output == "embedding.table.grad");
   CHECK(untied.owner_of(model_lookup::matmul(layer(untied, "output"), "output.logits").weight)->name == "output");
 }
+
+}  // namespace test_transformer_params

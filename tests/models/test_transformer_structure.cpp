@@ -10,6 +10,8 @@
 #include "models/transformer.h"
 #include "transformer_shapes.h"
 
+namespace test_transformer_structure {
+
 using model_lookup::layer;
 using model_lookup::matmul;
 using models::Dim;
@@ -232,3 +234,5 @@ TEST_CASE("Transformer rejects zero sizes and unknown MLP variants", "[models][t
   c.seq_len = 1ull << 40;  // B N T^2 overflows 64 bits
   CHECK_THROWS_AS(models::build_transformer(c, 1), std::overflow_error);
 }
+
+}  // namespace test_transformer_structure

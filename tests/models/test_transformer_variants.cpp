@@ -8,6 +8,8 @@
 #include "model_lookup.h"
 #include "models/transformer.h"
 
+namespace test_transformer_variants {
+
 using model_lookup::layer;
 using model_lookup::matmul;
 
@@ -128,3 +130,5 @@ TEST_CASE("the ReLU MLP: two matrices and a ReLU", "[models][transformer][mlp]")
   CHECK(relu);
   CHECK(double(blk.param_count()) == 4 * 512.0 * 512 + 2 * 512.0 * 2048 + 4 * 512);
 }
+
+}  // namespace test_transformer_variants

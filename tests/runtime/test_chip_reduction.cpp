@@ -9,6 +9,8 @@
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
+namespace test_chip_reduction {
+
 namespace {
 
 const std::string kSrc = TPUSIM_SOURCE_DIR;
@@ -155,3 +157,5 @@ TEST_CASE("chip reductions: at kernel fidelity one chip per group reduces on its
     CHECK(one.reduce_hbm_bytes[0] == Approx(2 * 3.0 * 3 * double(c.bytes) / 4));
   }
 }
+
+}  // namespace test_chip_reduction

@@ -11,6 +11,8 @@
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
+namespace test_replicas {
+
 namespace {
 
 const std::string kSrc = TPUSIM_SOURCE_DIR;
@@ -574,3 +576,5 @@ TEST_CASE("replicas: point-to-point peers by place, representatives only where t
     CHECK_THROWS_WITH(run_ring4(pp, false), Catch::Contains("chip 3 names peer 0 of its peer table"));
   }
 }
+
+}  // namespace test_replicas

@@ -13,6 +13,8 @@
 #include "workloads/experiment.h"
 #include "workloads/sharding/workload.h"
 
+namespace test_trace {
+
 namespace {
 
 // Trace Event Format: {"traceEvents": [...]}; complete events ("X") carry
@@ -104,3 +106,5 @@ TEST_CASE("trace: stops at its bound and counts the ops it left out", "[workload
   CHECK(names == std::vector<std::string>{"op0", "op1", "op2"});  // the first three, in order
   CHECK(t["displayTimeUnit"] == "ns");
 }
+
+}  // namespace test_trace

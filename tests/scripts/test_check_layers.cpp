@@ -9,6 +9,8 @@
 
 #include "app/cli_runner.h"
 
+namespace test_check_layers {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -83,3 +85,5 @@ TEST_CASE("check-layers: a layer target linking a layer above it fails", "[scrip
   CHECK(r.status == 1);
   CHECK(r.output.find("tpusim_hw links tpusim_runtime") != std::string::npos);
 }
+
+}  // namespace test_check_layers

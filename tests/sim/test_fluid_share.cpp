@@ -10,6 +10,8 @@
 
 #include "sim/fluid_share.h"
 
+namespace test_fluid_share {
+
 using sim::FluidShare;
 
 TEST_CASE("fluid share: flows on one resource split it equally", "[fluid]") {
@@ -143,3 +145,5 @@ TEST_CASE("fluid share: random networks are max-min fair", "[fluid]") {
     }
   }
 }
+
+}  // namespace test_fluid_share

@@ -3,6 +3,8 @@
 
 #include "sim/kernel.h"
 
+namespace test_kernel {
+
 namespace {
 struct Ticker : sc_core::sc_module {
   int fired = 0;
@@ -26,3 +28,5 @@ TEST_CASE("two simulations run back to back in one process", "[sim][kernel]") {
     CHECK(sc_core::sc_time_stamp() == sc_core::sc_time(30, sc_core::SC_NS));
   }
 }
+
+}  // namespace test_kernel

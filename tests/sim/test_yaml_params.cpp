@@ -7,6 +7,8 @@
 #include "sim/params.h"
 #include "sim/stats.h"
 
+namespace test_yaml_params {
+
 namespace {
 
 struct Widget {
@@ -256,3 +258,5 @@ TEST_CASE("atomic writes leave either the old or the new file", "[sim][output]")
   CHECK(files == 1);  // no temporary left behind
   fs::remove_all(dir);
 }
+
+}  // namespace test_yaml_params

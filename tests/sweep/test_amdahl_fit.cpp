@@ -7,6 +7,8 @@
 
 #include "sweep/amdahl.h"
 
+namespace test_amdahl_fit {
+
 using sweep::ScalingSample;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_CASE("Gustafson fit recovers the serial share of scaled runs", "[workloads]
   REQUIRE(fit);
   CHECK(fit->fraction == Approx(0.1).margin(1e-6));
 }
+
+}  // namespace test_amdahl_fit

@@ -8,6 +8,8 @@
 
 #include "sweep/outputs.h"
 
+namespace test_sweep_outputs {
+
 using namespace sweep;
 
 namespace {
@@ -200,3 +202,4 @@ TEST_CASE("published figures beside the simulated ones: error = simulated / publ
   spec.published.points.clear();
   CHECK(summarize_sweep(spec, pts, done).summary["published"].is_null());
 }
+}  // namespace test_sweep_outputs

@@ -13,6 +13,8 @@
 #include "sweep/points.h"
 #include "sweep/spec.h"
 
+namespace test_sweep_spec {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -176,3 +178,5 @@ TEST_CASE("a sweep names an experiment that exists", "[workloads][sweep][bad-inp
   }
   CHECK_THROWS_AS(sweep::load_sweep_spec((dir / "absent.yaml").string()), sim::ConfigError);
 }
+
+}  // namespace test_sweep_spec

@@ -9,6 +9,8 @@
 #include "sim/error.h"
 #include "workloads/experiment.h"
 
+namespace test_amdahl_synthetic {
+
 namespace {
 
 const std::string kBase = std::string(TPUSIM_SOURCE_DIR) + "/configs/sweeps/amdahl-synthetic.base.yaml";
@@ -69,3 +71,5 @@ TEST_CASE("synthetic serial fraction must be a whole number of units", "[workloa
     CHECK(std::string(e.what()).find("not a whole number of units") != std::string::npos);
   }
 }
+
+}  // namespace test_amdahl_synthetic

@@ -15,6 +15,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_collective_launch {
+
 namespace {
 
 struct Point {
@@ -135,3 +137,5 @@ TEST_CASE("collective launch: v5p permute against the closed form and the measur
   CHECK(at(1 << 20) == Approx(16.94e-6).epsilon(0.05));
   CHECK(at(1 << 26) == Approx(781.98e-6).epsilon(0.05));
 }
+
+}  // namespace test_collective_launch

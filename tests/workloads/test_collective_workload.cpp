@@ -5,6 +5,8 @@
 
 #include "workloads/experiment.h"
 
+namespace test_collective_workload {
+
 namespace {
 nlohmann::json run(const std::string& file, std::vector<std::string> sets = {}) {
   auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/" + file, sets);
@@ -74,3 +76,5 @@ TEST_CASE("collective experiment: bad input is located", "[workloads][collective
   CHECK_THROWS_WITH(run("allreduce-v4-4x4x4.yaml", {"mesh={data: 3}"}),
                     Catch::Contains("mesh axes multiply to 3 chips but the pod has 64"));
 }
+
+}  // namespace test_collective_workload

@@ -6,6 +6,8 @@
 
 #include "workloads/experiment.h"
 
+namespace test_conv_workload {
+
 namespace {
 
 nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
@@ -58,3 +60,5 @@ TEST_CASE("conv kind: one layer takes the time of kind: matmul on its im2col GEM
     }
   }
 }
+
+}  // namespace test_conv_workload

@@ -9,6 +9,8 @@
 
 #include "workloads/experiment.h"
 
+namespace test_dcn_time {
+
 namespace {
 
 nlohmann::json run(const std::string& file, const std::vector<std::string>& sets) {
@@ -51,3 +53,5 @@ TEST_CASE("dcn time: gradient all-reduces after the backward are exposed, under 
   CHECK(a["exposed_time_s"].get<double>() == Approx(a["time_s"].get<double>()).epsilon(1e-6));
   CHECK(u["exposed_time_s"].get<double>() < 0.9 * u["time_s"].get<double>());
 }
+
+}  // namespace test_dcn_time

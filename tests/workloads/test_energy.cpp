@@ -14,6 +14,8 @@
 #include "sim/yaml_node.h"
 #include "workloads/workload.h"
 
+namespace test_energy {
+
 using testing_workloads::run;
 using testing_workloads::write_yaml;
 
@@ -216,3 +218,5 @@ TEST_CASE("energy per op: a conv run's ops add up to the step", "[workloads][ene
     }
   }
 }
+
+}  // namespace test_energy

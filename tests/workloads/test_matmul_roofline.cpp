@@ -6,6 +6,8 @@
 #include "workloads/experiment.h"
 #include "workloads/matmul_crossover.h"
 
+namespace test_matmul_roofline {
+
 using workloads::load_experiment;
 
 namespace {
@@ -90,3 +92,5 @@ TEST_CASE("the same experiment gives the same report", "[workloads][determinism]
   b.erase("simulator");
   CHECK(a.dump() == b.dump());
 }
+
+}  // namespace test_matmul_roofline

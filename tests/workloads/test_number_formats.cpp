@@ -11,6 +11,8 @@
 #include "workloads/experiment.h"
 #include "workloads/matmul_crossover.h"
 
+namespace test_number_formats {
+
 using workloads::load_experiment;
 
 namespace {
@@ -232,3 +234,5 @@ TEST_CASE("an int8 functional matmul equals the host's exact integer sums (int32
     CHECK(f["max_abs_error"].get<double>() == 0.0);
   }
 }
+
+}  // namespace test_number_formats

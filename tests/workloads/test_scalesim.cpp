@@ -27,6 +27,8 @@
 #include "sim/error.h"
 #include "workloads/scalesim.h"
 
+namespace test_scalesim {
+
 using testing_cli::run_tpusim;
 
 namespace {
@@ -623,3 +625,5 @@ TEST_CASE("scalesim: layer energy from --chip's figures, absent without", "[work
   }
   CHECK(with["total"]["energy_j"].get<double>() == Approx(sum).epsilon(1e-12));
 }
+
+}  // namespace test_scalesim

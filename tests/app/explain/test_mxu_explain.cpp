@@ -5,6 +5,8 @@
 #include "app/explain/mxu_explain.h"
 #include "hw/mxu_timing.h"
 
+namespace test_mxu_explain {
+
 TEST_CASE("mxu explain: cycles, utilization and an exact pe check", "[mxu]") {
   explain::MxuExplainRequest req;
   req.config = {128, 128, true};
@@ -44,3 +46,5 @@ TEST_CASE("mxu explain: output- and input-stationary, tile and pe", "[mxu]") {
     CHECK(pe.cycles == hw::mxu_tile_cycles(req.config, req.shape));
   }
 }
+
+}  // namespace test_mxu_explain

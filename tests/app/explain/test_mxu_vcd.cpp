@@ -25,6 +25,8 @@
 #include "sim/error.h"
 #include "sim/kernel.h"
 
+namespace test_mxu_vcd {
+
 using hw::bf16;
 using sc_core::SC_NS;
 using sc_core::sc_time;
@@ -370,3 +372,5 @@ TEST_CASE("mxu vcd: size limits and file names are bad input", "[mxu][vcd]") {
   CHECK_THROWS_WITH(hw::MxuVcd(scratch / "wave.txt", {2, 2, true}), Contains("must end in .vcd"));
   CHECK_THROWS_WITH(hw::MxuVcd("/nonexistent-dir/wave.vcd", {2, 2, true}), Contains("cannot write"));
 }
+
+}  // namespace test_mxu_vcd

@@ -6,6 +6,8 @@
 #include "app/explain/mxu_walkthrough.h"
 #include "hw/systolic_array.h"
 
+namespace test_mxu_walkthrough {
+
 using hw::bf16;
 
 namespace {
@@ -59,3 +61,5 @@ TEST_CASE("mxu walkthrough: the next tile loads into the other bank", "[mxu]") {
   const auto f = frames({2, 2, true}, {3, 4, 2}, a, b);
   CHECK(f[3].rfind("cycle 3 | feeder: tile 0 vector 1 | loader: tile 1 -> bank 1, columns 0-1 shifting\n", 0) == 0);
 }
+
+}  // namespace test_mxu_walkthrough

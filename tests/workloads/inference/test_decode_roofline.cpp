@@ -13,6 +13,8 @@
 #include "serving_model.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_decode_roofline {
+
 using namespace testing_serving;
 using testing_workloads::run;
 using testing_workloads::write_yaml;
@@ -113,3 +115,5 @@ TEST_CASE("a decode step on one v5e is within 5% of the roofline near its knee",
     CHECK(decode_step(batch) == Approx(hand_step(batch)).epsilon(0.05));
   }
 }
+
+}  // namespace test_decode_roofline

@@ -10,6 +10,8 @@
 #include "sim/error.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_kv_cache {
+
 using namespace testing_serving;
 using testing_workloads::run;
 using testing_workloads::write_yaml;
@@ -69,3 +71,5 @@ TEST_CASE("the largest batch that fits is the hand count, and one more does not 
     CHECK(r["inference"]["weights_bytes"].get<double>() == weights);
   }
 }
+
+}  // namespace test_kv_cache

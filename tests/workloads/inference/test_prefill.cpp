@@ -7,6 +7,8 @@
 #include "serving_model.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_prefill {
+
 using namespace testing_serving;
 using testing_workloads::run;
 using testing_workloads::write_yaml;
@@ -43,3 +45,5 @@ TEST_CASE("prefill takes its FLOPs over the peak and writes the prompts' KV cach
   CHECK(r["prefill"]["kv_bytes"].get<double>() == kv);
   CHECK(r["prefill"]["hbm_bytes"].get<double>() >= 2.0 * double(kModel.params_read()) + kv);
 }
+
+}  // namespace test_prefill

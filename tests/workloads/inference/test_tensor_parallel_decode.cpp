@@ -9,6 +9,8 @@
 #include "serving_model.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_tensor_parallel_decode {
+
 using namespace testing_serving;
 using testing_workloads::run;
 using testing_workloads::write_yaml;
@@ -75,3 +77,5 @@ TEST_CASE("tensor-parallel decode all-reduces far above the latency-bound size g
   CHECK(b.mean_s > 1.5 * a.mean_s);
   CHECK(b.mean_s >= bandwidth_term(double(b.bytes)));
 }
+
+}  // namespace test_tensor_parallel_decode

@@ -4,6 +4,8 @@
 
 #include "workloads/sharding/planner.h"
 
+namespace test_planner {
+
 using namespace workloads;
 
 namespace {
@@ -95,3 +97,5 @@ TEST_CASE("bad PartitionSpecs name tensor, dimension, axis and sizes", "[workloa
   CHECK_THROWS_WITH(spec("[x]"), Catch::Contains("needs 2 entries"));
   CHECK_NOTHROW(spec("[[x, y], null]"));
 }
+
+}  // namespace test_planner

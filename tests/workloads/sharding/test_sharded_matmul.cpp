@@ -7,6 +7,8 @@
 #include "sim/error.h"
 #include "workloads/experiment.h"
 
+namespace test_sharded_matmul {
+
 namespace {
 
 // tpu-v5e.yaml: 4 MXUs x 128x128 x 2 FLOP x 1.5 GHz; HBM 8.1e11 B/s; links 4.5e10 B/s per direction.
@@ -175,3 +177,5 @@ TEST_CASE("sharded matmul in int8: one-byte operands gathered, int32 partial sum
   CHECK(r["collectives"][0]["bytes"] == vc);
   check_within_10_percent(r, local_int8(M, K / 4, N) + all_reduce(vc));
 }
+
+}  // namespace test_sharded_matmul

@@ -10,6 +10,8 @@
 #include "app/cli_runner.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_config {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -107,3 +109,5 @@ TEST_CASE("bad train experiments: located message, exit 2, no report", "[workloa
     CHECK_FALSE(fs::exists(out / "report.json"));
   }
 }
+
+}  // namespace test_config

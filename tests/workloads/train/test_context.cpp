@@ -15,6 +15,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_context {
+
 namespace {
 
 using testing_workloads::run;
@@ -168,3 +170,5 @@ workload:
       workloads::load_experiment(mlp, {}),
       Catch::Contains("workload.parallelism.context: context parallelism splits a Transformer's sequence"));
 }
+
+}  // namespace test_context

@@ -13,6 +13,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_data_parallel {
+
 namespace {
 
 using testing_workloads::run;
@@ -135,3 +137,5 @@ TEST_CASE(
     CHECK(measured_crossover == Approx(crossover).epsilon(0.2));
   }
 }
+
+}  // namespace test_data_parallel

@@ -10,6 +10,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_devices {
+
 namespace {
 
 using testing_workloads::run;
@@ -105,3 +107,5 @@ TEST_CASE("devices: the two devices of a chip all-reduce over the on-die path, n
   CHECK(t == Approx(hand).epsilon(1e-6));
   CHECK(t < 67108864.0 / 5e10 / 3);
 }
+
+}  // namespace test_devices

@@ -16,6 +16,8 @@
 #include "workloads/experiment_fixture.h"
 #include "workloads/workload.h"
 
+namespace test_energy_layers {
+
 namespace {
 
 using testing_workloads::run;
@@ -147,3 +149,5 @@ workload:
   }
   CHECK(parts_j(e) == Approx(e["total_j"].get<double>()).epsilon(1e-9));
 }
+
+}  // namespace test_energy_layers

@@ -16,6 +16,8 @@
 #include "workloads/train/memory.h"
 #include "workloads/train/spec.h"
 
+namespace test_examples {
+
 namespace {
 
 nlohmann::json run_example(const std::string& name) {
@@ -214,3 +216,5 @@ TEST_CASE("example: GPT-3 175B on a v4-1024 fits with remat full and sequence pa
   CHECK(double(none.activations) == Approx(p * 6 * redo).epsilon(0.01));
   CHECK(none.total() > 32ull << 30);
 }
+
+}  // namespace test_examples

@@ -13,6 +13,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_fsdp {
+
 namespace {
 
 using testing_workloads::run;
@@ -233,3 +235,5 @@ TEST_CASE("PaLM 540B on two v4 pods of 3072 fits in HBM and folds to one chip's 
   CHECK(r["simulator"]["replicas"] == "one per group");
   CHECK(r["result"]["dcn"]["bytes"].get<double>() > 0);
 }
+
+}  // namespace test_fsdp

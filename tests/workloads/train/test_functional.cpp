@@ -22,6 +22,8 @@
 #include "workloads/train/program_builder.h"
 #include "workloads/train/spec.h"
 
+namespace test_functional {
+
 namespace {
 
 using testing_workloads::write_yaml;
@@ -256,3 +258,5 @@ TEST_CASE("functional training refuses what it cannot run: located message, exit
     CHECK(r.output.find(c.says) != std::string::npos);
   }
 }
+
+}  // namespace test_functional

@@ -8,6 +8,8 @@
 #include "workloads/experiment_fixture.h"
 #include "workloads/train/pipeline_schedule.h"
 
+namespace test_interleaved {
+
 namespace {
 
 using testing_workloads::run;
@@ -104,3 +106,5 @@ TEST_CASE(
   REQUIRE(peaks.size() == 4);
   for (int s = 0; s < 4; ++s) CHECK(peaks[s] <= (3 - s) * 2 + 4 + 1);
 }
+
+}  // namespace test_interleaved

@@ -12,6 +12,8 @@
 
 #include "workloads/experiment_fixture.h"
 
+namespace test_llama_memory {
+
 namespace {
 
 using testing_workloads::run;
@@ -66,3 +68,5 @@ workload:
   CHECK(m["rematerialized_bytes"].get<double>() == block_stash);
   CHECK(m["per_chip_bytes"].get<double>() == 16 * params / fsdp + 3 * 2 * output + kept + block_stash);
 }
+
+}  // namespace test_llama_memory

@@ -14,6 +14,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_memory {
+
 namespace {
 
 using testing_workloads::run;
@@ -216,3 +218,5 @@ TEST_CASE("precision policy: bytes per parameter where they live, against the ha
     CHECK(m["bytes_per_param"]["optimizer"].get<double>() == c.state);
   }
 }
+
+}  // namespace test_memory

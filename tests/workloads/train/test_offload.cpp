@@ -14,6 +14,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_offload {
+
 namespace {
 
 using testing_workloads::write_yaml;
@@ -158,3 +160,5 @@ TEST_CASE("remat offload: needs kernel fidelity", "[workloads][train][remat][off
   CHECK_THROWS_WITH(workloads::load_experiment(gpt("off-tile", "offload"), {"fidelity=tile"}),
                     Catch::Contains("workload.remat: remat: offload moves activations over the host link"));
 }
+
+}  // namespace test_offload

@@ -12,6 +12,8 @@
 #include "workloads/experiment_fixture.h"
 #include "workloads/train/pipeline_schedule.h"
 
+namespace test_pipeline {
+
 namespace {
 
 using testing_workloads::run;
@@ -157,3 +159,5 @@ workload:
     CHECK(tied["per_chip"][s]["ici_bytes_out"].get<double>() == messages + (s == 0 || s == 3 ? table : 0));
   }
 }
+
+}  // namespace test_pipeline

@@ -9,6 +9,8 @@
 
 #include "workloads/experiment_fixture.h"
 
+namespace test_precision_matmul {
+
 namespace {
 
 using testing_workloads::run;
@@ -68,3 +70,5 @@ TEST_CASE("precision.matmul fp8 on v5p (fp8 at the bf16 rate): the compute-bound
   CHECK(fp8["result"]["step_time_s"].get<double>() ==
         Approx(bf16["result"]["step_time_s"].get<double>()).epsilon(0.01));
 }
+
+}  // namespace test_precision_matmul

@@ -8,6 +8,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_remat {
+
 namespace {
 
 using testing_workloads::run;
@@ -117,3 +119,5 @@ TEST_CASE("remat: bad input is located", "[workloads][train][remat][bad-input]")
   CHECK_THROWS_WITH(run(gpt("remat-bad", 2, "fulll")),
                     Catch::Contains("workload.remat") && Catch::Contains("did you mean 'full'"));
 }
+
+}  // namespace test_remat

@@ -11,6 +11,8 @@
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
+namespace test_tensor_parallel {
+
 namespace {
 
 using testing_workloads::write_yaml;
@@ -79,3 +81,5 @@ TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[
   CHECK(r["result"]["mfu"].get<double>() ==
         Approx(M * per_microbatch / r["result"]["step_time_s"].get<double>() / (4 * 275.251e12)).epsilon(1e-3));
 }
+
+}  // namespace test_tensor_parallel
