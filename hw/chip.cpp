@@ -13,13 +13,14 @@
 
 namespace hw {
 
-Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity)
+Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch)
     : sc_core::sc_module(name),
       config_(config),
       fidelity_(fidelity),
       period_(sc_core::sc_time::from_value(
           sim::checked_ps(std::round(sim::kPsPerSecond / config.clock), [] { return std::string("a clock period"); }))),
-      launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))) {
+      launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))),
+      kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
     fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines);  // and the host link's two directions
@@ -291,7 +292,11 @@ void Chip::advance(std::uint32_t slot) {
         // Never faster than the engine takes the bytes.
         const bool parts = !k.body_parts.empty();
         const std::uint64_t bytes = parts ? k.body_parts[f.part].bytes : body_bytes;
-        const std::uint64_t min_ps = parts ? k.body_parts[f.part].min_ps : k.min_body_ps;
+        const std::uint64_t nominal_ps = parts ? k.body_parts[f.part].min_ps : k.min_body_ps;
+        const std::uint64_t min_ps =
+            d || kernel_stretch_ == 1.0
+                ? nominal_ps
+                : static_cast<std::uint64_t>(std::llround(double(nominal_ps) * kernel_stretch_));
         if (bytes > 0) {
           // In units of one byte per transfer in service (KernelOp::body_transfers).
           const double n = d ? 1.0 : k.body_transfers;

@@ -28,7 +28,11 @@ namespace hw {
 class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Listener, private CompletionListener {
  public:
   SC_HAS_PROCESS(Chip);
-  Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity);
+  // Kernel ops carry engine times worked out for the chip file's clock
+  // (KernelOp::min_body_ps); a chip whose clock was scaled down from it (a
+  // straggler's) stretches them by `kernel_stretch`, the nominal clock over
+  // config.clock.
+  Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch = 1.0);
 
   // Starts one op on its engine now and returns, from any process after
   // elaboration (the DMA sockets are complete only then). `done` is called
@@ -152,6 +156,7 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   Fidelity fidelity_;
   sc_core::sc_time period_;
   const std::uint64_t launch_ps_;        // config_.kernel_launch, the time of a LaunchOp
+  const double kernel_stretch_;          // of kernel ops' engine times (the constructor's)
   std::unique_ptr<Hbm> hbm_;             // tile and pe fidelity
   std::unique_ptr<HbmFluid> hbm_fluid_;  // kernel fidelity
   std::vector<std::unique_ptr<DmaEngine>> dmas_;

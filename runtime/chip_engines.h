@@ -6,6 +6,7 @@
 // on the network did.
 #include <systemc>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -45,6 +46,21 @@ class NextDelta : public sc_core::sc_module {
   sc_core::sc_event event_;
 };
 
+// When a collective's chips joined it (before its launch cost): the first
+// and the last, and the simulated chip that joined last (standing for its
+// group). The others waited for that one: its chips gated the collective.
+struct JoinSpan {
+  std::uint64_t first = UINT64_MAX, last = 0;  // ps
+  int last_chip = -1;
+  void join(std::uint64_t at, int chip) {
+    first = std::min(first, at);
+    if (last_chip < 0 || at > last) {
+      last = at;
+      last_chip = chip;
+    }
+  }
+};
+
 // One simulated chip's engines for its sequencer: ICI ops on the pod's
 // network (collectives, point-to-point messages), the rest on the chip. An
 // ICI op completes in the delta cycle after the network's callback, never
@@ -55,7 +71,7 @@ class NextDelta : public sc_core::sc_module {
 class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener {
  public:
   ChipEngines(hw::Chip& chip, int c, const std::vector<int>& group, const PodProgram& pp, PodCollectives& collectives,
-              PointToPoint& p2p, NextDelta& next_delta, std::vector<std::uint64_t>& first_join)
+              PointToPoint& p2p, NextDelta& next_delta, std::vector<JoinSpan>& joins)
       : chip_(chip),
         c_(c),
         group_(group),
@@ -63,7 +79,7 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
         collectives_(collectives),
         p2p_(p2p),
         next_delta_(next_delta),
-        first_join_(first_join) {}
+        joins_(joins) {}
 
   void start(const hw::Op& op, hw::Completion done) override {
     const auto* send = std::get_if<hw::SendOp>(&op.payload);
@@ -75,8 +91,7 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
     }
     const CollectiveData* data = nullptr;
     if (comm) {
-      first_join_[comm->collective] =
-          std::min<std::uint64_t>(first_join_[comm->collective], sc_core::sc_time_stamp().value());
+      joins_[comm->collective].join(sc_core::sc_time_stamp().value(), c_);
       data = comm->collective < pp_.collective_data.size() ? &pp_.collective_data[comm->collective] : nullptr;
       // Functional collectives read the chip's input when it joins.
       if (data) collectives_.simulated(comm->collective).set_input(c_, data->input(c_));
@@ -181,7 +196,7 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
   PodCollectives& collectives_;
   PointToPoint& p2p_;
   NextDelta& next_delta_;
-  std::vector<std::uint64_t>& first_join_;
+  std::vector<JoinSpan>& joins_;
   const std::uint64_t launch_ps_ =
       static_cast<std::uint64_t>(std::llround(chip_.config().ici.collective_launch * sim::kPsPerSecond));
   std::vector<InFlight> in_flight_;  // ICI ops in flight, by slot

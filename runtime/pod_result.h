@@ -19,6 +19,10 @@ struct CollectiveTiming {
   std::uint64_t bytes = 0;
   int groups = 0;                 // groups of participants (one per combination of the other axes)
   double start_s = 0, end_s = 0;  // first join .. last chip done
+  // The chip that joined last, when it joined after the first (-1: all at
+  // once), and how long the first chips waited for it.
+  int gated_by = -1;
+  double wait_s = 0;
   // The chips that took part, in chip order, and when each one's part was
   // done (a pipeline stage's collective is its chips' only).
   std::vector<std::pair<std::uint32_t, double>> chip_ends;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <utility>
 
 #include "runtime/pod_simulation.h"
 #include "runtime/run_budget.h"
@@ -99,6 +101,30 @@ void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, 
   check_pod_budget(config.limits, config.chip, config.fidelity, simulated, static_cast<int>(pp.chip_count()), trace);
 }
 
+// A straggler (PodConfig::scale) runs its replicas' program on a slower
+// chip, so it cannot share their simulation: the chips of each program
+// with each scale other than 1 get a copy of the program of their own.
+// Replica groups, symmetric axes and the point-to-point check then see them
+// as the different chips they are. `pp` itself when no chip is slowed.
+const PodProgram& with_stragglers(const PodConfig& config, const PodProgram& pp, PodProgram& owned) {
+  if (std::all_of(config.scale.begin(), config.scale.end(), [](const ChipScale& s) { return s == ChipScale{}; }))
+    return pp;
+  owned = pp;
+  std::vector<std::pair<std::pair<std::uint32_t, std::pair<double, double>>, std::uint32_t>> made;
+  for (std::uint32_t c = 0; c < pp.chip_count(); ++c) {
+    const ChipScale s = config.scale_of(c);
+    if (s == ChipScale{}) continue;
+    const auto key = std::make_pair(pp.program_of[c], std::make_pair(s.compute, s.hbm));
+    auto it = std::find_if(made.begin(), made.end(), [&](const auto& m) { return m.first == key; });
+    if (it == made.end()) {
+      made.emplace_back(key, owned.add_program(pp.programs[pp.program_of[c]]));
+      it = std::prev(made.end());
+    }
+    owned.program_of[c] = it->second;
+  }
+  return owned;
+}
+
 // How far apart replicas' collectives may end (summed over collectives, as
 // a fraction of the step) for one chip per group to stand for all.
 constexpr double kReplicaSpreadTolerance = 1e-2;
@@ -114,7 +140,9 @@ const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
   return stats.child("chip" + std::to_string(representative.at(c)));
 }
 
-PodRunResult run_pod(const PodConfig& config, const PodProgram& pp, bool trace, const Observers& observers) {
+PodRunResult run_pod(const PodConfig& config, const PodProgram& given, bool trace, const Observers& observers) {
+  PodProgram owned;
+  const PodProgram& pp = with_stragglers(config, given, owned);
   std::string why = replicas_blocker(config, pp);
   if (why.empty()) {
     // Shortcuts from the most to the least: each attempt that finds its

@@ -279,7 +279,7 @@ void PodSimulation::elaborate(const Observers& observers) {
     for (const std::uint32_t p : naming[i]) joining += net_chips_of_program[p];
     collectives_->expect(i, joining);
   }
-  first_join_.assign(plans.size(), UINT64_MAX);
+  joins_.assign(plans.size(), {});
   p2p_ = std::make_unique<PointToPoint>(*net_, pp_);
   next_delta_ = std::make_unique<NextDelta>("ici_done");
 
@@ -293,9 +293,12 @@ void PodSimulation::elaborate(const Observers& observers) {
     if (rep_of_[c] != c) continue;
     auto& graph = graphs[pp_.program_of[c]];
     if (!graph) graph = std::make_shared<const hw::ProgramGraph>(pp_.chip(c));
-    chips_[c] = std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), config_.chip, config_.fidelity);
-    engines_[c] = std::make_unique<ChipEngines>(*chips_[c], c, net_members_[c], pp_, *collectives_, *p2p_, *next_delta_,
-                                                first_join_);
+    const ChipScale scale = config_.scale_of(static_cast<std::uint32_t>(c));
+    chips_[c] =
+        std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), config_.chip_of(static_cast<std::uint32_t>(c)),
+                                   config_.fidelity, 1.0 / scale.compute);
+    engines_[c] =
+        std::make_unique<ChipEngines>(*chips_[c], c, net_members_[c], pp_, *collectives_, *p2p_, *next_delta_, joins_);
     seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c]);
     ops += pp_.chip(c).ops.size();
   }
@@ -464,7 +467,12 @@ PodRunResult PodSimulation::collect(bool trace) const {
     for (const auto& [c, at] : collectives_->finish_times(i))
       t.chip_ends.emplace_back(static_cast<std::uint32_t>(c), ps_to_seconds(at));
     t.bytes = pp_.collectives[i].bytes;
-    t.start_s = first_join_[i] == UINT64_MAX ? 0.0 : ps_to_seconds(first_join_[i]);
+    const JoinSpan& joined = joins_[i];
+    t.start_s = joined.first == UINT64_MAX ? 0.0 : ps_to_seconds(joined.first);
+    if (joined.last_chip >= 0 && joined.last > joined.first) {
+      t.gated_by = joined.last_chip;
+      t.wait_s = ps_to_seconds(joined.last - joined.first);
+    }
     t.end_s = ps_to_seconds(collectives_->end_time(i));
     r.collectives.push_back(t);
   }

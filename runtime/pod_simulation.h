@@ -73,7 +73,7 @@ class PodSimulation {
   std::vector<std::vector<int>> net_members_;
   interconnect::Translations translations_;
   std::vector<interconnect::Invariance> uneven_;  // per collective, with translations
-  std::vector<std::uint64_t> first_join_;         // per collective
+  std::vector<JoinSpan> joins_;                   // per collective
   std::vector<char> across_slices_;               // per collective: whether its groups span slices
   // Modules, destroyed in the reverse order of their members (sequencers
   // before chips, collectives before the network) before the next run

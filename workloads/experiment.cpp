@@ -361,6 +361,46 @@ const sim::ParamTable<runtime::Limits>& limits_params() {
   return t;
 }
 
+const sim::ParamTable<StragglerSpec>& straggler_params() {
+  static const sim::ParamTable<StragglerSpec> t = [] {
+    sim::ParamTable<StragglerSpec> p("stragglers", "chips slower than the rest of the pod");
+    p.list("chips", &StragglerSpec::chips, sim::integer_item<std::uint32_t>("chip", sim::between(0, kMaxChips - 1)),
+           {1, kMaxChips, true}, nullptr, "the slowed chips, numbered as per_chip[].chip (devices, x fastest)")
+        .real("compute", &StragglerSpec::compute, "", 1.0, sim::above(0, 1),
+              "share of the chip's MXU and vector throughput it keeps (its clock scaled)")
+        .real("hbm", &StragglerSpec::hbm, "", 1.0, sim::above(0, 1), "share of the chip's HBM bandwidth it keeps");
+    return p;
+  }();
+  return t;
+}
+
+namespace {
+
+// `stragglers:` a list of mappings, each chip of the pod in one at most.
+void load_stragglers(const sim::YamlNode& node, Experiment& exp) {
+  if (!node.is_sequence())
+    node.fail("expected a list of {chips, compute, hbm} mappings, got " + sim::describe_yaml(node.raw()));
+  std::vector<std::size_t> entry_of(exp.pod.devices(), SIZE_MAX);
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    StragglerSpec s;
+    straggler_params().load(node[i], s);
+    const sim::YamlNode chips = node[i]["chips"];
+    for (std::size_t k = 0; k < s.chips.size(); ++k) {
+      const sim::YamlNode at = chips.is_sequence() ? chips[k] : chips;
+      const std::uint32_t c = s.chips[k];
+      if (c >= entry_of.size())
+        at.fail("chip " + std::to_string(c) + " is outside the pod: its chips are 0 to " +
+                std::to_string(entry_of.size() - 1));
+      if (entry_of[c] != SIZE_MAX)
+        at.fail("chip " + std::to_string(c) + " is already a straggler (entry " + std::to_string(entry_of[c]) + ")");
+      entry_of[c] = i;
+    }
+    exp.stragglers.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
 const sim::ParamTable<Experiment>& experiment_params() {
   static const sim::ParamTable<Experiment> t = [] {
     sim::ParamTable<Experiment> p("experiment", "one simulated run: a chip, a pod of them, a workload");
@@ -418,6 +458,10 @@ const sim::ParamTable<Experiment>& experiment_params() {
         })
         .enumeration("replicas", &Experiment::replicas, replicas_names(), Replicas::automatic,
                      "which chips are simulated")
+        .custom("stragglers", {"list of mappings", "", "none: every chip alike", ""},
+                "chips slower than the rest: [{chips: [...], compute, hbm}]; each is simulated on its own and "
+                "collectives wait for it (result.communication.waiting)",
+                load_stragglers, false, [] { return straggler_params().describe(); })
         .group("limits", &Experiment::limits, limits_params())
         .custom("workload", {"mapping", "", "", ""}, "what runs: `kind` and the kind's own keys", load_workload, true,
                 workload_keys);
@@ -524,6 +568,11 @@ runtime::PodConfig pod_config(const Experiment& exp) {
   c.fidelity = exp.fidelity;
   c.limits = exp.limits;
   c.simulate_every_chip = exp.replicas == Replicas::all;
+  for (const StragglerSpec& s : exp.stragglers)
+    for (const std::uint32_t chip : s.chips) {
+      c.scale.resize(exp.pod.devices());
+      c.scale[chip] = {s.compute, s.hbm};
+    }
   return c;
 }
 

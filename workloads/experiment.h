@@ -62,6 +62,15 @@ struct PodSpec {
   std::uint32_t devices() const { return chips() * devices_per_chip; }
 };
 
+// One entry of `stragglers:`: chips slower than the rest (a throttled or
+// degraded part), each simulated on its own (runtime::ChipScale).
+struct StragglerSpec {
+  std::vector<std::uint32_t> chips;  // as per_chip[].chip counts them (devices)
+  double compute = 1.0;              // share of the MXU and vector throughput
+  double hbm = 1.0;                  // share of the HBM bandwidth
+};
+const sim::ParamTable<StragglerSpec>& straggler_params();
+
 struct Experiment {
   std::string name;
   std::string config_path;
@@ -81,6 +90,7 @@ struct Experiment {
   hw::Fidelity fidelity = hw::Fidelity::kernel;
   bool functional = false;
   Replicas replicas = Replicas::automatic;
+  std::vector<StragglerSpec> stragglers;
   runtime::Limits limits;
   std::unique_ptr<Workload> workload;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "interconnect/collective_spec.h"
 
@@ -54,6 +55,43 @@ double ops_energy_j(const hw::EnergyParams& energy, const hw::Program& program, 
   return j;
 }
 
+namespace {
+
+// Per op, in the order ops first appear: the collectives, those a late chip
+// gated, and the chips that gated them (a step of thousands of collectives
+// reports a few lines, not one per collective).
+std::vector<Waiting> waiting(const runtime::PodRunResult& run) {
+  std::vector<Waiting> out;
+  for (const runtime::CollectiveTiming& c : run.collectives) {
+    auto w = std::find_if(out.begin(), out.end(), [&](const Waiting& x) { return x.op == c.op; });
+    if (w == out.end()) {
+      out.push_back(Waiting{c.op, 0, 0, 0, 0, {}});
+      w = std::prev(out.end());
+    }
+    ++w->collectives;
+    if (c.gated_by < 0) continue;
+    ++w->gated;
+    w->wait_s += c.wait_s;
+    w->wait_max_s = std::max(w->wait_max_s, c.wait_s);
+    const auto chip = static_cast<std::uint32_t>(c.gated_by);
+    auto g = std::find_if(w->chips.begin(), w->chips.end(), [&](const Waiting::Chip& x) { return x.chip == chip; });
+    if (g == w->chips.end()) {
+      w->chips.push_back({chip, 0, 0});
+      g = std::prev(w->chips.end());
+    }
+    ++g->gated;
+    g->wait_s += c.wait_s;
+  }
+  for (Waiting& w : out) {
+    std::stable_sort(w.chips.begin(), w.chips.end(),
+                     [](const Waiting::Chip& a, const Waiting::Chip& b) { return a.wait_s > b.wait_s; });
+    if (w.chips.size() > Waiting::kMaxChips) w.chips.resize(Waiting::kMaxChips);
+  }
+  return out;
+}
+
+}  // namespace
+
 PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   PodSummary s;
   s.step_s = run.step_time_s;
@@ -80,6 +118,7 @@ PodSummary summarize(const Experiment& exp, const runtime::PodRunResult& run) {
   // no ICI link.
   s.ici_bytes -= double(run.dcn_bytes);
   s.dcn = dcn_section(exp, run, s.step_s);
+  s.waiting = waiting(run);
   return s;
 }
 
@@ -104,6 +143,7 @@ Result pod_result(const Experiment& exp, const PodSummary& s, double flops) {
   res.communication.exposed_time_s = s.exposed_s();
   if (s.comm_s > 0) res.communication.overlap_fraction = s.overlap_fraction();
   res.communication.compute_time_s = s.compute_s;
+  res.communication.waiting = s.waiting;
   res.dcn = s.dcn;
   res.energy = s.energy;
   res.energy->set_step(s.step_s);
@@ -150,12 +190,26 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) 
     r.participants = c.participants;
     r.bytes = c.bytes;
     r.start_s = c.start_s;
+    r.wait_s = c.wait_s;
+    if (c.gated_by >= 0) r.gated_by = static_cast<std::uint32_t>(c.gated_by);
     r.time_s = t;
     r.algbw_bytes_per_s = algbw;
     r.busbw_bytes_per_s = algbw * interconnect::bus_bandwidth_factor(op, c.participants);
     colls.push_back(r);
   }
   return colls;
+}
+
+void waiting_rows(sim::Table& t, const Communication& comm) {
+  if (!comm.waiting) return;
+  for (const Waiting& w : *comm.waiting) {
+    if (w.gated == 0) continue;
+    std::string chips;
+    for (const Waiting::Chip& g : w.chips) chips += (chips.empty() ? "chip " : ", ") + std::to_string(g.chip);
+    t.row("waited for (" + w.op + ")", chips + ": " + std::to_string(w.gated) + " of " + std::to_string(w.collectives) +
+                                           ", " + sim::si(w.wait_s, "s") + " in all (longest " +
+                                           sim::si(w.wait_max_s, "s") + ")");
+  }
 }
 
 Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run) {

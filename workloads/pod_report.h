@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/pod_run.h"
+#include "sim/output.h"
 #include "workloads/experiment.h"
 #include "workloads/report.h"
 
@@ -20,6 +21,7 @@ struct PodSummary {
   double mxu_fraction = 0, hbm_fraction = 0, ici_fraction = 0;  // busiest chip / step
   std::optional<DcnSection> dcn;                                // pods of several slices
   Energy energy;                                                // average_power_w left to pod_result
+  std::vector<Waiting> waiting;                                 // result.communication.waiting
   double exposed_s() const { return comm_s - hidden_s; }
   double overlap_fraction() const { return comm_s > 0 ? hidden_s / comm_s : 0.0; }
 };
@@ -45,6 +47,9 @@ std::optional<DcnSection> dcn_section(const Experiment& exp, const runtime::PodR
 std::string pod_label(const Experiment& exp);
 
 std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run);
+// Table rows for collectives a late chip gated (communication.waiting), one
+// per op: which chips, how many collectives, how long the others waited.
+void waiting_rows(sim::Table& t, const Communication& comm);
 // The report's simulator section for a pod run: kernel and network events,
 // messages, and how many chips the kernel simulated (runtime::run_pod's replicas).
 Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run);

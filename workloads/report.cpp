@@ -37,6 +37,21 @@ json to_json(const Communication& c) {
             {"exposed_time_s", c.exposed_time_s},
             {"overlap_fraction", or_null(c.overlap_fraction)}};
   put(j, "compute_time_s", c.compute_time_s);
+  if (c.waiting) {
+    json ops = json::array();
+    for (const Waiting& w : *c.waiting) {
+      json chips = json::array();
+      for (const Waiting::Chip& g : w.chips)
+        chips.push_back({{"chip", g.chip}, {"gated", g.gated}, {"wait_s", g.wait_s}});
+      ops.push_back({{"op", w.op},
+                     {"collectives", w.collectives},
+                     {"gated", w.gated},
+                     {"wait_s", w.wait_s},
+                     {"wait_max_s", w.wait_max_s},
+                     {"gated_by", chips}});
+    }
+    j["waiting"] = ops;
+  }
   return j;
 }
 
@@ -323,6 +338,10 @@ json to_json(const CollectiveRecord& c) {
   put(j, "name", c.name);
   put(j, "groups", c.groups);
   put(j, "start_s", c.start_s);
+  if (c.wait_s) {
+    j["wait_s"] = *c.wait_s;
+    j["gated_by"] = or_null(c.gated_by);
+  }
   put(j, "messages", c.messages);
   put(j, "network_model", c.network_model);
   put(j, "purpose", c.purpose);

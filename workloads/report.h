@@ -32,10 +32,28 @@ struct Roofline {
 Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_bytes, double mxu_busy_fraction,
                        double hbm_busy_fraction, double ici_busy_fraction);
 
+// Collectives of one op that waited for a late chip (stragglers,
+// docs/interface.md): how many there were, how many a chip joined after
+// the first (gated), the first chips' waits (summed, and the longest), and
+// the chips that gated them, the longest summed wait first.
+struct Waiting {
+  std::string op;
+  int collectives = 0, gated = 0;
+  double wait_s = 0, wait_max_s = 0;
+  struct Chip {
+    std::uint32_t chip = 0;
+    int gated = 0;
+    double wait_s = 0;
+  };
+  std::vector<Chip> chips;  // at most Waiting::kMaxChips
+  static constexpr std::size_t kMaxChips = 8;
+};
+
 struct Communication {
   double collective_time_s = 0, exposed_time_s = 0;
-  std::optional<double> overlap_fraction;  // null without communication
-  std::optional<double> compute_time_s;    // pod runs
+  std::optional<double> overlap_fraction;       // null without communication
+  std::optional<double> compute_time_s;         // pod runs
+  std::optional<std::vector<Waiting>> waiting;  // pod runs: one per op of the step's collectives
 };
 
 struct Pipeline {
@@ -259,6 +277,10 @@ struct CollectiveRecord {
   std::optional<int> groups;
   std::uint64_t bytes = 0;
   std::optional<double> start_s;
+  // Pod runs: how long the first chips to join waited for the last
+  // (included in time_s), and that chip (null when all joined at once).
+  std::optional<double> wait_s;
+  std::optional<std::uint32_t> gated_by;
   double time_s = 0, algbw_bytes_per_s = 0, busbw_bytes_per_s = 0;
   std::optional<std::uint64_t> messages;
   std::optional<std::string> network_model;

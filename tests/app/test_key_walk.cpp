@@ -185,6 +185,7 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"pod.dcn.nic_bandwidth", {{"1.0e+9"}}},
     {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
     {"limits.max_memory", {{"1000"}}},
+    {"stragglers", {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}}},
 };
 
 // What the simulator computed: the report without the echo of its input

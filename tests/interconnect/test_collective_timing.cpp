@@ -185,6 +185,41 @@ TEST_CASE("collective timing: all-to-all is bounded by its busiest link", "[coll
   CHECK(r.time_s == Approx(sb).epsilon(0.15));
 }
 
+TEST_CASE("collective timing: uniform all-to-all on a ring and a 2D torus takes the bisection bound",
+          "[collective][timing]") {
+  // Uniform traffic: each of N chips sends S / N bytes to every other chip,
+  // so N/2 x N/2 blocks of S / N cross any cut into halves each way: N S / 4
+  // bytes. Cutting a ring (or a torus across its longer axis, A x B, A >= B)
+  // with wraparound into halves cuts 2 links (2 B) per direction, so the
+  // all-to-all takes at least N S / (4 x 2 B W) (Dally & Towles, Principles
+  // and Practices of Interconnection Networks, 3.3; the scaling book's
+  // V max(A,B) / (4 N W_bidi) with V = N S, docs/reference/formulas.md).
+  // Fluid flows start together and the cut's links stay busy to the end;
+  // the latency of the farthest peer (N/2, or A/2 + B/2 hops) is added.
+  const std::uint64_t bytes = 64 * kMiB;
+  const double S = static_cast<double>(bytes);
+  SECTION("ring of 8") {
+    const double n = 8;
+    const double bound = n * S / (4 * 2 * kW) + (n / 2) * kL;
+    const auto r = run(ring_pod(8, true), CollectiveOp::all_to_all, Algorithm::direct, bytes);
+    INFO("time " << r.time_s << " bisection bound " << bound);
+    CHECK(rel_err(r.time_s, bound) < 0.02);
+  }
+  SECTION("2D torus 4 x 4") {
+    PodNetworkConfig p;
+    p.topology = TopologyKind::torus2d;
+    p.shape = {4, 4};
+    p.wraparound = {true, true};
+    p.link.bandwidth = kW;
+    p.link.latency = kL;
+    const double n = 16, b = 4;
+    const double bound = n * S / (4 * 2 * b * kW) + (2 + 2) * kL;
+    const auto r = run(p, CollectiveOp::all_to_all, Algorithm::direct, bytes);
+    INFO("time " << r.time_s << " bisection bound " << bound);
+    CHECK(rel_err(r.time_s, bound) < 0.02);
+  }
+}
+
 TEST_CASE("collective timing: pipelined broadcast approaches bytes over link bandwidth", "[collective][timing]") {
   const int n = 16;
   const std::uint64_t bytes = 64 * kMiB;

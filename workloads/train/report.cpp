@@ -260,6 +260,7 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("communication (per chip)", sim::si(comm.collective_time_s, "s"));
   t.row("exposed communication", sim::si(comm.exposed_time_s, "s"));
   t.row("overlap fraction", comm.overlap_fraction ? sim::fixed(*comm.overlap_fraction, 3) : "-");
+  waiting_rows(t, comm);
   if (res.dcn) {
     t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
     t.row("DCN NICs busy (busiest host)", sim::si(res.dcn->nic_busy_max_s, "s"),
