@@ -214,7 +214,7 @@ HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte,
   fluid_written_ += bytes;
   fluid_read_ += total - bytes;
   ++reductions_;
-  return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s}, &listener, token);
+  return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s, true}, &listener, token);
 }
 
 void Chip::start_fluid(const Op& op, Completion done) {

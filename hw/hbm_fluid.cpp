@@ -50,6 +50,11 @@ HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint6
   Owner& o = owners_[id];
   o.listener = listener;
   o.token = token;
+  o.collective = d.collective;
+  if (!d.collective) {
+    ++own_active_;
+    ++own_started_;
+  }
   ++o.gen;
   bytes_ += d.amount * d.hbm_per_unit;
   o.serial = ++started_;
@@ -119,6 +124,7 @@ void HbmFluid::on_wake() {
     due_.pop();
     if (!share_.active(d.flow) || owners_[d.flow].gen != d.gen) continue;
     share_.finish(d.flow, now);
+    if (!owners_[d.flow].collective) --own_active_;
     done.push_back(owners_[d.flow]);
   }
   settle(now);

@@ -31,6 +31,9 @@ class HbmFluid : public sc_core::sc_module {
     double hbm_per_unit = 0;                     // HBM bytes per unit (0: does not touch HBM)
     double vector_per_unit = 0;                  // vector-unit bytes per unit (0: does not touch the vector units)
     double cap_per_s = sim::FluidShare::kNoCap;  // units per second at most
+    // A collective's reduction done on the chip's behalf (Chip::start_reduction),
+    // not the chip's own work (kernels, stream ops, DMA).
+    bool collective = false;
   };
 
   SC_HAS_PROCESS(HbmFluid);
@@ -56,6 +59,12 @@ class HbmFluid : public sc_core::sc_module {
   sc_core::sc_time busy() const { return sc_core::sc_time::from_value(busy_ps_); }
   std::uint64_t flows() const { return started_; }
   std::size_t active() const { return share_.active_flows(); }
+  // The chip's own flows (all but collective reductions): how many run now,
+  // and how many have started so far. A reduction shared HBM and the vector
+  // units with the chip's own work exactly when one ran as it started or one
+  // started before it ended.
+  std::size_t own_active() const { return own_active_; }
+  std::uint64_t own_started() const { return own_started_; }
 
  private:
   struct Owner {
@@ -63,6 +72,7 @@ class HbmFluid : public sc_core::sc_module {
     std::uint64_t token = 0;
     std::uint32_t gen = 0;     // bumps invalidate the flow's queued completion
     std::uint64_t serial = 0;  // which start() the flow id now holds
+    bool collective = false;   // Demand::collective
   };
   struct Due {
     std::uint64_t at;
@@ -94,6 +104,8 @@ class HbmFluid : public sc_core::sc_module {
   sc_core::sc_event wake_;
   double bytes_ = 0;
   std::uint64_t started_ = 0;
+  std::size_t own_active_ = 0;
+  std::uint64_t own_started_ = 0;
   std::uint64_t busy_ps_ = 0, busy_since_ = 0;
   bool busy_ = false;
 };

@@ -16,6 +16,7 @@ ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips
       ps_per_byte_(interconnect::reducer_ps_per_byte(config)),
       packet_bytes_(std::max<std::uint64_t>(packet_bytes, 1)),
       contention_ps_(n, 0),
+      coupled_(n, 0),
       operand_bytes_(n, 0.0),
       hbm_bytes_(n, 0.0) {}
 
@@ -44,6 +45,8 @@ void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s
   e.token = token;
   e.chip = chip;
   e.tail_bytes = tail;
+  e.own_active = simulated(chip)->hbm_fluid().own_active();
+  e.own_started = simulated(chip)->hbm_fluid().own_started();
   if (!slot_of_.emplace(Key{&listener, token}, slot).second)
     throw std::logic_error("chip " + std::to_string(chip) + ": a reduction expected twice under one token");
   operand_bytes_[chip] += double(bytes);
@@ -97,11 +100,18 @@ void ChipReduction::flow_done(std::uint64_t flow) {
         return "the reduction tail of " + std::to_string(e.tail_bytes) + " bytes on chip " + std::to_string(e.chip);
       });
   if (now > calendar) contention_ps_[e.chip] += now - calendar;
+  const hw::HbmFluid& hbm = simulated(e.chip)->hbm_fluid();
+  if (e.own_active > 0 || hbm.own_started() != e.own_started) coupled_[e.chip] = 1;
   e.listener->reduced(e.token);
 }
 
 double ChipReduction::vector_busy_s(int chip) const {
   return simulated(chip) ? operand_bytes_[chip] / chips_[chip]->vector_bytes_per_s() : unsimulated_.vector_busy_s(chip);
+}
+
+interconnect::Ps ChipReduction::alone_ps(int chip) const {
+  return sim::duration_ps(operand_bytes_[chip] * ps_per_byte_,
+                          [&] { return "the collective reductions of chip " + std::to_string(chip); });
 }
 
 double ChipReduction::hbm_bytes(int chip) const {

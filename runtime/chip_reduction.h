@@ -55,6 +55,16 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   // units cost its collectives. Replicas reduce on the calendar, so this
   // bounds what their representative's contention is missing from them.
   interconnect::Ps contention_ps(int chip) const { return contention_ps_[chip]; }
+  // Whether any of the simulated chip's reductions shared HBM or the vector
+  // units with its own kernels, stream ops or DMA: then its collectives and
+  // its compute are coupled, each delaying the other by where they meet.
+  bool coupled(int chip) const { return coupled_[chip] != 0; }
+  // What the chip's reductions take alone, at the calendar's rate (the
+  // slower of HBM and the vector units per operand byte), summed. Each byte
+  // a reduction moves takes at most one byte's time from the chip's own
+  // work, so this bounds how far the reductions can shift a coupled chip's
+  // end, whichever of its ops they meet.
+  interconnect::Ps alone_ps(int chip) const;
 
  private:
   // One expected reduction: its streamed part runs from expect(); its
@@ -64,6 +74,10 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
     std::uint64_t token = 0;
     int chip = 0;
     std::uint64_t tail_bytes = 0;
+    // The chip's own flows on HBM when it was expected, and how many had
+    // started (hw::HbmFluid::own_active, own_started).
+    std::size_t own_active = 0;
+    std::uint64_t own_started = 0;
     interconnect::Ps landed_at = 0;
     hw::HbmFluid::Handle streaming;  // the streamed part's flow
     bool streamed = false, landed = false;
@@ -90,6 +104,7 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   double ps_per_byte_;  // the calendar's: the slower of HBM and vector per operand byte
   std::uint64_t packet_bytes_;
   std::vector<interconnect::Ps> contention_ps_;    // per chip
+  std::vector<char> coupled_;                      // per chip
   std::vector<double> operand_bytes_, hbm_bytes_;  // per chip
   std::vector<Expected> expected_;                 // by slot
   std::vector<std::uint64_t> free_;

@@ -46,6 +46,10 @@ struct PodRunResult {
   // With one per group: the largest difference between replicas' end times
   // of each collective, summed over collectives (0 when they all agree).
   double replica_spread_s = 0;
+  // With one per group, at kernel fidelity: how much further apart replicas
+  // not exactly in step may drift where their collective reductions share
+  // HBM with their kernels (PodSimulation::ReplicaCheck::drift_ps; 0 else).
+  double replica_drift_s = 0;
   int collectives_replayed = 0;  // collective_replay.h
   std::uint64_t ops = 0;         // ops in the longest program of a simulated chip
   // Per chip: the chip whose simulation stands for it (itself when it was

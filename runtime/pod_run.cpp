@@ -166,6 +166,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, bool trac
       }
       PodRunResult r = sim.collect(trace);
       r.replica_spread_s = sim::ps_to_seconds(check.spread_ps);
+      r.replica_drift_s = sim::ps_to_seconds(check.drift_ps);
       std::string inexact = check.inexact;
       if (inexact.empty() && r.replica_spread_s > kReplicaSpreadTolerance * r.step_time_s) {
         char text[160];

@@ -50,8 +50,12 @@ class PodSimulation {
   void run();
 
   struct ReplicaCheck {
-    std::string inexact;           // why the replicas may differ from their representative; "" when they cannot
-    std::uint64_t spread_ps = 0;   // summed over collectives: the largest gap between members' end times
+    std::string inexact;          // why the replicas may differ from their representative; "" when they cannot
+    std::uint64_t spread_ps = 0;  // summed over collectives: the largest gap between members' end times
+    // How far replicas may drift apart on top of spread_ps: what the
+    // reductions of representatives coupled to their kernels take alone
+    // (ChipReduction::coupled), where replicas are not exactly in step.
+    std::uint64_t drift_ps = 0;
     bool replay_conflict = false;  // a collective started while a replayed one ran
     bool asymmetric = false;       // a route was not invariant under the translations used
   };

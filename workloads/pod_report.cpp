@@ -219,6 +219,7 @@ Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime
   s.chips_simulated = run.chips_simulated;
   s.replicas = run.replicas;
   s.replica_spread_s = run.replica_spread_s;
+  s.replica_drift_s = run.replica_drift_s;
   s.collectives_replayed = run.collectives_replayed;
   s.symmetric_axes = run.symmetric_axes;
   s.ops = run.ops;

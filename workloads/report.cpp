@@ -402,6 +402,7 @@ json to_json(const Simulator& s) {
   put(j, "chips_simulated", s.chips_simulated);
   put(j, "replicas", s.replicas);
   put(j, "replica_spread_s", s.replica_spread_s);
+  put(j, "replica_drift_s", s.replica_drift_s);
   put(j, "collectives_replayed", s.collectives_replayed);
   put(j, "symmetric_axes", s.symmetric_axes);
   put(j, "ops", s.ops);

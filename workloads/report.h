@@ -341,6 +341,7 @@ struct Simulator {
   std::optional<int> chips_simulated;
   std::optional<std::string> replicas;
   std::optional<double> replica_spread_s;
+  std::optional<double> replica_drift_s;
   std::optional<int> collectives_replayed;
   // Axes along which the network simulated one chip per orbit (runtime/pod_run.h).
   std::optional<std::vector<std::string>> symmetric_axes;
