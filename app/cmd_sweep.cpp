@@ -47,8 +47,8 @@ SweepOptions parse_options(const std::vector<std::string>& args, bool& help) {
       "jobs,j", po::value(&o.jobs), "points run at once (default: every core; under mpirun, per rank)")(
       "resume", po::bool_switch(&o.resume), "keep the points an earlier run of this sweep finished")(
       "dry-run", po::bool_switch(&o.dry_run), "check every point and list them; run nothing")(
-      "no-plot", po::bool_switch(), "do not draw the pictures (speedup.png, serving.png, published.png)")("sweep", po::value(&o.sweep_path),
-                                                                                "sweep file");
+      "no-plot", po::bool_switch(), "do not draw the pictures (speedup.png, serving.png, published.png)")(
+      "sweep", po::value(&o.sweep_path), "sweep file");
   po::positional_options_description pos;
   pos.add("sweep", 1);
   po::variables_map vm;
