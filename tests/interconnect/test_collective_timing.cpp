@@ -26,6 +26,16 @@ PodNetworkConfig ring_pod(int n, bool wrap) {
   return p;
 }
 
+PodNetworkConfig torus_4x4() {
+  PodNetworkConfig p;
+  p.topology = TopologyKind::torus2d;
+  p.shape = {4, 4};
+  p.wraparound = {true, true};
+  p.link.bandwidth = kW;
+  p.link.latency = kL;
+  return p;
+}
+
 CollectiveResult run(const PodNetworkConfig& p, CollectiveOp op, Algorithm a, std::uint64_t bytes) {
   CollectiveSpec s;
   s.op = op;
@@ -165,12 +175,7 @@ TEST_CASE("collective timing: reductions cost the reducing chip's vector unit an
 }
 
 TEST_CASE("collective timing: all-to-all is bounded by its busiest link", "[collective][timing]") {
-  PodNetworkConfig p;
-  p.topology = TopologyKind::torus2d;
-  p.shape = {4, 4};
-  p.wraparound = {true, true};
-  p.link.bandwidth = kW;
-  p.link.latency = kL;
+  const PodNetworkConfig p = torus_4x4();
   const std::uint64_t bytes = 16 * kMiB;
   const auto r = run(p, CollectiveOp::all_to_all, Algorithm::direct, bytes);
   std::uint64_t busiest = 0;
@@ -206,12 +211,7 @@ TEST_CASE("collective timing: uniform all-to-all on a ring and a 2D torus takes 
     CHECK(rel_err(r.time_s, bound) < 0.02);
   }
   SECTION("2D torus 4 x 4") {
-    PodNetworkConfig p;
-    p.topology = TopologyKind::torus2d;
-    p.shape = {4, 4};
-    p.wraparound = {true, true};
-    p.link.bandwidth = kW;
-    p.link.latency = kL;
+    const PodNetworkConfig p = torus_4x4();
     const double n = 16, b = 4;
     const double bound = n * S / (4 * 2 * b * kW) + (2 + 2) * kL;
     const auto r = run(p, CollectiveOp::all_to_all, Algorithm::direct, bytes);

@@ -30,6 +30,22 @@ inline std::string write_yaml(const std::string& name, const std::string& text) 
   return p.string();
 }
 
+// 8 v4 chips on a ring, data parallel: an MLP of four 2048 x 2048 layers,
+// 16384 samples, SGD (the data-parallel and straggler tests' step).
+inline std::string dp_mlp_ring_of_8() {
+  return write_yaml("dp-mlp-ring-8", R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [8]}
+mesh: {data: 8}
+workload:
+  kind: train
+  model: {type: mlp, widths: [2048, 2048, 2048, 2048, 2048]}
+  global_batch: 16384
+  parallelism: {data: data}
+  optimizer: sgd
+)");
+}
+
 inline nlohmann::json run(const std::string& path, const std::vector<std::string>& sets = {}) {
   auto exp = workloads::load_experiment(path, sets);
   return exp.workload->run(exp, {}).report;

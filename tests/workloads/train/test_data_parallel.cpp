@@ -17,8 +17,8 @@ namespace test_data_parallel {
 
 namespace {
 
+using testing_workloads::dp_mlp_ring_of_8;
 using testing_workloads::run;
-using testing_workloads::write_yaml;
 
 namespace fs = std::filesystem;
 
@@ -30,20 +30,6 @@ constexpr double kLinkBidi = 2 * 4.5e10;  // W_bidi: both directions of the ring
 constexpr double kHop = 1.0e-6;
 constexpr double kChips = 8;
 constexpr double kWidth = 2048;
-
-std::string ring_of_8() {
-  return write_yaml("dp-ring-8", R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [8]}
-mesh: {data: 8}
-workload:
-  kind: train
-  model: {type: mlp, widths: [2048, 2048, 2048, 2048, 2048]}
-  global_batch: 16384
-  parallelism: {data: data}
-  optimizer: sgd
-)");
-}
 
 double sum_collective_time(const nlohmann::json& r) {
   double s = 0;
@@ -57,7 +43,7 @@ TEST_CASE(
     "data parallel on 8 chips: overlap hides gradient all-reduces under the backward pass, "
     "without it the step is compute + communication",
     "[workloads][train]") {
-  const std::string path = ring_of_8();
+  const std::string path = dp_mlp_ring_of_8();
   const auto on = run(path, {"workload.overlap=true"});
   const auto& c_on = on["result"]["communication"];
   INFO("overlap on: step " << on["result"]["step_time_s"] << ", communication " << c_on);
@@ -88,7 +74,7 @@ TEST_CASE(
 }
 
 TEST_CASE("data parallel gradient all-reduce takes the bidirectional ring's time", "[workloads][train]") {
-  const auto r = run(ring_of_8());
+  const auto r = run(dp_mlp_ring_of_8());
   // One gradient all-reduce per dense layer: with none the loop below
   // would check nothing.
   REQUIRE(r["collectives"].size() == 4);
@@ -114,7 +100,7 @@ TEST_CASE(
   // backward matmuls: the first layer has no input gradient) against
   // 2 (X-1)/X 8 D^2 / W_bidi = 14 D^2 / W_bidi for X = 8: the same ratio.
   const double crossover = kPeak / kLinkBidi;  // about 3060 samples per chip
-  const std::string path = ring_of_8();
+  const std::string path = dp_mlp_ring_of_8();
   for (double factor : {0.25, 4.0}) {
     const double per_chip = std::round(crossover * factor / 256) * 256;
     const auto r = run(path, {"workload.global_batch=" + std::to_string(int(per_chip * kChips))});

@@ -16,8 +16,8 @@ namespace test_stragglers {
 
 namespace {
 
+using testing_workloads::dp_mlp_ring_of_8;
 using testing_workloads::run;
-using testing_workloads::write_yaml;
 
 // 8 TPU v4 chips on a ring with wraparound, data parallel; an MLP of four
 // 2048 x 2048 layers, 2048 samples per chip (tpu-v4.yaml: 275.3 TFLOP/s
@@ -42,20 +42,6 @@ constexpr double kHalfExtra = kMatmulS * (1 / 0.5 - 1);
 constexpr double kLaunch = 4.0e-6;
 constexpr int kStraggler = 5;
 
-std::string ring_of_8() {
-  return write_yaml("straggler-ring-8", R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [8]}
-mesh: {data: 8}
-workload:
-  kind: train
-  model: {type: mlp, widths: [2048, 2048, 2048, 2048, 2048]}
-  global_batch: 16384
-  parallelism: {data: data}
-  optimizer: sgd
-)");
-}
-
 const std::string kHalf = "stragglers=[{chips: [5], compute: 0.5}]";
 
 // The collectives in the order they started.
@@ -71,7 +57,7 @@ std::vector<nlohmann::json> by_start(const nlohmann::json& r) {
 
 TEST_CASE("stragglers: one chip at half compute gates every gradient all-reduce by its extra compute",
           "[workloads][train][stragglers]") {
-  const std::string path = ring_of_8();
+  const std::string path = dp_mlp_ring_of_8();
   const auto even = run(path);
   const auto slow = run(path, {kHalf});
   // Without a straggler no all-reduce waits for a chip.
@@ -136,7 +122,7 @@ TEST_CASE("stragglers: without overlap only the first all-reduce waits for the s
   // straggler joins the first one after all 11 matmuls (4 forward, 3 dX,
   // 4 dW), each twice as long; from then on every chip goes from one
   // all-reduce to the next with nothing computed between.
-  const auto slow = run(ring_of_8(), {kHalf, "workload.overlap=false"});
+  const auto slow = run(dp_mlp_ring_of_8(), {kHalf, "workload.overlap=false"});
   const auto colls = by_start(slow);
   REQUIRE(colls.size() == 4);
   const double first = colls[0]["wait_s"];
@@ -158,7 +144,7 @@ TEST_CASE("stragglers: simulated on their own, they give what simulating every c
   // end each all-reduce up to replica_spread_s apart (their places on the
   // ring relative to the straggler), which run_pod accepts below 1% of the
   // step (docs/performance.md); waits and the step agree to within it.
-  const std::string path = ring_of_8();
+  const std::string path = dp_mlp_ring_of_8();
   const auto grouped = run(path, {kHalf});
   const auto every = run(path, {kHalf, "replicas=all"});
   CHECK(grouped["simulator"]["chips_simulated"] == 2);
