@@ -304,10 +304,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
 
   const SweepOutputs outputs = summarize_sweep(spec, points, finished);
   write_sweep_outputs(out_dir, outputs, execution(stopped));
+  const bool drawing = !stopped && o.plot && spec.plot;
   std::vector<PlotResult> plots(1);
   if (stopped)
     plots[0].note = "not drawn: the sweep was interrupted (rerun with --resume)";
-  else if (!o.plot || !spec.plot)
+  else if (!drawing)
     plots[0].note = "not drawn (--no-plot or plot: false)";
   else if (has_curve(outputs.summary))
     plots[0] = draw_plot(out_dir, "plot_speedup", "speedup.png");
@@ -315,8 +316,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     plots[0] = draw_plot(out_dir, "plot_serving", "serving.png");
   else
     plots[0].note = "none: no speedup curve (scaling: none, or one chip count ran)";
-  if (!stopped && o.plot && spec.plot && !outputs.summary["published"].is_null() &&
-      outputs.summary["published"]["compared"].get<int>() > 0)
+  const nlohmann::json& published = outputs.summary["published"];
+  if (drawing && !published.is_null() && published["compared"].get<int>() > 0)
     plots.push_back(draw_plot(out_dir, "plot_published", "published.png"));
   print_summary(outputs.summary, out_dir, plots);
   if (stopped) std::cerr << "sweep interrupted: finished points are kept; rerun with --resume to run the rest\n";

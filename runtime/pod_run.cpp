@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "runtime/pod_simulation.h"
@@ -110,16 +111,13 @@ const PodProgram& with_stragglers(const PodConfig& config, const PodProgram& pp,
   if (std::all_of(config.scale.begin(), config.scale.end(), [](const ChipScale& s) { return s == ChipScale{}; }))
     return pp;
   owned = pp;
-  std::vector<std::pair<std::pair<std::uint32_t, std::pair<double, double>>, std::uint32_t>> made;
+  std::map<std::tuple<std::uint32_t, double, double>, std::uint32_t> copy_of;  // (program, compute, hbm) -> copy
   for (std::uint32_t c = 0; c < pp.chip_count(); ++c) {
     const ChipScale s = config.scale_of(c);
     if (s == ChipScale{}) continue;
-    const auto key = std::make_pair(pp.program_of[c], std::make_pair(s.compute, s.hbm));
-    auto it = std::find_if(made.begin(), made.end(), [&](const auto& m) { return m.first == key; });
-    if (it == made.end()) {
-      made.emplace_back(key, owned.add_program(pp.programs[pp.program_of[c]]));
-      it = std::prev(made.end());
-    }
+    const auto key = std::make_tuple(pp.program_of[c], s.compute, s.hbm);
+    auto it = copy_of.find(key);
+    if (it == copy_of.end()) it = copy_of.emplace(key, owned.add_program(pp.programs[pp.program_of[c]])).first;
     owned.program_of[c] = it->second;
   }
   return owned;

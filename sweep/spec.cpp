@@ -220,7 +220,8 @@ const sim::ParamTable<SweepSpec>& sweep_params() {
                 "published figures at values of the swept key: summary.json compares them and published.png "
                 "draws both (tpusim explain sweep.published)",
                 load_published, false, [] { return published_params().describe(); })
-        .flag("plot", &SweepSpec::plot, true, "draw speedup.png (and published.png)");
+        .flag("plot", &SweepSpec::plot, true,
+              "draw the pictures: speedup.png (or serving.png for decode steps) and published.png");
     return p;
   }();
   return t;
