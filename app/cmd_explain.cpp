@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -43,30 +44,61 @@ enum class Pace {
   play,  // wait --play seconds after each frame
 };
 
+// Which frames the walk-through shows.
+enum class FrameStyle { full, compact };
+
+// ANSI colour only where a terminal shows it (https://no-color.org: NO_COLOR
+// set to anything turns it off).
+bool colour_terminal() {
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr && term != nullptr && std::string(term) != "dumb";
+}
+
 // Shows the walk-through: the intro, one frame per cycle, then the result.
-void present_walkthrough(const explain::MxuWalkthrough& w, Pace pace, double play_seconds) {
+// Stepping, a line of input moves: Enter the next cycle, b the one before, a
+// number that cycle, f switches between compact and full frames, a prints the
+// rest, q skips to the result.
+void present_walkthrough(const explain::MxuWalkthrough& w, Pace pace, double play_seconds, FrameStyle style) {
   // Redrawing in place animates the array, but only a terminal understands
   // the escape sequence (a file or pipe gets the frames one after another).
-  const bool redraw = pace == Pace::play && isatty(STDOUT_FILENO);
+  const bool terminal = isatty(STDOUT_FILENO), colour = colour_terminal();
+  auto frame = [&](std::size_t t) {
+    if (style == FrameStyle::full || w.compact_frames.empty()) return w.frames[t];
+    return colour ? w.compact_frames[t] : explain::strip_colour(w.compact_frames[t]);
+  };
+  const std::string keys = "Enter = next, b = back, N = cycle N, f = full/compact, a = run to the end, q = result";
   std::cout << w.intro;
-  if (pace == Pace::step)
-    std::cout << "\nAfter each frame: Enter = next cycle, a = run to the end, q = skip to the result.\n";
+  if (pace == Pace::step) std::cout << "\nAfter each frame: " << keys << ".\n";
   std::cout << "\n" << std::flush;
   // Time to read the intro before the first frame (which may clear it).
   if (pace == Pace::play) std::this_thread::sleep_for(std::chrono::duration<double>(4 * play_seconds));
-  for (std::size_t t = 0; t < w.frames.size(); ++t) {
+  const std::size_t last = w.frames.size() - 1;
+  for (std::size_t t = 0; t <= last;) {
+    const bool redraw = terminal && (pace == Pace::play || (pace == Pace::step && style == FrameStyle::compact));
     if (redraw) std::cout << "\033[H\033[2J";
-    std::cout << w.frames[t] << "\n";
+    std::cout << frame(t) << "\n";
     if (pace == Pace::play) {
       std::cout << std::flush;
       std::this_thread::sleep_for(std::chrono::duration<double>(play_seconds));
-    } else if (pace == Pace::step && t + 1 < w.frames.size()) {
-      std::cout << "-- cycle " << t << " of 0.." << w.frames.size() - 1
-                << ": Enter = next, a = run to the end, q = skip to the result -- " << std::flush;
+    } else if (pace == Pace::step && t < last) {
+      std::cout << "-- cycle " << t << " of 0.." << last << ": " << keys << " -- " << std::flush;
       std::string answer;
-      if (!std::getline(std::cin, answer) || answer == "a") pace = Pace::all;
-      if (answer == "q") break;
+      if (!std::getline(std::cin, answer) || answer == "a") {
+        pace = Pace::all;
+      } else if (answer == "q") {
+        break;
+      } else if (answer == "b") {
+        t = t > 0 ? t - 1 : 0;
+        continue;
+      } else if (answer == "f") {
+        if (!w.compact_frames.empty()) style = style == FrameStyle::full ? FrameStyle::compact : FrameStyle::full;
+        continue;
+      } else if (!answer.empty() && answer.find_first_not_of("0123456789") == std::string::npos) {
+        t = std::min<std::size_t>(std::stoull(answer.substr(0, 18)), last);
+        continue;
+      }
     }
+    ++t;
   }
   std::cout << w.summary;
 }
@@ -75,7 +107,7 @@ int explain_mxu(const std::vector<std::string>& args) {
   po::options_description opts("tpusim explain mxu");
   std::uint32_t rows = 128, cols = 128;
   std::uint64_t m = 128, k = 128, n = 128, seed = 1;
-  std::string dataflow = "ws", fidelity = "tile", schedule = "overlapped", vcd_path;
+  std::string dataflow = "ws", fidelity = "tile", schedule = "overlapped", vcd_path, frames;
   double play_seconds = 0;
   opts.add_options()("help,h", "this text")("rows", po::value(&rows)->default_value(128), "array rows (2..256)")(
       "cols", po::value(&cols)->default_value(128), "array columns (2..256)")("m", po::value(&m)->default_value(128),
@@ -96,6 +128,9 @@ int explain_mxu(const std::vector<std::string>& args) {
       "play", po::value(&play_seconds)->value_name("SECONDS"),
       "walk-through that plays by itself, SECONDS per cycle (implies --walk)")(
       "no-pager", po::bool_switch(), "walk-through printed whole, no waiting (implies --walk)")(
+      "frames", po::value(&frames)->value_name("STYLE"),
+      "compact (80x24, colour on a terminal; arrays up to 8x8) or full (every grid and Y); default: compact "
+      "on a terminal where the array allows, else full")(
       "vcd", po::value(&vcd_path)->value_name("FILE.vcd"),
       "write every PE's input, weights, psum and valid bit, every cycle, for GTKWave (pe fidelity; cycle c at "
       "c ns; arrays up to 32x32, up to 2e6 PE-cycles)");
@@ -115,6 +150,12 @@ int explain_mxu(const std::vector<std::string>& args) {
     throw UsageError("--play: expected seconds per cycle between 0 and 60, got " + std::to_string(play_seconds));
   if (play && no_pager) throw UsageError("--play and --no-pager: choose one (--no-pager never waits)");
   if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
+  if (vm.count("frames") && frames != "compact" && frames != "full")
+    throw UsageError("--frames: expected compact or full, got '" + frames + "'");
+  if (frames == "compact" && (rows > explain::kCompactMaxSide || cols > explain::kCompactMaxSide))
+    throw UsageError("--frames compact: arrays up to " + std::to_string(explain::kCompactMaxSide) + "x" +
+                     std::to_string(explain::kCompactMaxSide) + " fit 80x24, got " + std::to_string(rows) + "x" +
+                     std::to_string(cols) + " (use --frames full)");
   // Both show the PE engine's per-cycle state: pe fidelity is implied, but
   // an explicit tile request is a contradiction worth naming.
   if ((walk || vcd) && *fidelity_value == hw::Fidelity::tile && !vm["fidelity"].defaulted())
@@ -158,7 +199,8 @@ int explain_mxu(const std::vector<std::string>& args) {
 
   if (w) {
     const Pace pace = play ? Pace::play : (no_pager || !isatty(STDIN_FILENO)) ? Pace::all : Pace::step;
-    present_walkthrough(*w, pace, play_seconds);
+    const bool compact = frames == "compact" || (frames.empty() && isatty(STDOUT_FILENO) && !w->compact_frames.empty());
+    present_walkthrough(*w, pace, play_seconds, compact ? FrameStyle::compact : FrameStyle::full);
     if (vcd) std::cout << "VCD: " << vcd_path << " (" << vcd_note << ")\n";
     return w->matches_reference && (!vcd || vcd_matches) ? 0 : 1;
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "hw/systolic_array.h"
@@ -91,17 +92,37 @@ std::string feeder_line(const hw::ArrayStateView& v) {
   return "feeder: tile " + std::to_string(v.injected_tile) + " vector " + u64(v.injected_vector);
 }
 
+// The columns of a weight load that shift this cycle: column c shifts
+// during start+c .. start+c+R-1.
+std::pair<std::uint64_t, std::uint64_t> shifting_columns(const hw::ArrayStateView& v, const hw::MxuWeightLoad& load) {
+  const std::uint64_t since = v.cycle - load.start_cycle;
+  return {since >= v.rows ? since - v.rows + 1 : 0, std::min<std::uint64_t>(since, v.cols - 1)};
+}
+
 std::string loader_line(const hw::ArrayStateView& v) {
   if (v.load_count == 0) return "loader: idle";
   std::string s = "loader:";
   for (std::size_t i = 0; i < v.load_count; ++i) {
-    const hw::MxuWeightLoad& load = v.loads[i];
-    // Column c shifts during start+c .. start+c+R-1.
-    const std::uint64_t since = v.cycle - load.start_cycle;
-    const std::uint64_t first = since >= v.rows ? since - v.rows + 1 : 0;
-    const std::uint64_t last = std::min<std::uint64_t>(since, v.cols - 1);
-    s += (i ? "; tile " : " tile ") + u64(load.tile) + " -> bank " + u64(load.bank) +
+    const auto [first, last] = shifting_columns(v, v.loads[i]);
+    s += (i ? "; tile " : " tile ") + u64(v.loads[i].tile) + " -> bank " + u64(v.loads[i].bank) +
          (first == last ? ", column " + u64(first) : ", columns " + u64(first) + "-" + u64(last)) + " shifting";
+  }
+  return s;
+}
+
+// The same two, short enough for an 80-column compact frame with two loads.
+std::string feeder_short(const hw::ArrayStateView& v) {
+  if (v.injected_tile < 0) return "feed: idle";
+  return "feed: t" + std::to_string(v.injected_tile) + " v" + u64(v.injected_vector);
+}
+
+std::string loader_short(const hw::ArrayStateView& v) {
+  if (v.load_count == 0) return "load: idle";
+  std::string s = "load:";
+  for (std::size_t i = 0; i < v.load_count; ++i) {
+    const auto [first, last] = shifting_columns(v, v.loads[i]);
+    s += (i ? ", t" : " t") + u64(v.loads[i].tile) + ">b" + u64(v.loads[i].bank) + " col " +
+         (first == last ? u64(first) : u64(first) + "-" + u64(last));
   }
   return s;
 }
@@ -179,29 +200,40 @@ class FrameRenderer {
                                                              : std::numeric_limits<double>::quiet_NaN();
                        });
     w_.frames.push_back(std::move(f));
+    if (v.rows <= kCompactMaxSide && v.cols <= kCompactMaxSide) w_.compact_frames.push_back(compact_frame(v));
   }
 
  private:
   static constexpr std::uint64_t kLookahead = 3;
 
+  // What enters row r at cycle `at`: vector i of tile j enters row r at
+  // cycle s_j + i + r, A[i][k0 + r] or a zero padding a ragged tile.
+  struct Entering {
+    bool any = false, pad = false;
+    std::uint64_t i = 0, k = 0;
+  };
+  Entering entering(std::uint32_t r, std::uint64_t at) const {
+    for (std::uint64_t j = 0; j < w_.schedule.size(); ++j) {
+      const std::uint64_t s = w_.schedule[j].feed_start + r;
+      if (at < s || at - s >= w_.shape.m) continue;
+      const TilePlace p = tile_place(w_.config, w_.shape, tiling_, j);
+      return {true, r >= p.k_rows, at - s, p.k0 + r};
+    }
+    return {};
+  }
+  double a_value(const Entering& e) const { return e.pad ? 0.0 : double(w_.a[e.i * w_.shape.k + e.k].to_float()); }
+
   // The skew made visible: which element of A enters each row in the next
-  // cycles. Vector i of tile j enters row r at cycle s_j + i + r.
+  // cycles.
   std::string left_edge(const hw::ArrayStateView& v) const {
     std::vector<std::string> cols;
     for (std::uint64_t d = kLookahead; d >= 1; --d) cols.push_back("+" + u64(d));
     return grid("left edge: what enters each row in the next cycles (+1 = next cycle)", labels("r", v.rows), cols,
                 [&](std::size_t r, std::size_t col) -> std::string {
-                  const std::uint64_t at = v.cycle + (kLookahead - col);
-                  for (std::uint64_t j = 0; j < w_.schedule.size(); ++j) {
-                    const std::uint64_t s = w_.schedule[j].feed_start + r;
-                    if (at < s || at - s >= w_.shape.m) continue;
-                    const std::uint64_t i = at - s;
-                    const TilePlace p = tile_place(w_.config, w_.shape, tiling_, j);
-                    if (r >= p.k_rows) return "0 (pad)";
-                    const std::uint64_t k = p.k0 + r;
-                    return "A[" + u64(i) + "][" + u64(k) + "]=" + number(w_.a[i * w_.shape.k + k].to_float());
-                  }
-                  return ".";
+                  const Entering e = entering(static_cast<std::uint32_t>(r), v.cycle + (kLookahead - col));
+                  if (!e.any) return ".";
+                  if (e.pad) return "0 (pad)";
+                  return "A[" + u64(e.i) + "][" + u64(e.k) + "]=" + number(a_value(e));
                 });
   }
 
@@ -222,16 +254,113 @@ class FrameRenderer {
       }
       const std::size_t at = i * w_.shape.n + j;
       w_.collected[at] = hw::mxu_add(w_.collected[at], v.psum(r, c));
+      if (!arrived_[at]) ++arrived_count_;
       arrived_[at] = true;
+      newest_ = at;
       line +=
           " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " + std::to_string(slot.tile) + ")";
     }
     return line + (any ? "\n" : " nothing leaves this cycle\n");
   }
 
+  // The compact frame (kCompactMaxSide): the left edge, activations and
+  // psums side by side, the Y row each column's result goes to, the weight
+  // banks side by side, and one line about Y. Cells are padded to a width
+  // fixed for the op (operands in [-3, 3]; an in-array psum is a sum of at
+  // most `rows` products of magnitude 9), so frames do not jump.
+  std::string compact_frame(const hw::ArrayStateView& v) const {
+    static const std::string kGreen = "\033[32m", kYellow = "\033[1;33m", kCyan = "\033[36m", kOff = "\033[0m";
+    const std::size_t small = 3, wide = number(-9.0 * v.rows).size() + 1;
+    auto cell = [](const std::string& text, std::size_t width, const std::string& colour = "") {
+      const std::string pad(width > text.size() ? width - text.size() : 0, ' ');
+      return colour.empty() ? pad + text : pad + colour + text + kOff;
+    };
+    auto heads = [&](std::size_t width, std::uint32_t count) {
+      std::string s;
+      for (std::uint32_t c = 0; c < count; ++c) s += cell("c" + u64(c), width);
+      return s;
+    };
+    auto trim = [](std::string line) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      return line + "\n";
+    };
+    const std::string left_pad(3, ' '), gap = " |";
+    const std::size_t left_width = kLookahead * small, act_width = v.cols * small;
+    auto title = [](const std::string& t, std::size_t width) {
+      return t.size() >= width ? t : t + std::string(width - t.size(), ' ');
+    };
+
+    std::string f =
+        trim("cycle " + u64(v.cycle) + "/" + u64(w_.cycles - 1) + " | " + feeder_short(v) + " | " + loader_short(v));
+    f += trim(left_pad + title("next in", left_width) + gap + title(" activations a", act_width) + gap +
+              " psums p_in + a*w");
+    std::string head = left_pad;
+    for (std::uint64_t d = kLookahead; d >= 1; --d) head += cell("+" + u64(d), small);
+    f += trim(head + gap + heads(small, v.cols) + gap + heads(wide, v.cols));
+    for (std::uint32_t r = 0; r < v.rows; ++r) {
+      std::string line = "r" + u64(r) + std::string(left_pad.size() - 1 - u64(r).size(), ' ');
+      for (std::uint64_t d = kLookahead; d >= 1; --d) {
+        const Entering e = entering(r, v.cycle + d);
+        line += cell(e.any ? number(a_value(e)) : ".", small);
+      }
+      line += gap;
+      for (std::uint32_t c = 0; c < v.cols; ++c)
+        line += v.valid(r, c) ? cell(number(v.activation(r, c)), small, kGreen) : cell(".", small);
+      line += gap;
+      for (std::uint32_t c = 0; c < v.cols; ++c) {
+        const bool leaving = r + 1 == v.rows;
+        line += v.valid(r, c) ? cell(number(v.psum(r, c)), wide, leaving ? kYellow : "") : cell(".", wide);
+      }
+      f += trim(line);
+    }
+    // Where each result leaving the bottom edge goes: Y row i (its column is
+    // n0 + c), or a dropped padding column.
+    std::string out = left_pad + title("to Y row", left_width) + gap + std::string(act_width, ' ') + gap;
+    for (std::uint32_t c = 0; c < v.cols; ++c) {
+      const std::uint32_t r = v.rows - 1;
+      if (!v.valid(r, c)) {
+        out += cell("", wide);
+        continue;
+      }
+      const hw::MxuVectorSlot& slot = v.slot(r, c);
+      const TilePlace p = tile_place(w_.config, w_.shape, tiling_, static_cast<std::uint64_t>(slot.tile));
+      out += cell(c >= p.n_cols ? "pad" : "i" + u64(slot.vector), wide);
+    }
+    f += trim(out);
+
+    const unsigned banks = v.double_buffer ? 2 : 1;
+    const std::size_t bank_width = v.cols * (small + 1);
+    std::string bank_title = left_pad, bank_head = left_pad;
+    for (unsigned b = 0; b < banks; ++b) {
+      bank_title += (b ? gap : "") + title(" weights bank " + u64(b) + (b ? "" : " (* = in use)"), bank_width);
+      bank_head += (b ? gap : "") + heads(small + 1, v.cols);
+    }
+    f += trim(bank_title) + trim(bank_head);
+    for (std::uint32_t r = 0; r < v.rows; ++r) {
+      std::string line = "r" + u64(r) + std::string(left_pad.size() - 1 - u64(r).size(), ' ');
+      for (unsigned b = 0; b < banks; ++b) {
+        line += b ? gap : "";
+        for (std::uint32_t c = 0; c < v.cols; ++c) {
+          const bool in_use = v.valid(r, c) && v.bank(r, c) == b;
+          line += in_use ? cell(number(v.weight(b, r, c)) + "*", small + 1, kCyan)
+                         : cell(number(v.weight(b, r, c)) + " ", small + 1);
+        }
+      }
+      f += trim(line);
+    }
+    std::string y = "Y: " + u64(arrived_count_) + " of " + u64(w_.shape.m * w_.shape.n) + " entries reached";
+    if (arrived_count_ > 0) {
+      const std::uint64_t i = newest_ / w_.shape.n, j = newest_ % w_.shape.n;
+      y += "; newest Y[" + u64(i) + "][" + u64(j) + "] = " + number(w_.collected[newest_]);
+    }
+    return f + trim(y + " (f: full frame with Y)");
+  }
+
   MxuWalkthrough& w_;
   hw::MxuTiling tiling_;
   std::vector<bool> arrived_;
+  std::uint64_t arrived_count_ = 0;
+  std::size_t newest_ = 0;
 };
 
 std::string intro_text(const MxuWalkthrough& w) {
@@ -269,6 +398,8 @@ std::string intro_text(const MxuWalkthrough& w) {
          "  activations  the value each PE multiplies in this cycle (@tile:vector, vector = row of A).\n"
          "  psums        p_out = p_in from the PE above + a * w, passed down; the bottom row's\n"
          "               p_out leaves the array and is added into Y (bottom edge).\n";
+  if (c.rows <= kCompactMaxSide && c.cols <= kCompactMaxSide)
+    out += "Compact frames (80x24) say t2 for tile 2, v5 for vector 5, b1 for bank 1.\n";
   return out;
 }
 
@@ -291,6 +422,20 @@ void check_limits(const hw::MxuConfig& config, const hw::MxuShape& shape) {
 }  // namespace
 
 std::string render_walkthrough_frame(const hw::ArrayStateView& v) { return frame_head(v) + frame_grids(v); }
+
+std::string strip_colour(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\033' && i + 1 < text.size() && text[i + 1] == '[') {
+      std::size_t end = i + 2;
+      while (end < text.size() && text[end] != 'm') ++end;
+      i = end;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
 
 void mxu_teaching_operands(const hw::MxuShape& shape, std::uint64_t seed, std::vector<hw::bf16>& a,
                            std::vector<hw::bf16>& b) {

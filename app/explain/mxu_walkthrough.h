@@ -1,6 +1,7 @@
 #pragma once
 // Text pictures of the PE array, for teaching (`tpusim explain mxu --walk`).
 // Meant for small arrays (up to 16 x 16).
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -27,6 +28,10 @@ std::string render_walkthrough_frame(const hw::ArrayStateView& v);
 // It prints every PE every cycle and the operands in full.
 constexpr std::uint32_t kWalkthroughMaxSide = 16;  // rows, cols
 constexpr std::uint64_t kWalkthroughMaxDim = 32;   // m, k, n
+// Arrays up to this side also get compact frames: 2 x rows + 7 lines of at
+// most 80 columns, so a frame and the pager's prompt fit an 80x24 terminal.
+constexpr std::uint32_t kCompactMaxSide = 8;
+constexpr std::size_t kCompactWidth = 80;
 
 struct MxuWalkthrough {
   hw::MxuConfig config;
@@ -36,12 +41,19 @@ struct MxuWalkthrough {
   std::uint64_t cycles = 0;                 // counted by the PE engine
   std::string intro;                        // how to read a frame, the tiles and their schedule
   std::vector<std::string> frames;          // one per cycle, 0 .. cycles-1
-  std::vector<float> y;                     // m x n, the PE engine's result
-  std::vector<float> collected;             // m x n, summed from the bottom edge as the frames show it
-  std::vector<double> reference;            // m x n, host GEMM in double
-  bool matches_reference = false;           // y == collected == reference, every entry
-  std::string summary;                      // A, B, Y and the verdict
+  // One per cycle for arrays up to kCompactMaxSide (empty otherwise): the
+  // same state in 80x24, cells coloured with ANSI SGR codes (strip_colour
+  // for a terminal without colour). Y is summarised; the full frame has it.
+  std::vector<std::string> compact_frames;
+  std::vector<float> y;            // m x n, the PE engine's result
+  std::vector<float> collected;    // m x n, summed from the bottom edge as the frames show it
+  std::vector<double> reference;   // m x n, host GEMM in double
+  bool matches_reference = false;  // y == collected == reference, every entry
+  std::string summary;             // A, B, Y and the verdict
 };
+
+// `text` without its ANSI SGR sequences (ESC [ ... m).
+std::string strip_colour(const std::string& text);
 
 // Operands for teaching runs (walk-through, `explain mxu --vcd`): A (m x k)
 // and B (k x n), row-major, seeded integers in [-3, 3]: every partial sum is

@@ -165,6 +165,8 @@ TEST_CASE("explain mxu: bad walk-through flags exit 2 with a message", "[app][ex
       {"--play soon --rows 4 --cols 4 --m 4 --k 4 --n 4", "play"},
       {"--walk --fidelity tile --rows 4 --cols 4 --m 4 --k 4 --n 4", "needs --fidelity pe"},
       {"--walk --rows 4 --cols 4 --m 0 --k 4 --n 4", "mxu.m"},
+      {"--walk --frames small --rows 4 --cols 4 --m 4 --k 4 --n 4", "expected compact or full"},
+      {"--walk --frames compact --rows 16 --cols 4 --m 4 --k 4 --n 4", "use --frames full"},
   };
   for (const Bad& c : cases) {
     auto r = run_tpusim(std::string("explain mxu ") + c.args + " < /dev/null");
@@ -174,6 +176,22 @@ TEST_CASE("explain mxu: bad walk-through flags exit 2 with a message", "[app][ex
     CHECK(r.output.find("terminate") == std::string::npos);
     CHECK(r.output.find("===== cycle") == std::string::npos);
   }
+}
+
+TEST_CASE("explain walk-through: compact frames on the command line, no colour into a pipe", "[app][explain]") {
+  auto r = run_tpusim("explain mxu --walk --no-pager --frames compact --rows 8 --cols 8 --m 16 --k 8 --n 8");
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find('\033') == std::string::npos);
+  CHECK(r.output.find("===== cycle") == std::string::npos);
+  // Every frame starts "cycle t/37" (38 cycles = 2*8 + 16 + 8 - 2, docs/mxu.md).
+  std::size_t frames = 0;
+  for (std::size_t at = r.output.find("\ncycle "); at != std::string::npos; at = r.output.find("\ncycle ", at + 1)) {
+    CHECK(r.output.compare(at + 1, 10 + std::to_string(frames).size(), "cycle " + std::to_string(frames) + "/37 ") ==
+          0);
+    ++frames;
+  }
+  CHECK(frames == 38);
+  CHECK(r.output.find("check: Y equals the host reference") != std::string::npos);
 }
 
 TEST_CASE("explain mxu: the table and JSON outputs are unchanged by the walk-through", "[app][explain]") {
