@@ -251,6 +251,24 @@ json to_json(const InferenceStep& s) {
           {"bound", s.bound}};
 }
 
+json to_json(const RequestStreamSection::Latency& l) { return {{"mean", l.mean}, {"p50", l.p50}, {"p99", l.p99}}; }
+
+json to_json(const RequestStreamSection& s) {
+  return {{"requests", s.requests},
+          {"rate", s.rate},
+          {"batching", s.batching},
+          {"slots_per_replica", s.slots_per_replica},
+          {"ttft_s", to_json(s.ttft_s)},
+          {"tpot_s", to_json(s.tpot_s)},
+          {"makespan_s", s.makespan_s},
+          {"tokens_per_s", s.tokens_per_s},
+          {"tokens_per_s_per_chip", s.tokens_per_s_per_chip},
+          {"prefill_steps", s.prefill_steps},
+          {"decode_steps", s.decode_steps},
+          {"mean_batch", s.mean_batch},
+          {"steps_simulated", s.steps_simulated}};
+}
+
 json to_json(const InferenceSection& i) {
   return {{"phase", i.phase},
           {"batch", i.batch},
@@ -268,7 +286,8 @@ json to_json(const InferenceSection& i) {
           {"kv_cache_bytes_per_token", i.kv_cache_bytes_per_token},
           {"max_batch_that_fits", i.max_batch_that_fits},
           {"prefill", i.prefill ? to_json(*i.prefill) : json(nullptr)},
-          {"decode", i.decode ? to_json(*i.decode) : json(nullptr)}};
+          {"decode", i.decode ? to_json(*i.decode) : json(nullptr)},
+          {"stream", i.stream ? to_json(*i.stream) : json(nullptr)}};
 }
 
 json to_json(const Result& r) {

@@ -162,6 +162,22 @@ struct InferenceStep {
   std::string bound;  // memory | compute | communication
 };
 
+// A request stream's outcome (docs/serving.md "Request stream"): latencies
+// over its requests (nearest-rank percentiles) and throughput over its span.
+struct RequestStreamSection {
+  struct Latency {
+    double mean = 0, p50 = 0, p99 = 0;
+  };
+  std::uint64_t requests = 0, slots_per_replica = 0;
+  double rate = 0;
+  std::string batching;
+  Latency ttft_s, tpot_s;
+  double makespan_s = 0, tokens_per_s = 0, tokens_per_s_per_chip = 0;
+  std::uint64_t prefill_steps = 0, decode_steps = 0;  // over all replicas
+  double mean_batch = 0;                              // sequences per decode step
+  std::uint64_t steps_simulated = 0;                  // distinct prefill and decode steps the pod ran
+};
+
 struct InferenceSection {
   std::string phase, weights_dtype, kv_cache_dtype;
   std::uint64_t batch = 0, prompt_len = 0, decode_len = 0, decode_context = 0;
@@ -171,6 +187,7 @@ struct InferenceSection {
   std::uint64_t weights_bytes = 0, kv_cache_bytes = 0, kv_cache_bytes_per_token = 0;  // per chip, whole model
   std::uint64_t max_batch_that_fits = 0;
   std::optional<InferenceStep> prefill, decode;
+  std::optional<RequestStreamSection> stream;
 };
 
 // One layer of `tpusim scalesim` (docs/scalesim.md): its GEMM after

@@ -120,6 +120,12 @@ const Probe kProbes[] = {
      "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 8, prompt_len: 128, decode_len: 32,\n"
      "           parallelism: {data: data, tensor: model}}\n"},
+    {"inference-stream", "inference", false,
+     "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {model: 2, data: 2}\n"
+     "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
+     "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 4, prompt_len: 128, decode_len: 32,\n"
+     "           parallelism: {data: data, tensor: model},\n"
+     "           requests: {count: 8, rate: 400, prompt_len: [64, 128], decode_len: [16, 32], seed: 3}}\n"},
     // A 64 GiB KV cache beside the weights on one 16 GiB v5e: does not fit, run anyway.
     {"inference-over-hbm", "inference", false,
      "chip: tpu-v5e\n"
@@ -186,6 +192,8 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
     {"limits.max_memory", {{"1000"}}},
     {"stragglers", {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}}},
+    {"workload.requests.prompt_len", {{"[256]"}}},
+    {"workload.requests.decode_len", {{"[64, 96]"}}},
 };
 
 // What the simulator computed: the report without the echo of its input

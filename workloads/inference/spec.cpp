@@ -1,5 +1,6 @@
 #include "workloads/inference/spec.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -63,6 +64,24 @@ void check_models(const sim::YamlNode& node, const InferenceSpec& spec) {
   }
 }
 
+// A stream needs both phases, and every request's cache must fit the
+// context window the KV cache is allocated for.
+void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec) {
+  const RequestStreamSpec& r = spec.requests;
+  if (r.count == 0) return;
+  const sim::YamlNode stream = node["requests"];
+  if (spec.phase != InferencePhase::both)
+    node["phase"].fail("a request stream runs prefills and decode steps: phase must be both, got " +
+                       std::string(to_string(spec.phase)));
+  const std::uint64_t longest_prompt = *std::max_element(r.prompt_len.begin(), r.prompt_len.end());
+  const std::uint64_t longest_output = *std::max_element(r.decode_len.begin(), r.decode_len.end());
+  const std::uint64_t window = spec.model.transformer.seq_len;
+  if (longest_prompt + longest_output > window)
+    stream["decode_len"].fail("the longest prompt (" + std::to_string(longest_prompt) + ") and output (" +
+                              std::to_string(longest_output) + ") exceed the model's context window (model.seq_len " +
+                              std::to_string(window) + ")");
+}
+
 }  // namespace
 
 const sim::EnumNames<InferencePhase>& inference_phase_names() {
@@ -113,6 +132,8 @@ const sim::ParamTable<InferenceSpec>& inference_params() {
         .group("parallelism", &InferenceSpec::parallelism, inference_parallelism_params())
         .flag("simulate_anyway", &InferenceSpec::simulate_anyway, false,
               "run even when the weights and KV cache do not fit in HBM")
+        .optional_group("requests", &InferenceSpec::requests, request_stream_params(),
+                        "none: one batch of `batch` sequences")
         .allow("kind");
     return p;
   }();
@@ -160,6 +181,7 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
                         hw::to_string(spec.dtype.kv_cache) +
                         ": a step runs one 8-bit format; use the same for both, or bf16 for one");
   check_models(node, spec);
+  check_request_stream(node, spec);
   return spec;
 }
 

@@ -10,12 +10,14 @@
 //     dtype: {weights: int8, kv_cache: bf16}
 //     parallelism: {tensor: model, data: data}
 //     simulate_anyway: false            # run even if the KV cache does not fit
+//     requests: {count: 200, rate: 4, prompt_len: [512, 2048], decode_len: [128], batching: continuous}
 #include <cstdint>
 
 #include "hw/number_format.h"
 #include "models/model_config.h"
 #include "sim/params.h"
 #include "sim/yaml_node.h"
+#include "workloads/inference/request_stream.h"
 #include "workloads/train/spec.h"
 
 namespace workloads {
@@ -45,6 +47,8 @@ struct InferenceSpec {
   // data and tensor only (the other parallelisms stay degree 1).
   TrainParallelism parallelism;
   bool simulate_anyway = false;
+  // A stream of requests served `batch` sequences at a time (count 0: none).
+  RequestStreamSpec requests;
 
   bool prefill() const { return phase != InferencePhase::decode; }
   bool decode() const { return phase != InferencePhase::prefill; }

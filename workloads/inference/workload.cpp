@@ -1,6 +1,9 @@
 #include "workloads/inference/workload.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "runtime/pod_run.h"
 #include "sim/error.h"
@@ -98,6 +101,88 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   return r;
 }
 
+// The request stream over simulated steps. Each replica (data-parallel
+// rank) serves every data-th request with batch / data slots; a step of
+// each shape is one pod run, memoized. A decode step's time is linear in
+// its mean context (it reads each sequence's cache once, as
+// decode_context() relies on), so per batch size the pod runs the shortest
+// and longest context a stream can have and interpolates between them.
+RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec, std::uint64_t per_token) {
+  const RequestStreamSpec& rs = spec.requests;
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  const std::uint64_t shortest = *std::min_element(rs.prompt_len.begin(), rs.prompt_len.end()) + 1;
+  const std::uint64_t longest = *std::max_element(rs.prompt_len.begin(), rs.prompt_len.end()) +
+                                *std::max_element(rs.decode_len.begin(), rs.decode_len.end());
+  std::map<std::pair<std::uint64_t, std::uint64_t>, double> prefills, decodes;
+  StepCosts costs;
+  costs.prefill_s = [&](std::uint64_t sequences, std::uint64_t prompt_len) {
+    auto [at, fresh] = prefills.try_emplace({sequences, prompt_len}, 0.0);
+    if (fresh) {
+      models::TransformerConfig prompt = cfg;
+      prompt.seq_len = prompt_len;
+      at->second = run_phase(exp, spec, models::build_transformer_prefill(prompt, sequences),
+                             double(per_token * prompt_len * sequences), false)
+                       .step.step_s;
+    }
+    return at->second;
+  };
+  const auto decode_at = [&](std::uint64_t batch, std::uint64_t context) {
+    auto [at, fresh] = decodes.try_emplace({batch, context}, 0.0);
+    if (fresh) {
+      at->second = run_phase(exp, spec, models::build_transformer_decode(cfg, batch, context),
+                             double(per_token * context * batch), false)
+                       .step.step_s;
+    }
+    return at->second;
+  };
+  costs.decode_s = [&](std::uint64_t batch, double context) {
+    const double lo = decode_at(batch, shortest);
+    if (longest == shortest) return lo;
+    const double hi = decode_at(batch, longest);
+    return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
+  };
+
+  const std::vector<Request> requests = generate_requests(rs);
+  const std::uint32_t replicas = spec.parallelism.data.degree;
+  std::vector<double> ttft, tpot;
+  RequestStreamSection out;
+  double first = requests.front().arrival_s, last = first, tokens = 0, batch_steps = 0;
+  for (std::uint32_t replica = 0; replica < replicas; ++replica) {
+    std::vector<Request> mine;
+    for (std::size_t r = replica; r < requests.size(); r += replicas) mine.push_back(requests[r]);
+    if (mine.empty()) continue;
+    const StreamRun run = serve_requests(mine, spec.replica_batch(), rs.batching, costs);
+    for (const RequestOutcome& o : run.requests) {
+      ttft.push_back(o.ttft_s());
+      tpot.push_back(o.tpot_s());
+      last = std::max(last, o.finish_s);
+      tokens += double(o.decode_len);
+    }
+    out.prefill_steps += run.prefill_steps;
+    out.decode_steps += run.decode_steps;
+    batch_steps += run.mean_batch * double(run.decode_steps);
+  }
+  const auto latency = [](const std::vector<double>& v) {
+    RequestStreamSection::Latency l;
+    for (double x : v) l.mean += x / double(v.size());
+    l.p50 = percentile(v, 50);
+    l.p99 = percentile(v, 99);
+    return l;
+  };
+  out.requests = rs.count;
+  out.rate = rs.rate;
+  out.batching = batching_names().name(rs.batching);
+  out.slots_per_replica = spec.replica_batch();
+  out.ttft_s = latency(ttft);
+  out.tpot_s = latency(tpot);
+  out.makespan_s = last - first;
+  out.tokens_per_s = tokens / out.makespan_s;
+  out.tokens_per_s_per_chip = out.tokens_per_s / double(exp.pod.devices());
+  out.mean_batch = out.decode_steps ? batch_steps / double(out.decode_steps) : 0;
+  out.steps_simulated = prefills.size() + decodes.size();
+  return out;
+}
+
 }  // namespace
 
 InferenceMemory inference_memory(const Experiment& exp, const InferenceSpec& spec) {
@@ -177,6 +262,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     sec.tokens_per_s = gen / (sec.ttft_s.value_or(0.0) + double(spec.decode_len) * *sec.tpot_s);
   }
   sec.tokens_per_s_per_chip = sec.tokens_per_s / chips;
+  if (spec.requests.count > 0) sec.stream = run_stream(exp, spec, per_token);
 
   // result's shared fields describe the decode step when there is one.
   const PhaseRun& main = decode ? *decode : *prefill;
@@ -216,6 +302,20 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
         "weights " + binary_bytes(double(mem.weights)) + ", KV cache " + binary_bytes(double(mem.kv_cache)) + " of " +
             binary_bytes(double(mem.capacity)));
   t.row("largest batch that fits", std::to_string(mem.max_batch));
+  if (sec.stream) {
+    const RequestStreamSection& st = *sec.stream;
+    t.section("request stream (" + std::to_string(st.requests) + " requests, " + st.batching + " batching, " +
+              std::to_string(st.slots_per_replica) + " slots per replica)");
+    const auto latency_row = [&t](const char* what, const RequestStreamSection::Latency& l) {
+      t.row(what, sim::si(l.p50, "s") + " p50", sim::si(l.p99, "s") + " p99, " + sim::si(l.mean, "s") + " mean");
+    };
+    latency_row("time to first token", st.ttft_s);
+    latency_row("time per output token", st.tpot_s);
+    t.row("tokens/s", sim::si(st.tokens_per_s, ""),
+          sim::si(st.tokens_per_s_per_chip, "") + " per chip over " + sim::si(st.makespan_s, "s"));
+    t.row("steps", std::to_string(st.prefill_steps) + " prefills, " + std::to_string(st.decode_steps) + " decodes",
+          "mean batch " + sim::fixed(st.mean_batch, 1) + "; " + std::to_string(st.steps_simulated) + " simulated");
+  }
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return RunOutput{to_json(rep), t.str(), main.run.trace_json};
 }

@@ -1,0 +1,172 @@
+#include "workloads/inference/request_stream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+namespace workloads {
+
+namespace {
+
+const sim::Range kLengths = sim::between(1, 1 << 24);
+
+// A uniform in [0, 1) from the top 53 bits of one draw: the same on every
+// platform (std::uniform_real_distribution's algorithm is the library's).
+double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+std::uint64_t pick(std::mt19937_64& rng, const std::vector<std::uint64_t>& values) {
+  return values[std::size_t(uniform01(rng) * double(values.size()))];
+}
+
+// A running sequence.
+struct Sequence {
+  std::size_t request = 0;
+  std::uint64_t generated = 0;  // decode steps done
+};
+
+// Prefills `admitted` (request indices) as one step per prompt length, in
+// increasing length; each request's first token comes at the end of its
+// own batch's prefill.
+double prefill(const std::vector<Request>& requests, const std::vector<std::size_t>& admitted, double t,
+               const StepCosts& costs, StreamRun& run) {
+  std::map<std::uint64_t, std::vector<std::size_t>> by_length;
+  for (std::size_t r : admitted) by_length[requests[r].prompt_len].push_back(r);
+  for (const auto& [length, group] : by_length) {
+    const double dt = costs.prefill_s(group.size(), length);
+    t += dt;
+    run.prefill_s += dt;
+    ++run.prefill_steps;
+    for (std::size_t r : group) run.requests[r].first_token_s = t;
+  }
+  return t;
+}
+
+// One decode step of `running`; `padded` sequences (finished, still holding
+// a slot) count in the batch and keep growing their context. Returns the
+// step's end.
+double decode(const std::vector<Request>& requests, std::vector<Sequence>& running, double t, const StepCosts& costs,
+              StreamRun& run) {
+  double context = 0;
+  for (const Sequence& s : running) context += double(requests[s.request].prompt_len + s.generated + 1);
+  const std::uint64_t batch = running.size();
+  const double dt = costs.decode_s(batch, context / double(batch));
+  t += dt;
+  run.decode_s += dt;
+  run.mean_batch += double(batch);
+  ++run.decode_steps;
+  for (Sequence& s : running) {
+    ++s.generated;
+    if (s.generated == requests[s.request].decode_len) run.requests[s.request].finish_s = t;
+  }
+  return t;
+}
+
+}  // namespace
+
+const sim::EnumNames<Batching>& batching_names() {
+  static const sim::EnumNames<Batching> names(
+      "batching",
+      {{Batching::continuous, "continuous",
+        "iteration-level: arrivals take free slots before each step and are prefilled first (Orca, vLLM)"},
+       {Batching::static_batch, "static",
+        "a batch starts when the server is idle and runs until its longest sequence is done"}});
+  return names;
+}
+
+const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
+  static const sim::ParamTable<RequestStreamSpec> t = [] {
+    sim::ParamTable<RequestStreamSpec> p(
+        "requests",
+        "a stream of requests served with at most `batch` sequences at once: time to first token and time per "
+        "output token per request (p50, p99), tokens/s");
+    p.integer<std::uint64_t>("count", &RequestStreamSpec::count, "requests", std::nullopt, sim::between(1, 100000),
+                             "requests in the stream")
+        .real("rate", &RequestStreamSpec::rate, "1/s", 0.0, sim::at_least(0),
+              "mean arrivals per second (Poisson: exponential gaps); 0: every request arrives at time 0")
+        .list("prompt_len", &RequestStreamSpec::prompt_len, sim::integer_item<std::uint64_t>("tokens", kLengths),
+              {1, 64, true}, nullptr, "each request's prompt length, picked uniformly from these values")
+        .list("decode_len", &RequestStreamSpec::decode_len, sim::integer_item<std::uint64_t>("tokens", kLengths),
+              {1, 64, true}, nullptr, "each request's output tokens, picked uniformly from these values")
+        .integer<std::uint64_t>("seed", &RequestStreamSpec::seed, "", 1, sim::between(0, 1e18),
+                                "seeds the arrivals and lengths (same seed, same stream)")
+        .enumeration("batching", &RequestStreamSpec::batching, batching_names(), Batching::continuous,
+                     "how requests join the running batch");
+    return p;
+  }();
+  return t;
+}
+
+std::vector<Request> generate_requests(const RequestStreamSpec& spec) {
+  std::mt19937_64 rng(spec.seed);
+  std::vector<Request> out(spec.count);
+  double t = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (spec.rate > 0 && i > 0) t += -std::log1p(-uniform01(rng)) / spec.rate;
+    out[i].arrival_s = t;
+    out[i].prompt_len = pick(rng, spec.prompt_len);
+    out[i].decode_len = pick(rng, spec.decode_len);
+  }
+  return out;
+}
+
+StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
+                         const StepCosts& costs) {
+  if (slots == 0) throw std::invalid_argument("serve_requests: no slots");
+  StreamRun run;
+  run.requests.resize(requests.size());
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    run.requests[r].arrival_s = requests[r].arrival_s;
+    run.requests[r].prompt_len = requests[r].prompt_len;
+    run.requests[r].decode_len = requests[r].decode_len;
+  }
+  std::deque<std::size_t> waiting;
+  std::vector<Sequence> running;
+  std::size_t next = 0, done = 0;
+  double t = requests.empty() ? 0 : requests.front().arrival_s;
+  while (done < requests.size()) {
+    while (next < requests.size() && requests[next].arrival_s <= t) waiting.push_back(next++);
+    if (running.empty() && waiting.empty()) {
+      t = requests[next].arrival_s;
+      continue;
+    }
+    const bool admit = batching == Batching::continuous ? running.size() < slots : running.empty();
+    if (admit && !waiting.empty()) {
+      std::vector<std::size_t> admitted;
+      while (!waiting.empty() && running.size() < slots) {
+        admitted.push_back(waiting.front());
+        running.push_back({waiting.front(), 0});
+        waiting.pop_front();
+      }
+      t = prefill(requests, admitted, t, costs, run);
+      continue;
+    }
+    t = decode(requests, running, t, costs, run);
+    // Continuous batching frees a slot as soon as its sequence is done;
+    // a static batch ends when all of them are.
+    const auto finished = [&requests](const Sequence& s) { return s.generated >= requests[s.request].decode_len; };
+    const std::size_t before = running.size();
+    if (batching == Batching::continuous) {
+      running.erase(std::remove_if(running.begin(), running.end(), finished), running.end());
+      done += before - running.size();
+    } else if (std::all_of(running.begin(), running.end(), finished)) {
+      done += before;
+      running.clear();
+    }
+  }
+  if (run.decode_steps > 0) run.mean_batch /= double(run.decode_steps);
+  for (const RequestOutcome& o : run.requests) run.makespan_s = std::max(run.makespan_s, o.finish_s);
+  if (!requests.empty()) run.makespan_s -= requests.front().arrival_s;
+  return run;
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) throw std::invalid_argument("percentile of no values");
+  std::sort(values.begin(), values.end());
+  const std::size_t rank = std::size_t(std::ceil(p / 100.0 * double(values.size())));
+  return values[std::min(values.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+}  // namespace workloads
