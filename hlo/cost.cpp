@@ -19,34 +19,110 @@ namespace {
 // No work of their own: views, tuples, values known at compile time, and
 // the `-done` halves whose work the `-start` carries.
 bool is_free(const std::string& op) {
-  static const std::set<std::string> kFree = {
-      "parameter",       "constant",           "get-tuple-element", "tuple",        "bitcast",
-      "after-all",       "partition-id",       "replica-id",        "opt-barrier",  "add-dependency",
-      "domain",          "get-dimension-size", "async-done",        "copy-done",    "all-reduce-done",
-      "all-gather-done", "collective-permute-done", "send-done",    "recv-done",    "async-update"};
+  static const std::set<std::string> kFree = {"parameter",
+                                              "constant",
+                                              "get-tuple-element",
+                                              "tuple",
+                                              "bitcast",
+                                              "after-all",
+                                              "partition-id",
+                                              "replica-id",
+                                              "opt-barrier",
+                                              "add-dependency",
+                                              "domain",
+                                              "get-dimension-size",
+                                              "async-done",
+                                              "copy-done",
+                                              "all-reduce-done",
+                                              "all-gather-done",
+                                              "collective-permute-done",
+                                              "send-done",
+                                              "recv-done",
+                                              "async-update"};
   return kFree.count(op) > 0;
 }
 
 // One vector operation per element of the result.
 bool is_arithmetic(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "add",      "subtract", "multiply", "divide",   "maximum",  "minimum",     "negate",   "exponential",
-      "log",      "rsqrt",    "sqrt",     "cbrt",     "tanh",     "power",       "compare",  "select",
-      "convert",  "abs",      "sine",     "cosine",   "tan",      "clamp",       "and",      "or",
-      "not",      "xor",      "remainder", "floor",   "ceil",     "sign",        "round-nearest-even",
-      "round-nearest-afz",    "logistic", "exponential-minus-one", "log-plus-one", "atan2", "is-finite",
-      "shift-left", "shift-right-logical", "shift-right-arithmetic", "popcnt", "erf", "real", "imag",
-      "reduce-precision", "stochastic-convert", "count-leading-zeros"};
+  static const std::set<std::string> kOps = {"add",
+                                             "subtract",
+                                             "multiply",
+                                             "divide",
+                                             "maximum",
+                                             "minimum",
+                                             "negate",
+                                             "exponential",
+                                             "log",
+                                             "rsqrt",
+                                             "sqrt",
+                                             "cbrt",
+                                             "tanh",
+                                             "power",
+                                             "compare",
+                                             "select",
+                                             "convert",
+                                             "abs",
+                                             "sine",
+                                             "cosine",
+                                             "tan",
+                                             "clamp",
+                                             "and",
+                                             "or",
+                                             "not",
+                                             "xor",
+                                             "remainder",
+                                             "floor",
+                                             "ceil",
+                                             "sign",
+                                             "round-nearest-even",
+                                             "round-nearest-afz",
+                                             "logistic",
+                                             "exponential-minus-one",
+                                             "log-plus-one",
+                                             "atan2",
+                                             "is-finite",
+                                             "shift-left",
+                                             "shift-right-logical",
+                                             "shift-right-arithmetic",
+                                             "popcnt",
+                                             "erf",
+                                             "real",
+                                             "imag",
+                                             "reduce-precision",
+                                             "stochastic-convert",
+                                             "count-leading-zeros"};
   return kOps.count(op) > 0;
 }
 
 // Data movement: bytes and no arithmetic.
 bool is_movement(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "copy",   "copy-start", "broadcast", "reshape",     "transpose",  "slice",         "dynamic-slice",
-      "pad",    "concatenate", "reverse",  "gather",      "scatter",    "iota",          "bitcast-convert",
-      "dynamic-update-slice", "sort",     "rng",         "rng-bit-generator", "rng-get-and-update-state",
-      "reduce", "reduce-window", "select-and-scatter", "map", "infeed", "outfeed", "send", "recv"};
+  static const std::set<std::string> kOps = {"copy",
+                                             "copy-start",
+                                             "broadcast",
+                                             "reshape",
+                                             "transpose",
+                                             "slice",
+                                             "dynamic-slice",
+                                             "pad",
+                                             "concatenate",
+                                             "reverse",
+                                             "gather",
+                                             "scatter",
+                                             "iota",
+                                             "bitcast-convert",
+                                             "dynamic-update-slice",
+                                             "sort",
+                                             "rng",
+                                             "rng-bit-generator",
+                                             "rng-get-and-update-state",
+                                             "reduce",
+                                             "reduce-window",
+                                             "select-and-scatter",
+                                             "map",
+                                             "infeed",
+                                             "outfeed",
+                                             "send",
+                                             "recv"};
   return kOps.count(op) > 0;
 }
 
@@ -88,8 +164,10 @@ Window parse_window(const std::string& text, std::size_t spatial, const Module& 
         b = i + 1;
       }
     if (key == "rhs_reversal") continue;
-    if (parts.size() != spatial) fail(m, in, "window " + key + " has " + std::to_string(parts.size()) +
-                                                 " entries for " + std::to_string(spatial) + " spatial dimensions");
+    if (parts.size() != spatial)
+      fail(m, in,
+           "window " + key + " has " + std::to_string(parts.size()) + " entries for " + std::to_string(spatial) +
+               " spatial dimensions");
     for (std::size_t d = 0; d < spatial; ++d) {
       const std::string& p = parts[d];
       try {
@@ -231,21 +309,24 @@ Matmul matmul_of(const Module& m, const Computation& comp, const Instruction& in
   const std::size_t us = labels->find('_'), arrow = labels->find("->");
   if (us == std::string::npos || arrow == std::string::npos || arrow < us)
     fail(m, in, "dim_labels " + sim::quote_short(*labels) + " is not lhs_rhs->out");
-  const std::string l = labels->substr(0, us), r = labels->substr(us + 1, arrow - us - 1), o = labels->substr(arrow + 2);
+  const std::string l = labels->substr(0, us), r = labels->substr(us + 1, arrow - us - 1),
+                    o = labels->substr(arrow + 2);
   if (l.size() != lhs.dims.size() || r.size() != rhs.dims.size() || o.size() != out.dims.size())
     fail(m, in, "dim_labels " + sim::quote_short(*labels) + " do not match the ranks of the operands and result");
   const std::size_t spatial = l.size() - 2;
   const std::string* wtext = in.attribute("window");
   const Window w = wtext ? parse_window(*wtext, spatial, m, in) : parse_window("", spatial, m, in);
   std::int64_t feature_groups = 1;
-  if (const std::string* g = in.attribute("feature_group_count")) feature_groups = std::max(1LL, std::atoll(g->c_str()));
+  if (const std::string* g = in.attribute("feature_group_count"))
+    feature_groups = std::max(1LL, std::atoll(g->c_str()));
   const std::size_t in_f = r.find('i'), out_f = o.find('f');
   if (in_f == std::string::npos || out_f == std::string::npos) fail(m, in, "dim_labels without i or f");
   std::int64_t pairs = 1;
   for (std::size_t d = 0; d < spatial; ++d) {
     const char digit = static_cast<char>('0' + d);
     const std::size_t li = l.find(digit), oi = o.find(digit);
-    if (li == std::string::npos || oi == std::string::npos) fail(m, in, "dim_labels miss spatial dimension " + std::string(1, digit));
+    if (li == std::string::npos || oi == std::string::npos)
+      fail(m, in, "dim_labels miss spatial dimension " + std::string(1, digit));
     pairs *= valid_pairs(lhs.dims[li], out.dims[oi], w, d);
   }
   // Per output element: the input features of its group times the valid
@@ -288,7 +369,8 @@ Cost CostModel::fusion_cost(const Computation& comp, const Instruction& in) {
       for (const Instruction& u : body.instructions) {
         if (std::find(u.operands.begin(), u.operands.end(), param->name) == u.operands.end()) continue;
         any_user = true;
-        if ((u.opcode == "dynamic-slice" || u.opcode == "slice" || u.opcode == "gather") && u.operands[0] == param->name)
+        if ((u.opcode == "dynamic-slice" || u.opcode == "slice" || u.opcode == "gather") &&
+            u.operands[0] == param->name)
           sliced += u.shape.bytes();
         else if (in_place && &u == &root && u.operands[0] == param->name)
           continue;  // the buffer updated in place
@@ -389,7 +471,8 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
         return c;
       }
     }
-    note(in, "custom-call " + name + ": no cost_estimate in its backend_config; costed as moving its operands and result");
+    note(in,
+         "custom-call " + name + ": no cost_estimate in its backend_config; costed as moving its operands and result");
     return c;
   }
   if (op == "reduce" || op == "reduce-window" || op == "map") {

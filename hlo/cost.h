@@ -27,11 +27,11 @@ const char* to_string(CollectiveKind k);
 
 // The cost of one instruction executed once.
 struct Cost {
-  std::vector<Matmul> matmuls;  // its dots and convolutions (a fusion's, nested ones too)
-  double flops = 0;             // the matmuls' FLOPs
+  std::vector<Matmul> matmuls;                      // its dots and convolutions (a fusion's, nested ones too)
+  double flops = 0;                                 // the matmuls' FLOPs
   std::uint64_t read_bytes = 0, written_bytes = 0;  // HBM
-  std::uint64_t elements = 0;                        // vector work: elements of the result ...
-  double flops_per_element = 0;                      // ... and operations on each
+  std::uint64_t elements = 0;                       // vector work: elements of the result ...
+  double flops_per_element = 0;                     // ... and operations on each
   // A collective: its kind, the bytes NCCL-tests counts (the array reduced,
   // the gathered output, the scattered input, what is sent) and the bytes of
   // an element.

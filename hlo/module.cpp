@@ -269,7 +269,8 @@ Instruction parse_instruction(Cursor& c) {
   if (in.opcode.empty())
     fail(c.file(), op_at, "instruction %" + in.name, "expected an opcode after the shape, found " + c.found());
   if (c.peek() != '(')
-    fail(c.file(), c.where(), "instruction %" + in.name, "expected '(' after opcode " + in.opcode + ", found " + c.found());
+    fail(c.file(), c.where(), "instruction %" + in.name,
+         "expected '(' after opcode " + in.opcode + ", found " + c.found());
   c.advance();
   const Location operands_at = c.where();
   const std::string operands = c.balanced("operands of %" + in.name, true);
@@ -283,7 +284,8 @@ Instruction parse_instruction(Cursor& c) {
       std::string name = space == std::string::npos ? part : part.substr(space + 1);
       if (!name.empty() && name[0] == '%') name.erase(0, 1);
       if (name.empty() || !std::all_of(name.begin(), name.end(), name_char))
-        fail(c.file(), operands_at, "operands of %" + in.name, "expected operand names, found " + sim::quote_short(part));
+        fail(c.file(), operands_at, "operands of %" + in.name,
+             "expected operand names, found " + sim::quote_short(part));
       in.operands.push_back(name);
     }
   }
@@ -335,8 +337,8 @@ Computation parse_computation(Cursor& c) {
 
 // Names of the computations an instruction calls, from its attributes.
 std::vector<std::string> called(const Instruction& in) {
-  static const char* const kKeys[] = {"calls",           "to_apply",          "condition", "body",
-                                      "true_computation", "false_computation", "branch_computations"};
+  static const char* const kKeys[] = {
+      "calls", "to_apply", "condition", "body", "true_computation", "false_computation", "branch_computations"};
   std::vector<std::string> names;
   for (const char* key : kKeys) {
     const std::string* v = in.attribute(key);
@@ -367,13 +369,20 @@ void check_references(const Module& m) {
 }  // namespace
 
 int element_bits(const std::string& type) {
-  static const std::map<std::string, int> kBits = {
-      {"pred", 8},         {"s2", 2},          {"u2", 2},           {"s4", 4},       {"u4", 4},
-      {"s8", 8},           {"u8", 8},          {"s16", 16},         {"u16", 16},     {"s32", 32},
-      {"u32", 32},         {"s64", 64},        {"u64", 64},         {"f16", 16},     {"bf16", 16},
-      {"f32", 32},         {"f64", 64},        {"c64", 64},         {"c128", 128},   {"f8e5m2", 8},
-      {"f8e4m3fn", 8},     {"f8e4m3b11fnuz", 8}, {"f8e5m2fnuz", 8}, {"f8e4m3fnuz", 8}, {"f8e4m3", 8},
-      {"f8e3m4", 8},       {"f4e2m1fn", 4},    {"f8e8m0fnu", 8}};
+  static const std::map<std::string, int> kBits = {{"pred", 8},       {"s2", 2},
+                                                   {"u2", 2},         {"s4", 4},
+                                                   {"u4", 4},         {"s8", 8},
+                                                   {"u8", 8},         {"s16", 16},
+                                                   {"u16", 16},       {"s32", 32},
+                                                   {"u32", 32},       {"s64", 64},
+                                                   {"u64", 64},       {"f16", 16},
+                                                   {"bf16", 16},      {"f32", 32},
+                                                   {"f64", 64},       {"c64", 64},
+                                                   {"c128", 128},     {"f8e5m2", 8},
+                                                   {"f8e4m3fn", 8},   {"f8e4m3b11fnuz", 8},
+                                                   {"f8e5m2fnuz", 8}, {"f8e4m3fnuz", 8},
+                                                   {"f8e4m3", 8},     {"f8e3m4", 8},
+                                                   {"f4e2m1fn", 4},   {"f8e8m0fnu", 8}};
   const auto it = kBits.find(type);
   return it == kBits.end() ? 0 : it->second;
 }
@@ -714,7 +723,7 @@ std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& t
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_pairs(const std::string& text, const std::string& file,
-                                                                const Location& where) {
+                                                               const Location& where) {
   const Shifted shift{file, where};
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   try {

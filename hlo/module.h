@@ -43,8 +43,8 @@ struct Instruction {
   std::string name;  // without the '%'
   Shape shape;
   std::string opcode;
-  std::vector<std::string> operands;  // names, without '%'
-  std::string literal;                // constant(...), parameter(N): the text between the parentheses
+  std::vector<std::string> operands;              // names, without '%'
+  std::string literal;                            // constant(...), parameter(N): the text between the parentheses
   std::map<std::string, std::string> attributes;  // key -> printed value (braces kept)
   bool root = false;
   Location where;
@@ -55,7 +55,7 @@ struct Instruction {
 struct Computation {
   std::string name;
   bool entry = false;
-  std::vector<Instruction> instructions;  // printed order
+  std::vector<Instruction> instructions;     // printed order
   std::map<std::string, std::size_t> index;  // instruction name -> position
   std::size_t root = 0;
   Location where;
@@ -98,7 +98,7 @@ std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& t
 
 // `{{0,1},{1,2}}` (source_target_pairs).
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_pairs(const std::string& text, const std::string& file,
-                                                                const Location& where);
+                                                               const Location& where);
 
 // `{1,2}` (dimensions=, *_contracting_dims=, ...): the integers.
 std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& file, const Location& where);
