@@ -119,10 +119,10 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
     step.first_op = static_cast<std::uint32_t>(prog.ops.size());
     const hlo::Cost& c = step.cost;
     const std::string& op = in.opcode;
-    const bool async_start = op == "async-start" || op == "copy-start" ||
-                             (op.size() > 6 && op.compare(op.size() - 6, 6, "-start") == 0);
-    const bool done = op == "async-done" || op == "copy-done" ||
-                      (op.size() > 5 && op.compare(op.size() - 5, 5, "-done") == 0);
+    const bool async_start =
+        op == "async-start" || op == "copy-start" || (op.size() > 6 && op.compare(op.size() - 6, 6, "-start") == 0);
+    const bool done =
+        op == "async-done" || op == "copy-done" || (op.size() > 5 && op.compare(op.size() - 5, 5, "-done") == 0);
     std::vector<std::uint32_t> sinks;
     if (c.collective != hlo::CollectiveKind::none) {
       const hlo::Instruction& coll = *model.collective_of(in);
@@ -150,8 +150,8 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
         step.collective = static_cast<int>(out.pod.collectives.size());
         out.pod.collectives.push_back(cs);
         out.pod.collective_names.push_back(in.name);
-        sinks = {prog.add({in.name, {hw::EngineKind::ici, 0}, hw::CommOp{static_cast<std::uint32_t>(step.collective)},
-                           chain, 0})};
+        sinks = {prog.add(
+            {in.name, {hw::EngineKind::ici, 0}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, chain, 0})};
       }
     } else if (!c.free) {
       std::vector<std::uint32_t> deps = chain;
@@ -282,7 +282,8 @@ RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& 
   }
   auto top = [](const std::map<std::string, Agg>& m) {
     std::vector<std::pair<std::string, Agg>> v(m.begin(), m.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second.time_s > y.second.time_s; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& x, const auto& y) { return x.second.time_s > y.second.time_s; });
     if (v.size() > 10) v.resize(10);
     return v;
   };
@@ -295,9 +296,11 @@ RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& 
   h["flops_per_device"] = flops;
   h["hbm_bytes_per_device"] = bytes;
   for (const auto& [name, g] : top(by_opcode))
-    h["top_opcodes"].push_back({{"opcode", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
+    h["top_opcodes"].push_back(
+        {{"opcode", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
   for (const auto& [name, g] : top(by_instruction))
-    h["top_instructions"].push_back({{"name", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
+    h["top_instructions"].push_back(
+        {{"name", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
   h["collectives"] = nlohmann::json::array();
   for (const HloStep& s : hp.steps)
     if (s.collective >= 0) {
