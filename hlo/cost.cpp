@@ -126,9 +126,9 @@ bool is_movement(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
-std::int64_t product(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& which) {
-  std::int64_t p = 1;
-  for (const std::int64_t d : which) p *= dims.at(static_cast<std::size_t>(d));
+std::uint64_t product(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& which) {
+  std::uint64_t p = 1;
+  for (const std::int64_t d : which) p *= static_cast<std::uint64_t>(dims.at(static_cast<std::size_t>(d)));
   return p;
 }
 
@@ -164,6 +164,7 @@ Window parse_window(const std::string& text, std::size_t spatial, const Module& 
         b = i + 1;
       }
     if (key == "rhs_reversal") continue;
+    if (value.size() > 4096) fail(m, in, "window " + key + " is too long");
     if (parts.size() != spatial)
       fail(m, in,
            "window " + key + " has " + std::to_string(parts.size()) + " entries for " + std::to_string(spatial) +
@@ -176,8 +177,12 @@ Window parse_window(const std::string& text, std::size_t spatial, const Module& 
           if (u == std::string::npos) fail(m, in, "window pad " + sim::quote_short(p) + " is not low_high");
           w.pad_lo[d] = std::stoll(p.substr(0, u));
           w.pad_hi[d] = std::stoll(p.substr(u + 1));
+          if (std::llabs(w.pad_lo[d]) > (1LL << 40) || std::llabs(w.pad_hi[d]) > (1LL << 40))
+            fail(m, in, "window pad " + sim::quote_short(p) + " is out of range");
         } else {
           const std::int64_t v = std::stoll(p);
+          if (v < (key == "size" ? 0 : 1) || v > (1 << 20))
+            fail(m, in, "window " + key + " entry " + sim::quote_short(p) + " is out of range");
           if (key == "size") w.size[d] = v;
           if (key == "stride") w.stride[d] = v;
           if (key == "lhs_dilate") w.lhs_dilate[d] = v;
@@ -193,14 +198,23 @@ Window parse_window(const std::string& text, std::size_t spatial, const Module& 
 
 // Pairs (output position, window position) of one spatial dimension that
 // read an input element, not padding or a dilation hole.
-std::int64_t valid_pairs(std::int64_t in, std::int64_t out, const Window& w, std::size_t d) {
-  std::int64_t n = 0;
+double valid_pairs(std::int64_t in, std::int64_t out, const Window& w, std::size_t d) {
+  double n = 0;
   const std::int64_t extent = (in - 1) * w.lhs_dilate[d];
-  for (std::int64_t o = 0; o < out; ++o)
-    for (std::int64_t k = 0; k < w.size[d]; ++k) {
-      const std::int64_t p = o * w.stride[d] + k * w.rhs_dilate[d] - w.pad_lo[d];
-      if (p >= 0 && p <= extent && p % w.lhs_dilate[d] == 0) ++n;
+  const std::int64_t s = std::max<std::int64_t>(1, w.stride[d]), ld = std::max<std::int64_t>(1, w.lhs_dilate[d]);
+  for (std::int64_t k = 0; k < w.size[d]; ++k) {
+    // Output positions o with p = o s + k rd - pad_lo in [0, extent] and on
+    // the dilated input's grid (p divisible by ld).
+    const std::int64_t base = k * w.rhs_dilate[d] - w.pad_lo[d];
+    const std::int64_t lo = base >= 0 ? 0 : (-base + s - 1) / s;
+    const std::int64_t hi = extent - base < 0 ? -1 : std::min(out - 1, (extent - base) / s);
+    if (ld == 1) {
+      n += double(std::max<std::int64_t>(0, hi - lo + 1));
+    } else {
+      for (std::int64_t o = lo; o <= hi; ++o)
+        if ((o * s + base) % ld == 0) n += 1;
     }
+  }
   return n;
 }
 
@@ -230,6 +244,10 @@ std::optional<double> number(const nlohmann::json& j) {
   }
   return std::nullopt;
 }
+
+// Instructions a schedule may unroll to: a program of this size is minutes
+// of simulation; more is a trip count no one meant (or a fuzzer's).
+constexpr std::size_t kMaxSteps = 1 << 22;
 
 }  // namespace
 
@@ -289,15 +307,15 @@ Matmul matmul_of(const Module& m, const Computation& comp, const Instruction& in
     for (const auto* v : {&rc, &rb})
       for (const std::int64_t d : *v)
         if (d < 0 || d >= static_cast<std::int64_t>(rhs.dims.size())) fail(m, in, "rhs dimension out of range");
-    const std::int64_t k = product(lhs.dims, lc);
+    const std::uint64_t k = product(lhs.dims, lc);
     if (k != product(rhs.dims, rc)) fail(m, in, "contracting dimensions of lhs and rhs differ in size");
-    std::int64_t rhs_free = 1;
+    std::uint64_t rhs_free = 1;
     for (std::size_t d = 0; d < rhs.dims.size(); ++d)
       if (std::find(rc.begin(), rc.end(), std::int64_t(d)) == rc.end() &&
           std::find(rb.begin(), rb.end(), std::int64_t(d)) == rb.end())
-        rhs_free *= rhs.dims[d];
-    mm.k = static_cast<std::uint64_t>(k);
-    mm.n = static_cast<std::uint64_t>(std::max<std::int64_t>(1, rhs_free));
+        rhs_free *= static_cast<std::uint64_t>(rhs.dims[d]);
+    mm.k = k;
+    mm.n = std::max<std::uint64_t>(1, rhs_free);
     mm.m = out_elements / mm.n;
     return mm;
   }
@@ -321,7 +339,7 @@ Matmul matmul_of(const Module& m, const Computation& comp, const Instruction& in
     feature_groups = std::max(1LL, std::atoll(g->c_str()));
   const std::size_t in_f = r.find('i'), out_f = o.find('f');
   if (in_f == std::string::npos || out_f == std::string::npos) fail(m, in, "dim_labels without i or f");
-  std::int64_t pairs = 1;
+  double pairs = 1;
   for (std::size_t d = 0; d < spatial; ++d) {
     const char digit = static_cast<char>('0' + d);
     const std::size_t li = l.find(digit), oi = o.find(digit);
@@ -331,9 +349,9 @@ Matmul matmul_of(const Module& m, const Computation& comp, const Instruction& in
   }
   // Per output element: the input features of its group times the valid
   // window positions, averaged over the output's spatial positions.
-  std::int64_t out_spatial = 1;
-  for (std::size_t d = 0; d < spatial; ++d) out_spatial *= out.dims[o.find(static_cast<char>('0' + d))];
-  const double k = double(rhs.dims[in_f]) * double(pairs) / double(std::max<std::int64_t>(1, out_spatial));
+  double out_spatial = 1;
+  for (std::size_t d = 0; d < spatial; ++d) out_spatial *= double(out.dims[o.find(static_cast<char>('0' + d))]);
+  const double k = double(rhs.dims[in_f]) * pairs / std::max(1.0, out_spatial);
   (void)feature_groups;  // the kernel's i dimension already holds the features of one group
   mm.n = static_cast<std::uint64_t>(out.dims[out_f]);
   mm.m = mm.n ? out_elements / mm.n : 0;
@@ -495,7 +513,8 @@ std::optional<std::int64_t> CostModel::trip_count(const Instruction& loop) const
   if (auto j = backend_config(loop)) {
     const nlohmann::json::json_pointer ptr("/known_trip_count/n");
     if (j->contains(ptr))
-      if (auto n = number((*j)[ptr])) return static_cast<std::int64_t>(*n);
+      if (auto n = number((*j)[ptr]))
+        if (*n >= 0 && *n <= 1e12) return static_cast<std::int64_t>(*n);
   }
   const std::string* cond = loop.attribute("condition");
   if (!cond) return std::nullopt;
@@ -510,7 +529,7 @@ std::optional<std::int64_t> CostModel::trip_count(const Instruction& loop) const
     if (k->opcode != "constant" || var->opcode != "get-tuple-element") continue;
     char* end = nullptr;
     const long long n = std::strtoll(k->literal.c_str(), &end, 10);
-    if (*end != '\0' || !dir) return std::nullopt;
+    if (*end != '\0' || !dir || n < 0 || n > 1000000000000LL) return std::nullopt;
     const std::string d = *dir;
     if ((side == 1 && d == "LT") || (side == 0 && d == "GT")) return n;
     if ((side == 1 && d == "LE") || (side == 0 && d == "GE")) return n + 1;
@@ -530,7 +549,13 @@ void CostModel::expand(const Computation& comp, std::vector<Step>& out, int dept
       const Computation& body = callee("body");
       const auto trips = trip_count(in);
       if (!trips) note(in, "while: trip count unknown (no known_trip_count, no compare with a constant); one trip");
-      for (std::int64_t t = 0; t < (trips ? *trips : 1); ++t) expand(body, out, depth + 1);
+      for (std::int64_t t = 0; t < (trips ? *trips : 1); ++t) {
+        expand(body, out, depth + 1);
+        if (out.size() > kMaxSteps)
+          fail(module_, in,
+               "unrolled, the program passes " + std::to_string(kMaxSteps) + " instructions (trip count " +
+                   std::to_string(trips ? *trips : 1) + ")");
+      }
     } else if (in.opcode == "call") {
       expand(callee("to_apply"), out, depth + 1);
     } else if (in.opcode == "conditional") {

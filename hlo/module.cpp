@@ -179,7 +179,8 @@ Shape parse_shape(Cursor& c) {
       c.consume("<=");  // a bounded dynamic dimension: its bound
       if (c.consume("?")) fail(c.file(), c.where(), "shape", "unbounded dynamic dimension '?' has no size to cost");
       const std::int64_t d = c.integer("shape dimension");
-      if (d < 0) fail(c.file(), c.where(), "shape", "negative dimension " + std::to_string(d));
+      if (d < 0 || d > (std::int64_t(1) << 40))
+        fail(c.file(), c.where(), "shape", "dimension " + std::to_string(d) + " is out of range [0, 2^40]");
       s.dims.push_back(d);
       c.skip_space();
       if (c.consume("]")) break;
@@ -466,6 +467,8 @@ Module parse_module(const std::string& full_text, const std::string& file, bool 
   };
   count("num_partitions", m.num_partitions);
   count("replica_count", m.replica_count);
+  if (std::int64_t(m.num_partitions) * m.replica_count > (1 << 20))
+    fail(file, m.where, "HloModule", "num_partitions x replica_count is above 2^20 devices");
   for (;;) {
     c.skip_space(true);
     if (c.eof()) break;
@@ -507,6 +510,10 @@ Module load_module(const std::string& path, bool cut_short) {
 }
 
 namespace {
+
+// More devices than any pod tpusim runs (and than any group list worth
+// expanding): a located error, not an allocation of the fuzzer's choosing.
+constexpr std::int64_t kMaxDevices = 1 << 20;
 
 // A list of integers between braces ("{1,2}"), or of such lists.
 std::vector<std::int64_t> ints_of(Cursor& c, const std::string& construct) {
@@ -571,9 +578,11 @@ std::vector<std::vector<std::int64_t>> iota_groups(Cursor& c) {
   std::int64_t total = 1;
   for (const std::int64_t d : reshape) {
     if (d <= 0) fail(c.file(), c.where(), kC, "iota dimensions must be positive");
+    if (d > kMaxDevices || total * d > kMaxDevices)
+      fail(c.file(), c.where(), kC, "more than " + std::to_string(kMaxDevices) + " devices");
     total *= d;
   }
-  if (groups <= 0 || size <= 0 || groups * size != total)
+  if (groups <= 0 || size <= 0 || groups > kMaxDevices || size > kMaxDevices || groups * size != total)
     fail(c.file(), c.where(), kC,
          "iota groups [" + std::to_string(groups) + "," + std::to_string(size) + "] do not hold the " +
              std::to_string(total) + " devices of the reshape");
@@ -612,6 +621,7 @@ std::vector<std::vector<std::int64_t>> mesh_groups(Cursor& c) {
   c.expect("mesh", kC);
   c.expect("[", kC);
   std::vector<std::pair<std::string, std::int64_t>> axes;
+  std::int64_t devices_so_far = 1;
   auto quoted = [&]() {
     c.expect("'", kC);
     std::string n;
@@ -627,6 +637,9 @@ std::vector<std::vector<std::int64_t>> mesh_groups(Cursor& c) {
     c.expect("=", kC);
     const std::int64_t size = c.integer(kC);
     if (size <= 0) fail(c.file(), c.where(), kC, "mesh axis '" + n + "' must have a positive size");
+    if (size > kMaxDevices || devices_so_far * size > kMaxDevices)
+      fail(c.file(), c.where(), kC, "more than " + std::to_string(kMaxDevices) + " devices");
+    devices_so_far *= size;
     axes.emplace_back(n, size);
     c.skip_space();
     if (c.consume("]")) break;
@@ -706,6 +719,8 @@ std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& t
     shift.rethrow(e);
   }
   if (groups.empty()) {
+    if (devices > kMaxDevices)
+      fail(file, where, "replica_groups", "more than " + std::to_string(kMaxDevices) + " devices");
     groups.emplace_back(static_cast<std::size_t>(devices));
     std::iota(groups[0].begin(), groups[0].end(), 0);
   }

@@ -236,4 +236,45 @@ TEST_CASE("MaxText's decoder layers run on a v6e 2x2, every collective on the to
   }
 }
 
+double step_of(const std::string& hlo_file) {
+  const std::string yaml =
+      "name: t\nchip: tpu-v6e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\n"
+      "workload: {kind: hlo, file: " +
+      hlo_file + "}\n";
+  const workloads::Experiment exp = workloads::load_experiment_text(yaml, kData + "t.yaml");
+  return exp.workload->run(exp, {}).report["result"]["step_time_s"].get<double>();
+}
+
+TEST_CASE("an async all-reduce overlaps the instructions scheduled between its start and done") {
+  const double dot = step_of("dot-only.hlo.txt"), ar = step_of("all-reduce-only.hlo.txt");
+  const double sync = step_of("sync-all-reduce.hlo.txt"), async = step_of("async-all-reduce.hlo.txt");
+  INFO("dot " << dot << " all-reduce " << ar << " sync " << sync << " async " << async);
+  // Synchronous: one after the other; asynchronous: the longer of the two.
+  CHECK(sync == Approx(dot + ar).epsilon(0.02));
+  CHECK(async == Approx(std::max(dot, ar)).epsilon(0.05));
+  CHECK(async >= std::max(dot, ar));
+}
+
+TEST_CASE("an HLO sharded matmul takes the step time of the sharded_matmul kind it was written for") {
+  const std::string dir = std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/";
+  auto step = [&](const char* file) {
+    const workloads::Experiment exp = workloads::load_experiment(dir + file);
+    return exp.workload->run(exp, {}).report["result"]["step_time_s"].get<double>();
+  };
+  CHECK(step("hlo-sharded-matmul-v5e-2x4.yaml") == Approx(step("sharded-matmul-v5e-2x4.yaml")).epsilon(0.05));
+}
+
+TEST_CASE("a module that does not fit the pod is a located error") {
+  const std::string pod = "chip: tpu-v6e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\n";
+  // 8 partitions on 4 chips: at the header.
+  try {
+    workloads::load_experiment_text(
+        pod + "workload: {kind: hlo, file: ../../../configs/hlo/sharded-matmul-v5e-2x4.hlo.txt}\n", kData + "t.yaml");
+    FAIL("no error");
+  } catch (const sim::ConfigError& e) {
+    CHECK(e.where().line == 1);
+    CHECK(std::string(e.what()).find("compiled for 8 devices") != std::string::npos);
+  }
+}
+
 }  // namespace test_hlo
