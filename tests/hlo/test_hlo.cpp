@@ -3,6 +3,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "hlo/cost.h"
 #include "hlo/module.h"
@@ -97,6 +98,25 @@ TEST_CASE("a while loop repeats its body by the trip count of its condition") {
   // 3 trips of an 8x16 by 16x32 dot: 3 x 2 x 8 x 16 x 32.
   CHECK(flops == 3.0 * 2 * 8 * 16 * 32);
   CHECK(cm.approximations().empty());
+}
+
+TEST_CASE("a while loop's known_trip_count comes first; a loop of unknown count is one trip, reported") {
+  // The condition compares with a parameter (no constant): only the
+  // backend_config says 5 trips.
+  std::string text = kLoop;
+  const std::string from = "  %k = s32[] constant(3)\n";
+  text.replace(text.find(from), from.size(), "  %k = s32[] get-tuple-element(%p.1), index=0\n");
+  std::string known = text;
+  const std::string loop = "condition=%cond, body=%body";
+  known.replace(known.find(loop), loop.size(), loop + R"(, backend_config={"known_trip_count":{"n":"5"}})");
+  for (const auto& [t, trips, notes] : {std::tuple<std::string, double, std::size_t>{known, 5, 0}, {text, 1, 1}}) {
+    const hlo::Module m = hlo::parse_module(t, "loop.hlo");
+    hlo::CostModel cm(m);
+    double flops = 0;
+    for (const auto& s : cm.schedule(m.computations[*m.entry])) flops += cm.cost(*s.computation, *s.instruction).flops;
+    CHECK(flops == trips * 2 * 8 * 16 * 32);
+    CHECK(cm.approximations().size() == notes);
+  }
 }
 
 TEST_CASE("a convolution's FLOPs skip its padding; a nested fusion's dots count") {
