@@ -214,6 +214,9 @@ const sim::ParamTable<HloSpec>& load_params() {
         .flag(
             "cut_short", [](HloSpec& s) -> bool& { return s.cut_short; }, false,
             "the file is the head of a longer dump: parse up to its last whole computation (then name `entry`)")
+        .informational(
+            "decides only whether a file cut off inside a computation is accepted; whole computations "
+            "cost the same either way")
         .allow("kind");
     return p;
   }();
