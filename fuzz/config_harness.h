@@ -76,13 +76,16 @@ class Scratch {
     buf.push_back('\0');
     if (!mkdtemp(buf.data())) throw std::runtime_error("cannot create a scratch directory");
     dir_ = buf.data();
-    for (const char* sub : {"experiments", "sweeps", "pods", "chips"}) {
+    for (const char* sub : {"experiments", "sweeps", "pods", "chips", "hlo"}) {
       fs::create_directories(fs::path(dir_) / sub);
       std::error_code ec;
       const fs::path from = fs::path(source_dir) / "configs" / sub;
-      if (std::string(sub) == "experiments" || std::string(sub) == "sweeps")
+      const std::string s(sub);
+      // The files shipped experiments name beside them: sweep bases, HLO modules.
+      if (s == "experiments" || s == "sweeps" || s == "hlo")
         for (const auto& e : fs::directory_iterator(from, ec))
-          if (e.path().extension() == ".yaml") fs::copy_file(e.path(), fs::path(dir_) / sub / e.path().filename(), ec);
+          if (e.path().extension() == ".yaml" || s == "hlo")
+            fs::copy_file(e.path(), fs::path(dir_) / sub / e.path().filename(), ec);
     }
   }
   ~Scratch() {

@@ -1,5 +1,6 @@
 #include "workloads/collective_workload.h"
 #include "workloads/conv_workload.h"
+#include "workloads/hlo/workload.h"
 #include "workloads/inference/workload.h"
 #include "workloads/matmul_workload.h"
 #include "workloads/sharding/workload.h"
@@ -25,6 +26,7 @@ const std::vector<WorkloadKind>& workload_kinds() {
        [] { return synthetic_params().describe(); }},
       {"conv", "convolution layers in order on one chip, each an im2col matmul", load_conv_workload,
        [] { return conv_params().describe(); }},
+      {"hlo", "the program XLA compiled (HLO text of an SPMD module) on the pod", load_hlo_workload, hlo_params},
   };
   return kinds;
 }

@@ -453,6 +453,12 @@ const BadCase kCases[] = {
     {"a published figure at a value the sweep does not run", "sweep tests/data/bad/sweep_published_value.yaml", 2,
      "tests/data/bad/sweep_published_value.yaml:8:24:", "published.points.[3]:",
      "no point has pod.shape=[3]; the swept values are [1], [2], [4]"},
+    // kind: hlo: the error is in the HLO file, at its line and column.
+    {"HLO replica groups that name a partition the module does not have", "run tests/data/bad/hlo_groups.yaml", 2,
+     "tests/data/bad/hlo_groups.hlo.txt:11:3:", "replica_groups:", "device 5 is not one of the module's 4 partitions"},
+    {"HLO text cut off inside a computation", "run tests/data/bad/hlo_truncated.yaml", 2,
+     "tests/data/bad/hlo_truncated.hlo.txt:11:1:", "computation %main:",
+     "the text ends inside computation %main (opened at line 9): it is truncated"},
 };
 
 // Every regular file under `dir` (none when it does not exist).

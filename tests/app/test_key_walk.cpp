@@ -140,6 +140,9 @@ const Probe kProbes[] = {
      "chip: tpu-v4\nfidelity: tile\n"
      "workload: {kind: conv, batch: 2, layers: [{ifmap_height: 16, ifmap_width: 16, filter_height: 3,\n"
      "           filter_width: 3, channels: 8, filters: 16}]}\n"},
+    {"hlo", "hlo", false,
+     "chip: tpu-v6e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\n"
+     "workload: {kind: hlo, file: " TPUSIM_SOURCE_DIR "/tests/data/hlo/async-all-reduce.hlo.txt}\n"},
     {"multislice", "train", true,
      "chip: tpu-v5e\npod: {slices: 2, slice: v5e-4x4}\n"
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
@@ -190,6 +193,8 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"pod.dcn_axes", {{"[x]", {{"mesh", "{x: 2, y: 4, dcn: 4}"}}}}},
     {"pod.dcn.nic_bandwidth", {{"1.0e+9"}}},
     {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
+    {"workload.file", {{TPUSIM_SOURCE_DIR "/tests/data/hlo/sync-all-reduce.hlo.txt"}}},
+    {"workload.entry", {{"fused_dot"}}},
     {"limits.max_memory", {{"1000"}}},
     {"stragglers", {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}}},
     {"workload.requests.prompt_len", {{"[256]"}}},

@@ -1,0 +1,94 @@
+#pragma once
+// What each instruction of an HLO module asks of a chip (docs/hlo.md):
+// the matmuls of its dots and convolutions (FLOPs = 2 x output elements x
+// contracted size, padding excluded), the HBM bytes it moves (a fusion: its
+// operands and results in HBM, as XLA moves them between HBM and VMEM), the
+// vector work of the rest, and its collective; and the executed order of a
+// computation with `while` bodies repeated by their trip counts.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hlo/module.h"
+
+namespace hlo {
+
+// A dot or convolution as a matmul: m x k times k x n, 2 m k n = its FLOPs.
+struct Matmul {
+  std::uint64_t m = 0, k = 0, n = 0;
+  double flops() const { return 2.0 * double(m) * double(k) * double(n); }
+};
+
+enum class CollectiveKind { none, all_reduce, all_gather, reduce_scatter, collective_permute, all_to_all };
+const char* to_string(CollectiveKind k);
+
+// The cost of one instruction executed once.
+struct Cost {
+  std::vector<Matmul> matmuls;                      // its dots and convolutions (a fusion's, nested ones too)
+  double flops = 0;                                 // the matmuls' FLOPs
+  std::uint64_t read_bytes = 0, written_bytes = 0;  // HBM
+  std::uint64_t elements = 0;                       // vector work: elements of the result ...
+  double flops_per_element = 0;                     // ... and operations on each
+  // A collective: its kind, the bytes NCCL-tests counts (the array reduced,
+  // the gathered output, the scattered input, what is sent) and the bytes of
+  // an element.
+  CollectiveKind collective = CollectiveKind::none;
+  std::uint64_t collective_bytes = 0;
+  int element_bytes = 4;
+  bool free = false;  // no work: parameter, constant, bitcast, tuple, ...
+  double bytes() const { return double(read_bytes) + double(written_bytes); }
+};
+
+// Costs instructions and reports what it approximated.
+class CostModel {
+ public:
+  explicit CostModel(const Module& module) : module_(module) {}
+
+  Cost cost(const Computation& comp, const Instruction& in);
+
+  // The instructions a computation executes, in order: while bodies
+  // repeated by their trip counts, calls inlined, a conditional's costliest
+  // branch, async wrappers' wrapped instruction. Each entry names the
+  // instruction and the computation it belongs to.
+  struct Step {
+    const Instruction* instruction = nullptr;
+    const Computation* computation = nullptr;
+    // An instruction started by an async-start (its wrapped op): the
+    // start's position in the schedule; -1 otherwise.
+    long started_by = -1;
+  };
+  std::vector<Step> schedule(const Computation& comp);
+
+  // A while loop's trip count: backend_config's known_trip_count, else its
+  // condition's `compare(induction variable, constant)`; nullopt if neither.
+  std::optional<std::int64_t> trip_count(const Instruction& loop) const;
+
+  // What was approximated, one line each: unknown opcodes with their
+  // counts, custom-calls costed by their shapes, loops of unknown trip count.
+  std::vector<std::string> approximations() const;
+
+  // The collective an instruction starts or performs (the `-start` or sync
+  // op, or an async-start wrapping one), with the instruction that carries
+  // its attributes.
+  const Instruction* collective_of(const Instruction& in) const;
+  static CollectiveKind collective_kind(const std::string& opcode);
+
+ private:
+  void expand(const Computation& comp, std::vector<Step>& out, int depth);
+  Cost fusion_cost(const Computation& comp, const Instruction& in);
+  std::uint64_t operand_bytes(const Computation& comp, const Instruction& in) const;
+  void note(const Instruction& in, const std::string& what) { notes_[what].insert(in.name); }
+
+  const Module& module_;
+  std::map<std::string, std::set<std::string>> notes_;  // what -> the instructions
+};
+
+// FLOPs of a dot or convolution as a matmul (m, k, n); throws
+// sim::ConfigError at the instruction when its attributes do not fit its
+// operands' shapes.
+Matmul matmul_of(const Module& module, const Computation& comp, const Instruction& in);
+
+}  // namespace hlo

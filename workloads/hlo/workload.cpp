@@ -1,0 +1,345 @@
+#include "workloads/hlo/workload.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "interconnect/mesh.h"
+#include "kernels/program_append.h"
+#include "kernels/train_kernels.h"
+#include "sim/error.h"
+#include "sim/host.h"
+#include "sim/output.h"
+#include "workloads/pod_report.h"
+#include "workloads/report.h"
+
+namespace workloads {
+
+namespace {
+
+class HloWorkload : public Workload {
+ public:
+  explicit HloWorkload(HloSpec s) : spec_(std::move(s)) {}
+  std::string kind() const override { return "hlo"; }
+  RunOutput run(const Experiment& exp, const RunOptions& opts) const override { return run_hlo(exp, spec_, opts); }
+
+ private:
+  HloSpec spec_;
+};
+
+[[noreturn]] void fail_at(const hlo::Module& m, const hlo::Location& at, const std::string& construct,
+                          const std::string& what) {
+  throw sim::ConfigError(sim::SourceLocation{m.file, at.line, at.column}, construct, what);
+}
+
+std::string groups_str(const std::vector<std::vector<std::int64_t>>& groups) {
+  std::string s = "{";
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    s += g ? ",{" : "{";
+    for (std::size_t i = 0; i < groups[g].size(); ++i) s += (i ? "," : "") + std::to_string(groups[g][i]);
+    s += "}";
+  }
+  return s + "}";
+}
+
+// The mesh axes whose collective groups (interconnect::chip_groups) are
+// exactly `groups`, devices being chips in id order; throws at the
+// instruction when no set of the pod's mesh axes has those groups.
+std::vector<std::string> axes_of(const hlo::Module& m, const hlo::Instruction& in,
+                                 const std::vector<std::vector<std::int64_t>>& groups,
+                                 const interconnect::Topology& topology, const interconnect::Mesh& mesh) {
+  std::set<std::vector<int>> want;
+  for (const auto& g : groups) {
+    std::vector<int> v(g.begin(), g.end());
+    std::sort(v.begin(), v.end());
+    want.insert(v);
+  }
+  const std::size_t n = mesh.axes().size();
+  for (std::uint32_t subset = 0; subset < (1u << n); ++subset) {
+    std::vector<std::string> names;
+    for (std::size_t a = 0; a < n; ++a)
+      if (subset & (1u << a)) names.push_back(mesh.axes()[a].name);
+    if (names.empty()) continue;
+    const auto got = interconnect::chip_groups(topology, mesh.resolve(names, "mesh"));
+    if (std::set<std::vector<int>>(got.begin(), got.end()) == want) return names;
+  }
+  std::string axes;
+  for (const auto& a : mesh.axes()) axes += (axes.empty() ? "" : ", ") + a.name;
+  fail_at(m, in.where, "replica_groups",
+          "groups " + groups_str(groups) + " are not the groups of any set of the pod's mesh axes (" + axes +
+              "); tpusim runs a collective over mesh axes");
+}
+
+interconnect::CollectiveOp op_of(hlo::CollectiveKind k) {
+  switch (k) {
+    case hlo::CollectiveKind::all_gather: return interconnect::CollectiveOp::all_gather;
+    case hlo::CollectiveKind::reduce_scatter: return interconnect::CollectiveOp::reduce_scatter;
+    case hlo::CollectiveKind::collective_permute: return interconnect::CollectiveOp::permute;
+    case hlo::CollectiveKind::all_to_all: return interconnect::CollectiveOp::all_to_all;
+    default: return interconnect::CollectiveOp::all_reduce;
+  }
+}
+
+const hlo::Computation& entry_of(const HloSpec& spec) {
+  const hlo::Module& m = *spec.module;
+  if (!spec.entry.empty()) return m.computation(spec.entry, m.where);
+  return m.computations[*m.entry];
+}
+
+}  // namespace
+
+HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
+  const hlo::Module& m = *spec.module;
+  if (static_cast<std::uint32_t>(m.devices()) != exp.pod.devices())
+    fail_at(m, m.where, "HloModule",
+            "the module is compiled for " + std::to_string(m.devices()) + " devices (num_partitions " +
+                std::to_string(m.num_partitions) + " x replica_count " + std::to_string(m.replica_count) +
+                "); the pod has " + std::to_string(exp.pod.devices()));
+  const interconnect::PodNetworkConfig net = pod_network_config(exp);
+  const interconnect::Topology topology = net.make_topology();
+  const interconnect::Mesh mesh(topology, net.mesh);
+  const hw::ChipConfig& chip = exp.chip;
+  kernels::MatmulPrograms matmuls(chip, exp.fidelity);
+
+  hlo::CostModel model(m);
+  HloProgram out;
+  hw::Program prog;
+  // XLA runs a TensorCore's instructions one at a time in schedule order;
+  // only async work (collectives, copies, wrapped slices) runs beside them.
+  std::vector<std::uint32_t> chain;
+  std::map<std::string, std::vector<std::uint32_t>> pending;  // async start -> its work's last ops
+  const auto schedule = model.schedule(entry_of(spec));
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const auto& s = schedule[i];
+    const hlo::Instruction& in = *s.instruction;
+    HloStep step;
+    step.instruction = &in;
+    step.cost = model.cost(*s.computation, in);
+    step.first_op = static_cast<std::uint32_t>(prog.ops.size());
+    const hlo::Cost& c = step.cost;
+    const std::string& op = in.opcode;
+    const bool async_start =
+        op == "async-start" || op == "copy-start" || (op.size() > 6 && op.compare(op.size() - 6, 6, "-start") == 0);
+    const bool done =
+        op == "async-done" || op == "copy-done" || (op.size() > 5 && op.compare(op.size() - 5, 5, "-done") == 0);
+    std::vector<std::uint32_t> sinks;
+    if (c.collective != hlo::CollectiveKind::none) {
+      const hlo::Instruction& coll = *model.collective_of(in);
+      interconnect::CollectiveSpec cs;
+      cs.op = op_of(c.collective);
+      cs.bytes = c.collective_bytes;
+      cs.element_bytes = c.element_bytes;
+      if (c.collective == hlo::CollectiveKind::collective_permute) {
+        const std::string* pairs = coll.attribute("source_target_pairs");
+        if (!pairs) fail_at(m, in.where, "instruction %" + in.name, "collective-permute without source_target_pairs");
+        for (const auto& [src, dst] : hlo::parse_pairs(*pairs, m.file, coll.where)) {
+          if (src < 0 || dst < 0 || src >= m.devices() || dst >= m.devices())
+            fail_at(m, coll.where, "source_target_pairs",
+                    "pair {" + std::to_string(src) + "," + std::to_string(dst) + "} names a device outside the " +
+                        std::to_string(m.devices()) + " partitions");
+          cs.pairs.emplace_back(static_cast<int>(src), static_cast<int>(dst));
+        }
+      } else {
+        const std::string* rg = coll.attribute("replica_groups");
+        const auto groups = hlo::parse_replica_groups(rg ? *rg : "{}", m.devices(), m.file, coll.where);
+        if (groups.front().size() > 1) step.axes = axes_of(m, coll, groups, topology, mesh);
+        cs.axes = step.axes;
+      }
+      if (!step.axes.empty() || !cs.pairs.empty()) {
+        step.collective = static_cast<int>(out.pod.collectives.size());
+        out.pod.collectives.push_back(cs);
+        out.pod.collective_names.push_back(in.name);
+        sinks = {prog.add(
+            {in.name, {hw::EngineKind::ici, 0}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, chain, 0})};
+      }
+    } else if (!c.free) {
+      std::vector<std::uint32_t> deps = chain;
+      std::uint64_t matmul_bytes = 0;
+      for (const hlo::Matmul& mm : c.matmuls) {
+        if (mm.m == 0 || mm.n == 0) continue;
+        const hw::Program& p = matmuls.get(1, mm.m, mm.k, mm.n);
+        deps = kernels::append_program(prog, p, deps, " " + in.name);
+        matmul_bytes += 2 * (mm.m * mm.k + mm.k * mm.n + mm.m * mm.n);  // bf16 operands and result
+      }
+      // What the matmul kernels do not move or compute: the fusion's other
+      // HBM bytes and its elementwise work.
+      kernels::StreamWork w;
+      const std::uint64_t moved = c.read_bytes + c.written_bytes;
+      const std::uint64_t rest = moved > matmul_bytes ? moved - matmul_bytes : 0;
+      const double share = moved ? double(rest) / double(moved) : 0.0;
+      w.load_bytes = static_cast<std::uint64_t>(double(c.read_bytes) * share);
+      w.store_bytes = static_cast<std::uint64_t>(double(c.written_bytes) * share);
+      w.elements = c.elements;
+      w.flops_per_element = c.flops_per_element;
+      deps = kernels::append_stream(prog, chip, exp.fidelity, w, deps, in.name);
+      sinks = deps;
+    }
+    if (s.started_by >= 0) {
+      // Wrapped by a non-collective async-start: beside the schedule.
+      auto& p = pending[schedule[static_cast<std::size_t>(s.started_by)].instruction->name];
+      p.insert(p.end(), sinks.begin(), sinks.end());
+    } else if (async_start) {
+      pending[in.name] = sinks;
+    } else if (done) {
+      if (!in.operands.empty()) {
+        const auto it = pending.find(in.operands[0]);
+        if (it != pending.end()) {
+          chain.insert(chain.end(), it->second.begin(), it->second.end());
+          pending.erase(it);
+        }
+      }
+    } else if (!sinks.empty() && sinks != chain) {
+      chain = sinks;
+    }
+    step.end_op = static_cast<std::uint32_t>(prog.ops.size());
+    out.steps.push_back(std::move(step));
+  }
+  out.pod.add_replicas(std::move(prog), exp.pod.devices());
+  out.approximations = model.approximations();
+  return out;
+}
+
+namespace {
+
+const sim::ParamTable<HloSpec>& load_params() {
+  static const sim::ParamTable<HloSpec> t = [] {
+    sim::ParamTable<HloSpec> p("workload.hlo", "the program XLA compiled, from its HLO text (docs/hlo.md)");
+    p.text(
+         "file", [](HloSpec& s) -> std::string& { return s.file; }, std::nullopt,
+         "HLO text of an SPMD-partitioned module (as_text() of a compiled jax.jit), relative to this file")
+        .text(
+            "entry", [](HloSpec& s) -> std::string& { return s.entry; }, std::string(),
+            "the computation to run, without '%' (default: the module's ENTRY)")
+        .flag(
+            "cut_short", [](HloSpec& s) -> bool& { return s.cut_short; }, false,
+            "the file is the head of a longer dump: parse up to its last whole computation (then name `entry`)")
+        .informational(
+            "decides only whether a file cut off inside a computation is accepted; whole computations "
+            "cost the same either way")
+        .allow("kind");
+    return p;
+  }();
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json hlo_params() { return load_params().describe(); }
+
+std::unique_ptr<Workload> load_hlo_workload(const sim::YamlNode& node, const Experiment& exp) {
+  HloSpec spec;
+  load_params().load(node, spec);
+  std::filesystem::path path(spec.file);
+  if (path.is_relative()) path = std::filesystem::path(node.location().file).parent_path() / path;
+  spec.file = path.lexically_normal().string();
+  if (!std::filesystem::is_regular_file(spec.file)) node["file"].fail("no HLO file " + sim::quote_short(spec.file));
+  spec.module = std::make_shared<const hlo::Module>(hlo::load_module(spec.file, spec.cut_short));
+  if (!spec.module->entry && spec.entry.empty())
+    node["entry"].fail("the module has no ENTRY computation; name the one to run");
+  if (!spec.entry.empty() && !spec.module->find(spec.entry))
+    node["entry"].fail("no computation " + sim::quote_short(spec.entry) + " in " + spec.file);
+  build_hlo_program(exp, spec);  // the module must fit the pod: located errors before any run
+  return std::make_unique<HloWorkload>(std::move(spec));
+}
+
+RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  HloProgram hp = build_hlo_program(exp, spec);
+  runtime::PodRunResult run = runtime::run_pod(pod_config(exp), hp.pod, opts.trace);
+  const PodSummary sum = summarize(exp, run);
+  double flops = 0, bytes = 0;
+  for (const HloStep& s : hp.steps) {
+    flops += s.cost.flops;
+    bytes += s.cost.bytes();
+  }
+  const double devices = exp.pod.devices();
+  Report rep = report_for(exp);
+  rep.per_chip = pod_per_chip(exp, run);
+  rep.result = pod_result(exp, sum, flops * devices);
+  rep.collectives = pod_collectives(run);
+  rep.stats = run.stats;
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
+
+  // Time of each instruction on chip 0: its ops' first start to last end.
+  const auto& timing = *run.timings[0];
+  struct Agg {
+    double time_s = 0, bytes = 0, flops = 0;
+    int count = 0;
+  };
+  std::map<std::string, Agg> by_opcode, by_instruction;
+  for (const HloStep& s : hp.steps) {
+    if (s.end_op == s.first_op) continue;
+    std::uint64_t a = UINT64_MAX, b = 0;
+    for (std::uint32_t o = s.first_op; o < s.end_op; ++o) {
+      a = std::min(a, timing[o].start_ps);
+      b = std::max(b, timing[o].end_ps);
+    }
+    const double t = double(b - a) * 1e-12;
+    for (Agg* g : {&by_opcode[s.instruction->opcode], &by_instruction[s.instruction->name]}) {
+      g->time_s += t;
+      g->bytes += s.cost.bytes();
+      g->flops += s.cost.flops;
+      ++g->count;
+    }
+  }
+  auto top = [](const std::map<std::string, Agg>& m) {
+    std::vector<std::pair<std::string, Agg>> v(m.begin(), m.end());
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& x, const auto& y) { return x.second.time_s > y.second.time_s; });
+    if (v.size() > 10) v.resize(10);
+    return v;
+  };
+  nlohmann::json j = to_json(rep);
+  nlohmann::json h;
+  h["file"] = spec.file;
+  h["module"] = spec.module->name;
+  h["entry"] = entry_of(spec).name;
+  h["instructions_executed"] = hp.steps.size();
+  h["flops_per_device"] = flops;
+  h["hbm_bytes_per_device"] = bytes;
+  for (const auto& [name, g] : top(by_opcode))
+    h["top_opcodes"].push_back(
+        {{"opcode", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
+  for (const auto& [name, g] : top(by_instruction))
+    h["top_instructions"].push_back(
+        {{"name", name}, {"count", g.count}, {"time_s", g.time_s}, {"bytes", g.bytes}, {"flops", g.flops}});
+  h["collectives"] = nlohmann::json::array();
+  for (const HloStep& s : hp.steps)
+    if (s.collective >= 0) {
+      const auto& c = run.collectives[static_cast<std::size_t>(s.collective)];
+      h["collectives"].push_back({{"name", s.instruction->name},
+                                  {"op", hlo::to_string(s.cost.collective)},
+                                  {"axes", s.axes},
+                                  {"bytes", s.cost.collective_bytes},
+                                  {"time_s", c.time_s()}});
+    }
+  h["approximations"] = hp.approximations;
+  j["result"]["hlo"] = h;
+
+  sim::Table t("tpusim: " + exp.name + " (HLO " + spec.module->name + " %" + entry_of(spec).name + " on " +
+               pod_label(exp) + ")");
+  t.row("step time", sim::si(sum.step_s, "s"));
+  t.row("instructions executed", std::to_string(hp.steps.size()));
+  t.row("FLOPs per device (dots)", sim::si(flops, "FLOP"));
+  t.row("HBM bytes per device", sim::si(bytes, "B"));
+  t.row("communication (per chip)", sim::si(sum.comm_s, "s"));
+  t.row("exposed communication", sim::si(sum.exposed_s(), "s"));
+  t.row("overlap fraction", sum.comm_s > 0 ? sim::fixed(sum.overlap_fraction(), 3) : "-");
+  t.row("MFU", sim::fixed(100.0 * flops / sum.step_s / exp.chip.peak_flops_per_s(), 1), "%");
+  for (const auto& [name, g] : top(by_opcode))
+    t.row("  " + name + " x" + std::to_string(g.count), sim::si(g.time_s, "s"), sim::si(g.bytes, "B"));
+  for (const HloStep& s : hp.steps)
+    if (s.collective >= 0) {
+      std::string axes;
+      for (const auto& a : s.axes) axes += (axes.empty() ? "" : ",") + a;
+      t.row("  " + s.instruction->name + " over " + axes,
+            sim::si(run.collectives[static_cast<std::size_t>(s.collective)].time_s(), "s"),
+            sim::si(double(s.cost.collective_bytes), "B"));
+    }
+  for (const auto& a : hp.approximations) t.row("approximation", a);
+  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
+  return RunOutput{j, t.str(), run.trace_json};
+}
+
+}  // namespace workloads
