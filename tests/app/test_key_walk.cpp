@@ -185,7 +185,12 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"pod.dcn.nic_bandwidth", {{"1.0e+9"}}},
     {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
     {"limits.max_memory", {{"1000"}}},
-    {"stragglers", {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}}},
+    {"stragglers",
+     {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}, {"[{fraction: 0.5, compute: 0.5}]"}}},
+    {"pod.links",
+     {{"[{from: [0], to: [1], bandwidth: 0.25}]"},
+      {"[{from: [0, 0], to: [1, 0], bandwidth: 0.25}]"},
+      {"[{from: [0, 0, 0], to: [1, 0, 0], bandwidth: 0.25}]"}}},
 };
 
 // What the simulator computed: the report without the echo of its input
