@@ -7,10 +7,10 @@
 #include <string>
 
 #include "interconnect/pod_config.h"
+#include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 #include "interconnect/topology.h"
 #include "sim/error.h"
-#include "interconnect/pod_shape.h"
 
 namespace test_degraded_links {
 
@@ -165,8 +165,8 @@ TEST_CASE("degraded links: a failed link on a torus reroutes and the ring slows 
   p.links = {failed({1, 0}, {2, 0})};
   const auto r = all_reduce(p, Algorithm::ring, bytes, {"x"});
   const double want = 2.0 * (n - 1) / n * S / (kW / 2) + 2.0 * (n - 1) * 3 * kL;
-  INFO("torus all-reduce with a failed link " << r.time_s << " s, formula " << want << " s, nominal "
-                                              << nominal.time_s << " s");
+  INFO("torus all-reduce with a failed link " << r.time_s << " s, formula " << want << " s, nominal " << nominal.time_s
+                                              << " s");
   CHECK(rel_err(r.time_s, want) < 0.02);
   CHECK(rel_err(nominal.time_s, 2.0 * (n - 1) / n * S / kW + 2.0 * (n - 1) * kL) < 0.02);
   for (const LinkReport& l : r.links) {

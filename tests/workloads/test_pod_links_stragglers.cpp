@@ -40,8 +40,7 @@ TEST_CASE("random stragglers: the seed's engine output picks the chip", "[worklo
   const std::vector<std::uint32_t> eight{0, 1, 2, 3, 4, 5, 6, 7};
   CHECK(workloads::choose_stragglers(eight, 1, 5489) == std::vector<std::uint32_t>{6});
   // Candidates are taken by position: the same draw among other chips.
-  CHECK(workloads::choose_stragglers({10, 11, 12, 13, 14, 15, 16, 17}, 1, 5489) ==
-        std::vector<std::uint32_t>{16});
+  CHECK(workloads::choose_stragglers({10, 11, 12, 13, 14, 15, 16, 17}, 1, 5489) == std::vector<std::uint32_t>{16});
   CHECK(workloads::choose_stragglers(eight, 8, 1) == eight);
 }
 
