@@ -13,7 +13,9 @@ IciNetwork::IciNetwork(const sc_core::sc_module_name& name, const Topology& topo
     Port& p = ports_[l];
     p.bytes_per_ps = link_bytes_per_s(l) / kPsPerSecond;
     p.latency = sim::duration_from_seconds(link_latency_s(l), [] { return std::string("a link latency"); });
-    shares_.add_resource(p.bytes_per_ps);
+    // A failed link (pod.links) carries no flow, routes go round it; its
+    // resource keeps the nominal rate so that resource ids stay link ids.
+    shares_.add_resource(p.bytes_per_ps > 0 ? p.bytes_per_ps : link.bandwidth / kPsPerSecond);
   }
 }
 

@@ -37,7 +37,7 @@ Network::~Network() = default;
 double Network::link_bytes_per_s(int link) const {
   const DcnConfig& d = link_.dcn;
   switch (topology_.link_class(link)) {
-    case LinkClass::ici: return link_.bandwidth;
+    case LinkClass::ici: return link_.bandwidth * topology_.link_fraction(link);
     case LinkClass::on_die: return link_.on_die_bandwidth;
     case LinkClass::host_up:
     case LinkClass::host_down: return d.host_bandwidth;
@@ -62,9 +62,9 @@ double Network::link_latency_s(int link) const {
 }
 
 double Network::route_bytes_per_s(int src, int dst) const {
-  // Without devices every ICI link runs at the link rate (and DCN servers
-  // do not count): no route to work out per receive.
-  if (topology_.devices_per_chip() == 1) return link_.bandwidth;
+  // Without devices and degraded links every ICI link runs at the link rate
+  // (and DCN servers do not count): no route to work out per receive.
+  if (topology_.devices_per_chip() == 1 && topology_.uniform_links()) return link_.bandwidth;
   std::vector<int> route;
   topology_.route(src, dst, route);
   bool ici = false;

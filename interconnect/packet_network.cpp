@@ -9,7 +9,8 @@ PacketNetwork::PacketNetwork(const sc_core::sc_module_name& name, const Topology
     : Network(name, topology, link),
       ports_(topology.link_slots()),
       latency_ps_(sim::duration_from_seconds(link.latency, [] { return std::string("the ICI link latency"); })) {
-  for (Port& p : ports_) p.bytes_per_s = link.bandwidth;
+  // A degraded link (pod.links) serializes at its share of the bandwidth.
+  for (int l = 0; l < topology.link_slots(); ++l) ports_[l].bytes_per_s = link_bytes_per_s(l);
   const Ps packet_ps =
       std::max<Ps>(1, sim::duration_from_seconds(static_cast<double>(link.packet_bytes) / link.bandwidth, [&] {
                      return "one ICI packet (" + std::to_string(link.packet_bytes) + " bytes at " +

@@ -3,11 +3,17 @@
 // it from `pod:` (docs/interface.md). validate() throws sim::ConfigError whose key
 // path names the offending field ("pod.shape"); the loader adds file:line.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "interconnect/mesh.h"
 #include "interconnect/topology.h"
+
+namespace sim {
+template <class T>
+class ParamTable;
+}
 
 namespace interconnect {
 
@@ -86,6 +92,35 @@ struct ReductionConfig {
   bool streaming = true;
 };
 
+// One entry of `pod.links` (docs/interconnect.md, "Degraded and failed
+// links"): the link between two neighbouring chips of a slice, given by
+// their coordinates, runs at a share of its nominal bandwidth, or has
+// failed (carries nothing; routes go round it). Both directions unless
+// one_way (then from -> to only).
+struct LinkFault {
+  std::vector<int> from, to;        // chip coordinates, one per axis of the topology (x first)
+  std::optional<double> bandwidth;  // share of the nominal bandwidth kept, [0, 1]
+  bool failed = false;
+  bool one_way = false;
+  double fraction() const { return failed ? 0.0 : bandwidth.value_or(1.0); }
+};
+// The keys of one entry, their units, defaults and ranges.
+const sim::ParamTable<LinkFault>& link_fault_params();
+
+// What is wrong with an entry of pod.links on a pod of `shape` and
+// `wraparound` (empty: every axis of 3 or more chips wraps): coordinates
+// outside the pod, chips that are not neighbours, a link given twice, a
+// failed link with a bandwidth. `field` is the entry's key at fault ("" for
+// the entry as a whole).
+struct LinkFaultProblem {
+  std::size_t entry = 0;
+  std::string field;
+  std::string message;
+};
+std::optional<LinkFaultProblem> find_link_fault_problem(const std::vector<int>& shape,
+                                                        const std::vector<bool>& wraparound,
+                                                        const std::vector<LinkFault>& links);
+
 struct PodNetworkConfig {
   TopologyKind topology = TopologyKind::ring;
   std::vector<int> shape;
@@ -106,6 +141,8 @@ struct PodNetworkConfig {
   // topology that joins a chip to more link directions than it has ports
   // cannot be wired.
   int links_per_chip = 0;
+  // Degraded and failed ICI links; one slice only.
+  std::vector<LinkFault> links;
 
   void validate() const;
   Topology make_topology() const;  // validates first

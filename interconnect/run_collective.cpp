@@ -39,18 +39,16 @@ std::optional<CollectiveResult> simulate(const Topology& topology, const PodNetw
                                          const CollectiveSpec& spec, std::shared_ptr<const CollectivePlan> plan,
                                          const Translations& t);
 
-// Every wrapping axis that moves hosts onto hosts (with several slices,
-// the DCN axes and Translations::hosts_move), if the plan is invariant
+// Every axis Translations::candidate_axes allows (with several slices, the
+// DCN axes and the ICI axes that move hosts onto hosts; none with degraded
+// links), if the plan is invariant
 // along all of them and the network is the fluid model; else none.
 // `error_s`: how far a chip may end from its orbit chip (uneven_ps).
 Translations symmetry(const Topology& topology, const PodNetworkConfig& pod, const CollectivePlan& plan,
                       double& error_s) {
   error_s = 0;
   if (pod.model != NetworkModel::fluid || plan.functional) return {};
-  std::vector<int> axes;
-  for (int a = 0; a < topology.axes(); ++a)
-    if (topology.wraps(a) && Translations::hosts_move(topology, a)) axes.push_back(a);
-  Translations t(topology, axes);
+  Translations t(topology, Translations::candidate_axes(topology));
   const Invariance inv = t.invariance(plan);
   if (!inv.blocker.empty()) return {};
   error_s = uneven_ps(inv, topology, pod.link, pod.reduction) / kPsPerSecond;

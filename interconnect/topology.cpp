@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "sim/error.h"
 #include "sim/params.h"
@@ -184,6 +185,21 @@ int Topology::links() const {
   return n;
 }
 
+void Topology::set_link_fraction(int link, double fraction) {
+  if (!link_exists(link) || !(fraction >= 0.0 && fraction <= 1.0))
+    throw std::invalid_argument("Topology::set_link_fraction: link " + std::to_string(link) + ", fraction " +
+                                std::to_string(fraction));
+  if (fraction_.empty()) fraction_.assign(static_cast<std::size_t>(ici_link_slots()), 1.0);
+  double& f = fraction_[static_cast<std::size_t>(link)];
+  failed_ += (fraction == 0.0 ? 1 : 0) - (f == 0.0 ? 1 : 0);
+  f = fraction;
+}
+
+std::string Topology::describe_link(int link) const {
+  const LinkEnds e = link_ends(link);
+  return describe(e.from) + " -> " + describe(e.to);
+}
+
 int Topology::steps(int axis, int a, int b) const {
   const int size = shape_[axis];
   if (!wrap_[axis]) return b - a;
@@ -208,6 +224,10 @@ void Topology::route(int src, int dst, std::vector<int>& out) const {
     out.push_back(chip_base + 2 * dst + kDown);
     return;
   }
+  if (failed_ > 0) {
+    route_around(src, dst, out);
+    return;
+  }
   int at = src;
   // Coordinates of both ends, axis by axis, one division each.
   int s_rest = src, d_rest = dst;
@@ -228,6 +248,63 @@ void Topology::route(int src, int dst, std::vector<int>& out) const {
       at += (next - c) * stride_[axis];
       c = next;
     }
+  }
+}
+
+bool Topology::leg_around(int at, int axis, int dir, int n, std::vector<int>& out, int& blocked) const {
+  for (int i = 0; i < n; ++i) {
+    const int hop = link_id(at, axis, dir);
+    const int next = neighbor(at, axis, dir);
+    if (!link_failed(hop)) {
+      out.push_back(hop);
+      at = next;
+      continue;
+    }
+    // Three hops instead of one: off along another axis, across, and back.
+    bool detoured = false;
+    for (int b = 0; b < ici_axes_ && !detoured; ++b) {
+      if (b == axis) continue;
+      for (const int side : {+1, -1}) {
+        const int off = neighbor(at, b, side);
+        if (off < 0) continue;
+        const int across = neighbor(off, axis, dir);
+        const int step_off = link_id(at, b, side), step_across = link_id(off, axis, dir);
+        const int step_back = link_id(across, b, -side);
+        if (link_failed(step_off) || link_failed(step_across) || link_failed(step_back)) continue;
+        out.insert(out.end(), {step_off, step_across, step_back});
+        detoured = true;
+        break;
+      }
+    }
+    if (!detoured) {
+      blocked = hop;
+      return false;
+    }
+    at = next;
+  }
+  return true;
+}
+
+void Topology::route_around(int src, int dst, std::vector<int>& out) const {
+  int at = src;
+  for (int axis = 0; axis < ici_axes_; ++axis) {
+    const int c = coord(at, axis), d = coord(dst, axis);
+    const int s = steps(axis, c, d);
+    if (s == 0) continue;
+    const int dir = s > 0 ? +1 : -1, n = std::abs(s);
+    const std::size_t mark = out.size();
+    int blocked = -1, other = -1;
+    if (!leg_around(at, axis, dir, n, out, blocked)) {
+      out.resize(mark);
+      if (!wrap_[axis] || !leg_around(at, axis, -dir, shape_[axis] - n, out, other)) {
+        std::string links = "the failed link " + describe_link(blocked);
+        if (other >= 0 && other != blocked) links += " and the failed link " + describe_link(other);
+        throw sim::SimFailure("no route from " + describe(src) + " to " + describe(dst) + " along " + axis_name(axis) +
+                              " avoids " + links +
+                              " (pod.links): no detour over another axis, and the other way round is cut too");
+      }
+    }
+    at += (d - c) * stride_[axis];
   }
 }
 

@@ -118,18 +118,43 @@ class Topology {
   LinkEnds link_ends(int link) const;
   int links() const;  // existing ICI link directions
 
+  // Degraded and failed links (pod.links, docs/interconnect.md "Degraded
+  // and failed links"): the share of its nominal bandwidth an ICI link
+  // direction keeps, 0 for a failed one. Every link starts at 1.
+  void set_link_fraction(int link, double fraction);
+  double link_fraction(int link) const {
+    return fraction_.empty() || link >= ici_link_slots() ? 1.0 : fraction_[static_cast<std::size_t>(link)];
+  }
+  bool link_failed(int link) const { return link_fraction(link) == 0.0; }
+  // Whether every ICI link runs at its nominal bandwidth: only then is a
+  // translation of the pod a symmetry of its network.
+  bool uniform_links() const { return fraction_.empty(); }
+  // "(1,0) -> (2,0)": a link direction by its two chips' coordinates.
+  std::string describe_link(int link) const;
+
   // Dimension-order route, axis 0 first: on a wrapping axis the shorter way
   // round; a tie (distance exactly half the ring) goes + from an even source
   // coordinate and - from an odd one, so all-to-all traffic loads both
   // directions equally. Fills `out` with link ids; src == dst gives none.
   // Between slices: the six DCN servers of LinkClass, no ICI link.
+  // Around failed links: a hop over a failed link becomes a detour of three
+  // (a step off along the lowest other axis whose three links work, + side
+  // first, the hop, the step back); where no axis offers one, the axis's
+  // whole leg goes the other way round (a wrapping axis), again with
+  // detours; else the message cannot be routed: sim::SimFailure (exit 3)
+  // naming the failed link.
   void route(int src, int dst, std::vector<int>& out) const;
-  int hops(int src, int dst) const;  // ICI hops; 0 between slices
+  int hops(int src, int dst) const;  // ICI hops of the dimension-order route (no detours); 0 between slices
 
  private:
   // Signed steps along one axis from coordinate a to b (its sign is the
   // direction taken).
   int steps(int axis, int a, int b) const;
+  // route() where some link has failed: the leg along `axis` from `at`
+  // (`n` hops in direction `dir`) appended to `out`; false if a failed hop
+  // of it has no detour (`blocked` names it).
+  bool leg_around(int at, int axis, int dir, int n, std::vector<int>& out, int& blocked) const;
+  void route_around(int src, int dst, std::vector<int>& out) const;
 
   TopologyKind kind_;
   std::vector<int> shape_;
@@ -140,6 +165,8 @@ class Topology {
   int slice_chips_ = 0;
   int chips_per_host_ = 1;
   int devices_per_chip_ = 1;
+  std::vector<double> fraction_;  // per ICI link slot; empty: all nominal
+  int failed_ = 0;                // ICI link directions at fraction 0
 };
 
 }  // namespace interconnect

@@ -43,6 +43,14 @@ bool Translations::hosts_move(const Topology& topology, int axis) {
   return stride % topology.chips_per_host() == 0;
 }
 
+std::vector<int> Translations::candidate_axes(const Topology& topology) {
+  std::vector<int> axes;
+  if (!topology.uniform_links()) return axes;
+  for (int a = 0; a < topology.axes(); ++a)
+    if (topology.wraps(a) && hosts_move(topology, a)) axes.push_back(a);
+  return axes;
+}
+
 int Translations::rep(int chip) const {
   int r = chip;
   for (std::size_t i = 0; i < axes_.size(); ++i) r -= (chip / stride_[i]) % size_[i] * stride_[i];

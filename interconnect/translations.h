@@ -49,6 +49,10 @@ class Translations {
   // on one slice (hosts matter only between slices), and on a DCN axis; an
   // ICI axis whose chips one step apart lie a whole number of hosts apart.
   static bool hosts_move(const Topology& topology, int axis);
+  // The axes a pod's translations may use: its wrapping axes that move
+  // hosts onto hosts; none where a link is degraded or has failed
+  // (pod.links), since a translation moves that link onto a nominal one.
+  static std::vector<int> candidate_axes(const Topology& topology);
 
   bool none() const { return axes_.empty(); }
   const std::vector<int>& axes() const { return axes_; }

@@ -96,9 +96,9 @@ std::vector<int> invariant_axes(const interconnect::Topology& topo, const PodPro
   const int n = topo.chips();
   // With several slices, the DCN axes (slice shifts) and the ICI axes that
   // move hosts onto hosts (Translations::hosts_move): an ICI axis along
-  // which a host's chips lie (x, with 4 or 8 chips per host) does not.
-  for (int a = 0; a < topo.axes(); ++a) {
-    if (!topo.wraps(a) || !interconnect::Translations::hosts_move(topo, a)) continue;
+  // which a host's chips lie (x, with 4 or 8 chips per host) does not. None
+  // with a degraded link (Translations::candidate_axes).
+  for (const int a : interconnect::Translations::candidate_axes(topo)) {
     const interconnect::Translations step(topo, {a});
     const int one_up = topo.neighbor(0, a, +1);
     bool same = true;

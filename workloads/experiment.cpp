@@ -3,8 +3,10 @@
 #include <systemc>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 #include "sim/error.h"
 #include "sim/kernel.h"
@@ -262,6 +264,23 @@ nlohmann::json workload_keys() {
                            {"description", "what to run; the other keys are the kind's (tpusim explain KIND)"}}})}};
 }
 
+// `pod.links`: a list of mappings, checked against the pod's shape (read
+// before it) where each entry is.
+void load_links(const sim::YamlNode& node, PodSpec& pod) {
+  if (!node.is_sequence())
+    node.fail("expected a list of {from, to, bandwidth} mappings, got " + sim::describe_yaml(node.raw()));
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    interconnect::LinkFault f;
+    interconnect::link_fault_params().load(node[i], f);
+    pod.links.push_back(std::move(f));
+  }
+  const std::vector<int> shape(pod.shape.begin(), pod.shape.end());
+  if (const auto p = interconnect::find_link_fault_problem(shape, pod.wraparound, pod.links)) {
+    const sim::YamlNode entry = node[p->entry];
+    (p->field.empty() || !entry[p->field].present() ? entry : entry[p->field]).fail(p->message);
+  }
+}
+
 }  // namespace
 
 const sim::ParamTable<PodSpec>& pod_params() {
@@ -288,7 +307,11 @@ const sim::ParamTable<PodSpec>& pod_params() {
         .enumeration("network_model", &PodSpec::network_model, interconnect::network_model_names(),
                      interconnect::NetworkModel::fluid,
                      "fluid: max-min fair flows, recomputed when a flow starts or ends; packet: every packet hop by "
-                     "hop (the slow reference the fluid model is tested against)");
+                     "hop (the slow reference the fluid model is tested against)")
+        .custom("links", {"list of mappings", "", "none: every link at its nominal bandwidth", ""},
+                "degraded or failed ICI links: [{from: [x,y,z], to: [x,y,z], bandwidth: 0.5}] or failed: true; "
+                "both directions unless one_way (docs/interconnect.md, Degraded and failed links)",
+                load_links, false, [] { return interconnect::link_fault_params().describe(); });
     return p;
   }();
   return t;
@@ -365,7 +388,13 @@ const sim::ParamTable<StragglerSpec>& straggler_params() {
   static const sim::ParamTable<StragglerSpec> t = [] {
     sim::ParamTable<StragglerSpec> p("stragglers", "chips slower than the rest of the pod");
     p.list("chips", &StragglerSpec::chips, sim::integer_item<std::uint32_t>("chip", sim::between(0, kMaxChips - 1)),
-           {1, kMaxChips, true}, nullptr, "the slowed chips, numbered as per_chip[].chip (devices, x fastest)")
+           {1, kMaxChips, true}, "none: chosen by fraction and seed",
+           "the slowed chips, numbered as per_chip[].chip (devices, x fastest)")
+        .real("fraction", &StragglerSpec::fraction, "", "none: the chips listed", sim::above(0, 1),
+              "instead of chips: round(fraction x chips of the pod) chips drawn from seed, among those no earlier "
+              "entry slowed")
+        .integer<std::uint64_t>("seed", &StragglerSpec::seed, "", 0, sim::at_least(0),
+                                "with fraction: which chips are drawn (the same seed, the same chips)")
         .real("compute", &StragglerSpec::compute, "", 1.0, sim::above(0, 1),
               "share of the chip's MXU and vector throughput it keeps (its clock scaled)")
         .real("hbm", &StragglerSpec::hbm, "", 1.0, sim::above(0, 1), "share of the chip's HBM bandwidth it keeps");
@@ -385,6 +414,25 @@ void load_stragglers(const sim::YamlNode& node, Experiment& exp) {
     StragglerSpec s;
     straggler_params().load(node[i], s);
     const sim::YamlNode chips = node[i]["chips"];
+    if (chips.present() == s.fraction.has_value())
+      node[i].fail("give either chips (a list) or fraction (with a seed), not " +
+                   std::string(chips.present() ? "both" : "neither"));
+    if (s.fraction) {
+      std::vector<std::uint32_t> free;
+      for (std::uint32_t c = 0; c < entry_of.size(); ++c)
+        if (entry_of[c] == SIZE_MAX) free.push_back(c);
+      const double want = *s.fraction * static_cast<double>(entry_of.size());
+      const auto count = static_cast<std::size_t>(std::llround(want));
+      if (count == 0 || count > free.size())
+        node[i]["fraction"].fail(
+            sim::g3(*s.fraction, "of the pod's " + std::to_string(entry_of.size()) + " chips is ") +
+            std::to_string(count) + " chips, but " +
+            (count == 0 ? std::string("at least 1 is needed") : std::to_string(free.size()) + " are left to slow"));
+      s.chips = choose_stragglers(std::move(free), count, s.seed);
+      for (const std::uint32_t c : s.chips) entry_of[c] = i;
+      exp.stragglers.push_back(std::move(s));
+      continue;
+    }
     for (std::size_t k = 0; k < s.chips.size(); ++k) {
       const sim::YamlNode at = chips.is_sequence() ? chips[k] : chips;
       const std::uint32_t c = s.chips[k];
@@ -400,6 +448,19 @@ void load_stragglers(const sim::YamlNode& node, Experiment& exp) {
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> choose_stragglers(std::vector<std::uint32_t> candidates, std::size_t count,
+                                             std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  count = std::min(count, candidates.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t left = candidates.size() - i;
+    std::swap(candidates[i], candidates[i + static_cast<std::size_t>(rng() % left)]);
+  }
+  candidates.resize(count);
+  std::sort(candidates.begin(), candidates.end());
+  return candidates;
+}
 
 const sim::ParamTable<Experiment>& experiment_params() {
   static const sim::ParamTable<Experiment> t = [] {
@@ -459,8 +520,9 @@ const sim::ParamTable<Experiment>& experiment_params() {
         .enumeration("replicas", &Experiment::replicas, replicas_names(), Replicas::automatic,
                      "which chips are simulated")
         .custom("stragglers", {"list of mappings", "", "none: every chip alike", ""},
-                "chips slower than the rest: [{chips: [...], compute, hbm}]; each is simulated on its own and "
-                "collectives wait for it (result.communication.waiting)",
+                "chips slower than the rest: [{chips: [...], compute, hbm}], or {fraction, seed, compute, hbm} for "
+                "chips drawn at random; each is simulated on its own, collectives wait for it "
+                "(result.communication.waiting), and report.json's stragglers names them",
                 load_stragglers, false, [] { return straggler_params().describe(); })
         .group("limits", &Experiment::limits, limits_params())
         .custom("workload", {"mapping", "", "", ""}, "what runs: `kind` and the kind's own keys", load_workload, true,
@@ -539,6 +601,7 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   cfg.link.packet_bytes = exp.pod.packet_bytes;
   cfg.link.switching = exp.pod.switching;
   cfg.model = exp.pod.network_model;
+  cfg.links = exp.pod.links;
   cfg.links_per_chip = static_cast<int>(exp.chip.ici.links_per_chip);
   cfg.devices_per_chip = static_cast<int>(exp.pod.devices_per_chip);
   cfg.link.on_die_bandwidth = exp.chip.hbm.sustained_bytes_per_s();

@@ -48,6 +48,7 @@ struct PodSpec {
   std::uint64_t packet_bytes = 4096;     // ICI packet; an assumption (docs/interconnect.md)
   interconnect::Switching switching = interconnect::Switching::cut_through;
   interconnect::NetworkModel network_model = interconnect::NetworkModel::fluid;  // packet: the slow reference
+  std::vector<interconnect::LinkFault> links;                                    // degraded and failed links
   std::uint32_t slices = 1;                                                      // slices of `shape` joined by DCN
   std::vector<std::string> dcn_axes;                                             // mesh axes placed across the slices
   DcnSpec dcn;
@@ -65,10 +66,20 @@ struct PodSpec {
 // One entry of `stragglers:`: chips slower than the rest (a throttled or
 // degraded part), each simulated on its own (runtime::ChipScale).
 struct StragglerSpec {
-  std::vector<std::uint32_t> chips;  // as per_chip[].chip counts them (devices)
+  std::vector<std::uint32_t> chips;  // as per_chip[].chip counts them (devices); chosen, with `fraction`
   double compute = 1.0;              // share of the MXU and vector throughput
   double hbm = 1.0;                  // share of the HBM bandwidth
+  // Instead of chips: round(fraction x devices) chips drawn from `seed`
+  // among those no earlier entry took (choose_stragglers); the loader
+  // writes them into `chips`.
+  std::optional<double> fraction;
+  std::uint64_t seed = 0;
 };
+// `count` of `candidates` (ascending), drawn by a Fisher-Yates shuffle
+// driven by std::mt19937_64(seed), whose outputs the C++ standard fixes:
+// the same on every platform. Returned ascending.
+std::vector<std::uint32_t> choose_stragglers(std::vector<std::uint32_t> candidates, std::size_t count,
+                                             std::uint64_t seed);
 const sim::ParamTable<StragglerSpec>& straggler_params();
 
 struct Experiment {

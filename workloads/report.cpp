@@ -481,6 +481,8 @@ Report report_for(const Experiment& exp) {
   r.chip = exp.chip.name;
   r.shape = exp.pod.shape;
   r.wraparound = exp.pod.wraparound;
+  r.pod_links = exp.pod.links;
+  r.stragglers = exp.stragglers;
   r.result.clock_hz = exp.chip.clock;
   return r;
 }
@@ -515,6 +517,17 @@ nlohmann::json to_json(const Report& r) {
               {"chip", r.chip}}},
             {"result", to_json(r.result)},
             {"simulator", to_json(r.simulator)}};
+  for (const interconnect::LinkFault& f : r.pod_links)
+    j["pod"]["links"].push_back(
+        {{"from", f.from}, {"to", f.to}, {"bandwidth", f.fraction()}, {"failed", f.failed}, {"one_way", f.one_way}});
+  for (const StragglerSpec& s : r.stragglers) {
+    json e = {{"chips", s.chips}, {"compute", s.compute}, {"hbm", s.hbm}};
+    if (s.fraction) {
+      e["fraction"] = *s.fraction;
+      e["seed"] = s.seed;
+    }
+    j["stragglers"].push_back(e);
+  }
   json colls = json::array();
   for (const auto& c : r.collectives) colls.push_back(to_json(c));
   j["collectives"] = colls;

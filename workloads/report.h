@@ -378,6 +378,8 @@ struct Report {
   std::string topology, chip;
   std::vector<std::uint32_t> shape;
   std::vector<bool> wraparound;
+  std::vector<interconnect::LinkFault> pod_links;  // degraded and failed links (pod.links in the JSON when any)
+  std::vector<StragglerSpec> stragglers;  // with the chips drawn for a fraction (stragglers in the JSON when any)
   Result result;
   std::vector<CollectiveRecord> collectives;
   std::vector<PerChip> per_chip;

@@ -196,7 +196,12 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.file", {{TPUSIM_SOURCE_DIR "/tests/data/hlo/sync-all-reduce.hlo.txt"}}},
     {"workload.entry", {{"fused_dot"}}},
     {"limits.max_memory", {{"1000"}}},
-    {"stragglers", {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}}},
+    {"stragglers",
+     {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}, {"[{fraction: 0.5, compute: 0.5}]"}}},
+    {"pod.links",
+     {{"[{from: [0], to: [1], bandwidth: 0.25}]"},
+      {"[{from: [0, 0], to: [1, 0], bandwidth: 0.25}]"},
+      {"[{from: [0, 0, 0], to: [1, 0, 0], bandwidth: 0.25}]"}}},
     {"workload.requests.prompt_len", {{"[256]"}}},
     {"workload.requests.decode_len", {{"[64, 96]"}}},
 };
