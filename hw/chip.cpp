@@ -100,8 +100,6 @@ void Chip::after_ps(std::uint64_t span, Completion done, std::uint32_t mxu) {
 
 void Chip::on_timer() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
-  // The ops it goes on with start their flows under one hold (HbmFluid::hold).
-  if (hbm_fluid_) hbm_fluid_->hold();
   while (!timed_.empty() && timed_.top().due <= now) {
     // Copy out before popping: `done` may start new ops, which push here.
     const Timed t = timed_.top();
@@ -114,7 +112,6 @@ void Chip::on_timer() {
     t.done();
   }
   if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(sim::ps_until(timed_.top().due, now)));
-  if (hbm_fluid_) hbm_fluid_->release();
 }
 
 void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {

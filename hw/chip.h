@@ -45,13 +45,6 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // its own for its duration and reports an exception through done.fail.
   // ICI ops need the pod's network: a pod runtime runs those itself.
   void start(const Op& op, Completion done) override;
-  // Flows started between them settle at end_starts (HbmFluid::hold).
-  void begin_starts() override {
-    if (hbm_fluid_) hbm_fluid_->hold();
-  }
-  void end_starts() override {
-    if (hbm_fluid_) hbm_fluid_->release();
-  }
 
   // Kernel fidelity: `bytes` of arrived operand added into a buffer in HBM
   // on behalf of a collective (runtime's ChipReduction), as a flow through

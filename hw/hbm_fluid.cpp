@@ -72,24 +72,12 @@ bool HbmFluid::uncap(Handle flow) {
 
 void HbmFluid::wake_this_delta(std::uint64_t now) {
   // Rates are settled once per delta cycle, for every flow that started (or
-  // changed its cap) in it; under a hold, at its release.
-  if (holds_ > 0) return;
+  // changed its cap) in it.
   if (wake_at_ != now) {
     wake_.cancel();
     wake_.notify(sc_core::SC_ZERO_TIME);
     wake_at_ = now;
-    pending_ = true;
   }
-}
-
-void HbmFluid::release() {
-  if (holds_ == 0) throw std::logic_error("HbmFluid: release without a hold");
-  if (--holds_ > 0 || !share_.dirty()) return;
-  const std::uint64_t now = now_ps();
-  if (wake_due_now(now)) return;  // that wake settles them, as it would have without the hold
-  settle(now);
-  account_busy(now);
-  schedule_wake(now);
 }
 
 void HbmFluid::account_busy(std::uint64_t now) {
@@ -117,23 +105,16 @@ void HbmFluid::settle(std::uint64_t now) {
 void HbmFluid::schedule_wake(std::uint64_t now) {
   while (!due_.empty() && (!share_.active(due_.top().flow) || owners_[due_.top().flow].gen != due_.top().gen))
     due_.pop();  // superseded completions
-  const std::uint64_t at = due_.empty() ? ~std::uint64_t{0} : due_.top().at;
-  if (pending_) {
-    // From release(): a later wake is pending (one at `now` would have
-    // settled instead), kept if it is for this completion.
-    if (at == wake_at_) return;
-    wake_.cancel();
-    pending_ = false;
+  if (due_.empty()) {
+    wake_at_ = ~std::uint64_t{0};
+    return;
   }
-  wake_at_ = at;
-  if (due_.empty()) return;
+  wake_at_ = due_.top().at;
   wake_.notify(sc_core::sc_time::from_value(sim::ps_until(wake_at_, now)));
-  pending_ = true;
 }
 
 void HbmFluid::on_wake() {
   const std::uint64_t now = now_ps();
-  pending_ = false;  // the notification that woke it
   account_busy(now);
   // Flows whose work is done: they leave before rates are settled again.
   std::vector<Owner>& done = done_;
@@ -149,10 +130,8 @@ void HbmFluid::on_wake() {
   settle(now);
   account_busy(now);
   schedule_wake(now);
-  // Last: a listener may start flows at once (they settle at the release).
-  hold();
+  // Last: a listener may start flows at once (they settle in the next delta).
   for (const Owner& o : done) o.listener->flow_done(o.token);
-  release();
 }
 
 }  // namespace hw

@@ -52,19 +52,6 @@ class HbmFluid : public sc_core::sc_module {
   // Lifts the flow's cap from now on; false if it is no longer running.
   bool uncap(Handle flow);
 
-  // Between hold() and release(), flows started or uncapped are settled at
-  // release(), in the same process activation, instead of in a wake of
-  // their own in the next delta cycle. The server's completions (around
-  // its listeners) and the chip's timer (hw::Chip) start most flows; a
-  // hold saves each of those bursts a method activation, a delta
-  // notification and the cancelled timed one. Settling at once gives the
-  // same rates and completion times as settling a delta cycle later (both
-  // at the same tick). Unless a wake is due in this instant anyway: then
-  // that wake settles them, together with the flows it completes, as
-  // without the hold. Holds nest.
-  void hold() { ++holds_; }
-  void release();
-
   const HbmConfig& config() const { return config_; }
   // HBM bytes the flows moved (counted at start), and the time HBM had at
   // least one flow.
@@ -99,7 +86,6 @@ class HbmFluid : public sc_core::sc_module {
   void account_busy(std::uint64_t now);
   void schedule_wake(std::uint64_t now);
   void wake_this_delta(std::uint64_t now);  // rates settle once per delta cycle
-  bool wake_due_now(std::uint64_t now) const { return pending_ && wake_at_ == now; }
 
   HbmConfig config_;
   sim::FluidShare share_;
@@ -115,8 +101,6 @@ class HbmFluid : public sc_core::sc_module {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::uint64_t seq_ = 0;
   std::uint64_t wake_at_ = ~std::uint64_t{0};
-  bool pending_ = false;  // wake_ has a notification pending, for wake_at_
-  std::uint32_t holds_ = 0;
   sc_core::sc_event wake_;
   double bytes_ = 0;
   std::uint64_t started_ = 0;

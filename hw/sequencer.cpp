@@ -80,9 +80,7 @@ Sequencer::Sequencer(sc_core::sc_module_name name, std::shared_ptr<const Program
 
 void Sequencer::on_wake() {
   waking_.swap(woken_);  // engines woken from here on run in the next delta cycle
-  executor_.begin_starts();
   for (const std::uint32_t q : waking_) run_queue(q);
-  executor_.end_starts();
   waking_.clear();
 }
 

@@ -29,11 +29,6 @@ class OpExecutor {
   // started in). The sequencer runs one op per engine instance at a time.
   // An op that cannot start throws from start(); the sequencer stops the run.
   virtual void start(const Op& op, Completion done) = 0;
-  // Around the starts of one sequencer wake (Sequencer::on_wake): an
-  // executor may settle what they share once, at the end (hw::Chip settles
-  // the flows they start on its HBM then: HbmFluid::hold).
-  virtual void begin_starts() {}
-  virtual void end_starts() {}
 
  protected:
   ~OpExecutor() = default;

@@ -84,8 +84,6 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
         next_delta_(next_delta),
         joins_(joins) {}
 
-  void begin_starts() override { chip_.begin_starts(); }
-  void end_starts() override { chip_.end_starts(); }
   void start(const hw::Op& op, hw::Completion done) override {
     const auto* send = std::get_if<hw::SendOp>(&op.payload);
     const auto* recv = std::get_if<hw::RecvOp>(&op.payload);

@@ -94,68 +94,6 @@ TEST_CASE("hbm fluid: a flow of no work completes at once", "[hbm][fluid]") {
   CHECK(run({{700, bytes(0)}}) == std::vector<std::uint64_t>{700});
 }
 
-namespace {
-
-// Flow 0 starts at 0; when it completes, its listener starts `then` at once,
-// inside the server's process (under its hold).
-struct Chain : sc_core::sc_module, hw::HbmFluid::Listener {
-  hw::HbmFluid& hbm;
-  std::vector<hw::HbmFluid::Demand> then;
-  std::vector<std::uint64_t> done_ps;
-  Chain(sc_core::sc_module_name name, hw::HbmFluid& h, hw::HbmFluid::Demand first,
-        std::vector<hw::HbmFluid::Demand> next)
-      : sc_core::sc_module(name), hbm(h), then(std::move(next)), done_ps(then.size() + 1, 0) {
-    sc_core::sc_spawn([this, first] { hbm.start(first, this, 0); }, "first");
-  }
-  void flow_done(std::uint64_t token) override {
-    done_ps[token] = sc_core::sc_time_stamp().value();
-    if (token == 0)
-      for (std::size_t i = 0; i < then.size(); ++i) hbm.start(then[i], this, i + 1);
-  }
-};
-
-// Flow 0 (1000 B) starts at 0; at `at` a thread starts `held` under one
-// hold, and releases it unless `release` is false.
-std::vector<std::uint64_t> run_held(std::uint64_t at, std::vector<hw::HbmFluid::Demand> held, bool release = true) {
-  sim::reset_kernel();
-  hw::HbmFluid hbm("hbm", one_byte_per_ps(), 0.5e12);
-  Driver d("driver", hbm, {{0, bytes(1000)}});
-  d.done_ps.resize(held.size() + 1, 0);
-  sc_core::sc_spawn(
-      [&] {
-        sc_core::wait(sc_core::sc_time::from_value(at));
-        hbm.hold();
-        for (std::size_t i = 0; i < held.size(); ++i) hbm.start(held[i], &d, i + 1);
-        if (release) hbm.release();
-      },
-      "held");
-  sc_core::sc_start();
-  return d.done_ps;
-}
-
-}  // namespace
-
-TEST_CASE("hbm fluid: flows a listener starts share from that instant", "[hbm][fluid]") {
-  // A (1000 B) alone ends at 1000; B and C (1000 B each) then share 0.5
-  // B/ps each and end at 3000.
-  sim::reset_kernel();
-  hw::HbmFluid hbm("hbm", one_byte_per_ps(), 0.5e12);
-  Chain c("chain", hbm, bytes(1000), {bytes(1000), bytes(1000)});
-  sc_core::sc_start();
-  CHECK(c.done_ps == std::vector<std::uint64_t>{1000, 3000, 3000});
-}
-
-TEST_CASE("hbm fluid: flows started under a hold share from its release", "[hbm][fluid]") {
-  // At 500 A has 500 B left; B and C (500 B each) join: 1/3 B/ps each,
-  // all three end at 500 + 1500 = 2000.
-  CHECK(run_held(500, {bytes(500), bytes(500)}) == std::vector<std::uint64_t>{2000, 2000, 2000});
-  // Held and never released: A keeps its rate and ends at 1000, where the
-  // server's wake settles B and C too: 500 B each at 0.5 B/ps, to 2000.
-  CHECK(run_held(500, {bytes(500), bytes(500)}, false) == std::vector<std::uint64_t>{1000, 2000, 2000});
-  // Started at the instant A completes: B runs alone, 1000 B to 2000.
-  CHECK(run_held(1000, {bytes(1000)}) == std::vector<std::uint64_t>{1000, 2000});
-}
-
 TEST_CASE("hbm fluid: random uncapped flows finish when processor sharing says", "[hbm][fluid]") {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 30; ++round) {
