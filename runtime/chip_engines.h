@@ -48,13 +48,16 @@ class NextDelta : public sc_core::sc_module {
 
 // When a collective's chips joined it (before its launch cost): the first
 // and the last, and the simulated chip that joined last (standing for its
-// group). The others waited for that one: its chips gated the collective.
+// group); of chips that joined last at the same instant, the lowest, so
+// that the order the kernel runs one instant's processes in does not
+// decide it. The others waited for that one: its chips gated the
+// collective.
 struct JoinSpan {
   std::uint64_t first = UINT64_MAX, last = 0;  // ps
   int last_chip = -1;
   void join(std::uint64_t at, int chip) {
     first = std::min(first, at);
-    if (last_chip < 0 || at > last) {
+    if (last_chip < 0 || at > last || (at == last && chip < last_chip)) {
       last = at;
       last_chip = chip;
     }
