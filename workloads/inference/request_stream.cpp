@@ -68,11 +68,10 @@ double decode(const std::vector<Request>& requests, std::vector<Sequence>& runni
 
 const sim::EnumNames<Batching>& batching_names() {
   static const sim::EnumNames<Batching> names(
-      "batching",
-      {{Batching::continuous, "continuous",
-        "iteration-level: arrivals take free slots before each step and are prefilled first (Orca, vLLM)"},
-       {Batching::static_batch, "static",
-        "a batch starts when the server is idle and runs until its longest sequence is done"}});
+      "batching", {{Batching::continuous, "continuous",
+                    "iteration-level: arrivals take free slots before each step and are prefilled first (Orca, vLLM)"},
+                   {Batching::static_batch, "static",
+                    "a batch starts when the server is idle and runs until its longest sequence is done"}});
   return names;
 }
 

@@ -143,9 +143,8 @@ TEST_CASE("request stream of simulated steps reduces to the one-batch run", "[in
   const Dense model{2, 1024, 4096, 16, 4, 64, 32000};
   const std::string head = "name: stream\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + model.yaml(4096) +
                            "\n  batch: 4\n  prompt_len: 1024\n  decode_len: 64\n";
-  const nlohmann::json r =
-      run(write_yaml("stream",
-                     head + "  requests: {count: 4, prompt_len: 1024, decode_len: 64}\n"))["result"]["inference"];
+  const nlohmann::json r = run(
+      write_yaml("stream", head + "  requests: {count: 4, prompt_len: 1024, decode_len: 64}\n"))["result"]["inference"];
   const nlohmann::json& s = r["stream"];
   CHECK(s["requests"] == 4);
   CHECK(s["prefill_steps"] == 1);
@@ -161,9 +160,9 @@ TEST_CASE("request stream of simulated steps reduces to the one-batch run", "[in
   const nlohmann::json alone = run(write_yaml(
       "stream-alone",
       head + "  requests: {count: 5, rate: 0.0166, prompt_len: 1024, decode_len: 64}\n"))["result"]["inference"];
-  const nlohmann::json one = run(write_yaml(
-      "one", "name: one\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + model.yaml(4096) +
-                 "\n  batch: 1\n  prompt_len: 1024\n  decode_len: 64\n"))["result"]["inference"];
+  const nlohmann::json one =
+      run(write_yaml("one", "name: one\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + model.yaml(4096) +
+                                "\n  batch: 1\n  prompt_len: 1024\n  decode_len: 64\n"))["result"]["inference"];
   // (TTFT = first token - arrival: equal up to the rounding of the subtraction.)
   CHECK(alone["stream"]["ttft_s"]["p50"].get<double>() ==
         Approx(alone["stream"]["ttft_s"]["p99"].get<double>()).epsilon(1e-9));
