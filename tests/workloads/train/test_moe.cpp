@@ -202,4 +202,15 @@ TEST_CASE("moe: zipf routing is drawn from the seed: the same seed, the same rep
   CHECK(a["result"]["experts"]["busiest_share"].get<double>() > 1.5 / kExperts);
 }
 
+TEST_CASE("moe: the shipped Mixtral-8x7B experiment has the paper's parameters and fits a v5p",
+          "[workloads][train][moe][examples]") {
+  const nlohmann::json r = run(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/train-mixtral-8x7b-v5p-32.yaml");
+  // Jiang et al. 2024 (docs/reference/model-shapes.md#mixtral-8x7b.params): 46.7B parameters.
+  CHECK(r["result"]["model"]["params"].get<double>() == Approx(46.7e9).epsilon(0.001));
+  CHECK(r["result"]["memory"]["fits"] == true);
+  CHECK(r["result"]["parallelism"]["expert"]["degree"] == 8);
+  CHECK(r["result"]["experts"]["busiest_share"].get<double>() == Approx(1.0 / 8));
+  CHECK(r["result"]["mfu"].get<double>() > 0);
+}
+
 }  // namespace test_moe
