@@ -183,7 +183,7 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.parallelism.tensor", {{"1", {{"workload.parallelism.data", "[data, model]"}}}}},
     {"workload.parallelism.expert", {{"~", {{"workload.parallelism.data", "expert"}}}}},
     {"workload.model.routing", {{"{distribution: uniform}"}}},
-    {"workload.model.routing.loads", {{"[4, 1, 1, 1]", {{"workload.model.routing.distribution", "measured"}}}}},
+    {"workload.model.routing.loads", {{"[2, 1, 1, 1]", {{"workload.model.routing.distribution", "measured"}}}}},
     {"workload.parallelism.pipeline",
      {{"1",
        {{"workload.parallelism.data", "pipe"},
@@ -364,6 +364,14 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
       // The experiment table's chip, pod and workload are walked in their own tables.
       if (topic.name == "experiment" &&
           (key.path == "chip" || key.path == "pod" || key.path == "workload" || key.path == "workload.kind"))
+        continue;
+      // A serving step runs a mixture of experts' every expert on each
+      // chip's tokens, split evenly (docs/training.md#mixture-of-experts-experts-parallelismexpert):
+      // routing, capacity and the expert sizes are walked by the train-moe probe.
+      if (topic.name == "inference" && key.path != "workload.model.experts" &&
+          (key.path.rfind("workload.model.routing", 0) == 0 || key.path == "workload.model.top_k" ||
+           key.path == "workload.model.capacity_factor" || key.path == "workload.model.shared_experts" ||
+           key.path == "workload.model.expert_d_ff"))
         continue;
       // An enumeration of one word (type "x", default "x") has nothing to
       // change to; no other type equals its default.
