@@ -218,15 +218,21 @@ class Planner {
 
   void plan_all_to_all() {
     const std::uint64_t s = shard();
+    const std::vector<std::uint64_t>& blocks = spec_.pair_elements;  // empty: s each
+    const auto block = [&](int from, int to) {
+      return blocks.empty() ? s : blocks[std::size_t(plan_.rank[from]) * std::size_t(n_) + std::size_t(plan_.rank[to])];
+    };
     for (int chip : *group_) {
       Step step;
       for (int peer : *group_) {
         if (peer == chip) continue;
         // Sends the block meant for peer; receives peer's block for this chip
-        // into peer's slot. Both sit at the peer's rank.
+        // into peer's slot. Both sit at the peer's rank (with unequal
+        // blocks, timing only, the offsets are not used). An empty block
+        // is no message.
         const std::uint64_t at = plan_.rank[peer] * s;
-        step.sends.push_back({peer, 0, at, s});
-        step.recvs.push_back({peer, 0, at, s});
+        if (const std::uint64_t out = block(chip, peer)) step.sends.push_back({peer, 0, at, out});
+        if (const std::uint64_t in = block(peer, chip)) step.recvs.push_back({peer, 0, at, in});
       }
       Stream st;
       std::vector<Step> steps;

@@ -103,8 +103,14 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   const std::uint64_t elements = bytes / static_cast<std::uint64_t>(element_bytes);
   // Padding rule: none. Shard-shaped ops need the buffer to split into equal
   // whole-element shards; all_reduce, permute and broadcast take any size.
-  if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
-      elements % static_cast<std::uint64_t>(n) != 0) {
+  if (!pair_elements.empty()) {
+    if (op != CollectiveOp::all_to_all) sim::reject("workload.pair_elements", "only an all_to_all has blocks per pair");
+    if (pair_elements.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n))
+      sim::reject("workload.pair_elements", "expected " + std::to_string(n) + " x " + std::to_string(n) +
+                                                " blocks, got " + std::to_string(pair_elements.size()));
+    if (functional) sim::reject("functional", "an all_to_all with blocks per pair runs for its timing only");
+  } else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
+             elements % static_cast<std::uint64_t>(n) != 0) {
     sim::reject("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
                                       std::to_string(element_bytes) + " bytes) do not divide among " +
                                       std::to_string(n) + " participants; use a multiple of " +

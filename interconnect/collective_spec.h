@@ -47,6 +47,11 @@ struct CollectiveSpec {
   // each destination at most once; empty: every chip sends to the next one
   // in group order (the last to the first).
   std::vector<std::pair<int, int>> pairs;
+  // all_to_all with unequal blocks (a mixture of experts' dispatch):
+  // elements chip of rank i sends to the chip of rank j at [i x n + j],
+  // n x n for a group of n, the same in every group; empty: every block
+  // bytes / n (timing only: not with functional).
+  std::vector<std::uint64_t> pair_elements;
   int pipeline_chunks = 0;  // broadcast: pieces the data is pipelined in; 0: chosen from link latency
   bool functional = false;  // move real values and check the result
 

@@ -46,6 +46,9 @@ struct ElementwiseSpec {
   bool tp_sharded = false;
   std::string output;              // tensor written
   std::vector<std::string> after;  // as MatmulSpec::after
+  // Mixture of experts: the op works on the tokens the chip's experts take,
+  // `routed_width` elements each (elements: under uniform routing); 0: not.
+  std::uint64_t routed_width = 0;
 
   double flops() const { return double(elements) * flops_per_element; }
 };

@@ -23,6 +23,9 @@ struct ParamSpec {
   std::string name;  // e.g. "block3.mlp.w_up"; MatmulSpec::weight refers to it
   std::uint64_t rows = 0, cols = 0;
   ParamSplit tp_split = ParamSplit::replicated;
+  // Expert weights: the chips of expert parallelism each hold 1 / shards
+  // of them (whole experts); 1 for everything else.
+  std::uint64_t shards = 1;
   std::uint64_t elements() const { return rows * cols; }
 };
 
@@ -33,6 +36,21 @@ struct StashSpec {
   std::uint64_t bytes_per_element = sim::kBf16Bytes;  // BF16, or 4 for int32 token ids
   std::string why;                                    // which backward op reads it
   std::uint64_t bytes() const { return elements * bytes_per_element; }
+};
+
+// Mixture of experts: an all-to-all of tokens over the expert-parallel
+// chips, from each chip to the chips holding the experts its router picked
+// (to_experts: dispatch, and the gradient of combine) or back (combine, and
+// the gradient of dispatch). `elements` is what the chip sends under
+// uniform routing (tokens x d_model); the strategy sizes each pair's share
+// from the routing.
+struct ExchangeSpec {
+  std::string name;  // e.g. "block3.moe.dispatch"
+  bool to_experts = true;
+  std::uint64_t elements = 0;
+  std::uint64_t width = 0;  // elements per token (d_model)
+  std::string output;
+  std::vector<std::string> after;  // as MatmulSpec::after
 };
 
 enum class LayerKind { dense, embedding, transformer_block, output, loss };
@@ -46,6 +64,8 @@ struct LayerSpec {
   std::vector<ElementwiseSpec> elementwise_fwd;
   std::vector<ElementwiseSpec> elementwise_bwd;
   std::vector<StashSpec> stash;
+  std::vector<ExchangeSpec> exchange_fwd, exchange_bwd;  // mixture of experts
+  std::uint64_t routing_layer = 0;                       // which layer's routing its exchanges follow
   // BF16 bytes this layer hands to the next one in the forward pass, and the
   // gradient bytes it hands back to the previous one in the backward pass
   // (0 when nothing needs it): what a pipeline-stage boundary sends.

@@ -84,6 +84,11 @@ struct MatmulSpec {
   // Work done again to save memory (flash attention's backward recomputes
   // S = Q K^T): executed FLOPs, not model FLOPs.
   bool recompute = false;
+  // An expert's matmul (mixture of experts): `count` is the chip's experts,
+  // and this dimension (m of the forward and dX, k of dW) the tokens each
+  // takes under uniform routing; the strategy gives each expert the tokens
+  // its router actually sends it. Dim::none: not an expert's.
+  Dim tokens = Dim::none;
 
   // The share of the m x k x n products a causal kernel computes, over the
   // exact triangle of a T x T square: (T + 1) / 2T; 1 when not causal.

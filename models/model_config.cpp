@@ -21,6 +21,30 @@ void load_widths(const sim::YamlNode& w, MlpConfig& out) {
 
 }  // namespace
 
+const sim::ParamTable<RoutingConfig>& routing_params() {
+  static const sim::ParamTable<RoutingConfig> t = [] {
+    sim::ParamTable<RoutingConfig> p("model.routing",
+                                     "how the router spreads tokens over the experts, per layer and step "
+                                     "(models/routing.h)");
+    p.choice("distribution", &RoutingConfig::distribution, {"uniform", "zipf", "measured"}, std::string("uniform"),
+             "uniform: every expert exactly its share; zipf: expert popularity ~ 1/rank^skew, ranks shuffled per "
+             "layer and tokens drawn from the seed; measured: each expert's share from loads")
+        .real("skew", &RoutingConfig::skew, "", 1.0, sim::between(0, 8), "zipf: the exponent (0: uniform odds)")
+        .integer<std::uint64_t>("seed", &RoutingConfig::seed, "", 1, sim::at_least(0),
+                                "zipf: the draws (SplitMix64); the same seed gives the same report")
+        .list<double>("loads", &RoutingConfig::loads, sim::real_item("", sim::positive()), {1, 1 << 16, false}, "none",
+                      "measured: each expert's relative share of the routed tokens, one per expert")
+        .then([](const sim::YamlNode& node, RoutingConfig& c) {
+          if (c.distribution == "measured" && c.loads.empty())
+            node["distribution"].fail("measured routing needs loads: one share per expert");
+          if (c.distribution != "measured" && !c.loads.empty())
+            node["loads"].fail("loads are read with distribution: measured only (it is " + c.distribution + ")");
+        });
+    return p;
+  }();
+  return t;
+}
+
 const sim::ParamTable<MlpConfig>& mlp_params() {
   static const sim::ParamTable<MlpConfig> t = [] {
     sim::ParamTable<MlpConfig> p("model.mlp", "multilayer perceptron: dense layers + softmax cross-entropy");
@@ -61,6 +85,46 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                 "skips causally masked blocks and recomputes the scores in backward")
         .choice("block", &TransformerConfig::block, {"serial", "parallel"}, std::string("serial"),
                 "serial: x + Attn(LN1(x)), then h + MLP(LN2(h)); parallel: x + Attn(LN(x)) + MLP(LN(x)) (PaLM)")
+        .integer<std::uint64_t>("experts", &TransformerConfig::experts, "experts", 0, sim::between(0, 1 << 16),
+                                "mixture of experts: expert MLPs per block, a router sending each token to top_k of "
+                                "them; 0: a dense MLP")
+        .integer<std::uint64_t>("top_k", &TransformerConfig::top_k, "experts", 2, sim::between(1, 1 << 16),
+                                "experts each token goes to")
+        .real("capacity_factor", &TransformerConfig::capacity_factor, "", 0.0, sim::between(0, 64),
+              "an expert takes at most ceil(factor x tokens x top_k / experts) of each chip's tokens, the rest are "
+              "dropped; 0: no capacity (dropless)")
+        .integer<std::uint64_t>("shared_experts", &TransformerConfig::shared_experts, "experts", 0,
+                                sim::between(0, 1 << 10),
+                                "expert MLPs every token goes through, beside the routed ones")
+        .integer<std::uint64_t>("expert_d_ff", &TransformerConfig::expert_d_ff, "elements", 0, sim::between(0, 1 << 20),
+                                "hidden width of one expert's MLP; 0: d_ff")
+        .group("routing", &TransformerConfig::routing, routing_params())
+        .then([](const sim::YamlNode& node, TransformerConfig& c) {
+          if (!c.moe()) {
+            for (const char* k : {"top_k", "capacity_factor", "shared_experts", "expert_d_ff", "routing"})
+              if (node[k].present())
+                node[k].fail(std::string(k) + " configures a mixture of experts, and the model has none (experts: 0)");
+            return;
+          }
+          if (c.top_k > c.experts)
+            node["top_k"].fail("top_k " + std::to_string(c.top_k) + " is more than the " + std::to_string(c.experts) +
+                               " experts");
+          if (c.block != "serial")
+            node["experts"].fail("experts replace the MLP of serial blocks only (block: serial)");
+          const auto& loads = c.routing.loads;
+          if (c.routing.distribution == "measured") {
+            const sim::YamlNode at = node["routing"]["loads"];
+            if (loads.size() != c.experts)
+              at.fail("expected one load per expert (" + std::to_string(c.experts) + "), got " +
+                      std::to_string(loads.size()));
+            double sum = 0;
+            for (double l : loads) sum += l;
+            for (std::size_t e = 0; e < loads.size(); ++e)
+              if (loads[e] / sum > 1.0 / double(c.top_k) + 1e-12)
+                at[e].fail("expert " + std::to_string(e) + "'s share " + std::to_string(loads[e] / sum) +
+                           " is above 1 / top_k: a token goes to an expert at most once");
+          }
+        })
         .then([](const sim::YamlNode& node, TransformerConfig& c) {
           if (c.kv_heads != 0 && c.heads % c.kv_heads != 0)
             node["kv_heads"].fail(std::to_string(c.kv_heads) + " key/value heads do not divide the " +

@@ -25,6 +25,7 @@ struct ModelConfig {
 // used to document the keys.
 const sim::ParamTable<MlpConfig>& mlp_params();
 const sim::ParamTable<TransformerConfig>& transformer_params();
+const sim::ParamTable<RoutingConfig>& routing_params();
 
 // Validates and loads a `model:` mapping; throws sim::ConfigError.
 ModelConfig load_model(const sim::YamlNode& node);

@@ -1,6 +1,7 @@
 #include "models/transformer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/linear.h"
@@ -52,6 +53,20 @@ ElementwiseSpec in_kernel(ElementwiseSpec e) {
   return e;
 }
 
+// The tokens of one microbatch an expert takes under uniform routing, over
+// the `shards` chips of its expert group: each chip's tokens x top_k
+// spread evenly over the experts (rounded up), at most `shards` capacities.
+std::uint64_t uniform_expert_tokens(const TransformerConfig& c, std::uint64_t tokens) {
+  const std::uint64_t routed = checked_mul(tokens, c.top_k, c.expert_shards, "routed tokens");
+  std::uint64_t m = (routed + c.experts - 1) / c.experts;
+  if (c.capacity_factor > 0) {
+    const auto capacity =
+        static_cast<std::uint64_t>(std::ceil(c.capacity_factor * double(tokens * c.top_k) / double(c.experts)));
+    m = std::min(m, capacity * c.expert_shards);
+  }
+  return m;
+}
+
 // One of the four batched attention matmuls (count = batch x heads), split
 // over tensor-parallel ranks by heads.
 MatmulSpec attention_matmul(std::string name, MatmulKind kind, Pass pass, const Dims& d, std::uint64_t m,
@@ -92,7 +107,154 @@ struct BlockShape {
   std::string mlp;  // relu | gelu | swiglu
   bool flash = false;
   bool parallel = false;
+  const TransformerConfig* moe = nullptr;  // mixture of experts (serial blocks only)
 };
+
+bool is_dense_mlp(const std::string& name, const std::string& f) { return name.compare(0, f.size() + 1, f + ".") == 0; }
+
+// Turns a serial block's dense MLP into a mixture of experts (GShard,
+// Lepikhin et al. 2020, arXiv:2006.16668; Switch, Fedus et al. 2021,
+// arXiv:2101.03961; Mixtral, Jiang et al. 2024, arXiv:2401.04088):
+//   gates = softmax(LN2(h) W_router)            replicated, d_model x experts
+//   dispatch: all-to-all of each token to the chips of its top_k experts
+//   each expert: the MLP (act as `mlp`) of expert_d_ff on its tokens
+//   combine: all-to-all back, weighted by the gates, + shared experts' MLP
+// Backward runs the two all-to-alls again, the other way round: the output
+// gradient to the experts (combine's gradient), the input gradients back
+// (dispatch's). The chip's experts are one batched matmul of `count` =
+// its experts; the strategy sizes each expert by its routed tokens.
+void make_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const std::string& p, std::uint64_t i) {
+  const TransformerConfig& c = *shape.moe;
+  const std::string f = p + ".mlp", e = f + ".experts", sh = f + ".shared";
+  const bool swiglu = shape.mlp == "swiglu";
+  const ElementwiseOp act_op = swiglu                ? ElementwiseOp::swiglu
+                               : shape.mlp == "relu" ? ElementwiseOp::relu
+                                                     : ElementwiseOp::gelu;
+  const auto dense = [&](const auto& op) { return is_dense_mlp(op.name, f) || op.name == p + ".ln2.bwd"; };
+  const auto drop = [&](auto& v) { v.erase(std::remove_if(v.begin(), v.end(), dense), v.end()); };
+  drop(l.params);
+  drop(l.forward);
+  drop(l.backward);
+  drop(l.elementwise_fwd);
+  drop(l.elementwise_bwd);
+  drop(l.stash);
+  l.routing_layer = i;
+
+  const std::uint64_t E = c.experts, F = c.expert_width(), local = E / c.expert_shards;
+  const std::uint64_t m = uniform_expert_tokens(c, d.BT), routed = checked_mul(local, m, "routed tokens");
+  const std::uint64_t x = d.BT * d.D, gates = checked_mul(d.BT, E, "router logits");
+  const std::uint64_t rd = checked_mul(routed, d.D, "routed activations");
+  const std::uint64_t rf = checked_mul(routed, F, "expert activations");
+  const auto fwd = Pass::forward;
+  const auto bwd = Pass::backward_data;
+  const std::string in = p + ".ln2", in_grad = in + ".out.grad";
+
+  l.params.push_back({f + ".w_router", d.D, E, ParamSplit::replicated});
+  for (const char* w : {"w_up", "w_gate", "w_down"}) {
+    if (std::string(w) == "w_gate" && !swiglu) continue;
+    const bool down = std::string(w) == "w_down";
+    ParamSpec ps{e + "." + w, checked_mul(E, down ? F : d.D, "expert weights"), down ? d.D : F, ParamSplit::replicated};
+    ps.shards = c.expert_shards;
+    l.params.push_back(ps);
+    if (c.shared_experts)
+      l.params.push_back({sh + "." + w, down ? c.shared_experts * F : d.D, down ? d.D : c.shared_experts * F,
+                          down ? ParamSplit::rows : ParamSplit::cols});
+  }
+
+  auto& ef = l.elementwise_fwd;
+  auto& eb = l.elementwise_bwd;
+  // Router: logits and their softmax (top-k picks the largest of them).
+  add_linear(l, {f + ".router",
+                 d.BT,
+                 d.D,
+                 E,
+                 f + ".w_router",
+                 TpRole::replicated,
+                 f + ".logits",
+                 in_grad,
+                 {in},
+                 {f + ".gates.bwd"}});
+  ef.push_back(
+      make_elementwise(f + ".gates", ElementwiseOp::softmax, fwd, gates, false, f + ".gates.out", {f + ".router"}));
+  l.exchange_fwd.push_back({f + ".dispatch", true, rd, d.D, f + ".dispatched", {f + ".gates"}});
+  // The experts: a batched matmul over the chip's experts, m its tokens.
+  const auto expert = [&](const std::string& name, std::uint64_t k, std::uint64_t n, const std::string& w,
+                          const std::string& out, const std::string& grad, Names after, Names after_bwd) {
+    const std::size_t fw = l.forward.size(), bw = l.backward.size();
+    add_linear(l, {name, m, k, n, w, TpRole::replicated, out, grad, std::move(after), std::move(after_bwd)});
+    for (std::size_t j = fw; j < l.forward.size(); ++j) l.forward[j].tokens = Dim::m;
+    for (std::size_t j = bw; j < l.backward.size(); ++j)
+      l.backward[j].tokens = l.backward[j].pass == Pass::backward_weight ? Dim::k : Dim::m;
+    for (auto* v : {&l.forward, &l.backward})
+      for (std::size_t j = v == &l.forward ? fw : bw; j < v->size(); ++j) (*v)[j].count = local;
+  };
+  const std::string act = e + "." + shape.mlp;
+  expert(e + ".up", d.D, F, e + ".w_up", e + ".up.out", f + ".dispatched.grad", {f + ".dispatch"}, {act + ".bwd"});
+  if (swiglu)
+    expert(e + ".gate", d.D, F, e + ".w_gate", e + ".gate.out", f + ".dispatched.grad", {f + ".dispatch"},
+           {act + ".bwd"});
+  ElementwiseSpec a = make_elementwise(act, act_op, fwd, rf, false, e + ".act.out",
+                                       swiglu ? Names{e + ".up", e + ".gate"} : Names{e + ".up"});
+  a.routed_width = F;
+  ef.push_back(a);
+  expert(e + ".down", F, d.D, e + ".w_down", e + ".down.out", e + ".act.out.grad", {act}, {f + ".combine.bwd"});
+  l.exchange_fwd.push_back({f + ".combine", false, rd, d.D, f + ".combined", {e + ".down"}});
+  Names sum{f + ".combine", p + ".attn.residual"};
+  Names ln2_after{f + ".dispatch.bwd", f + ".router.dX"};
+  if (c.shared_experts) {
+    const std::uint64_t SF = c.shared_experts * F;
+    const std::string sact = sh + "." + shape.mlp;
+    add_linear(
+        l, {sh + ".up", d.BT, d.D, SF, sh + ".w_up", TpRole::column, sh + ".up.out", in_grad, {in}, {sact + ".bwd"}});
+    if (swiglu)
+      add_linear(l, {sh + ".gate",
+                     d.BT,
+                     d.D,
+                     SF,
+                     sh + ".w_gate",
+                     TpRole::column,
+                     sh + ".gate.out",
+                     in_grad,
+                     {in},
+                     {sact + ".bwd"}});
+    ef.push_back(make_elementwise(sact, act_op, fwd, d.BT * SF, true, sh + ".act.out",
+                                  swiglu ? Names{sh + ".up", sh + ".gate"} : Names{sh + ".up"}));
+    add_linear(
+        l,
+        {sh + ".down", d.BT, SF, d.D, sh + ".w_down", TpRole::row, sh + ".down.out", sh + ".act.out.grad", {sact}, {}});
+    eb.push_back(make_elementwise(sact + ".bwd", act_op, bwd, d.BT * SF, true, sh + ".act.in.grad", {sh + ".down.dX"}));
+    sum.push_back(sh + ".down");
+    ln2_after.push_back(sh + ".up.dX");
+    if (swiglu) ln2_after.push_back(sh + ".gate.dX");
+    l.stash.push_back({sh + ".up.out", d.BT * SF, kBf16Bytes, "shared experts' activation backward"});
+    if (swiglu) l.stash.push_back({sh + ".gate.out", d.BT * SF, kBf16Bytes, "SwiGLU backward"});
+    l.stash.push_back({sh + ".act.out", d.BT * SF, kBf16Bytes, "dW of the shared experts' down"});
+  }
+  // The gate-weighted sum of each token's expert outputs, into the residual.
+  ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out", sum));
+
+  // Backward: the output gradient to the experts, through them, back.
+  l.exchange_bwd.push_back({f + ".combine.bwd", true, rd, d.D, f + ".combined.grad", {}});
+  ElementwiseSpec ab = make_elementwise(act + ".bwd", act_op, bwd, rf, false, e + ".act.in.grad", {e + ".down.dX"});
+  ab.routed_width = F;
+  eb.push_back(ab);
+  l.exchange_bwd.push_back({f + ".dispatch.bwd", false, rd, d.D, f + ".dispatched.grad.back",
+                            swiglu ? Names{e + ".up.dX", e + ".gate.dX"} : Names{e + ".up.dX"}});
+  eb.push_back(make_elementwise(f + ".gates.bwd", ElementwiseOp::softmax, bwd, gates, false, f + ".logits.grad",
+                                {f + ".combine.bwd"}));
+  eb.push_back(
+      make_elementwise(p + ".ln2.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln2.in.grad", ln2_after));
+  eb.push_back(make_elementwise(f + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false,
+                                p + ".attn.residual.out.grad", {p + ".ln2.bwd"}));
+
+  const std::uint64_t b = kBf16Bytes;
+  l.stash.push_back({f + ".gates.out", gates, b, "router softmax backward, the gate-weighted sum"});
+  l.stash.push_back({f + ".dispatched", rd, b, "dW of the experts' up"});
+  if (swiglu) l.stash.push_back({e + ".gate.out", rf, b, "SwiGLU backward"});
+  l.stash.push_back({e + ".up.out", rf, b, swiglu ? "SwiGLU backward" : "activation backward"});
+  l.stash.push_back({e + ".act.out", rf, b, "dW of the experts' down"});
+  l.stash.push_back({f + ".combined", rd, b, "gradient of the gates (the weighted sum)"});
+}
 
 LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
   const std::string p = "block" + std::to_string(i);
@@ -313,6 +475,7 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
                                            : "GELU backward"});
   l.stash.push_back({f + ".act.out", h, b, "dW of down"});
 
+  if (shape.moe) make_moe(l, d, shape, p, i);
   l.output_bytes = checked_mul(x, kBf16Bytes, "bytes");
   l.input_grad_bytes = l.output_bytes;
   return l;
@@ -389,6 +552,13 @@ ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
     throw std::invalid_argument("build_transformer: attention must be materialized or flash");
   if (cfg.block != "serial" && cfg.block != "parallel")
     throw std::invalid_argument("build_transformer: block must be serial or parallel");
+  if (cfg.moe()) {
+    if (cfg.block != "serial") throw std::invalid_argument("build_transformer: experts need block: serial");
+    if (cfg.top_k == 0 || cfg.top_k > cfg.experts)
+      throw std::invalid_argument("build_transformer: top_k must be between 1 and experts");
+    if (cfg.expert_shards == 0 || cfg.experts % cfg.expert_shards != 0)
+      throw std::invalid_argument("build_transformer: the expert-parallel chips must divide the experts");
+  }
 
   const Dims d(cfg, batch);
   ModelSpec m;
@@ -397,7 +567,7 @@ ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch) {
   m.seq_len = cfg.seq_len;
   m.layers.reserve(cfg.layers + 3);
   m.layers.push_back(embedding_layer(d));
-  const BlockShape shape{cfg.mlp, cfg.attention == "flash", cfg.block == "parallel"};
+  const BlockShape shape{cfg.mlp, cfg.attention == "flash", cfg.block == "parallel", cfg.moe() ? &cfg : nullptr};
   for (std::uint64_t i = 0; i < cfg.layers; ++i) m.layers.push_back(block_layer(i, d, shape));
   m.layers.push_back(output_layer(d, cfg.tied_embeddings));
   m.layers.push_back(loss_layer(d));

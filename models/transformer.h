@@ -20,6 +20,7 @@
 #include <string>
 
 #include "models/model_spec.h"
+#include "models/routing.h"
 
 namespace models {
 
@@ -36,8 +37,25 @@ struct TransformerConfig {
   std::uint64_t kv_heads = 0;              // key/value heads; 0: as many as `heads`
   std::string attention = "materialized";  // materialized | flash
   std::string block = "serial";            // serial | parallel
+  // Mixture of experts (docs/models.md#mixture-of-experts): experts > 0
+  // replaces each block's MLP by a router and `experts` MLPs of
+  // expert_d_ff (0: d_ff), each token going to top_k of them, plus
+  // shared_experts MLPs every token goes through.
+  std::uint64_t experts = 0;
+  std::uint64_t top_k = 2;
+  double capacity_factor = 0;  // 0: no capacity (dropless)
+  std::uint64_t shared_experts = 0;
+  std::uint64_t expert_d_ff = 0;
+  RoutingConfig routing;
+  // Not a YAML key: the chips the experts are sharded over (expert
+  // parallelism), set by the training strategy for the model one chip
+  // runs. The chip holds experts / expert_shards of them and its experts
+  // take the tokens its `expert_shards` peers route to them.
+  std::uint64_t expert_shards = 1;
 
   std::uint64_t kv() const { return kv_heads ? kv_heads : heads; }
+  bool moe() const { return experts > 0; }
+  std::uint64_t expert_width() const { return expert_d_ff ? expert_d_ff : d_ff; }
 };
 
 // The model for `batch` sequences of cfg.seq_len tokens. Layers, in order:

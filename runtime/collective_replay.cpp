@@ -15,6 +15,8 @@ std::string collective_key(const interconnect::CollectiveSpec& s) {
   for (const auto& a : s.axes) k += a + ",";
   k += "|";
   for (const auto& [from, to] : s.pairs) k += std::to_string(from) + ">" + std::to_string(to) + ",";
+  k += "|";
+  for (const auto e : s.pair_elements) k += std::to_string(e) + ",";
   return k + (s.functional ? "|functional" : "");
 }
 

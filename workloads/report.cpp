@@ -220,6 +220,7 @@ void add_train(json& res, const TrainSection& t) {
                         {"tensor", to_json(t.tensor)},
                         {"pipeline", to_json(t.pipeline)},
                         {"context", to_json(t.context)},
+                        {"expert", to_json(t.expert)},
                         {"microbatches", t.microbatches},
                         {"microbatch_size", t.microbatch_size},
                         {"global_batch", t.global_batch},
@@ -235,6 +236,18 @@ void add_train(json& res, const TrainSection& t) {
   res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
   res["model"] = {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
+  if (const auto& e = t.experts)
+    res["experts"] = {{"experts", e->experts},
+                      {"top_k", e->top_k},
+                      {"experts_per_chip", e->experts_per_chip},
+                      {"capacity_factor", e->capacity_factor},
+                      {"distribution", e->distribution},
+                      {"busiest_share", e->busiest_share},
+                      {"busiest_expert", e->busiest_expert},
+                      {"busiest_layer", e->busiest_layer},
+                      {"chip_imbalance", e->chip_imbalance},
+                      {"routed_tokens", e->routed_tokens},
+                      {"dropped_tokens", e->dropped_tokens}};
 }
 
 json to_json(const InferenceStep& s) {

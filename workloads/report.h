@@ -130,13 +130,31 @@ struct SyntheticSection {
 };
 
 // kind: train.
+// A mixture of experts under expert parallelism (docs/training.md#mixture-of-experts):
+// the routing of the step, tokens counted over the pod (every microbatch of
+// every data-parallel group).
+struct ExpertsSection {
+  std::uint64_t experts = 0, top_k = 0, experts_per_chip = 0;
+  double capacity_factor = 0;
+  std::string distribution;
+  // The busiest expert: its share of a layer's routed tokens (1 / experts
+  // when balanced), in the layer where it is largest.
+  double busiest_share = 0;
+  std::uint64_t busiest_expert = 0, busiest_layer = 0;
+  // The busiest chip's kept tokens over the mean chip's, in the layer where
+  // it is largest (1 when balanced): how much longer its experts work.
+  double chip_imbalance = 1;
+  std::uint64_t routed_tokens = 0, dropped_tokens = 0;  // token-expert assignments per step
+};
+
 struct TrainSection {
   struct Axes {
     std::vector<std::string> axes;
     std::uint32_t degree = 1;
   };
   double model_flops = 0, tokens = 0, tokens_per_s = 0;
-  Axes data, fsdp, tensor, pipeline, context;
+  Axes data, fsdp, tensor, pipeline, context, expert;
+  std::optional<ExpertsSection> experts;
   std::uint32_t zero = 0;
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;

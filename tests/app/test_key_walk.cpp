@@ -90,6 +90,12 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 256, vocab: 4096, kv_heads: 4}, global_batch: 32,\n"
      "           parallelism: {data: data, tensor: model, microbatches: 2}, optimizer: adam}\n"},
+    {"train-moe", "train", false,
+     "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {expert: 4}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 128, vocab: 1024, experts: 4, top_k: 2, capacity_factor: 1.0,\n"
+     "           shared_experts: 1, expert_d_ff: 512, routing: {distribution: zipf, skew: 1.0, seed: 3}},\n"
+     "           global_batch: 8, parallelism: {expert: expert}, optimizer: adam}\n"},
     {"train-pipeline", "train", false,
      "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {pipe: 4}\n"
      "workload: {kind: train, model: {type: mlp, widths: [256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256,\n"
@@ -184,6 +190,9 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.parallelism.fsdp", {{"data", {{"workload.parallelism.data", "~"}}}, {"~"}}},
     {"workload.parallelism.context", {{"~", {{"workload.parallelism.data", "ctx"}, {"workload.global_batch", "4"}}}}},
     {"workload.parallelism.tensor", {{"1", {{"workload.parallelism.data", "[data, model]"}}}}},
+    {"workload.parallelism.expert", {{"~", {{"workload.parallelism.data", "expert"}}}}},
+    {"workload.model.routing", {{"{distribution: uniform}"}}},
+    {"workload.model.routing.loads", {{"[2, 1, 1, 1]", {{"workload.model.routing.distribution", "measured"}}}}},
     {"workload.parallelism.pipeline",
      {{"1",
        {{"workload.parallelism.data", "pipe"},
@@ -373,6 +382,14 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
       // The experiment table's chip, pod and workload are walked in their own tables.
       if (topic.name == "experiment" &&
           (key.path == "chip" || key.path == "pod" || key.path == "workload" || key.path == "workload.kind"))
+        continue;
+      // A serving step runs a mixture of experts' every expert on each
+      // chip's tokens, split evenly (docs/training.md#mixture-of-experts-experts-parallelismexpert):
+      // routing, capacity and the expert sizes are walked by the train-moe probe.
+      if (topic.name == "inference" && key.path != "workload.model.experts" &&
+          (key.path.rfind("workload.model.routing", 0) == 0 || key.path == "workload.model.top_k" ||
+           key.path == "workload.model.capacity_factor" || key.path == "workload.model.shared_experts" ||
+           key.path == "workload.model.expert_d_ff"))
         continue;
       // An enumeration of one word (type "x", default "x") has nothing to
       // change to; no other type equals its default.

@@ -27,7 +27,7 @@ const sim::ParamTable<TrainParallelism>& inference_parallelism_params() {
                 "tensor (Megatron) parallelism: attention heads, KV heads and MLP widths split; two all-reduces "
                 "of the activations per Transformer block",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.tensor); })
-        .allow("expert");  // planned: load_inference_spec says so, located
+        .allow("expert");  // training only: load_inference_spec says so, located
     return p;
   }();
   return t;
@@ -157,8 +157,8 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
   const sim::YamlNode par = node["parallelism"];
   if (par["expert"].present())
     par["expert"].fail(
-        "expert parallelism splits a mixture-of-experts model's experts, and tpusim's models have no experts yet; "
-        "use tensor and data");
+        "expert parallelism is modelled for training (kind: train) only; a serving step runs every expert on each "
+        "chip; use tensor and data");
   TrainParallelism& p = spec.parallelism;
   resolve_parallel_axes(par, par.present() ? par : node, exp.mesh, p);
   if (spec.batch % p.data.degree != 0)

@@ -17,11 +17,9 @@ TrainLayout make_train_layout(const Experiment& exp, const TrainParallelism& par
     const ParallelAxes& axes;
     std::uint32_t ChipRole::*field;
   };
-  const Rank ranks[] = {{par.data, &ChipRole::data},
-                        {par.fsdp, &ChipRole::fsdp},
-                        {par.tensor, &ChipRole::tensor},
-                        {par.pipeline, &ChipRole::stage},
-                        {par.context, &ChipRole::context}};
+  const Rank ranks[] = {{par.data, &ChipRole::data},       {par.fsdp, &ChipRole::fsdp},
+                        {par.tensor, &ChipRole::tensor},   {par.pipeline, &ChipRole::stage},
+                        {par.context, &ChipRole::context}, {par.expert, &ChipRole::expert}};
   for (const auto& r : ranks) {
     if (r.axes.axes.empty()) {  // degree 1: everyone is rank 0, a pipeline of one stage
       if (r.field == &ChipRole::stage)

@@ -13,7 +13,7 @@
 namespace workloads {
 
 struct ChipRole {
-  std::uint32_t data = 0, fsdp = 0, tensor = 0, stage = 0, context = 0;
+  std::uint32_t data = 0, fsdp = 0, tensor = 0, stage = 0, context = 0, expert = 0;
 };
 
 struct TrainLayout {

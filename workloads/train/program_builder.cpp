@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "hw/host_link.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
+#include "models/routing.h"
 #include "sim/units.h"
 #include "workloads/experiment.h"
 #include "workloads/train/ring_attention.h"
@@ -53,7 +55,7 @@ class CollectiveRegistry {
   explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
   std::uint32_t add(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
                     const std::vector<std::string>& axes, CollectivePurpose purpose,
-                    std::uint32_t element_bytes = hw::kBf16Bytes) {
+                    std::uint32_t element_bytes = hw::kBf16Bytes, std::vector<std::uint64_t> pair_elements = {}) {
     auto [it, fresh] = by_name_.emplace(name, static_cast<std::uint32_t>(out_.pod.collectives.size()));
     if (fresh) {
       interconnect::CollectiveSpec c;
@@ -61,6 +63,7 @@ class CollectiveRegistry {
       c.bytes = bytes;
       c.element_bytes = static_cast<int>(element_bytes);  // BF16 activations; weights and gradients as stored
       c.axes = axes;
+      c.pair_elements = std::move(pair_elements);
       out_.pod.collectives.push_back(std::move(c));
       out_.pod.collective_names.push_back(name);
       out_.collective_purpose.push_back(purpose);
@@ -80,7 +83,16 @@ struct Context {
   kernels::MatmulPrograms& matmuls;
   CollectiveRegistry& collectives;
   QuantizedMatmuls quantize;
+  // Mixture of experts: each block's routing (by block index; empty
+  // without experts or expert parallelism) and the chip's rank among the
+  // expert-parallel chips, whose experts are rank x local .. + local - 1.
+  const std::vector<models::LayerRouting>* routing = nullptr;
+  std::uint32_t expert_rank = 0;
   std::uint32_t tp() const { return spec.parallelism.tensor.degree; }
+  // The tokens the chip's `local`-th expert keeps in layer `block`.
+  std::uint64_t expert_tokens(std::uint64_t block, std::uint64_t local, std::uint64_t per_chip) const {
+    return (*routing)[block].kept_by(static_cast<std::uint32_t>(expert_rank * per_chip + local));
+  }
 };
 
 // What one layer's pass leaves: the data path on to the next layer, and the
@@ -109,10 +121,14 @@ class LayerPass {
         tag_(std::move(tag)),
         input_(std::move(input)),
         sequence_(sequence_split(layer, ctx.spec.parallelism.sequence)) {
-    for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr, nullptr});
+    for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr, nullptr, nullptr});
     for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd)
-      items_.push_back({nullptr, &ew, nullptr});
-    for (const auto& t : ring) items_.push_back({nullptr, nullptr, &t});
+      items_.push_back({nullptr, &ew, nullptr, nullptr});
+    for (const auto& t : ring) items_.push_back({nullptr, nullptr, &t, nullptr});
+    for (const auto& x : backward ? layer.exchange_bwd : layer.exchange_fwd)
+      items_.push_back({nullptr, nullptr, nullptr, &x});
+    routed_ = ctx.routing && !ctx.routing->empty() && !(layer.exchange_fwd.empty() && layer.exchange_bwd.empty());
+    block_ = layer.routing_layer;
     for (std::size_t i = 0; i < items_.size(); ++i) index_[name(i)] = i;
     state_.assign(items_.size(), kNew);
     consumed_.assign(items_.size(), 0);
@@ -130,32 +146,33 @@ class LayerPass {
   }
 
  private:
-  struct Item {  // one of the three
+  struct Item {  // one of the four
     const models::MatmulSpec* mm;
     const models::ElementwiseSpec* ew;
     const RingTransfer* ring;
+    const models::ExchangeSpec* ex;
   };
   enum State : char { kNew, kBuilding, kBuilt };
 
   const std::string& name(std::size_t i) const {
     const Item& it = items_[i];
-    return it.mm ? it.mm->name : it.ew ? it.ew->name : it.ring->name;
+    return it.mm ? it.mm->name : it.ew ? it.ew->name : it.ring ? it.ring->name : it.ex->name;
   }
   const std::string& output(std::size_t i) const {
     const Item& it = items_[i];
-    return it.mm ? it.mm->output : it.ew ? it.ew->output : it.ring->name;
+    return it.mm ? it.mm->output : it.ew ? it.ew->output : it.ring ? it.ring->name : it.ex->output;
   }
   const std::vector<std::string>& after(std::size_t i) const {
     const Item& it = items_[i];
-    return it.mm ? it.mm->after : it.ew ? it.ew->after : it.ring->after;
+    return it.mm ? it.mm->after : it.ew ? it.ew->after : it.ring ? it.ring->after : it.ex->after;
   }
   bool weight(std::size_t i) const {
-    if (items_[i].ring) return false;
+    if (items_[i].ring || items_[i].ex) return false;
     const models::Pass p = items_[i].mm ? items_[i].mm->pass : items_[i].ew->pass;
     return p == models::Pass::backward_weight;
   }
   bool partial_sum(std::size_t i) const {
-    if (items_[i].ring) return false;
+    if (items_[i].ring || items_[i].ex) return false;
     return items_[i].mm ? local_matmul(*items_[i].mm, ctx_.tp()).partial_sum
                         : elementwise_partial_sum(*items_[i].ew, ctx_.tp());
   }
@@ -181,7 +198,11 @@ class LayerPass {
       append(deps, ready(j));
     }
     const std::string label = tag_ + " " + name(i);
-    if (const auto* t = items_[i].ring) {
+    if (const auto* x = items_[i].ex) {
+      sinks_[i] = routed_ ? Deps{exchange(*x, label, deps)} : deps;  // one chip holds every expert: nothing moves
+    } else if (items_[i].mm && items_[i].mm->tokens != models::Dim::none && routed_) {
+      sinks_[i] = expert_matmuls(*items_[i].mm, label, deps);
+    } else if (const auto* t = items_[i].ring) {
       // A block one hop on around the context axes (every chip sends to
       // the next in group order).
       const auto& axes = ctx_.spec.parallelism.context.axes;
@@ -200,7 +221,8 @@ class LayerPass {
           " [" + label + "]");
     } else {
       const auto& ew = *items_[i].ew;
-      const std::uint64_t elements = local_elements(ew, ctx_.tp(), sequence_);
+      const std::uint64_t elements =
+          ew.routed_width && routed_ ? chip_tokens() * ew.routed_width : local_elements(ew, ctx_.tp(), sequence_);
       const std::uint64_t bytes =
           ew.elements && ctx_.spec.elementwise == Elementwise::unfused ? ew.bytes / ew.elements * elements : 0;
       const std::uint64_t store = std::min(bytes, hw::kBf16Bytes * elements);  // the BF16 output
@@ -208,6 +230,59 @@ class LayerPass {
                                          {bytes - store, store, elements, ew.flops_per_element}, deps, label);
     }
     state_[i] = kBuilt;
+  }
+
+  // Mixture of experts. The experts the chip holds, and the tokens they keep.
+  std::uint64_t local_experts() const { return (*ctx_.routing)[block_].experts / ctx_.spec.parallelism.expert.degree; }
+  std::uint64_t chip_tokens() const {
+    std::uint64_t n = 0;
+    for (std::uint64_t j = 0; j < local_experts(); ++j) n += ctx_.expert_tokens(block_, j, local_experts());
+    return n;
+  }
+  // An expert matmul of the model (count = the chip's experts, the uniform
+  // share of tokens each) as the chip runs it: one matmul per expert on
+  // the tokens its router sent it (none for an expert that got none).
+  Deps expert_matmuls(const models::MatmulSpec& mm, const std::string& label, const Deps& deps) {
+    Deps sinks;
+    for (std::uint64_t j = 0; j < local_experts(); ++j) {
+      const std::uint64_t tokens = ctx_.expert_tokens(block_, j, local_experts());
+      if (tokens == 0) continue;
+      models::MatmulSpec one = mm;
+      one.count = 1;
+      (mm.tokens == models::Dim::k ? one.k : one.m) = tokens;
+      const LocalMatmul l = local_matmul(one, ctx_.tp());
+      append(sinks, kernels::append_program(
+                        prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, {}, quantized(one, ctx_.quantize)), deps,
+                        " [" + label + " expert " + std::to_string(ctx_.expert_rank * local_experts() + j) + "]"));
+    }
+    return sinks.empty() ? deps : sinks;
+  }
+  // The all-to-all over the expert axes: chip i sends chip j the tokens
+  // (width elements each) of its own that chip j's experts keep; back the
+  // other way. Equal blocks everywhere (uniform routing that divides
+  // evenly) make it the plain all-to-all.
+  std::uint32_t exchange(const models::ExchangeSpec& x, const std::string& label, const Deps& deps) {
+    const models::LayerRouting& r = (*ctx_.routing)[block_];
+    const std::uint32_t n = ctx_.spec.parallelism.expert.degree;
+    const std::uint64_t local = r.experts / n;
+    std::vector<std::uint64_t> blocks(std::size_t{n} * n, 0);
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t j = 0; j < n; ++j) {
+        std::uint64_t tokens = 0;
+        for (std::uint64_t e = j * local; e < (j + 1) * local; ++e) tokens += r.kept[std::size_t{i} * r.experts + e];
+        blocks[x.to_experts ? std::size_t{i} * n + j : std::size_t{j} * n + i] = tokens * x.width;
+      }
+    std::uint64_t largest = 0;
+    for (std::uint32_t i = 0; i < n; ++i)
+      largest = std::max(
+          largest, std::accumulate(&blocks[std::size_t{i} * n], &blocks[std::size_t{i} * n + n], std::uint64_t{0}));
+    const bool equal = std::all_of(blocks.begin(), blocks.end(), [&](std::uint64_t b) { return b == blocks[0]; });
+    const auto& axes = ctx_.spec.parallelism.expert.axes;
+    const std::string name = "stage" + std::to_string(stage_) + " " + label + " all-to-all over " + axes_text(axes);
+    const std::uint32_t c = ctx_.collectives.add(
+        name, interconnect::CollectiveOp::all_to_all, hw::kBf16Bytes * std::max<std::uint64_t>(largest, 1), axes,
+        CollectivePurpose::experts, hw::kBf16Bytes, equal ? std::vector<std::uint64_t>{} : blocks);
+    return prog_.add({name, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
   }
 
   // What a reader of item i waits for: the item, or the all-reduce of the
@@ -259,6 +334,8 @@ class LayerPass {
   std::vector<Deps> sinks_;
   std::unordered_map<std::string, std::uint32_t> reduced_;  // tensor -> its all-reduce (all-gather) op
   bool sequence_;                                           // sequence_split(layer)
+  bool routed_ = false;                                     // a mixture-of-experts layer over expert-parallel chips
+  std::uint64_t block_ = 0;                                 // its routing
 };
 
 // Ops of [begin, end) that no other op there waits for (pipeline messages and
@@ -307,7 +384,7 @@ std::vector<std::uint32_t> peer_table(const TrainLayout& layout, const std::opti
 class ChipProgramBuilder {
  public:
   ChipProgramBuilder(const Context& ctx, const TrainLayout& layout, std::uint32_t chip)
-      : ctx_(ctx),
+      : ctx_(with_rank(ctx, layout.roles[chip].expert)),
         role_(layout.roles[chip]),
         stage_(layout.stages[role_.stage]),
         layers_(stage_.layers()),
@@ -609,23 +686,39 @@ class ChipProgramBuilder {
   // The data-parallel reduction of a layer's gradients: an all-reduce (of
   // the chip's fsdp shard, with fsdp), or with zero: 1 a reduce-scatter
   // into the shards the optimizer updates.
+  // A mixture of experts' expert weights (held by the expert-parallel
+  // chips, one share each) are reduced over the data axes alone, in an
+  // all-reduce of their own.
   Deps gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
     const TrainParallelism& par = ctx_.spec.parallelism;
-    const std::vector<std::string> axes = par.gradient_axes().axes;
     if (par.zero == 1)
       return sharded_collective(prog, interconnect::CollectiveOp::reduce_scatter, layer, "", "gradients", par.data,
                                 bytes_of(ctx_.spec.precision.params), deps);  // the gradients as stored
-    const std::uint64_t n = sim::ceil_div(held_elements(layer), par.fsdp.degree);
-    if (n == 0) return deps;
-    const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
-                             " gradients all-reduce over " + axes_text(axes);
-    const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // the gradients as stored
-    const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, stored * n, axes,
-                                                 CollectivePurpose::gradients, stored);
-    return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
+    std::uint64_t experts = 0;
+    for (const auto* p : held_params(ctx_.model, stage_, layer))
+      if (p->shards > 1) experts += local_param_elements(*p, ctx_.tp());
+    Deps out;
+    for (const bool expert : {false, true}) {
+      const std::uint64_t held = expert ? experts : held_elements(layer) - experts;
+      const std::uint64_t n = sim::ceil_div(held, par.fsdp.degree);
+      const ParallelAxes over = par.gradient_axes(expert);
+      if (n == 0 || over.degree == 1) continue;
+      const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
+                               (expert ? " expert" : "") + " gradients all-reduce over " + axes_text(over.axes);
+      const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // the gradients as stored
+      const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, stored * n, over.axes,
+                                                   CollectivePurpose::gradients, stored);
+      out.push_back(prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0}));
+    }
+    return out.empty() ? deps : out;
   }
 
-  const Context& ctx_;
+  static Context with_rank(Context c, std::uint32_t expert_rank) {
+    c.expert_rank = expert_rank;
+    return c;
+  }
+
+  const Context ctx_;
   ChipRole role_;
   StageLayers stage_;
   std::vector<std::size_t> layers_;  // stage_.layers()
@@ -645,6 +738,7 @@ const char* to_string(CollectivePurpose p) {
     case CollectivePurpose::gradients: return "gradients";
     case CollectivePurpose::weights: return "weights";
     case CollectivePurpose::context: return "context";
+    case CollectivePurpose::experts: return "experts";
   }
   return "?";
 }
@@ -676,6 +770,7 @@ models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerS
   };
   for (auto& mm : redo.forward) drop_saved(mm.after);
   for (auto& e : redo.elementwise_fwd) drop_saved(e.after);
+  for (auto& x : redo.exchange_fwd) drop_saved(x.after);
   return redo;
 }
 
@@ -741,28 +836,49 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
-  const Context ctx{exp, spec, micro, matmuls, collectives, {}};
-  // A chip's program depends on nothing but the model and its stage
-  // (collectives are named by stage and layer, pipeline peers by place,
-  // never by chip), so the data- and tensor-parallel ranks of a stage share
-  // one, built once.
+  out.routing = train_routing(spec, micro);
+  const Context ctx{exp, spec, micro, matmuls, collectives, {}, &out.routing, 0};
+  // A chip's program depends on nothing but the model, its stage and (a
+  // mixture of experts) the tokens its experts take (collectives are named
+  // by stage and layer, pipeline peers by place, never by chip), so the
+  // data- and tensor-parallel ranks of a stage share one, built once, and
+  // so do expert-parallel ranks whose experts take the same tokens.
   const std::uint32_t stages = ctx.spec.parallelism.pipeline.degree;
-  constexpr std::uint32_t kUnbuilt = ~std::uint32_t{0};
-  std::vector<std::uint32_t> program_of_stage(stages, kUnbuilt);
+  const std::uint32_t ep = ctx.spec.parallelism.expert.degree;
+  std::map<std::pair<std::uint32_t, std::vector<std::uint64_t>>, std::uint32_t> program_of_key;
+  const auto load_key = [&](std::uint32_t rank) {
+    std::vector<std::uint64_t> loads;
+    for (const auto& r : out.routing)
+      for (std::uint32_t e = rank * (r.experts / ep); e < (rank + 1) * (r.experts / ep); ++e)
+        loads.push_back(r.kept_by(e));
+    return loads;
+  };
   out.pod.program_of.resize(layout.chips());
   if (stages > 1) out.pod.peers.resize(layout.chips());
   const std::optional<TiedParam> tied = tied_param(micro, layout);
   for (std::uint32_t c = 0; c < layout.chips(); ++c) {
-    std::uint32_t& program = program_of_stage.at(layout.roles[c].stage);
-    if (program == kUnbuilt) {
+    const auto key = std::make_pair(layout.roles[c].stage, load_key(layout.roles[c].expert));
+    auto found = program_of_key.find(key);
+    if (found == program_of_key.end()) {
       hw::Program prog;
       out.maps.emplace_back();
       ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
-      program = out.pod.add_program(std::move(prog));
+      found = program_of_key.emplace(key, out.pod.add_program(std::move(prog))).first;
     }
-    out.pod.program_of[c] = program;
+    out.pod.program_of[c] = found->second;
     if (stages > 1) out.pod.peers[c] = peer_table(layout, tied, c);
   }
+  return out;
+}
+
+std::vector<models::LayerRouting> train_routing(const TrainSpec& spec, const models::ModelSpec& micro) {
+  const models::TransformerConfig& c = spec.model.transformer;
+  const std::uint32_t ep = spec.parallelism.expert.degree;
+  std::vector<models::LayerRouting> out;
+  if (spec.model.type != "transformer" || !c.moe() || ep == 1) return out;
+  for (std::uint64_t b = 0; b < c.layers; ++b)
+    out.push_back(models::route_layer(c.routing, static_cast<std::uint32_t>(c.experts),
+                                      static_cast<std::uint32_t>(c.top_k), c.capacity_factor, ep, micro.tokens(), b));
   return out;
 }
 

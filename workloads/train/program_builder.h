@@ -28,6 +28,13 @@
 //    the optimizer updates the chip's shard. zero: 1 reduce-scatters the
 //    gradients over the data axes, updates the shard, and all-gathers the
 //    updated weights.
+//  - a mixture of experts over expert-parallel chips (models/routing.h)
+//    runs each expert as one matmul on the tokens the routing sends it,
+//    between the dispatch and combine all-to-alls over the expert axes
+//    (their blocks per pair from the routing; on the tensor-parallel queue,
+//    which experts leave free); chips whose experts take different tokens
+//    get programs of their own, so they are simulated, not shared. Expert
+//    weights' gradients are all-reduced over the data axes only.
 //  - context parallelism runs each Transformer block's attention as ring
 //    attention (ring_attention.h): the core once per key/value block, the
 //    blocks permuted around the context axes under it; gradients are
@@ -40,6 +47,7 @@
 #include <vector>
 
 #include "models/model_spec.h"
+#include "models/routing.h"
 #include "runtime/pod_run.h"
 #include "workloads/train/layout.h"
 #include "workloads/train/pipeline_schedule.h"
@@ -58,7 +66,7 @@ enum IciQueue : std::uint32_t {
 };
 
 // What a training collective is for (report.json collectives[].purpose).
-enum class CollectivePurpose { tensor_parallel, gradients, weights, context };
+enum class CollectivePurpose { tensor_parallel, gradients, weights, context, experts };
 const char* to_string(CollectivePurpose p);
 
 // Whether an op of a task's range is the task's own work: everything but
@@ -92,6 +100,9 @@ struct TrainProgram {
   std::vector<ChipProgramMap> maps;  // one per program of pod.programs
   const ChipProgramMap& map(std::uint32_t chip) const { return maps[pod.program_of[chip]]; }
   std::vector<CollectivePurpose> collective_purpose;  // per collective
+  // Mixture of experts over expert-parallel chips: each block's routing
+  // (train_routing); empty otherwise.
+  std::vector<models::LayerRouting> routing;
   // The chip the programs run on: the experiment's, or with 8-bit model
   // matmuls (precision.matmul) the chip as that format sees it
   // (kernels::MatmulPrograms::simulated_chip).
@@ -105,6 +116,12 @@ struct TrainProgram {
 struct QuantizedMatmuls {
   bool linear = true, attention = false;
 };
+
+// Each Transformer block's routing among the expert-parallel chips, for
+// one microbatch of `micro`'s tokens per chip (the same draw for every
+// microbatch and every data-parallel group): models::route_layer with the
+// block's index. Empty without experts or expert parallelism.
+std::vector<models::LayerRouting> train_routing(const TrainSpec& spec, const models::ModelSpec& micro);
 
 // `micro` is the model built for one microbatch.
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,

@@ -108,6 +108,46 @@ Energy::TrainParts energy_parts(const TrainRun& r) {
   return parts;
 }
 
+// The step's routing (TrainProgram::routing): the busiest expert and chip
+// of any layer, and the tokens routed and dropped, counted over every
+// microbatch of every data-parallel group.
+std::optional<ExpertsSection> experts_section(const TrainRun& r) {
+  const auto& routing = r.program.routing;
+  if (routing.empty()) return std::nullopt;
+  const models::TransformerConfig& c = r.spec.model.transformer;
+  const TrainParallelism& par = r.spec.parallelism;
+  ExpertsSection e;
+  e.experts = c.experts;
+  e.top_k = c.top_k;
+  e.experts_per_chip = c.experts / par.expert.degree;
+  e.capacity_factor = c.capacity_factor;
+  e.distribution = c.routing.distribution;
+  const std::uint64_t groups = std::uint64_t{par.microbatches} * par.data.degree;
+  for (std::size_t b = 0; b < routing.size(); ++b) {
+    const models::LayerRouting& l = routing[b];
+    e.routed_tokens += groups * l.assignments();
+    e.dropped_tokens += groups * l.dropped();
+    for (std::uint32_t x = 0; x < l.experts; ++x) {
+      const double share = double(l.routed_to(x)) / double(l.assignments());
+      if (share > e.busiest_share) {
+        e.busiest_share = share;
+        e.busiest_expert = x;
+        e.busiest_layer = b;
+      }
+    }
+    std::uint64_t busiest = 0, kept = 0;
+    for (std::uint64_t chip = 0; chip < par.expert.degree; ++chip) {
+      std::uint64_t n = 0;
+      for (std::uint64_t x = chip * e.experts_per_chip; x < (chip + 1) * e.experts_per_chip; ++x)
+        n += l.kept_by(static_cast<std::uint32_t>(x));
+      busiest = std::max(busiest, n);
+      kept += n;
+    }
+    if (kept > 0) e.chip_imbalance = std::max(e.chip_imbalance, double(busiest) * par.expert.degree / double(kept));
+  }
+  return e;
+}
+
 }  // namespace
 
 Report train_report(const TrainRun& r) {
@@ -162,6 +202,8 @@ Report train_report(const TrainRun& r) {
   t.tensor = axes_of(par.tensor);
   t.pipeline = axes_of(par.pipeline);
   t.context = axes_of(par.context);
+  t.expert = axes_of(par.expert);
+  t.experts = experts_section(r);
   t.microbatches = par.microbatches;
   t.microbatch_size = r.spec.microbatch_size();
   t.global_batch = r.spec.global_batch;
@@ -261,6 +303,16 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("exposed communication", sim::si(comm.exposed_time_s, "s"));
   t.row("overlap fraction", comm.overlap_fraction ? sim::fixed(*comm.overlap_fraction, 3) : "-");
   waiting_rows(t, comm);
+  if (const auto& e = train.experts) {
+    t.row("experts", std::to_string(e->experts) + " (top " + std::to_string(e->top_k) + ", " +
+                         std::to_string(e->experts_per_chip) + " per chip over " + degree(par.expert) + "), " +
+                         e->distribution + " routing");
+    t.row("busiest expert", sim::fixed(100.0 * e->busiest_share, 1),
+          "% of layer " + std::to_string(e->busiest_layer) + "'s tokens (expert " + std::to_string(e->busiest_expert) +
+              "; balanced " + sim::fixed(100.0 / double(e->experts), 1) + " %)");
+    t.row("busiest chip / mean", sim::fixed(e->chip_imbalance, 3));
+    t.row("dropped tokens", std::to_string(e->dropped_tokens) + " of " + std::to_string(e->routed_tokens));
+  }
   if (res.dcn) {
     t.row("DCN bytes (all chips)", sim::si(res.dcn->bytes, "B"));
     t.row("DCN NICs busy (busiest host)", sim::si(res.dcn->nic_busy_max_s, "s"),

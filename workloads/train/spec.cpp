@@ -23,7 +23,8 @@ const ParallelismKey kParallelisms[] = {{"data", "data parallelism", &TrainParal
                                         {"fsdp", "fully sharded data parallelism", &TrainParallelism::fsdp},
                                         {"tensor", "tensor parallelism", &TrainParallelism::tensor},
                                         {"pipeline", "pipeline parallelism", &TrainParallelism::pipeline},
-                                        {"context", "context parallelism", &TrainParallelism::context}};
+                                        {"context", "context parallelism", &TrainParallelism::context},
+                                        {"expert", "expert parallelism", &TrainParallelism::expert}};
 
 std::string mesh_list(const MeshAxes& mesh) {
   std::string s;
@@ -117,11 +118,12 @@ void resolve_parallel_axes(const sim::YamlNode& par, const sim::YamlNode& where,
   for (const auto& a : mesh) chips *= a.second;
   for (const auto& [name, size] : mesh) {
     if (size == 1 || used_by.count(name)) continue;
-    const bool fsdp = out.fsdp.degree > 1, context = out.context.degree > 1;
+    const bool fsdp = out.fsdp.degree > 1, context = out.context.degree > 1, expert = out.expert.degree > 1;
     where.fail(std::string("data x ") + (fsdp ? "fsdp x " : "") + "tensor x pipeline" + (context ? " x context" : "") +
-               " = " + std::to_string(out.data.degree) + " x " + (fsdp ? std::to_string(out.fsdp.degree) + " x " : "") +
-               std::to_string(out.tensor.degree) + " x " + std::to_string(out.pipeline.degree) +
-               (context ? " x " + std::to_string(out.context.degree) : "") + " = " +
+               (expert ? " x expert" : "") + " = " + std::to_string(out.data.degree) + " x " +
+               (fsdp ? std::to_string(out.fsdp.degree) + " x " : "") + std::to_string(out.tensor.degree) + " x " +
+               std::to_string(out.pipeline.degree) + (context ? " x " + std::to_string(out.context.degree) : "") +
+               (expert ? " x " + std::to_string(out.expert.degree) : "") + " = " +
                std::to_string(out.batch_shards() * out.tensor.degree * out.pipeline.degree * out.context.degree) +
                " chips, but the pod has " + std::to_string(chips) + ": mesh axis '" + name + "' (" +
                std::to_string(size) + " chips) is used by no parallelism");
@@ -214,6 +216,10 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                 "context parallelism (ring attention): each chip holds 1/N of every sequence; key/value blocks "
                 "pass around these axes, each transfer under the attention of the block before",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.context); })
+        .custom("expert", other,
+                "expert parallelism: a mixture of experts' experts sharded over these axes, which split the batch "
+                "too; tokens go to their experts' chips and back by all-to-alls",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.expert); })
         .integer<std::uint32_t>("microbatches", &TrainParallelism::microbatches, "", 1, sim::between(1, 65536),
                                 "microbatches per replica and step (they must divide its batch)")
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,
@@ -348,11 +354,40 @@ void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
         "use fsdp to shard the optimizer state");
 }
 
+// Expert parallelism's rules: a mixture of experts to shard, in whole
+// experts per chip, and (as modelled so far) no other splitting of the
+// experts' work: tensor, fsdp, zero: 1 and context parallelism are refused.
+void check_experts(const sim::YamlNode& node, const TrainSpec& spec) {
+  const TrainParallelism& p = spec.parallelism;
+  const bool moe = spec.model.type == "transformer" && spec.model.transformer.moe();
+  if (!moe) {
+    if (p.expert.degree > 1)
+      node["parallelism"]["expert"].fail(
+          "expert parallelism shards a mixture of experts; the model has none "
+          "(model.experts)");
+    return;
+  }
+  const std::uint64_t e = spec.model.transformer.experts;
+  if (e % p.expert.degree != 0)
+    node["parallelism"]["expert"].fail(std::to_string(p.expert.degree) + " expert-parallel chips do not divide the " +
+                                       std::to_string(e) + " experts (each chip holds whole experts)");
+  const std::pair<const char*, bool> refused[] = {{"tensor", p.tensor.degree > 1},
+                                                  {"fsdp", p.fsdp.degree > 1},
+                                                  {"zero", p.zero == 1},
+                                                  {"context", p.context.degree > 1}};
+  for (const auto& [key, on] : refused)
+    if (on)
+      node["parallelism"][key].fail(std::string("parallelism.") + key +
+                                    " is not supported with a mixture of experts yet (model.experts); use data, "
+                                    "pipeline and expert parallelism");
+}
+
 }  // namespace
 
 models::ModelConfig TrainSpec::chip_model() const {
   models::ModelConfig m = model;
   if (parallelism.context.degree > 1) m.transformer.seq_len /= parallelism.context.degree;
+  m.transformer.expert_shards = parallelism.expert.degree;
   return m;
 }
 
@@ -364,9 +399,12 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   TrainParallelism& p = spec.parallelism;
   resolve_parallel_axes(par, par.present() ? par : node, exp.mesh, p);
 
-  const std::string shards = p.fsdp.degree > 1 ? "data x fsdp parallelism of " + std::to_string(p.data.degree) + " x " +
-                                                     std::to_string(p.fsdp.degree)
-                                               : "data parallelism of " + std::to_string(p.data.degree);
+  const std::string shards =
+      p.fsdp.degree > 1
+          ? "data x fsdp parallelism of " + std::to_string(p.data.degree) + " x " + std::to_string(p.fsdp.degree)
+      : p.expert.degree > 1
+          ? "data x expert parallelism of " + std::to_string(p.data.degree) + " x " + std::to_string(p.expert.degree)
+          : "data parallelism of " + std::to_string(p.data.degree);
   if (spec.global_batch % p.batch_shards() != 0)
     gb.fail("global_batch " + std::to_string(spec.global_batch) + " does not divide over " + shards);
   if (spec.replica_batch() % p.microbatches != 0)
@@ -389,6 +427,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
     check_chip_format(node["precision"]["matmul"], exp.chip, spec.precision.matmul);
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
   check_context(node, spec);
+  check_experts(node, spec);
   if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)
     node["remat"].fail(std::string("remat: offload moves activations over the host link, modelled at kernel fidelity "
                                    "only; the experiment runs at ") +

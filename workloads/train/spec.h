@@ -73,7 +73,11 @@ struct TrainParallelism {
   // arXiv:2310.01889): each chip of these axes holds 1/N of every
   // sequence, and the attention of its queries runs over the N key/value
   // blocks passed around the axes (ring_attention.h).
-  ParallelAxes data, fsdp, tensor, pipeline, context;
+  // expert: expert parallelism (GShard, Lepikhin et al. 2020,
+  // arXiv:2006.16668): a mixture of experts' experts sharded over these
+  // axes, which also split the batch as data parallelism does; each
+  // block's tokens go to their experts' chips and back by all-to-alls.
+  ParallelAxes data, fsdp, tensor, pipeline, context, expert;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // interleaved: chunks of layers per stage (stages.h, pipeline_schedule.h).
@@ -93,14 +97,18 @@ struct TrainParallelism {
   // zero: 1, the fsdp axes otherwise (1 without fsdp).
   std::uint32_t optimizer_shards() const { return zero == 1 ? data.degree : fsdp.degree; }
   // Replicas of the model, each on its own share of the batch.
-  std::uint32_t batch_shards() const { return data.degree * fsdp.degree; }
+  std::uint32_t batch_shards() const { return data.degree * fsdp.degree * expert.degree; }
   // What each layer's gradients are all-reduced over after its backward:
   // the data axes and the context axes, whose chips hold the same weights
-  // and compute gradients from other tokens.
-  ParallelAxes gradient_axes() const {
+  // and compute gradients from other tokens, and for all but the experts'
+  // weights (experts: false) the expert axes.
+  ParallelAxes gradient_axes(bool experts = false) const {
     ParallelAxes g = data;
-    g.axes.insert(g.axes.end(), context.axes.begin(), context.axes.end());
-    g.degree *= context.degree;
+    for (const ParallelAxes* more : {&context, &expert}) {
+      if (experts && more == &expert) continue;
+      g.axes.insert(g.axes.end(), more->axes.begin(), more->axes.end());
+      g.degree *= more->degree;
+    }
     return g;
   }
 };

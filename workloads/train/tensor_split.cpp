@@ -42,7 +42,7 @@ std::uint64_t local_param_elements(const models::ParamSpec& param, std::uint32_t
     case models::ParamSplit::cols: return param.rows * split(param.cols, tp);
     case models::ParamSplit::replicated: break;
   }
-  return param.elements();
+  return param.elements() / param.shards;  // expert weights: the chip's whole experts
 }
 
 bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t tp) {
