@@ -17,8 +17,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
     : sc_core::sc_module(name),
       config_(config),
       fidelity_(fidelity),
-      period_(sc_core::sc_time::from_value(
-          sim::checked_ps(std::round(sim::kPsPerSecond / config.sustained_clock()), [] { return std::string("a clock period"); }))),
+      period_(sc_core::sc_time::from_value(sim::checked_ps(std::round(sim::kPsPerSecond / config.sustained_clock()),
+                                                           [] { return std::string("a clock period"); }))),
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))),
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
