@@ -17,8 +17,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
     : sc_core::sc_module(name),
       config_(config),
       fidelity_(fidelity),
-      period_(sc_core::sc_time::from_value(
-          sim::checked_ps(std::round(sim::kPsPerSecond / config.clock), [] { return std::string("a clock period"); }))),
+      period_(sc_core::sc_time::from_value(sim::checked_ps(std::round(sim::kPsPerSecond / config.sustained_clock()),
+                                                           [] { return std::string("a clock period"); }))),
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))),
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
@@ -202,7 +202,7 @@ double Chip::vector_bytes_per_s() const {
   // One (8,128) f32 vreg (4096 B) per cycle per TensorCore
   // (docs/reference/tpu-specs.md#common.vpu_shape; v5p's vmem_load_store:
   // one store per cycle), as collective reductions use them.
-  return 4096.0 * config_.tensorcores * config_.clock;
+  return 4096.0 * config_.tensorcores * config_.sustained_clock();
 }
 
 HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
@@ -353,7 +353,7 @@ void Chip::finish_fluid(std::uint32_t slot) {
 
 double Chip::mxu_busy_s() const {
   double s = 0;
-  for (const auto& m : mxus_) s += double(m->stats().busy_cycles) / config_.clock;
+  for (const auto& m : mxus_) s += double(m->stats().busy_cycles) / config_.sustained_clock();
   return s;
 }
 
@@ -374,7 +374,7 @@ double Chip::dma_busy_s() const {
 void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   // The chip's engines at a glance: means per instance, the busiest MXU.
   double mxu_max = 0;
-  for (const auto& m : mxus_) mxu_max = std::max(mxu_max, double(m->stats().busy_cycles) / config_.clock);
+  for (const auto& m : mxus_) mxu_max = std::max(mxu_max, double(m->stats().busy_cycles) / config_.sustained_clock());
   g.scalar("mxu_busy_time", mxu_busy_s() / double(mxus_.size()), "s", "busy time per MXU, mean over the MXUs");
   g.scalar("mxu_busy_time_max", mxu_max, "s", "busy time of the busiest MXU");
   g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
@@ -395,7 +395,7 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
     mg.scalar("macs", double(st.macs), "MAC", "useful multiply-accumulates");
     mg.scalar("busy_cycles", double(st.busy_cycles), "cycles", "cycles with an op in the array");
     mg.scalar("vmem_bytes", st.vmem_bytes, "B", "bytes moved between VMEM and the array");
-    const double clock = config_.clock;
+    const double clock = config_.sustained_clock();
     mg.formula(
         "busy_fraction", [=] { return elapsed_s > 0 ? double(st.busy_cycles) / clock / elapsed_s : 0; }, "1",
         "busy_cycles / elapsed cycles");

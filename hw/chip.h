@@ -28,10 +28,11 @@ namespace hw {
 class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Listener, private CompletionListener {
  public:
   SC_HAS_PROCESS(Chip);
-  // Kernel ops carry engine times worked out for the chip file's clock
-  // (KernelOp::min_body_ps); a chip whose clock was scaled down from it (a
-  // straggler's) stretches them by `kernel_stretch`, the nominal clock over
-  // config.clock.
+  // The chip runs at config.sustained_clock() (compute_efficiency,
+  // docs/calibration.md#compute-efficiency). Kernel ops carry engine times
+  // worked out for the chip file's sustained clock (KernelOp::min_body_ps);
+  // a chip whose clock was scaled down from it (a straggler's) stretches
+  // them by `kernel_stretch`, the file's clock over config.clock.
   Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch = 1.0);
 
   // Starts one op on its engine now and returns, from any process after

@@ -123,6 +123,10 @@ const sim::ParamTable<ChipConfig>& chip_params() {
         .real("kernel_launch", &ChipConfig::kernel_launch, "s", 0.0, sim::between(0, 1e-3),
               "fixed cost of one kernel, from issue to its first transfer (the scalar unit's setup and "
               "synchronisation; docs/calibration.md#kernel-launch)")
+        .real("compute_efficiency", &ChipConfig::compute_efficiency, "", 1.0, sim::between(0.01, 1),
+              "share of the nominal clock the MXUs and vector unit sustain through long compute-bound "
+              "kernels (what a large matmul loses beyond the modelled fill, drain and DMA pipeline); "
+              "peak, MFU and ridge stay at `clock`; docs/calibration.md#compute-efficiency")
         .group("ici", &ChipConfig::ici, ici_params())
         .group("host", &ChipConfig::host, host_params())
         .group("energy", &ChipConfig::energy, energy_params());

@@ -78,11 +78,17 @@ struct ChipConfig {
   // Fixed cost of launching one kernel (s): the scalar unit's issue and
   // synchronisation before the kernel's first transfer (docs/calibration.md#kernel-launch).
   double kernel_launch = 0;
+  // Share of `clock` the TensorCore's engines (MXUs, vector unit) sustain
+  // through long compute-bound kernels (docs/calibration.md#compute-efficiency):
+  // the simulated chip runs at sustained_clock(); peak FLOP/s, MFU and the
+  // ridge stay at the nominal clock, as the published figures are.
+  double compute_efficiency = 1.0;
   IciParams ici;
   HostParams host;
   EnergyParams energy;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }
+  double sustained_clock() const { return clock * compute_efficiency; }
   // 2 FLOPs per MAC, every MAC of every MXU each cycle.
   double peak_flops_per_s() const { return 2.0 * mxus() * double(mxu.rows) * double(mxu.cols) * clock; }
   double ridge_intensity() const { return peak_flops_per_s() / hbm.bandwidth_bytes_per_s; }

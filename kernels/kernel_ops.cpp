@@ -64,9 +64,9 @@ struct CoreTiming {
   }
 };
 
-// MXU seconds of a step.
+// MXU seconds of a step, at the clock the chip sustains under load.
 double mxu_seconds(const hw::ChipConfig& chip, std::uint64_t rows, std::uint64_t depth, std::uint64_t cols) {
-  return double(block_step_cycles(chip, rows, depth, cols)) / chip.clock;
+  return double(block_step_cycles(chip, rows, depth, cols)) / chip.sustained_clock();
 }
 
 // One kind of output block, rows x cols walking the contraction, at the
@@ -264,7 +264,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
               block_period(t, x, &x, after);
     }
     // The loads moved in the fill are not the body's to move; its MXU work is.
-    return std::max(double(cs[c].sum.mxu_cycles) / chip.clock, body - t.seconds(cs[c].early_bytes));
+    return std::max(double(cs[c].sum.mxu_cycles) / chip.sustained_clock(), body - t.seconds(cs[c].early_bytes));
   };
   for (std::uint32_t c = 0; c < active; ++c) {
     Core& core = cs[c];
@@ -455,7 +455,7 @@ std::vector<CoreKernel> stream_kernel_ops(const hw::ChipConfig& chip, const Stre
   const double lat = chip.hbm.latency_s;
   const double loads = load > 0 ? double(chunks - 1) * (lat + double(chunk_load) / share) : 0.0;
   const double stores = store > 0 ? double(chunks - 1) * (lat + double(chunk_store) / share) : 0.0;
-  const double vector = double(chunks * chunk_cycles) / chip.clock;
+  const double vector = double(chunks * chunk_cycles) / chip.sustained_clock();
   const double engines = (load > 0 ? 1.0 : 0.0) + (store > 0 ? 1.0 : 0.0);
   const double per_transfer = chip.hbm.sustained_bytes_per_s() / (cores * std::max(1.0, engines));
   const double s_load = double(chunk_load) / per_transfer, s_store = double(chunk_store) / per_transfer;

@@ -132,7 +132,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
                                const MatmulFusion& fusion, ElementBytes bytes) {
   MatmulBlocking best;
   double best_time = std::numeric_limits<double>::infinity();
-  const double cycle = 1.0 / chip.clock;
+  const double cycle = 1.0 / chip.sustained_clock();
   const double bw = chip.hbm.sustained_bytes_per_s();
   const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
   for (std::uint64_t bm : edge_candidates(m, 8))

@@ -35,11 +35,15 @@ struct PodConfig {
   bool simulate_every_chip = false;  // `replicas: all`
 
   ChipScale scale_of(std::uint32_t c) const { return c < scale.size() ? scale[c] : ChipScale{}; }
-  // Chip c as built: `chip` with its clock and HBM bandwidth scaled.
+  // Chip c as built: `chip` at its sustained clock (compute_efficiency;
+  // kernel ops were worked out at it already), clock and HBM bandwidth
+  // scaled further when it is a straggler (its kernel ops stretch by
+  // 1 / compute, Chip's kernel_stretch).
   hw::ChipConfig chip_of(std::uint32_t c) const {
     hw::ChipConfig cc = chip;
     const ChipScale s = scale_of(c);
-    cc.clock *= s.compute;
+    cc.clock = chip.sustained_clock() * s.compute;
+    cc.compute_efficiency = 1.0;  // applied: the built chip's clock is what it runs at
     cc.hbm.bandwidth_bytes_per_s *= s.hbm;
     return cc;
   }
