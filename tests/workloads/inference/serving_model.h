@@ -40,6 +40,12 @@ struct Dense {
 // TPU v5e as configs/chips/tpu-v5e.yaml describes it (docs/reference/tpu-specs.md):
 // 4 MXUs of 128 x 128 at 1.5 GHz, 8.1e11 B/s of HBM, 16 GiB.
 constexpr double kV5ePeakBf16 = 4.0 * 128 * 128 * 2 * 1.5e9;
+// What its MXUs sustain through long compute-bound kernels: 0.942 of the
+// clock, from the JAX Pallas guide's XLA matmul timings (the chip file's
+// compute_efficiency; docs/calibration.md#compute-efficiency). The roofline
+// a step is held to uses it; reported peaks and MFU stay nominal.
+constexpr double kV5eComputeEfficiency = 0.942;
+constexpr double kV5eSustainedBf16 = kV5ePeakBf16 * kV5eComputeEfficiency;
 constexpr double kV5eHbmBandwidth = 8.1e11;
 constexpr double kV5eHbmCapacity = 17179869184.0;
 // Its ICI: 4.5e10 B/s per link direction, 1 us per hop, 4.7 us to launch a collective.

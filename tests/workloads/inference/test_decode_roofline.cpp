@@ -49,8 +49,9 @@ double hand_flops(std::uint64_t batch) {
   return 2.0 * double(batch) * double(kModel.matmul_params()) +
          2.0 * 2.0 * double(batch * kModel.heads * kModel.head_dim * kContext * kModel.layers);
 }
+// The roofline at the rate the MXUs sustain (serving_model.h).
 double hand_step(std::uint64_t batch) {
-  return std::max(hand_bytes(batch) / kV5eHbmBandwidth, hand_flops(batch) / kV5ePeakBf16);
+  return std::max(hand_bytes(batch) / kV5eHbmBandwidth, hand_flops(batch) / kV5eSustainedBf16);
 }
 
 }  // namespace
