@@ -1,6 +1,8 @@
 #pragma once
 // A pod's network of a given shape with default links: the interconnect
-// tests' common start, each test setting the link figures it needs.
+// tests' common start, each test setting the link figures it needs; and
+// the TPU v4 ICI figures the timing tests' hand formulas use.
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -15,5 +17,11 @@ inline PodNetworkConfig pod_shape(TopologyKind kind, std::vector<int> shape, std
   p.wraparound = std::move(wrap);
   return p;
 }
+
+namespace v4_ici {
+constexpr double kW = 4.5e10;  // bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
+constexpr double kL = 1.0e-6;  // s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
+constexpr std::uint64_t kMiB = 1 << 20;
+}  // namespace v4_ici
 
 }  // namespace interconnect

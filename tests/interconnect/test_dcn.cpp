@@ -5,20 +5,19 @@
 
 #include <cmath>
 
+#include "interconnect/pod_shape.h"
 #include "interconnect/run_collective.h"
 #include "sim/error.h"
 
 namespace test_dcn {
 
 using namespace interconnect;
+using namespace interconnect::v4_ici;
 
 namespace {
 
-constexpr double kW = 4.5e10;     // ICI bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
-constexpr double kL = 1.0e-6;     // ICI s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
 constexpr double kNic = 2.5e10;   // NICs per host (docs/reference/dcn.md#v5e)
 constexpr double kDcnL = 1.0e-5;  // per DCN message (docs/reference/dcn.md#latency)
-constexpr std::uint64_t kMiB = 1 << 20;
 
 // `slices` slices of a ring of `chips`, joined by DCN; the host link is
 // fast enough never to bind unless a test says otherwise.

@@ -15,12 +15,9 @@
 namespace test_degraded_links {
 
 using namespace interconnect;
+using namespace interconnect::v4_ici;
 
 namespace {
-
-constexpr double kW = 4.5e10;  // bytes/s per direction (docs/reference/tpu-specs.md#v4.ici.bw_per_link_one_way)
-constexpr double kL = 1.0e-6;  // s per hop (docs/reference/tpu-specs.md#common.ici_hop_latency)
-constexpr std::uint64_t kMiB = 1 << 20;
 
 PodNetworkConfig with_links(PodNetworkConfig p) {
   p.link.bandwidth = kW;
