@@ -1,7 +1,10 @@
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "app/cli.h"
 #include "app/command_line.h"
@@ -12,8 +15,36 @@ namespace po = boost::program_options;
 
 namespace app {
 
+namespace {
+
+// `tpusim run --hlo FILE --chip NAME [--pod POD] [--mesh MESH] [--entry E]
+// [--cut-short]`: the experiment file those flags stand for (docs/hlo.md),
+// located at "(tpusim run --hlo)" beside the HLO file, so that errors in
+// the flags' values name the flag's key and the file path resolves as in an
+// experiment file of that folder. Values go in as YAML double-quoted
+// scalars (JSON strings), except --pod and --mesh when they are mappings.
+workloads::Experiment hlo_experiment(const po::variables_map& vm, const std::vector<std::string>& sets) {
+  const std::filesystem::path hlo = std::filesystem::absolute(vm["hlo"].as<std::string>()).lexically_normal();
+  if (!vm.count("chip")) throw UsageError("--hlo needs --chip (a chip file name such as tpu-v6e)");
+  const auto scalar = [](const std::string& v) { return nlohmann::json(v).dump(); };
+  const auto value = [&scalar](const std::string& v) { return !v.empty() && v[0] == '{' ? v : scalar(v); };
+  std::string stem = hlo.filename().string();
+  for (const char* ext : {".txt", ".hlo"})
+    if (stem.size() > std::string(ext).size() && stem.substr(stem.size() - std::string(ext).size()) == ext)
+      stem.resize(stem.size() - std::string(ext).size());
+  std::string text = "name: " + scalar(stem) + "\nchip: " + scalar(vm["chip"].as<std::string>()) + "\n";
+  if (vm.count("pod")) text += "pod: " + value(vm["pod"].as<std::string>()) + "\n";
+  if (vm.count("mesh")) text += "mesh: " + vm["mesh"].as<std::string>() + "\n";
+  text += "workload:\n  kind: hlo\n  file: " + scalar(hlo.string()) + "\n";
+  if (vm.count("entry")) text += "  entry: " + scalar(vm["entry"].as<std::string>()) + "\n";
+  if (vm["cut-short"].as<bool>()) text += "  cut_short: true\n";
+  return workloads::load_experiment_text(text, (hlo.parent_path() / "(tpusim run --hlo)").string(), sets);
+}
+
+}  // namespace
+
 int cmd_run(const std::vector<std::string>& args) {
-  po::options_description opts("tpusim run EXPERIMENT.yaml");
+  po::options_description opts("tpusim run EXPERIMENT.yaml | tpusim run --hlo FILE --chip NAME [--pod POD]");
   std::vector<std::string> sets;
   std::string out_dir;
   opts.add_options()("help,h", "this text")("out", po::value(&out_dir),
@@ -21,14 +52,30 @@ int cmd_run(const std::vector<std::string>& args) {
       "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
       "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
       "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),
-                                                               "experiment file");
+                                                               "experiment file")(
+      "hlo", po::value<std::string>()->value_name("FILE"),
+      "run the HLO text of a compiled module instead of an experiment file (kind: hlo; docs/hlo.md)")(
+      "chip", po::value<std::string>()->value_name("NAME"), "with --hlo: the chip file (e.g. tpu-v6e)")(
+      "pod", po::value<std::string>()->value_name("POD"),
+      "with --hlo: a pod file name or an inline mapping such as '{topology: torus2d, shape: [2, 2]}' (default: "
+      "one chip)")("mesh", po::value<std::string>()->value_name("MESH"),
+                   "with --hlo: the mesh as an inline mapping, e.g. '{data: 2, model: 2}'")(
+      "entry", po::value<std::string>()->value_name("NAME"), "with --hlo: the computation to run")(
+      "cut-short", po::bool_switch(), "with --hlo: the file is the head of a longer dump");
   po::positional_options_description pos;
   pos.add("experiment", 1);
   po::variables_map vm;
   if (!parse_command_line(args, opts, pos, vm)) return 0;
-  if (!vm.count("experiment")) throw UsageError("run needs an experiment file");
+  const bool hlo = vm.count("hlo") > 0;
+  if (hlo && vm.count("experiment"))
+    throw UsageError("--hlo runs an HLO file in place of an experiment file: give one or the other");
+  for (const char* flag : {"chip", "pod", "mesh", "entry"})
+    if (!hlo && vm.count(flag)) throw UsageError(std::string("--") + flag + " goes with --hlo");
+  if (!hlo && vm["cut-short"].as<bool>()) throw UsageError("--cut-short goes with --hlo");
+  if (!hlo && !vm.count("experiment")) throw UsageError("run needs an experiment file (or --hlo FILE --chip NAME)");
 
-  workloads::Experiment exp = workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
+  workloads::Experiment exp =
+      hlo ? hlo_experiment(vm, sets) : workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
   ro.trace = vm["trace"].as<bool>();
   ro.vcd = vm["vcd"].as<bool>();
