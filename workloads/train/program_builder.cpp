@@ -274,8 +274,8 @@ class LayerPass {
       }
     std::uint64_t largest = 0;
     for (std::uint32_t i = 0; i < n; ++i)
-      largest = std::max(
-          largest, std::accumulate(&blocks[std::size_t{i} * n], &blocks[std::size_t{i} * n + n], std::uint64_t{0}));
+      largest = std::max(largest, std::accumulate(blocks.begin() + std::ptrdiff_t{i} * n,
+                                                  blocks.begin() + std::ptrdiff_t{i + 1} * n, std::uint64_t{0}));
     const bool equal = std::all_of(blocks.begin(), blocks.end(), [&](std::uint64_t b) { return b == blocks[0]; });
     const auto& axes = ctx_.spec.parallelism.expert.axes;
     const std::string name = "stage" + std::to_string(stage_) + " " + label + " all-to-all over " + axes_text(axes);
