@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -367,6 +368,28 @@ void check_references(const Module& m) {
   }
 }
 
+// XLA's call graph has no cycles; a computation that calls itself, directly
+// or through others, would send every cost walk round it forever. Depth-first
+// over the computations: meeting one still on the path is a cycle.
+void check_no_call_cycle(const Module& m) {
+  enum class Mark { unseen, on_path, done };
+  std::vector<Mark> mark(m.computations.size(), Mark::unseen);
+  std::function<void(std::size_t)> visit = [&](std::size_t c) {
+    mark[c] = Mark::on_path;
+    for (const Instruction& in : m.computations[c].instructions)
+      for (const std::string& callee : called(in)) {
+        const std::size_t k = m.index.at(callee);
+        if (mark[k] == Mark::on_path)
+          fail(m.file, in.where, "instruction %" + in.name,
+               "calls %" + callee + ", which is already calling it: a cycle in the call graph (XLA's has none)");
+        if (mark[k] == Mark::unseen) visit(k);
+      }
+    mark[c] = Mark::done;
+  };
+  for (std::size_t c = 0; c < m.computations.size(); ++c)
+    if (mark[c] == Mark::unseen) visit(c);
+}
+
 }  // namespace
 
 int element_bits(const std::string& type) {
@@ -498,6 +521,7 @@ Module parse_module(const std::string& full_text, const std::string& file, bool 
   if (!m.entry && !cut_short)
     fail(file, c.where(), "ENTRY", "module " + m.name + " has no ENTRY computation (is the text truncated?)");
   check_references(m);
+  check_no_call_cycle(m);
   return m;
 }
 

@@ -174,6 +174,13 @@ TEST_CASE("malformed HLO is a located error") {
   expect_error(head + "  %a = f32[2]{0} constant({1,2})\n  ROOT %b = f32[2]{0} fusion(%a), calls=%nowhere\n}\n", 5,
                "no computation of that name");
   expect_error(head + "  ROOT %b = f32[2]{0} negate(%ghost)\n}\n", 4, "operand %ghost");
+  // A fusion calling its own computation (found by fuzz_hlo: the cost walk recursed without end).
+  expect_error(
+      "HloModule m\n\n%f (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
+      "  ROOT %g = f32[2]{0} fusion(%p), kind=kLoop, calls=%f\n}\n\n" +
+          head.substr(head.find("ENTRY")) +
+          "  %a = f32[2]{0} constant({1,2})\n  ROOT %b = f32[2]{0} fusion(%a), calls=%f\n}\n",
+      5, "cycle in the call graph");
   expect_error("HloModule m\n\n%c () -> f32[] {\n  ROOT %k = f32[] constant(1)\n}\n", 6, "no ENTRY");
   expect_error(head + "  ROOT %a = f32[2]{0} constant({1,2}), backend_config={\"x\":1\n", 4, "never closed");
 }
