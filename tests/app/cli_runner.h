@@ -7,7 +7,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace testing_cli {
 
@@ -32,6 +36,14 @@ inline CliResult run_in_source_tree(const std::string& command) {
 
 inline CliResult run_tpusim(const std::string& args) {
   return run_in_source_tree(std::string("SC_COPYRIGHT_MESSAGE=DISABLE ") + TPUSIM_BINARY + " " + args);
+}
+
+// The report.json a run wrote into `dir` (relative to the source tree, where
+// run_tpusim runs, or absolute).
+inline nlohmann::json read_report(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(TPUSIM_SOURCE_DIR) / dir / "report.json");
+  if (!in) throw std::runtime_error("no report.json in " + dir);
+  return nlohmann::json::parse(in);
 }
 
 // <tmp>/tpusim-test-<name>-<pid>, empty at first, removed with the object.

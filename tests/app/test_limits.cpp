@@ -31,12 +31,6 @@ const std::string kOut = "build-test-out/limits/";
 const std::string kBigRing =
     "run configs/experiments/allgather-ring-v5e-16.yaml --set 'pod={topology: ring, shape: [65536]}' --set ";
 
-nlohmann::json report(const std::string& dir) {
-  std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / dir / "report.json");
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
-
 bool written(const std::string& dir) { return fs::exists(fs::path(TPUSIM_SOURCE_DIR) / dir / "report.json"); }
 
 // `tpusim ARGS --out DIR` into an emptied DIR.
@@ -96,7 +90,7 @@ TEST_CASE("limits: a run inside its limits gives the results it gives without th
   for (const char* exp : {"configs/experiments/matmul-v4.yaml", "configs/experiments/train-pp-v5e.yaml"}) {
     DYNAMIC_SECTION(exp) {
       REQUIRE(run_into(std::string("run ") + exp, kOut + "free").status == 0);
-      const nlohmann::json free = report(kOut + "free");
+      const nlohmann::json free = testing_cli::read_report(kOut + "free");
       const double step = free["result"]["step_time_s"].get<double>();
       const auto events = free["simulator"]["events"].get<std::uint64_t>();
       // Just enough events and simulated time: the run still finishes.
@@ -106,7 +100,7 @@ TEST_CASE("limits: a run inside its limits gives the results it gives without th
       const auto r = run_into(std::string("run ") + exp + " --set '" + limits.str() + "'", kOut + "bounded");
       INFO(limits.str() << "\n" << r.output);
       REQUIRE(r.status == 0);
-      const nlohmann::json bounded = report(kOut + "bounded");
+      const nlohmann::json bounded = testing_cli::read_report(kOut + "bounded");
       CHECK(bounded["result"] == free["result"]);
       CHECK(bounded["per_chip"] == free["per_chip"]);
     }
@@ -157,7 +151,8 @@ TEST_CASE("limits: progress_interval logs progress on stderr and changes no resu
   REQUIRE(none.status == 0);
   CHECK(every.output.find("[info] progress: ") != std::string::npos);
   CHECK(none.output.find("[info] progress: ") == std::string::npos);
-  nlohmann::json a = report(kOut + "progress-every"), b = report(kOut + "progress-none");
+  nlohmann::json a = testing_cli::read_report(kOut + "progress-every"),
+                 b = testing_cli::read_report(kOut + "progress-none");
   for (const char* field : testing_cli::kHostFields) {
     a["simulator"].erase(field);
     b["simulator"].erase(field);

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 #include "cli_runner.h"
@@ -13,15 +12,6 @@ namespace test_run_hlo {
 
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
-
-namespace {
-
-nlohmann::json report(const std::string& dir) {
-  std::ifstream in(dir + "/report.json");
-  return nlohmann::json::parse(in);
-}
-
-}  // namespace
 
 TEST_CASE("run --hlo: the flags run what the equivalent experiment file runs", "[app][hlo]") {
   TempDir tmp("run-hlo");
@@ -33,7 +23,7 @@ TEST_CASE("run --hlo: the flags run what the equivalent experiment file runs", "
       tmp / "flags");
   INFO(flags.output);
   REQUIRE(flags.status == 0);
-  const nlohmann::json a = report(tmp / "file"), b = report(tmp / "flags");
+  const nlohmann::json a = testing_cli::read_report(tmp / "file"), b = testing_cli::read_report(tmp / "flags");
   CHECK(b["result"]["step_time_s"] == a["result"]["step_time_s"]);
   CHECK(b["result"]["hlo"]["flops_per_device"] == a["result"]["hlo"]["flops_per_device"]);
   CHECK(b["experiment"]["name"] == "sharded-matmul-v5e-2x4");
