@@ -63,4 +63,29 @@ TEST_CASE("tutorial check catches a number that drifted", "[app][tutorial]") {
   CHECK(r.output.find("-<!-- n: ch4-bidi-ms -->9.99") != std::string::npos);  // the diff
 }
 
+TEST_CASE("tutorial check catches an exercise whose prediction misses the run", "[app][tutorial]") {
+  // Chapter 4's exercise predicts the all-gather from (N-1)/N V/W plus hops and
+  // launch. Work it with the all-reduce's 2(N-1)/N instead (a classic slip):
+  // the prediction (2.6 ms) misses the run (1.3 ms) by far more than the 1%
+  // the answer claims.
+  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-tutorial-ex-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / "configs" / "tutorial" / "ch4.numbers.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string sidecar = ss.str();
+  const std::string formula = "\"1e3 * (7 / 8 * 67108864";
+  const auto at = sidecar.find(formula);
+  REQUIRE(at != std::string::npos);
+  sidecar.replace(at, formula.size(), "\"1e3 * (2 * 7 / 8 * 67108864");
+  std::ofstream(dir / "ch4.numbers.json") << sidecar;
+
+  const testing_cli::CliResult r = run_check("--only ch4 --sidecars-dir " + dir.string());
+  fs::remove_all(dir);
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("ch4-ex-pred: the prediction 2.6") != std::string::npos);
+  CHECK(r.output.find("the exercise claims within 1%") != std::string::npos);
+}
+
 }  // namespace test_tutorial
