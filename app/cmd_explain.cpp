@@ -7,16 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "app/cli.h"
 #include "app/command_line.h"
 #include "app/explain/mxu_explain.h"
+#include "app/explain/mxu_html.h"
 #include "app/explain/mxu_vcd_op.h"
 #include "app/explain/mxu_walkthrough.h"
 #include "hw/chip_config.h"
@@ -103,11 +106,63 @@ void present_walkthrough(const explain::MxuWalkthrough& w, Pace pace, double pla
   std::cout << w.summary;
 }
 
+// A matrix given on the command line (--a, --b): rows separated by ';',
+// values by ',' or spaces, integers in [-kOwnOperandMax, kOwnOperandMax]
+// (see mxu_walkthrough), e.g. "1,2,3;4,5,6" is 2x3.
+struct OwnMatrix {
+  std::uint64_t rows = 0, cols = 0;
+  std::vector<hw::bf16> values;  // row-major
+};
+
+OwnMatrix parse_own_matrix(const std::string& option, const std::string& text) {
+  OwnMatrix m;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(';', start), text.size());
+    std::string row = text.substr(start, end - start);
+    for (char& ch : row)
+      if (ch == ',' || ch == '\t') ch = ' ';
+    std::vector<hw::bf16> values;
+    std::size_t at = 0;
+    while ((at = row.find_first_not_of(' ', at)) != std::string::npos) {
+      const std::size_t stop = std::min(row.find(' ', at), row.size());
+      const std::string word = row.substr(at, stop - at);
+      at = stop;
+      const std::size_t digits = word[0] == '-' ? 1 : 0;
+      if (word.size() == digits || word.size() > digits + 2 ||
+          word.find_first_not_of("0123456789", digits) != std::string::npos)
+        throw UsageError(option + ": row " + std::to_string(m.rows) + ": '" + word + "' is not an integer from -" +
+                         std::to_string(explain::kOwnOperandMax) + " to " + std::to_string(explain::kOwnOperandMax) +
+                         " (rows separated by ';', values by ',' or spaces)");
+      values.push_back(hw::bf16::from_float(static_cast<float>(std::stoi(word))));
+    }
+    if (values.empty()) throw UsageError(option + ": row " + std::to_string(m.rows) + " is empty");
+    if (m.rows > 0 && values.size() != m.cols)
+      throw UsageError(option + ": row " + std::to_string(m.rows) + " has " + std::to_string(values.size()) +
+                       " values, row 0 has " + std::to_string(m.cols));
+    m.cols = values.size();
+    ++m.rows;
+    m.values.insert(m.values.end(), values.begin(), values.end());
+    start = end + 1;
+  }
+  return m;
+}
+
+// Quotes a word for a POSIX shell when it needs it.
+std::string shell_word(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,") ==
+                           std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 int explain_mxu(const std::vector<std::string>& args) {
   po::options_description opts("tpusim explain mxu");
   std::uint32_t rows = 128, cols = 128;
   std::uint64_t m = 128, k = 128, n = 128, seed = 1;
-  std::string dataflow = "ws", fidelity = "tile", schedule = "overlapped", vcd_path, frames;
+  std::string dataflow = "ws", fidelity = "tile", schedule = "overlapped", vcd_path, frames, html_path, own_a, own_b;
   double play_seconds = 0;
   opts.add_options()("help,h", "this text")("rows", po::value(&rows)->default_value(128), "array rows (2..256)")(
       "cols", po::value(&cols)->default_value(128), "array columns (2..256)")("m", po::value(&m)->default_value(128),
@@ -133,7 +188,14 @@ int explain_mxu(const std::vector<std::string>& args) {
       "on a terminal where the array allows, else full")(
       "vcd", po::value(&vcd_path)->value_name("FILE.vcd"),
       "write every PE's input, weights, psum and valid bit, every cycle, for GTKWave (pe fidelity; cycle c at "
-      "c ns; arrays up to 32x32, up to 2e6 PE-cycles)");
+      "c ns; arrays up to 32x32, up to 2e6 PE-cycles)")(
+      "html", po::value(&html_path)->value_name("FILE.html"),
+      "write the walk-through as one self-contained web page (step, play, speed; opens from disk; pe "
+      "fidelity, the walk-through's limits)")(
+      "a", po::value(&own_a)->value_name("ROWS"),
+      "your own A for --walk or --html instead of seeded operands: rows separated by ';', values by ',' or "
+      "spaces, integers from -99 to 99, e.g. '1,2;3,4' (sets m and k)")("b", po::value(&own_b)->value_name("ROWS"),
+                                                                        "your own B, as --a (sets k and n; needs --a)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, {}, vm)) return 0;
   const std::optional<hw::MxuDataflow> dataflow_value = hw::mxu_dataflow_names().find(dataflow);
@@ -145,11 +207,35 @@ int explain_mxu(const std::vector<std::string>& args) {
 
   const bool play = vm.count("play") > 0, no_pager = vm["no-pager"].as<bool>(), json = vm["json"].as<bool>();
   const bool walk = vm["walk"].as<bool>() || play || no_pager;
-  const bool vcd = vm.count("vcd") > 0;
+  const bool vcd = vm.count("vcd") > 0, html = vm.count("html") > 0, own = vm.count("a") || vm.count("b");
   if (play && !(std::isfinite(play_seconds) && play_seconds >= 0 && play_seconds <= 60))
     throw UsageError("--play: expected seconds per cycle between 0 and 60, got " + std::to_string(play_seconds));
   if (play && no_pager) throw UsageError("--play and --no-pager: choose one (--no-pager never waits)");
   if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
+  if (html && html_path.empty()) throw UsageError("--html: expected a file name");
+  if (own && !(walk || html))
+    throw UsageError("--a and --b: your own operands are for --walk or --html (the other modes count cycles only)");
+  if (own && !(vm.count("a") && vm.count("b"))) throw UsageError("--a and --b: give both A and B");
+  if (own && vcd) throw UsageError("--vcd uses seeded operands; drop --a and --b or --vcd");
+  OwnMatrix a_own, b_own;
+  if (own) {
+    a_own = parse_own_matrix("--a", own_a);
+    b_own = parse_own_matrix("--b", own_b);
+    if (a_own.cols != b_own.rows)
+      throw UsageError("--a is " + std::to_string(a_own.rows) + "x" + std::to_string(a_own.cols) + ", --b is " +
+                       std::to_string(b_own.rows) + "x" + std::to_string(b_own.cols) +
+                       ": A's columns must equal B's rows (k)");
+    for (auto [name, given, value] : {std::tuple<const char*, std::uint64_t, std::uint64_t>{"m", m, a_own.rows},
+                                      {"k", k, a_own.cols},
+                                      {"n", n, b_own.cols}}) {
+      if (!vm[name].defaulted() && given != value)
+        throw UsageError(std::string("--") + name + " " + std::to_string(given) + " disagrees with --a and --b (" +
+                         name + " = " + std::to_string(value) + "); drop --" + name);
+    }
+    m = a_own.rows;
+    k = a_own.cols;
+    n = b_own.cols;
+  }
   if (vm.count("frames") && frames != "compact" && frames != "full")
     throw UsageError("--frames: expected compact or full, got '" + frames + "'");
   if (frames == "compact" && (rows > explain::kCompactMaxSide || cols > explain::kCompactMaxSide))
@@ -158,13 +244,15 @@ int explain_mxu(const std::vector<std::string>& args) {
                      std::to_string(cols) + " (use --frames full)");
   // Both show the PE engine's per-cycle state: pe fidelity is implied, but
   // an explicit tile request is a contradiction worth naming.
-  if ((walk || vcd) && *fidelity_value == hw::Fidelity::tile && !vm["fidelity"].defaulted())
-    throw UsageError(std::string(walk ? "--walk" : "--vcd") +
+  const bool draws = walk || html;
+  const std::string drawer = walk ? "--walk" : "--html";
+  if ((draws || vcd) && *fidelity_value == hw::Fidelity::tile && !vm["fidelity"].defaulted())
+    throw UsageError(std::string(draws ? drawer : "--vcd") +
                      " shows every PE every cycle, which needs --fidelity pe (the tile engine computes cycles in "
                      "closed form)");
 
-  if ((walk || vcd) && *dataflow_value != hw::MxuDataflow::ws)
-    throw UsageError(std::string(walk ? "--walk" : "--vcd") + " draws the weight-stationary array; --dataflow " +
+  if ((draws || vcd) && *dataflow_value != hw::MxuDataflow::ws)
+    throw UsageError(std::string(draws ? drawer : "--vcd") + " draws the weight-stationary array; --dataflow " +
                      dataflow + " is not drawn");
 
   explain::MxuExplainRequest req;
@@ -174,12 +262,34 @@ int explain_mxu(const std::vector<std::string>& args) {
   req.config.schedule = *schedule_value;
   req.config.dataflow = *dataflow_value;
   req.shape = {m, k, n};
-  req.fidelity = walk || vcd ? hw::Fidelity::pe : *fidelity_value;
+  req.fidelity = draws || vcd ? hw::Fidelity::pe : *fidelity_value;
   req.seed = seed;
 
   // The walk-through checks its limits before anything is written.
   std::optional<explain::MxuWalkthrough> w;
-  if (walk) w = explain::mxu_walkthrough(req.config, req.shape, seed);
+  if (draws) {
+    w = own ? explain::mxu_walkthrough(req.config, req.shape, a_own.values, b_own.values)
+            : explain::mxu_walkthrough(req.config, req.shape, seed);
+  }
+  if (html) {
+    // The command that regenerates the page: the options that shape it.
+    std::string base = "tpusim explain mxu --rows " + std::to_string(rows) + " --cols " + std::to_string(cols);
+    if (!req.config.double_buffer) base += " --no-double-buffer";
+    if (req.config.schedule != hw::MxuSchedule::overlapped) base += " --schedule " + schedule;
+    std::string command = base;
+    if (own)
+      command += " --a " + shell_word(own_a) + " --b " + shell_word(own_b);
+    else
+      command += " --m " + std::to_string(m) + " --k " + std::to_string(k) + " --n " + std::to_string(n) + " --seed " +
+                 std::to_string(seed);
+    command += " --html " + shell_word(html_path);
+    std::ofstream out(html_path, std::ios::binary);
+    out << explain::render_mxu_html(*w, command, base);
+    out.close();
+    if (!out) throw UsageError("--html: cannot write '" + html_path + "'");
+    std::cerr << "wrote " << html_path << ": " << w->cycles << " cycles of a " << rows << "x" << cols << " array, Y "
+              << (w->matches_reference ? "matches" : "DOES NOT match") << " the host GEMM\n";
+  }
 
   // The VCD gets the walk-through's operands, so the two can be compared.
   std::string vcd_note;
@@ -197,13 +307,15 @@ int explain_mxu(const std::vector<std::string>& args) {
                (vcd_matches ? "match the host reference" : "MISMATCH with the host reference");
   }
 
-  if (w) {
+  if (walk) {
     const Pace pace = play ? Pace::play : (no_pager || !isatty(STDIN_FILENO)) ? Pace::all : Pace::step;
     const bool compact = frames == "compact" || (frames.empty() && isatty(STDOUT_FILENO) && !w->compact_frames.empty());
     present_walkthrough(*w, pace, play_seconds, compact ? FrameStyle::compact : FrameStyle::full);
     if (vcd) std::cout << "VCD: " << vcd_path << " (" << vcd_note << ")\n";
     return w->matches_reference && (!vcd || vcd_matches) ? 0 : 1;
   }
+
+  if (html) return w->matches_reference && (!vcd || vcd_matches) ? 0 : 1;
 
   explain::MxuExplainResult r = explain::mxu_explain(req);
 

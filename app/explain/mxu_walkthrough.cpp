@@ -200,6 +200,7 @@ class FrameRenderer {
                                                              : std::numeric_limits<double>::quiet_NaN();
                        });
     w_.frames.push_back(std::move(f));
+    w_.states.push_back(state(v));
     if (v.rows <= kCompactMaxSide && v.cols <= kCompactMaxSide) w_.compact_frames.push_back(compact_frame(v));
   }
 
@@ -237,7 +238,36 @@ class FrameRenderer {
                 });
   }
 
+  // The numbers of the full frame (after bottom_edge has collected).
+  MxuFrameState state(const hw::ArrayStateView& v) const {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    MxuFrameState s;
+    s.feeder = feeder_line(v);
+    s.loader = loader_line(v);
+    const std::size_t pes = std::size_t(v.rows) * v.cols;
+    for (unsigned b = 0; b < 2; ++b) s.weights[b].assign(v.weights[b], v.weights[b] + pes);
+    for (std::uint32_t r = 0; r < v.rows; ++r) {
+      for (std::uint32_t c = 0; c < v.cols; ++c) {
+        const bool valid = v.valid(r, c);
+        s.activations.push_back(valid ? v.activation(r, c) : float(nan));
+        s.psums.push_back(valid ? v.psum(r, c) : float(nan));
+        s.tiles.push_back(v.slot(r, c).tile);
+        s.vectors.push_back(valid ? v.slot(r, c).vector : 0);
+        s.banks.push_back(static_cast<std::uint8_t>(v.bank(r, c)));
+      }
+      for (std::uint64_t d = kLookahead; d >= 1; --d) {
+        const Entering e = entering(r, v.cycle + d);
+        s.next_in.push_back(e.any ? a_value(e) : nan);
+      }
+    }
+    for (std::size_t at = 0; at < w_.collected.size(); ++at)
+      s.y.push_back(arrived_[at] ? double(w_.collected[at]) : nan);
+    s.bottom = leaving_;
+    return s;
+  }
+
   std::string bottom_edge(const hw::ArrayStateView& v) {
+    leaving_.clear();
     std::string line = "bottom edge:";
     bool any = false;
     const std::uint32_t r = v.rows - 1;
@@ -257,6 +287,7 @@ class FrameRenderer {
       if (!arrived_[at]) ++arrived_count_;
       arrived_[at] = true;
       newest_ = at;
+      leaving_.push_back("Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)));
       line +=
           " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " + std::to_string(slot.tile) + ")";
     }
@@ -359,6 +390,7 @@ class FrameRenderer {
   MxuWalkthrough& w_;
   hw::MxuTiling tiling_;
   std::vector<bool> arrived_;
+  std::vector<std::string> leaving_;  // this cycle's bottom edge
   std::uint64_t arrived_count_ = 0;
   std::size_t newest_ = 0;
 };
@@ -405,14 +437,14 @@ std::string intro_text(const MxuWalkthrough& w) {
 
 void check_limits(const hw::MxuConfig& config, const hw::MxuShape& shape) {
   if (config.rows > kWalkthroughMaxSide || config.cols > kWalkthroughMaxSide) {
-    throw sim::ConfigError({"command line"}, "--walk",
+    throw sim::ConfigError({"command line"}, "--walk/--html",
                            "the walk-through prints every PE every cycle: arrays up to " + u64(kWalkthroughMaxSide) +
                                "x" + u64(kWalkthroughMaxSide) + ", got " + u64(config.rows) + "x" + u64(config.cols) +
                                " (without --walk, explain mxu gives cycles and utilization for any size)");
   }
   for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"m", shape.m}, {"k", shape.k}, {"n", shape.n}}) {
     if (value > kWalkthroughMaxDim) {
-      throw sim::ConfigError({"command line"}, "--walk",
+      throw sim::ConfigError({"command line"}, "--walk/--html",
                              std::string("the walk-through prints the operands: --") + name + " up to " +
                                  u64(kWalkthroughMaxDim) + ", got " + u64(value));
     }
@@ -467,13 +499,23 @@ std::string render_matrix(const std::string& title, std::size_t rows, std::size_
 }
 
 MxuWalkthrough mxu_walkthrough(const hw::MxuConfig& config, const hw::MxuShape& shape, std::uint64_t seed) {
+  std::vector<hw::bf16> a, b;
+  mxu_teaching_operands(shape, seed, a, b);
+  return mxu_walkthrough(config, shape, std::move(a), std::move(b));
+}
+
+MxuWalkthrough mxu_walkthrough(const hw::MxuConfig& config, const hw::MxuShape& shape, std::vector<hw::bf16> a,
+                               std::vector<hw::bf16> b) {
   validate(config);
   validate(shape);
   check_limits(config, shape);
+  if (a.size() != shape.m * shape.k || b.size() != shape.k * shape.n)
+    throw std::logic_error("walk-through: operand sizes do not match the shape");
   MxuWalkthrough w;
   w.config = config;
   w.shape = shape;
-  mxu_teaching_operands(shape, seed, w.a, w.b);
+  w.a = std::move(a);
+  w.b = std::move(b);
   w.schedule = hw::mxu_tile_schedule(config, shape);
   // Frames are titled "cycle t (of 0..N-1)" as they are drawn; the engine's
   // own count must then agree (it is checked against the formula in tests).

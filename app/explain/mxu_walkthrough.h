@@ -33,6 +33,22 @@ constexpr std::uint64_t kWalkthroughMaxDim = 32;   // m, k, n
 constexpr std::uint32_t kCompactMaxSide = 8;
 constexpr std::size_t kCompactWidth = 80;
 
+// One cycle of the walk-through as numbers, for pages that draw it
+// (`explain mxu --html`). PE(r,c) at r * cols + c; NaN where nothing is (a
+// bubble, a row with nothing entering, a Y entry nothing has reached yet).
+struct MxuFrameState {
+  std::string feeder, loader;          // as in the full frame's head line
+  std::vector<float> weights[2];       // bank b
+  std::vector<float> activations;      // the value each PE multiplies, NaN = bubble
+  std::vector<float> psums;            // the psum each PE produces, NaN = bubble
+  std::vector<std::int64_t> tiles;     // the tile of each PE's activation, -1 = bubble
+  std::vector<std::uint64_t> vectors;  // its vector (row of A)
+  std::vector<std::uint8_t> banks;     // the bank the activation selects
+  std::vector<double> next_in;         // rows x 3: what enters row r in +3, +2, +1 cycles
+  std::vector<std::string> bottom;     // what left the bottom edge ("Y[i][j] += v")
+  std::vector<double> y;               // m x n, summed from the bottom edge so far
+};
+
 struct MxuWalkthrough {
   hw::MxuConfig config;
   hw::MxuShape shape;
@@ -45,11 +61,12 @@ struct MxuWalkthrough {
   // same state in 80x24, cells coloured with ANSI SGR codes (strip_colour
   // for a terminal without colour). Y is summarised; the full frame has it.
   std::vector<std::string> compact_frames;
-  std::vector<float> y;            // m x n, the PE engine's result
-  std::vector<float> collected;    // m x n, summed from the bottom edge as the frames show it
-  std::vector<double> reference;   // m x n, host GEMM in double
-  bool matches_reference = false;  // y == collected == reference, every entry
-  std::string summary;             // A, B, Y and the verdict
+  std::vector<MxuFrameState> states;  // one per cycle: the full frame's numbers
+  std::vector<float> y;               // m x n, the PE engine's result
+  std::vector<float> collected;       // m x n, summed from the bottom edge as the frames show it
+  std::vector<double> reference;      // m x n, host GEMM in double
+  bool matches_reference = false;     // y == collected == reference, every entry
+  std::string summary;                // A, B, Y and the verdict
 };
 
 // `text` without its ANSI SGR sequences (ESC [ ... m).
@@ -71,6 +88,14 @@ std::vector<double> host_gemm(const hw::MxuShape& shape, const std::vector<hw::b
 // Throws sim::ConfigError on a bad config or shape, or beyond the limits
 // above ("command line: --walk: ...").
 MxuWalkthrough mxu_walkthrough(const hw::MxuConfig& config, const hw::MxuShape& shape, std::uint64_t seed);
+
+// The same on the student's own A (m x k) and B (k x n), row-major. Values
+// must be integers in [-kOwnOperandMax, kOwnOperandMax]: exact in BF16 and
+// every FP32 partial sum exact (99 * 99 * 32 < 2^24), so the array must
+// match the host exactly.
+constexpr int kOwnOperandMax = 99;
+MxuWalkthrough mxu_walkthrough(const hw::MxuConfig& config, const hw::MxuShape& shape, std::vector<hw::bf16> a,
+                               std::vector<hw::bf16> b);
 
 // Row-major matrix as text: a title line, then rows labelled
 // `row_label`0.., columns `col_label`0.. ("%g" values, '.' for NaN).

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -167,6 +169,18 @@ TEST_CASE("explain mxu: bad walk-through flags exit 2 with a message", "[app][ex
       {"--walk --rows 4 --cols 4 --m 0 --k 4 --n 4", "mxu.m"},
       {"--walk --frames small --rows 4 --cols 4 --m 4 --k 4 --n 4", "expected compact or full"},
       {"--walk --frames compact --rows 16 --cols 4 --m 4 --k 4 --n 4", "use --frames full"},
+      {"--walk --rows 4 --cols 4 --a '1,2;3' --b '1;2'", "row 1 has 1 values, row 0 has 2"},
+      {"--walk --rows 4 --cols 4 --a '1,2;3,4' --b '1,2,3'", "A's columns must equal B's rows"},
+      {"--walk --rows 4 --cols 4 --a '1,x' --b '1;2'", "'x' is not an integer from -99 to 99"},
+      {"--walk --rows 4 --cols 4 --a '1,100' --b '1;2'", "'100' is not an integer"},
+      {"--walk --rows 4 --cols 4 --a '1,2;;3,4' --b '1;2'", "row 1 is empty"},
+      {"--walk --rows 4 --cols 4 --a '1,2'", "give both A and B"},
+      {"--rows 4 --cols 4 --a '1,2' --b '1;2'", "for --walk or --html"},
+      {"--walk --rows 4 --cols 4 --m 3 --a '1,2' --b '1;2'", "--m 3 disagrees"},
+      {"--html /dev/null --rows 17 --cols 4 --m 4 --k 4 --n 4", "arrays up to 16x16"},
+      {"--html /dev/null --rows 4 --cols 4 --m 40 --k 4 --n 4", "--m up to 32"},
+      {"--html /dev/null --rows 4 --cols 4 --m 4 --k 4 --n 4 --dataflow os", "is not drawn"},
+      {"--html /no/such/dir/page.html --rows 4 --cols 4 --m 4 --k 4 --n 4", "cannot write"},
   };
   for (const Bad& c : cases) {
     auto r = run_tpusim(std::string("explain mxu ") + c.args + " < /dev/null");
@@ -176,6 +190,34 @@ TEST_CASE("explain mxu: bad walk-through flags exit 2 with a message", "[app][ex
     CHECK(r.output.find("terminate") == std::string::npos);
     CHECK(r.output.find("===== cycle") == std::string::npos);
   }
+}
+
+TEST_CASE("explain mxu --a --b: the student's own operands, walked and paged", "[app][explain]") {
+  // A 3x2 and B 2x3 by hand: Y = A x B worked out below.
+  const std::string own = "--rows 2 --cols 2 --a '1,2;3,-4;0,5' --b '2,0,-1;1,3,2'";
+  const std::vector<std::vector<double>> y = {{4, 6, 3}, {2, -12, -11}, {5, 15, 10}};
+  auto r = run_tpusim("explain mxu --walk --no-pager " + own);
+  REQUIRE(r.status == 0);
+  CHECK(printed_matrix(r.output, "Y = A x B", 3) == y);
+  CHECK(r.output.find("check: Y equals the host reference") != std::string::npos);
+
+  // The page embeds the same run: its last frame's Y is the same Y, it has a
+  // frame per cycle, and it shows the command that makes it.
+  testing_cli::TempDir dir("explain-html");
+  const std::string page = dir / "mxu.html";
+  auto html = run_tpusim("explain mxu --html " + page + " " + own);
+  REQUIRE(html.status == 0);
+  std::ifstream in(page);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string open = "<script id=\"tpusim-data\" type=\"application/json\">";
+  const std::size_t from = text.find(open) + open.size();
+  const auto j = nlohmann::json::parse(text.substr(from, text.find("</script>", from) - from));
+  CHECK(j["frames"].size() == j["cycles"].get<std::size_t>());
+  const auto& last = j["frames"].back()["y"];
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t c = 0; c < 3; ++c) CHECK(last[i * 3 + c].get<double>() == y[i][c]);
+  CHECK(j["command"].get<std::string>().find("--a '1,2;3,-4;0,5' --b '2,0,-1;1,3,2'") != std::string::npos);
+  CHECK(text.find("http") == std::string::npos);  // nothing from the network
 }
 
 TEST_CASE("explain walk-through: compact frames on the command line, no colour into a pipe", "[app][explain]") {
