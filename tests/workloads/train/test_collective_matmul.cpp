@@ -32,11 +32,13 @@ pod: {topology: ring, shape: [4], wraparound: [true]}
 mesh: {model: 4}
 workload:
   kind: train
-  model: {type: transformer, layers: 1, d_model: 1024, )" + widths + R"(, seq_len: 2048, vocab: 4096}
+  model: {type: transformer, layers: 1, d_model: 1024, )" +
+                                          widths + R"(, seq_len: 2048, vocab: 4096}
   global_batch: 4
   parallelism: {tensor: model, sequence: true}
   optimizer: sgd
-  collective_matmul: )" + (collective_matmul ? "true" : "false") + "\n");
+  collective_matmul: )" + (collective_matmul ? "true" : "false") +
+                                          "\n");
   auto exp = workloads::load_experiment(path);
   return exp.workload->run(exp, {}).report;
 }
