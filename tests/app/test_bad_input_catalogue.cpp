@@ -282,6 +282,9 @@ const BadCase kCases[] = {
     // kind: train.
     {"a word where a training flag goes", "run tests/data/bad/train_overlap_type.yaml", 2,
      "tests/data/bad/train_overlap_type.yaml:9:12:", "workload.overlap:", "expected true or false, got 'sometimes'"},
+    {"a word where the collective-matmul flag goes", "run tests/data/bad/train_collective_matmul_type.yaml", 2,
+     "tests/data/bad/train_collective_matmul_type.yaml:9:22:", "workload.collective_matmul:",
+     "expected true or false, got 'maybe'"},
     {"a global batch of zero", "run tests/data/bad/train_batch_range.yaml", 2,
      "tests/data/bad/train_batch_range.yaml:8:17:", "workload.global_batch:",
      "value 0 is out of range: expected between 1 and 16777216 samples"},

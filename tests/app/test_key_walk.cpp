@@ -90,6 +90,11 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 256, vocab: 4096, kv_heads: 4}, global_batch: 32,\n"
      "           parallelism: {data: data, tensor: model, microbatches: 2}, optimizer: adam}\n"},
+    {"train-sequence", "train", false,
+     "chip: tpu-v5e\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {model: 4}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 512, d_ff: 2048, heads: 8,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 4096}, global_batch: 4,\n"
+     "           parallelism: {tensor: model, sequence: true}, optimizer: adam}\n"},
     {"train-moe", "train", false,
      "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {expert: 4}\n"
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"

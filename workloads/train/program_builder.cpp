@@ -120,7 +120,8 @@ class LayerPass {
         stage_(stage),
         tag_(std::move(tag)),
         input_(std::move(input)),
-        sequence_(sequence_split(layer, ctx.spec.parallelism.sequence)) {
+        sequence_(sequence_split(layer, ctx.spec.parallelism.sequence)),
+        windowed_(sequence_ && ctx.spec.collective_matmul && ctx.tp() > 1) {
     for (const auto& mm : backward ? layer.backward : layer.forward) items_.push_back({&mm, nullptr, nullptr, nullptr});
     for (const auto& ew : backward ? layer.elementwise_bwd : layer.elementwise_fwd)
       items_.push_back({nullptr, &ew, nullptr, nullptr});
@@ -133,6 +134,8 @@ class LayerPass {
     state_.assign(items_.size(), kNew);
     consumed_.assign(items_.size(), 0);
     sinks_.resize(items_.size());
+    chunks_.resize(items_.size());
+    owed_.assign(items_.size(), -1);
     for (std::size_t i = 0; i < items_.size(); ++i)
       for (const auto& a : after(i)) consumed_[lookup(a, i)] = 1;
   }
@@ -140,8 +143,14 @@ class LayerPass {
   PassResult build() {
     for (std::size_t i = 0; i < items_.size(); ++i) build_item(i);
     PassResult r;
-    for (std::size_t i = 0; i < items_.size(); ++i)
-      if (!consumed_[i]) append(weight(i) ? r.weight : r.data, ready(i));
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      if (consumed_[i]) continue;
+      // A gather still owed leaves the pass whole, as without collective
+      // matmul: the next layer reads it.
+      const Deps done = ready(i);
+      const int g = owes(i);
+      append(weight(i) ? r.weight : r.data, g >= 0 ? Deps{plain_gather(g)} : done);
+    }
     return r;
   }
 
@@ -191,13 +200,34 @@ class LayerPass {
     if (state_[i] == kBuilding) throw std::logic_error("model ops wait for each other in a cycle at '" + name(i) + "'");
     state_[i] = kBuilding;
     Deps deps;
+    int owed = -1;  // the gather this item's input still owes (collective matmul)
     if (after(i).empty()) deps = input_;
     for (const auto& a : after(i)) {
       const std::size_t j = lookup(a, i);
       build_item(j);
       append(deps, ready(j));
+      if (owes(j) >= 0) owed = owes(j);
     }
     const std::string label = tag_ + " " + name(i);
+    if (owed >= 0) {
+      if (items_[i].ew) {
+        owed_[i] = owed;  // split elementwise work (sequence_split): no gather needed yet
+      } else if (const auto* mm = items_[i].mm; mm && token_chunks(*mm) && !partial_sum(i)) {
+        // The matmul reading the gathered tensor, in tp chunks of its
+        // tokens: chunk c waits for the c-th shard to arrive around the ring.
+        const std::vector<std::uint32_t>& ring = shard_ring(owed);
+        sinks_[i] = {};
+        for (std::uint32_t c = 0; c < ctx_.tp(); ++c) {
+          Deps d = deps;
+          if (c > 0) d.push_back(ring[c - 1]);
+          append(sinks_[i], chunk(*mm, d, label, c));
+        }
+        state_[i] = kBuilt;
+        return;
+      } else {
+        deps.push_back(plain_gather(owed));
+      }
+    }
     if (const auto* x = items_[i].ex) {
       sinks_[i] = routed_ ? Deps{exchange(*x, label, deps)} : deps;  // one chip holds every expert: nothing moves
     } else if (items_[i].mm && items_[i].mm->tokens != models::Dim::none && routed_) {
@@ -211,6 +241,13 @@ class LayerPass {
           ctx_.collectives.add(n, interconnect::CollectiveOp::permute, t->bytes, axes, CollectivePurpose::context);
       sinks_[i] = {
           prog_.add({n, {hw::EngineKind::ici, t->gradients ? kIciContextGrads : kIciContext}, hw::CommOp{c}, deps, 0})};
+    } else if (const auto* mm = items_[i].mm; mm && windowed_ && partial_sum(i) && token_chunks(*mm)) {
+      // A partial sum to reduce-scatter: computed in tp chunks of its
+      // tokens, each sent on around the ring (ready) while the next runs.
+      for (std::uint32_t c = 0; c < ctx_.tp(); ++c) {
+        chunks_[i].push_back(chunk(*mm, deps, label, c));
+        append(sinks_[i], chunks_[i].back());
+      }
     } else if (const auto* mm = items_[i].mm) {
       const LocalMatmul l = local_matmul(*mm, ctx_.tp());
       // Flash attention's fused matmuls: m is a sequence axis of each of
@@ -285,28 +322,100 @@ class LayerPass {
     return prog_.add({name, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
   }
 
+  // Collective matmul (TrainSpec::collective_matmul; XLA's windowed
+  // einsum, docs/calibration.md#maxtext-128b-tensor). A linear matmul's
+  // tokens (m; k of a weight gradient, as MatmulSpec::tokens) split into
+  // tp chunks, when they divide.
+  bool token_chunks(const models::MatmulSpec& mm) const {
+    if (mm.kind != models::MatmulKind::linear || mm.tokens != models::Dim::none || routed_) return false;
+    const LocalMatmul l = local_matmul(mm, ctx_.tp());
+    const std::uint64_t tokens = mm.pass == models::Pass::backward_weight ? l.k : l.m;
+    return l.count == 1 && tokens % ctx_.tp() == 0;
+  }
+  Deps chunk(const models::MatmulSpec& mm, const Deps& deps, const std::string& label, std::uint32_t c) {
+    const LocalMatmul l = local_matmul(mm, ctx_.tp());
+    const bool on_k = mm.pass == models::Pass::backward_weight;
+    const std::uint64_t m = on_k ? l.m : l.m / ctx_.tp(), k = on_k ? l.k / ctx_.tp() : l.k;
+    return kernels::append_program(prog_, ctx_.matmuls.get(1, m, k, l.n, {}, quantized(mm, ctx_.quantize)), deps,
+                                   " [" + label + " chunk " + std::to_string(c) + "]");
+  }
+  std::uint32_t tensor_collective(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
+                                  const Deps& after) {
+    const auto& axes = ctx_.spec.parallelism.tensor.axes;
+    const std::string n = name + " over " + axes_text(axes);
+    const std::uint32_t c = ctx_.collectives.add(n, op, bytes, axes, CollectivePurpose::tensor_parallel);
+    return prog_.add({n, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, after, 0});
+  }
+  // The gather item i's output still owes, or -1.
+  int owes(std::size_t i) const {
+    if (!partial_sum(i)) return owed_[i];
+    auto it = tensor_gather_.find(output(i));
+    return it == tensor_gather_.end() ? -1 : it->second;
+  }
+  // Gather g's shards, one permute per step after the first: every reader
+  // that chunks shares them.
+  const std::vector<std::uint32_t>& shard_ring(int g) {
+    Gather& gather = gathers_[static_cast<std::size_t>(g)];
+    if (gather.ring.empty()) {
+      Deps after = gather.local;
+      for (std::uint32_t c = 1; c < ctx_.tp(); ++c) {
+        gather.ring.push_back(tensor_collective(gather.name + " shard " + std::to_string(c) + " permute",
+                                                interconnect::CollectiveOp::permute, gather.bytes / ctx_.tp(), after));
+        after = {gather.ring.back()};
+      }
+    }
+    return gather.ring;
+  }
+  // Gather g whole, for a reader that cannot take it in chunks.
+  std::uint32_t plain_gather(int g) {
+    Gather& gather = gathers_[static_cast<std::size_t>(g)];
+    if (!gather.whole)
+      gather.whole = tensor_collective(gather.name + " all-gather", interconnect::CollectiveOp::all_gather,
+                                       gather.bytes, gather.local);
+    return *gather.whole;
+  }
+
   // What a reader of item i waits for: the item, or the all-reduce of the
   // partial sums it contributes to.
   Deps ready(std::size_t i) {
     if (!partial_sum(i)) return sinks_[i];
     const std::string& tensor = output(i);
     auto it = reduced_.find(tensor);
-    if (it != reduced_.end()) return {it->second};
+    if (it != reduced_.end()) return it->second;
     Deps deps;
     std::uint64_t bytes = 0;
+    bool chunked = true;
     for (std::size_t j = 0; j < items_.size(); ++j) {
       if (output(j) != tensor) continue;
       build_item(j);
       append(deps, sinks_[j]);
       bytes = std::max(bytes, output_bytes(j));
+      chunked = chunked && !chunks_[j].empty();
     }
-    const auto& axes = ctx_.spec.parallelism.tensor.axes;
     const std::string n = "stage" + std::to_string(stage_) + " " + tag_ + " " + tensor;
     auto collective = [&](interconnect::CollectiveOp op, const char* what, std::uint64_t b, const Deps& after) {
-      const std::string name = n + " " + what + " over " + axes_text(axes);
-      const std::uint32_t c = ctx_.collectives.add(name, op, b, axes, CollectivePurpose::tensor_parallel);
-      return prog_.add({name, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, after, 0});
+      return tensor_collective(n + " " + what, op, b, after);
     };
+    if (windowed_ && chunked) {
+      // The reduce-scatter as a collective matmul: the accumulator of chunk
+      // c (every producer's) goes on to the next rank, which adds its own;
+      // the last chunk's sum is this rank's shard. The all-gather is owed
+      // to the next linear matmul (owes).
+      const std::uint64_t padded = hw::kBf16Bytes * gathered_elements(bytes / hw::kBf16Bytes, ctx_.tp());
+      Deps after;
+      for (std::uint32_t c = 0; c < ctx_.tp(); ++c) {
+        for (std::size_t j = 0; j < items_.size(); ++j)
+          if (output(j) == tensor) append(after, chunks_[j][c]);
+        if (c + 1 < ctx_.tp())
+          after = {collective(interconnect::CollectiveOp::permute,
+                              ("chunk " + std::to_string(c) + " reduce-scatter permute").c_str(), padded / ctx_.tp(),
+                              after)};
+      }
+      tensor_gather_[tensor] = static_cast<int>(gathers_.size());
+      gathers_.push_back({n, padded, after, {}, std::nullopt});
+      reduced_[tensor] = after;
+      return after;
+    }
     std::uint32_t op = 0;
     if (sequence_) {
       // Megatron-SP's g and g-bar: the partial sums reduce-scattered along
@@ -318,7 +427,7 @@ class LayerPass {
     } else {
       op = collective(interconnect::CollectiveOp::all_reduce, "all-reduce", bytes, deps);
     }
-    reduced_[tensor] = op;
+    reduced_[tensor] = {op};
     return {op};
   }
 
@@ -332,10 +441,24 @@ class LayerPass {
   std::vector<State> state_;
   std::vector<char> consumed_;
   std::vector<Deps> sinks_;
-  std::unordered_map<std::string, std::uint32_t> reduced_;  // tensor -> its all-reduce (all-gather) op
-  bool sequence_;                                           // sequence_split(layer)
-  bool routed_ = false;                                     // a mixture-of-experts layer over expert-parallel chips
-  std::uint64_t block_ = 0;                                 // its routing
+  std::unordered_map<std::string, Deps> reduced_;  // tensor -> its all-reduce (all-gather) op
+  bool sequence_;                                  // sequence_split(layer)
+  bool windowed_;                                  // collective matmul on this layer
+  // A tensor reduce-scattered by collective matmul, whose all-gather the
+  // next linear matmul reading it takes as a ring of shard permutes.
+  struct Gather {
+    std::string name;
+    std::uint64_t bytes;  // the whole (padded) tensor
+    Deps local;           // this rank's shard is ready
+    std::vector<std::uint32_t> ring;
+    std::optional<std::uint32_t> whole;
+  };
+  std::vector<Gather> gathers_;
+  std::unordered_map<std::string, int> tensor_gather_;  // tensor -> its gather
+  std::vector<int> owed_;                               // an elementwise item's output: the gather it owes
+  std::vector<std::vector<Deps>> chunks_;               // a chunked producer's chunks
+  bool routed_ = false;                                 // a mixture-of-experts layer over expert-parallel chips
+  std::uint64_t block_ = 0;                             // its routing
 };
 
 // Ops of [begin, end) that no other op there waits for (pipeline messages and

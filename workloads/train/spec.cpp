@@ -275,6 +275,9 @@ const sim::ParamTable<TrainSpec>& train_params() {
           spec.optimizer = optimizer_cost(spec.optimizer.kind, spec.precision);
         })
         .flag("overlap", &TrainSpec::overlap, true, "gradient all-reduces run under the backward pass")
+        .flag("collective_matmul", &TrainSpec::collective_matmul, true,
+              "with sequence parallelism, each tensor-parallel reduce-scatter after a linear matmul and all-gather "
+              "before one run as N-1 permutes interleaved with N chunks of that matmul (XLA's windowed einsum)")
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
