@@ -275,9 +275,10 @@ const sim::ParamTable<TrainSpec>& train_params() {
           spec.optimizer = optimizer_cost(spec.optimizer.kind, spec.precision);
         })
         .flag("overlap", &TrainSpec::overlap, true, "gradient all-reduces run under the backward pass")
-        .flag("collective_matmul", &TrainSpec::collective_matmul, true,
+        .flag("collective_matmul", &TrainSpec::collective_matmul, false,
               "with sequence parallelism, each tensor-parallel reduce-scatter after a linear matmul and all-gather "
-              "before one run as N-1 permutes interleaved with N chunks of that matmul (XLA's windowed einsum)")
+              "before one run as N-1 permutes interleaved with N chunks of that matmul (XLA's windowed einsum); off by "
+              "default: its permutes go one way round the ring, so a communication-bound layer would get slower")
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
