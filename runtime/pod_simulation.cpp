@@ -524,10 +524,13 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     // By default the simulated chips only: a replica's ops are its representative's.
     r.trace_chips = sim::chips_to_trace(trace, r.representative);
     std::vector<std::vector<std::size_t>> events;
-    for (const std::uint32_t c : r.trace_chips)
+    std::vector<const std::vector<hw::OpTiming>*> timings;
+    for (const std::uint32_t c : r.trace_chips) {
+      timings.push_back(r.timings[c].get());
       events.push_back(trace_program(tw, c, pp_.chip(r.representative[c]), *r.timings[c], config_.chip.energy,
                                      r.representative, &pp_.collectives));
-    trace_messages(tw, pp_, r.trace_chips, r.representative, events);
+    }
+    trace_messages(tw, pp_, r.trace_chips, r.representative, events, timings);
     r.trace_json = tw.json();
     r.trace_events = tw.ops();
     r.trace_dropped = tw.dropped();

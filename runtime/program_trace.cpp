@@ -98,7 +98,27 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
 
 void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::vector<std::uint32_t>& chips,
                     const std::vector<std::uint32_t>& representative,
-                    const std::vector<std::vector<std::size_t>>& events) {
+                    const std::vector<std::vector<std::size_t>>& events,
+                    const std::vector<const std::vector<hw::OpTiming>*>& timings) {
+  // A collective ends on no chip before its last chip joins: an arrow from
+  // the written chip that joined it last (its op's start) to the op on each
+  // other written chip (its end).
+  std::map<std::uint32_t, std::vector<std::pair<std::size_t, std::size_t>>> joined;  // collective -> (chip k, op)
+  for (std::size_t k = 0; k < chips.size(); ++k) {
+    const hw::Program& prog = pod.chip(representative[chips[k]]);
+    for (std::size_t i = 0; i < prog.ops.size(); ++i)
+      if (const auto* c = std::get_if<hw::CommOp>(&prog.ops[i].payload)) joined[c->collective].emplace_back(k, i);
+  }
+  for (const auto& [collective, ops] : joined) {
+    const auto last = std::max_element(ops.begin(), ops.end(), [&](const auto& a, const auto& b) {
+      return (*timings[a.first])[a.second].start_ps < (*timings[b.first])[b.second].start_ps;
+    });
+    const std::uint64_t last_start = (*timings[last->first])[last->second].start_ps;
+    for (const auto& o : ops)  // a chip whose part ended first (a permute's) did not wait for it
+      if (o.first != last->first && (*timings[o.first])[o.second].end_ps >= last_start)
+        trace.flow(events[last->first][last->second], events[o.first][o.second]);
+  }
+
   // A receive matches its send by (sender, tag) (hw::RecvOp); both chips
   // must be written. A written chip's ops are its representative's.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::size_t> recv;  // (to, from, tag) -> event

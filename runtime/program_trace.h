@@ -28,11 +28,14 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
                     const std::vector<hw::OpTiming>& timings,
                     const std::vector<interconnect::CollectiveSpec>* collectives);
 
-// A flow arrow from each SendOp of a written chip to the RecvOp that takes
-// its message on another written chip; events[k] are chips[k]'s op events.
+// Flow arrows between written chips: from each SendOp to the RecvOp that
+// takes its message, and for each collective from the chip that joined it
+// last to the others; events[k] and timings[k] are chips[k]'s op events
+// and op timings.
 void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::vector<std::uint32_t>& chips,
                     const std::vector<std::uint32_t>& representative,
-                    const std::vector<std::vector<std::size_t>>& events);
+                    const std::vector<std::vector<std::size_t>>& events,
+                    const std::vector<const std::vector<hw::OpTiming>*>& timings);
 
 // An op's slice args: "bytes" for a send (its message) and a collective (its
 // payload, from `collectives` by the CommOp's index), "flops" when the op has

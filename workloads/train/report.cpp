@@ -381,6 +381,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
   // By default the simulated chips only: a replica's ops are its representative's.
   const std::vector<std::uint32_t> chips = sim::chips_to_trace(request, r.run.representative);
   std::vector<std::vector<std::size_t>> events;
+  std::vector<const std::vector<hw::OpTiming>*> timings;
   for (const std::uint32_t c : chips) {
     const ChipRole& role = r.layout.roles[c];
     tw.name_process(c, runtime::represented_chip_name(c, r.run.representative) + " stage " +
@@ -390,6 +391,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     const std::uint32_t rep = r.run.representative[c];  // whose program and timings chip c shares
     const hw::Program& prog = r.program.pod.chip(rep);
     const auto& timing = *r.run.timings[c];
+    timings.push_back(&timing);
     std::vector<char> named(4 * 1000 + 8, 0);
     std::vector<std::size_t>& event = events.emplace_back(prog.ops.size());
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
@@ -419,7 +421,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
-  runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events);
+  runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events, timings);
   summary = {tw.ops(), tw.dropped(), std::uint32_t(chips.size()), r.layout.chips(), chips, r.run.representative};
   return tw.json();
 }
