@@ -34,18 +34,18 @@ std::vector<sim::TraceArg> op_energy_args(const hw::Op& op, const hw::EnergyPara
   return args;
 }
 
-std::string represented_chip_name(std::uint32_t chip, const std::vector<std::uint32_t>& representative) {
+std::string represented_note(std::uint32_t chip, const std::vector<std::uint32_t>& representative) {
   const std::uint32_t rep = representative.at(chip);
-  if (rep != chip) return "chip" + std::to_string(chip) + " (replica of chip" + std::to_string(rep) + ")";
+  if (rep != chip) return "replica of chip" + std::to_string(rep);
   const auto n = std::count(representative.begin(), representative.end(), chip);
-  return "chip" + std::to_string(chip) + " (represents " + std::to_string(n) + (n == 1 ? " chip)" : " chips)");
+  return "represents " + std::to_string(n) + (n == 1 ? " chip" : " chips");
 }
 
 std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                                        const std::vector<hw::OpTiming>& timings, const hw::EnergyParams& energy,
                                        const std::vector<std::uint32_t>& representative,
                                        const std::vector<interconnect::CollectiveSpec>* collectives) {
-  trace.name_process(chip, represented_chip_name(chip, representative));
+  trace.name_process(chip, "chip" + std::to_string(chip) + " (" + represented_note(chip, representative) + ")");
   std::set<std::uint32_t> named;
   std::vector<std::size_t> events(program.ops.size());
   for (std::size_t i = 0; i < program.ops.size(); ++i) {

@@ -13,7 +13,7 @@
 
 namespace runtime {
 
-// `chip` is written as a process named by represented_chip_name, with
+// `chip` is written as a process "chip5 (represented_note)", with
 // trace_counters; returns each op's event (sim::TraceWriter::op).
 std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                                        const std::vector<hw::OpTiming>& timings, const hw::EnergyParams& energy,
@@ -44,10 +44,10 @@ void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::v
 std::vector<sim::TraceArg> op_energy_args(const hw::Op& op, const hw::EnergyParams& energy,
                                           const std::vector<interconnect::CollectiveSpec>* collectives = nullptr);
 
-// "chip0 (represents 512 chips)" for a simulated chip, which stands for the
-// chips whose representative it is (their ops are its ops), "chip5 (replica
-// of chip0)" for one of those (docs/report.md#traces); representative[c] is
-// chip c's representative.
-std::string represented_chip_name(std::uint32_t chip, const std::vector<std::uint32_t>& representative);
+// "represents 512 chips" for a simulated chip, which stands for the chips
+// whose representative it is (their ops are its ops), "replica of chip0"
+// for one of those (docs/report.md#traces); representative[c] is chip c's
+// representative.
+std::string represented_note(std::uint32_t chip, const std::vector<std::uint32_t>& representative);
 
 }  // namespace runtime

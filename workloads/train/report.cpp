@@ -384,9 +384,9 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
   std::vector<const std::vector<hw::OpTiming>*> timings;
   for (const std::uint32_t c : chips) {
     const ChipRole& role = r.layout.roles[c];
-    tw.name_process(c, runtime::represented_chip_name(c, r.run.representative) + " stage " +
-                           std::to_string(role.stage) + ", data " + std::to_string(role.data) + ", tensor " +
-                           std::to_string(role.tensor));
+    tw.name_process(c, "chip" + std::to_string(c) + " (stage " + std::to_string(role.stage) + ", data " +
+                           std::to_string(role.data) + ", tensor " + std::to_string(role.tensor) + "; " +
+                           runtime::represented_note(c, r.run.representative) + ")");
     tw.name_track(c, kPipelineTrack, "pipeline tasks");
     const std::uint32_t rep = r.run.representative[c];  // whose program and timings chip c shares
     const hw::Program& prog = r.program.pod.chip(rep);
