@@ -528,7 +528,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     for (const std::uint32_t c : r.trace_chips) {
       timings.push_back(r.timings[c].get());
       events.push_back(trace_program(tw, c, pp_.chip(r.representative[c]), *r.timings[c], config_.chip.energy,
-                                     r.representative, &pp_.collectives));
+                                     r.representative, &pp_.collectives, config_.chip.hbm.bandwidth_bytes_per_s));
     }
     trace_messages(tw, pp_, r.trace_chips, r.representative, events, timings);
     r.trace_json = tw.json();

@@ -1,6 +1,7 @@
 #include "runtime/program_trace.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -44,7 +45,8 @@ std::string represented_note(std::uint32_t chip, const std::vector<std::uint32_t
 std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                                        const std::vector<hw::OpTiming>& timings, const hw::EnergyParams& energy,
                                        const std::vector<std::uint32_t>& representative,
-                                       const std::vector<interconnect::CollectiveSpec>* collectives) {
+                                       const std::vector<interconnect::CollectiveSpec>* collectives,
+                                       double hbm_bytes_per_s) {
   trace.name_process(chip, "chip" + std::to_string(chip) + " (" + represented_note(chip, representative) + ")");
   std::set<std::uint32_t> named;
   std::vector<std::size_t> events(program.ops.size());
@@ -56,13 +58,13 @@ std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t ch
     events[i] = trace.op(chip, tid, op.name, timings[i].start_ps, timings[i].end_ps,
                          hw::engine_kind_name(op.engine.kind), op_energy_args(op, energy, collectives));
   }
-  trace_counters(trace, chip, program, timings, collectives);
+  trace_counters(trace, chip, program, timings, collectives, hbm_bytes_per_s);
   return events;
 }
 
 void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                     const std::vector<hw::OpTiming>& timings,
-                    const std::vector<interconnect::CollectiveSpec>* collectives) {
+                    const std::vector<interconnect::CollectiveSpec>* collectives, double hbm_bytes_per_s) {
   // Each op moves its bytes evenly over its duration (the chip keeps no
   // per-interval record); a counter is the sum over the ops running, one
   // sample where that sum changes: two per op, not per byte or packet.
@@ -82,18 +84,20 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
     if (const auto* c = std::get_if<hw::CommOp>(&op.payload); c && collectives && c->collective < collectives->size())
       add(ici, double((*collectives)[c->collective].bytes));
   }
-  const auto write = [&](std::vector<std::pair<std::uint64_t, double>>& changes, const char* name) {
+  const auto write = [&](std::vector<std::pair<std::uint64_t, double>>& changes, const char* name, double peak) {
     std::sort(changes.begin(), changes.end());
     double level = 0;
     for (std::size_t k = 0; k < changes.size(); ++k) {
       level += changes[k].second;
       if (k + 1 < changes.size() && changes[k + 1].first == changes[k].first) continue;
       // Sums of the same rates added and taken away: round-off, not a negative rate.
-      trace.counter(chip, name, changes[k].first, std::max(0.0, level));
+      trace.counter(chip, name, changes[k].first, std::min(peak, std::max(0.0, level)));
     }
   };
-  write(hbm, "HBM bandwidth in use (B/s)");
-  write(ici, "ICI bandwidth in use (B/s)");
+  // Spread evenly, overlapping ops can sum past the peak where the chip
+  // served them one after the other: the HBM counter is clipped at it.
+  write(hbm, "HBM bandwidth in use (B/s)", hbm_bytes_per_s);
+  write(ici, "ICI bandwidth in use (B/s)", std::numeric_limits<double>::infinity());
 }
 
 void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::vector<std::uint32_t>& chips,

@@ -18,15 +18,16 @@ namespace runtime {
 std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                                        const std::vector<hw::OpTiming>& timings, const hw::EnergyParams& energy,
                                        const std::vector<std::uint32_t>& representative,
-                                       const std::vector<interconnect::CollectiveSpec>* collectives);
+                                       const std::vector<interconnect::CollectiveSpec>* collectives,
+                                       double hbm_bytes_per_s);
 
 // Counter tracks of `chip`: the HBM bandwidth and the ICI bandwidth its ops
-// use (each op's bytes spread evenly over its duration; a collective's or a
-// send's bytes for ICI). Memory in use is not a counter: the chip model
+// use (each op's bytes spread evenly over its duration, HBM's clipped at the
+// chip's `hbm_bytes_per_s`; a collective's or a send's bytes for ICI). Memory in use is not a counter: the chip model
 // does not track allocations over time (the report's memory section has it).
 void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                     const std::vector<hw::OpTiming>& timings,
-                    const std::vector<interconnect::CollectiveSpec>* collectives);
+                    const std::vector<interconnect::CollectiveSpec>* collectives, double hbm_bytes_per_s);
 
 // Flow arrows between written chips: from each SendOp to the RecvOp that
 // takes its message, and for each collective from the chip that joined it

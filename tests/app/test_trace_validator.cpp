@@ -188,34 +188,32 @@ TEST_CASE("trace validator: a data-parallel run writes its simulated chip, or th
 }
 
 TEST_CASE("trace validator: rejects a hand-made bad trace", "[app][trace]") {
-  const auto t = nlohmann::json::parse(R"({"traceEvents": [
+  const auto t = nlohmann::json::parse(R"json({"traceEvents": [
     {"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "chip0"}},
     {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "chip1"}},
     {"ph": "X", "pid": 0, "tid": 1, "name": "a", "ts": 0, "dur": 10},
     {"ph": "X", "pid": 0, "tid": 1, "name": "b", "ts": 5, "dur": 10},
     {"ph": "X", "pid": 0, "tid": 2, "name": "c", "ts": 0, "dur": 10},
     {"ph": "X", "pid": 0, "tid": 2, "name": "d", "ts": 2, "dur": 3},
-    {"ph": "C", "pid": 0, "name": "HBM bandwidth in use (B/s)", "ts": 0, "args": {
-  "value" : 2e12}},
+    {"ph": "C", "pid": 0, "name": "HBM bandwidth in use (B/s)", "ts": 0, "args": {"value": 2e12}},
     {"ph": "C", "pid": 0, "name": "ICI bandwidth in use (B/s)", "ts": 0, "args": {"value": -1}},
     {"ph": "s", "id": 1, "pid": 0, "tid": 1, "name": "m", "ts": 8},
     {"ph": "f", "id": 1, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
     {"ph": "f", "id": 2, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
-    {"ph": "s", "id": 3, "pid": 0, "tid": 1, "name": "m", "ts": 1}]
-})");
+    {"ph": "s", "id": 3, "pid": 0, "tid": 1, "name": "m", "ts": 1}]})json");
   const auto bad = validate(t, {{0, 1, 2}, 1e12, true});
-const std::string all = joined(bad);
-INFO(all);
-CHECK_THAT(all, Catch::Contains("chip 0 track 1: a slice at 5"));  // a, b overlap; c holds d: fine
-CHECK_THAT(all, !Catch::Contains("track 2"));
-CHECK_THAT(all, Catch::Contains("above the chip's"));
-CHECK_THAT(all, Catch::Contains("below 0"));
-CHECK_THAT(all, Catch::Contains("flow 1 finishes before it starts"));
-CHECK_THAT(all, Catch::Contains("flow 2 finishes without a start"));
-CHECK_THAT(all, Catch::Contains("flow 3 starts without a finish"));
-CHECK_THAT(all, Catch::Contains("written chips differ"));
-CHECK_THAT(all, Catch::Contains("chip 1 has no HBM counter"));
-CHECK(bad.size() == 9);
+  const std::string all = joined(bad);
+  INFO(all);
+  CHECK_THAT(all, Catch::Contains("chip 0 track 1: a slice at 5"));  // a, b overlap; c holds d: fine
+  CHECK_THAT(all, !Catch::Contains("track 2"));
+  CHECK_THAT(all, Catch::Contains("above the chip's"));
+  CHECK_THAT(all, Catch::Contains("below 0"));
+  CHECK_THAT(all, Catch::Contains("flow 1 finishes before it starts"));
+  CHECK_THAT(all, Catch::Contains("flow 2 finishes without a start"));
+  CHECK_THAT(all, Catch::Contains("flow 3 starts without a finish"));
+  CHECK_THAT(all, Catch::Contains("written chips differ"));
+  CHECK_THAT(all, Catch::Contains("chip 1 has no HBM counter"));
+  CHECK(bad.size() == 9);
 }
 
 }  // namespace test_trace_validator

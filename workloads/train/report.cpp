@@ -407,7 +407,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
       event[i] = tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind),
                        runtime::op_energy_args(op, r.exp.chip.energy, &r.program.pod.collectives));
     }
-    runtime::trace_counters(tw, c, prog, timing, &r.program.pod.collectives);
+    runtime::trace_counters(tw, c, prog, timing, &r.program.pod.collectives, r.exp.chip.hbm.bandwidth_bytes_per_s);
     const ChipProgramMap& map = r.program.map(rep);
     auto slice = [&](const std::string& name, std::uint32_t begin, std::uint32_t end, bool own_work_only) {
       std::uint64_t lo = UINT64_MAX, hi = 0;
