@@ -120,9 +120,9 @@ double hbm_bandwidth(const std::string& experiment) {
 
 // The chips report.json says the trace wrote.
 std::set<int> reported_chips(const testing_cli::TempDir& dir) {
+  const nlohmann::json report = testing_cli::read_report(dir.path.string());  // held: the loop reads into it
   std::set<int> chips;
-  for (const auto& w : testing_cli::read_report(dir.path.string())["simulator"]["trace"]["written"])
-    chips.insert(w.at("chip").get<int>());
+  for (const auto& w : report.at("simulator").at("trace").at("written")) chips.insert(w.at("chip").get<int>());
   return chips;
 }
 
