@@ -47,7 +47,11 @@ std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t ch
                                        const std::vector<std::uint32_t>& representative,
                                        const std::vector<interconnect::CollectiveSpec>* collectives,
                                        double hbm_bytes_per_s) {
-  trace.name_process(chip, "chip" + std::to_string(chip) + " (" + represented_note(chip, representative) + ")");
+  // A chip that stands for itself alone keeps its plain name.
+  const bool alone =
+      representative.at(chip) == chip && std::count(representative.begin(), representative.end(), chip) == 1;
+  trace.name_process(
+      chip, "chip" + std::to_string(chip) + (alone ? "" : " (" + represented_note(chip, representative) + ")"));
   std::set<std::uint32_t> named;
   std::vector<std::size_t> events(program.ops.size());
   for (std::size_t i = 0; i < program.ops.size(); ++i) {

@@ -13,7 +13,8 @@
 
 namespace runtime {
 
-// `chip` is written as a process "chip5 (represented_note)", with
+// `chip` is written as a process "chip5 (represented_note)" ("chip5" when
+// it stands for itself alone), with
 // trace_counters; returns each op's event (sim::TraceWriter::op).
 std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                                        const std::vector<hw::OpTiming>& timings, const hw::EnergyParams& energy,
