@@ -3,12 +3,14 @@
 
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "app/cli.h"
 #include "app/command_line.h"
 #include "sim/output.h"
+#include "sim/trace.h"
 #include "workloads/experiment.h"
 
 namespace po = boost::program_options;
@@ -51,8 +53,10 @@ int cmd_run(const std::vector<std::string>& args) {
                                             "output directory (default runs/<experiment-name>/)")(
       "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
       "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
-      "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),
-                                                               "experiment file")(
+      "trace-chips", po::value<std::string>()->value_name("LIST"),
+      "with --trace (implies it): the chips trace.json writes, e.g. 0,5,12-15 (a replica with its simulated "
+      "chip's ops), or all-simulated (the default)")("vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")(
+      "experiment", po::value<std::string>(), "experiment file")(
       "hlo", po::value<std::string>()->value_name("FILE"),
       "run the HLO text of a compiled module instead of an experiment file (kind: hlo; docs/hlo.md)")(
       "chip", po::value<std::string>()->value_name("NAME"), "with --hlo: the chip file (e.g. tpu-v6e)")(
@@ -77,7 +81,19 @@ int cmd_run(const std::vector<std::string>& args) {
   workloads::Experiment exp =
       hlo ? hlo_experiment(vm, sets) : workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
-  ro.trace = vm["trace"].as<bool>();
+  ro.trace = vm["trace"].as<bool>() || vm.count("trace-chips") > 0;
+  if (vm.count("trace-chips")) {
+    try {
+      ro.trace.chips = sim::parse_trace_chips(vm["trace-chips"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    // Checked here, before the run, against the pod the experiment describes.
+    for (const std::uint32_t c : ro.trace.chips)
+      if (c >= exp.pod.chips())
+        throw UsageError("--trace-chips: chip " + std::to_string(c) + " is not in the " +
+                         std::to_string(exp.pod.chips()) + "-chip pod");
+  }
   ro.vcd = vm["vcd"].as<bool>();
   ro.out_dir = out_dir.empty() ? (std::filesystem::path("runs") / exp.name).string() : out_dir;
 

@@ -83,6 +83,7 @@ struct PodRunResult {
   std::vector<std::string> symmetric_axes;
   std::string trace_json;                             // when asked for: the simulated chips' ops
   std::uint64_t trace_events = 0, trace_dropped = 0;  // recorded, and past sim::TraceWriter::kMaxEvents
+  std::vector<std::uint32_t> trace_chips;             // the chips the trace writes (sim::chips_to_trace)
 
   // The statistics group standing for chip `c`.
   const sim::StatGroup& chip_stats(std::uint32_t c) const;

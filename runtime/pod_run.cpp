@@ -138,7 +138,8 @@ const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
   return stats.child("chip" + std::to_string(representative.at(c)));
 }
 
-PodRunResult run_pod(const PodConfig& config, const PodProgram& given, bool trace, const Observers& observers) {
+PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim::TraceRequest& trace,
+                     const Observers& observers) {
   PodProgram owned;
   const PodProgram& pp = with_stragglers(config, given, owned);
   std::string why = replicas_blocker(config, pp);
@@ -147,7 +148,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, bool trac
     // premise broken during the run leaves the next to run.
     bool replays = replays_valid(config, pp), translations = true;
     for (;;) {
-      check_budget(config, pp, true, trace);
+      check_budget(config, pp, true, trace.on);
       PodSimulation sim(config, pp, {true, replays, translations});
       sim.elaborate(observers);
       sim.run();
@@ -181,7 +182,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, bool trac
       break;
     }
   }
-  check_budget(config, pp, false, trace);
+  check_budget(config, pp, false, trace.on);
   PodSimulation sim(config, pp, {});
   sim.elaborate(observers);
   sim.run();

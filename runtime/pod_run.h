@@ -8,6 +8,7 @@
 #include "runtime/pod_config.h"
 #include "runtime/pod_program.h"
 #include "runtime/pod_result.h"
+#include "sim/trace.h"
 
 namespace runtime {
 
@@ -39,6 +40,7 @@ namespace runtime {
 // (interconnect/translations.h), instead of every replica's traffic. A
 // route that is not invariant (half way round an even ring) makes it run
 // again without.
-PodRunResult run_pod(const PodConfig& config, const PodProgram& program, bool trace, const Observers& observers = {});
+PodRunResult run_pod(const PodConfig& config, const PodProgram& program, const sim::TraceRequest& trace,
+                     const Observers& observers = {});
 
 }  // namespace runtime

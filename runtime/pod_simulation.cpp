@@ -444,7 +444,7 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   return check;
 }
 
-PodRunResult PodSimulation::collect(bool trace) const {
+PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
   const int n = topology_.chips();
   PodRunResult r;
   r.representative.resize(n);
@@ -521,10 +521,16 @@ PodRunResult PodSimulation::collect(bool trace) const {
   network_stats(r.stats.group("network"), r);
   if (trace) {
     sim::TraceWriter tw;
-    // The simulated chips only: a replica's ops are its representative's.
-    for (int c = 0; c < n; ++c)
-      if (rep_of_[c] == c)
-        trace_program(tw, static_cast<std::uint32_t>(c), pp_.chip(c), *r.timings[c], config_.chip.energy);
+    // By default the simulated chips only: a replica's ops are its representative's.
+    r.trace_chips = sim::chips_to_trace(trace, r.representative);
+    std::vector<std::vector<std::size_t>> events;
+    std::vector<const std::vector<hw::OpTiming>*> timings;
+    for (const std::uint32_t c : r.trace_chips) {
+      timings.push_back(r.timings[c].get());
+      events.push_back(trace_program(tw, c, pp_.chip(r.representative[c]), *r.timings[c], config_.chip.energy,
+                                     r.representative, &pp_.collectives, config_.chip.hbm.bandwidth_bytes_per_s));
+    }
+    trace_messages(tw, pp_, r.trace_chips, r.representative, events, timings);
     r.trace_json = tw.json();
     r.trace_events = tw.ops();
     r.trace_dropped = tw.dropped();

@@ -24,6 +24,7 @@
 #include "runtime/pod_program.h"
 #include "runtime/pod_result.h"
 #include "runtime/point_to_point.h"
+#include "sim/trace.h"
 
 namespace runtime {
 
@@ -63,7 +64,7 @@ class PodSimulation {
   // representative did, and how far their end times differ.
   ReplicaCheck check_replicas() const;
 
-  PodRunResult collect(bool trace) const;
+  PodRunResult collect(const sim::TraceRequest& trace) const;
 
  private:
   const PodConfig& config_;

@@ -1,9 +1,54 @@
 #include "sim/trace.h"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace sim {
+
+std::vector<std::uint32_t> parse_trace_chips(const std::string& text) {
+  if (text == "all-simulated") return {};
+  std::vector<std::uint32_t> chips;
+  const auto number = [&](const std::string& part, const std::string& digits) {
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--trace-chips: '" + part +
+                                  "' is not a chip, a range such as 12-15, or all-simulated");
+    return static_cast<std::uint32_t>(std::stoul(digits));
+  };
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = text.find(',', begin);
+    const std::string part = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    const std::size_t dash = part.find('-');
+    const std::uint32_t lo = number(part, part.substr(0, dash));
+    const std::uint32_t hi = dash == std::string::npos ? lo : number(part, part.substr(dash + 1));
+    if (hi < lo) throw std::invalid_argument("--trace-chips: range '" + part + "' runs backwards");
+    for (std::uint32_t c = lo; c <= hi; ++c) chips.push_back(c);
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  std::sort(chips.begin(), chips.end());
+  chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
+  return chips;
+}
+
+std::vector<std::uint32_t> chips_to_trace(const TraceRequest& request,
+                                          const std::vector<std::uint32_t>& representative) {
+  std::vector<std::uint32_t> chips;
+  if (request.chips.empty()) {
+    for (std::uint32_t c = 0; c < representative.size(); ++c)
+      if (representative[c] == c) chips.push_back(c);
+    return chips;
+  }
+  for (const std::uint32_t c : request.chips)
+    if (c >= representative.size())
+      throw std::invalid_argument("--trace-chips: chip " + std::to_string(c) + " is not in the " +
+                                  std::to_string(representative.size()) + "-chip pod");
+  return request.chips;
+}
 
 void TraceWriter::name_process(std::uint32_t pid, const std::string& name) { names_.push_back({pid, 0, true, name}); }
 
@@ -11,13 +56,53 @@ void TraceWriter::name_track(std::uint32_t pid, std::uint32_t tid, const std::st
   names_.push_back({pid, tid, false, name});
 }
 
-void TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
-                     std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args) {
-  if (events_.size() >= max_events_) {
+std::size_t TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
+                            std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args) {
+  if (ops() >= max_events_) {
+    ++dropped_;
+    return kNone;
+  }
+  events_.push_back({pid, tid, name, category, start_ps, end_ps, std::move(args)});
+  return events_.size() - 1;
+}
+
+void TraceWriter::flow(std::size_t from, std::size_t to) {
+  if (from != kNone && to != kNone) flows_.emplace_back(from, to);
+}
+
+void TraceWriter::counter(std::uint32_t pid, const char* name, std::uint64_t at_ps, double value) {
+  if (ops() >= max_events_) {
     ++dropped_;
     return;
   }
-  events_.push_back({pid, tid, name, category, start_ps, end_ps, std::move(args)});
+  counters_.push_back({pid, name, at_ps, value});
+}
+
+std::vector<std::uint32_t> TraceWriter::lanes() const {
+  // Perfetto draws a track's slices as a stack and needs each to nest in or
+  // be disjoint from the others; an engine's ops can overlap (an ICI queue
+  // with several messages in flight, a pipeline task spanning another's
+  // ops). Greedy interval partitioning: each op, in start order, goes to the
+  // first lane of its track free by its start, so a lane's slices are
+  // disjoint and the lane count is the track's largest overlap.
+  std::vector<std::uint32_t> lane(events_.size(), 0);
+  std::vector<std::size_t> order(events_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Event &x = events_[a], &y = events_[b];
+    return std::tie(x.pid, x.tid, x.start_ps) < std::tie(y.pid, y.tid, y.start_ps);
+  });
+  std::vector<std::uint64_t> free_at;  // per lane of the current track: when its last slice ends
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Event& e = events_[order[k]];
+    if (k == 0 || e.pid != events_[order[k - 1]].pid || e.tid != events_[order[k - 1]].tid) free_at.clear();
+    std::uint32_t l = 0;
+    while (l < free_at.size() && free_at[l] > e.start_ps) ++l;
+    if (l == free_at.size()) free_at.push_back(0);
+    free_at[l] = e.end_ps;
+    lane[order[k]] = l;
+  }
+  return lane;
 }
 
 std::string TraceWriter::json() const {
@@ -30,32 +115,71 @@ std::string TraceWriter::json() const {
     first = false;
     out += e.dump();
   };
-  for (const auto& n : names_) {
-    nlohmann::json e{{"ph", "M"},
-                     {"pid", n.pid},
-                     {"name", n.process ? "process_name" : "thread_name"},
-                     {"args", {{"name", n.name}}}};
-    if (!n.process) e["tid"] = n.tid;
-    push(e);
+  const std::vector<std::uint32_t> lane = lanes();
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> lane_count;  // (pid, tid) -> lanes
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    std::uint32_t& n = lane_count[{events_[i].pid, events_[i].tid}];
+    n = std::max(n, lane[i] + 1);
   }
-  for (const auto& n : names_)
-    if (!n.process)
+  for (const auto& n : names_) {
+    if (n.process) {
+      push({{"ph", "M"}, {"pid", n.pid}, {"name", "process_name"}, {"args", {{"name", n.name}}}});
+      continue;
+    }
+    const auto it = lane_count.find({n.pid, n.tid});
+    const std::uint32_t lanes_here = it == lane_count.end() ? 1 : it->second;
+    for (std::uint32_t l = 0; l < lanes_here; ++l) {
+      const std::uint32_t tid = lane_tid(n.tid, l);
       push({{"ph", "M"},
             {"pid", n.pid},
-            {"tid", n.tid},
+            {"tid", tid},
+            {"name", "thread_name"},
+            {"args", {{"name", l == 0 ? n.name : n.name + " #" + std::to_string(l)}}}});
+      push({{"ph", "M"},
+            {"pid", n.pid},
+            {"tid", tid},
             {"name", "thread_sort_index"},
-            {"args", {{"sort_index", n.tid}}}});
+            {"args", {{"sort_index", std::uint64_t(n.tid) * kMaxLanes + l}}}});
+    }
+  }
   // Trace timestamps are microseconds; keep picosecond resolution in the fraction.
-  for (const auto& e : events_) {
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
     nlohmann::json x{{"ph", "X"},
                      {"pid", e.pid},
-                     {"tid", e.tid},
+                     {"tid", lane_tid(e.tid, lane[i])},
                      {"name", e.name},
                      {"cat", e.category},
                      {"ts", double(e.start_ps) * 1e-6},
                      {"dur", double(e.end_ps - e.start_ps) * 1e-6}};
     for (const TraceArg& a : e.args) x["args"][a.name] = a.value;
     push(x);
+  }
+  for (const Counter& c : counters_)
+    push({{"ph", "C"},
+          {"pid", c.pid},
+          {"name", c.name},
+          {"ts", double(c.at_ps) * 1e-6},
+          {"args", {{"value", c.value}}}});
+  // Flow events bind to the slice around them on their track ("bp": "e" on
+  // the finish: the enclosing slice, not the next one to start).
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    const Event &from = events_[flows_[i].first], &to = events_[flows_[i].second];
+    push({{"ph", "s"},
+          {"id", i},
+          {"pid", from.pid},
+          {"tid", lane_tid(from.tid, lane[flows_[i].first])},
+          {"name", "message"},
+          {"cat", "flow"},
+          {"ts", double(from.start_ps) * 1e-6}});
+    push({{"ph", "f"},
+          {"bp", "e"},
+          {"id", i},
+          {"pid", to.pid},
+          {"tid", lane_tid(to.tid, lane[flows_[i].second])},
+          {"name", "message"},
+          {"cat", "flow"},
+          {"ts", double(to.end_ps) * 1e-6}});
   }
   return out + "]}\n";
 }

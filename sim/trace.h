@@ -1,11 +1,14 @@
 #pragma once
 // Chrome/Perfetto trace (JSON "trace event" format, opens in ui.perfetto.dev):
 // one process per chip, one thread (track) per engine, one complete event
-// ("ph": "X") per op with its simulated start and duration. A trace keeps
+// ("ph": "X") per op with its simulated start and duration. Ops that overlap
+// on one track are written on sub-tracks ("mxu0 #1", ...) so that every
+// written track's slices are disjoint, which Perfetto's nesting needs. A trace keeps
 // at most kMaxEvents ops and counts the rest (dropped()), so a trace of a
 // large pod stays a file a viewer opens (and fits in memory).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim {
@@ -17,6 +20,26 @@ struct TraceArg {
   double value;
 };
 
+// Which chips a trace writes (tpusim run --trace, --trace-chips): `chips`
+// empty writes the simulated chips (each a representative, standing for its
+// replicas); else those chips, a replica with its representative's ops.
+// Converts from bool so that a caller that only asks for a trace says so.
+struct TraceRequest {
+  bool on = false;
+  std::vector<std::uint32_t> chips;            // ascending, no repeats
+  TraceRequest(bool on_ = false) : on(on_) {}  // NOLINT(google-explicit-constructor): `trace = true`
+  explicit operator bool() const { return on; }
+};
+
+// "0,5,12-15" (chip ids and inclusive ranges) or "all-simulated" (empty
+// list); throws std::invalid_argument naming the bad part.
+std::vector<std::uint32_t> parse_trace_chips(const std::string& text);
+
+// The chips `request` writes of a pod whose chip c is simulated by
+// representative[c]; throws std::invalid_argument for a chip past the pod.
+std::vector<std::uint32_t> chips_to_trace(const TraceRequest& request,
+                                          const std::vector<std::uint32_t>& representative);
+
 class TraceWriter {
  public:
   // About 150 MB of trace.json (Perfetto's UI loads files up to about 1 GB).
@@ -26,11 +49,24 @@ class TraceWriter {
   // Names a track once; `pid` groups tracks (a chip), `tid` is the track.
   void name_process(std::uint32_t pid, const std::string& name);
   void name_track(std::uint32_t pid, std::uint32_t tid, const std::string& name);
-  void op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps, std::uint64_t end_ps,
-          const std::string& category = "op", std::vector<TraceArg> args = {});
+  // Returns the op's index for flow(), or kNone when past the bound.
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
+                 std::uint64_t end_ps, const std::string& category = "op", std::vector<TraceArg> args = {});
+  // An arrow from op `from` (at its start) to op `to` (at its end), such as
+  // a send to its receive; ignored when either is kNone.
+  void flow(std::size_t from, std::size_t to);
+  // A counter track `name` of process `pid` ("ph": "C"): `value` from
+  // `at_ps` until its next sample. Counted against the bound as ops are.
+  void counter(std::uint32_t pid, const char* name, std::uint64_t at_ps, double value);
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
-  std::size_t ops() const { return events_.size(); }
+  std::size_t ops() const { return events_.size() + counters_.size(); }
   std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
+
+  // The written tid of lane `lane` of track `tid`: lane 0 keeps the track's
+  // own id, so a trace without overlaps is written as before.
+  static std::uint32_t lane_tid(std::uint32_t tid, std::uint32_t lane) { return tid + lane * kLaneStride; }
+  static constexpr std::uint32_t kLaneStride = 1000000, kMaxLanes = 4096;
 
  private:
   struct Event {
@@ -44,7 +80,16 @@ class TraceWriter {
     bool process;
     std::string name;
   };
+  struct Counter {
+    std::uint32_t pid;
+    const char* name;
+    std::uint64_t at_ps;
+    double value;
+  };
+  std::vector<std::uint32_t> lanes() const;  // per event: its lane on its track
   std::vector<Event> events_;
+  std::vector<std::pair<std::size_t, std::size_t>> flows_;
+  std::vector<Counter> counters_;
   std::vector<Name> names_;
   std::size_t max_events_, dropped_ = 0;
 };

@@ -441,10 +441,22 @@ json to_json(const Simulator& s) {
   if (s.trace) {
     const TraceSummary& t = *s.trace;
     json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", t.chips}};
+    // Each written chip: the chips it stands for (a simulated chip), or the
+    // simulated chip whose ops it shows (a replica; --trace-chips).
+    json written = json::array();
+    for (const std::uint32_t c : t.written) {
+      const std::uint32_t rep = t.representative.at(c);
+      if (rep == c)
+        written.push_back(
+            {{"chip", c}, {"represents", std::count(t.representative.begin(), t.representative.end(), c)}});
+      else
+        written.push_back({{"chip", c}, {"replica_of", rep}});
+    }
+    tr["written"] = written;
     std::string note;
     if (t.chips < t.pod_chips)
       note = "shows " + std::to_string(t.chips) + " of the " + std::to_string(t.pod_chips) +
-             " chips, the simulated ones (each stands for its replicas)";
+             " chips (each simulated chip stands for its replicas; see written)";
     if (t.dropped > 0)
       note += (note.empty() ? "" : "; ") + std::string("stopped at ") + std::to_string(t.events) + " events, " +
               std::to_string(t.dropped) + " ops not recorded";

@@ -360,10 +360,13 @@ struct PerChip {
 };
 
 // What trace.json holds (run --trace): its events, the ops past the
-// trace's bound it left out, and the chips it shows (the simulated ones).
+// trace's bound it left out, and the chips it shows (by default the
+// simulated ones; --trace-chips) with the representative of each.
 struct TraceSummary {
   std::uint64_t events = 0, dropped = 0;
   std::uint32_t chips = 0, pod_chips = 0;
+  std::vector<std::uint32_t> written;         // the chips written, ascending
+  std::vector<std::uint32_t> representative;  // per pod chip: the simulated chip whose ops it has
 };
 
 struct Simulator {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/trace.h"
 #include "sim/yaml_node.h"
 
 namespace workloads {
@@ -23,7 +24,7 @@ struct RunOutput {
 };
 
 struct RunOptions {
-  bool trace = false;
+  sim::TraceRequest trace;  // trace.json, and which chips it writes
   bool vcd = false;
   std::string vcd_path;  // where mxu.vcd is written (a temporary name of the run's output set)
   std::string out_dir;

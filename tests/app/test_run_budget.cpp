@@ -115,7 +115,7 @@ TEST_CASE("run budget: the trace shows the simulated chips only, with a note", "
   std::size_t events = 0;
   for (const auto& e : trace["traceEvents"]) {
     pids.insert(e["pid"].get<int>());
-    if (e["ph"] == "X") ++events;
+    if (e["ph"] == "X" || e["ph"] == "C") ++events;  // ops and counter samples
   }
   const int simulated = rep["simulator"]["chips_simulated"].get<int>();
   CHECK(simulated == 1);
@@ -124,7 +124,8 @@ TEST_CASE("run budget: the trace shows the simulated chips only, with a note", "
   CHECK(rep["simulator"]["trace"]["events"].get<std::size_t>() == events);
   CHECK(rep["simulator"]["trace"]["dropped"] == 0);
   CHECK(rep["simulator"]["trace"]["note"] ==
-        "shows 1 of the 64 chips, the simulated ones (each stands for its replicas)");
+        "shows 1 of the 64 chips (each simulated chip stands for its replicas; see written)");
+  CHECK(rep["simulator"]["trace"]["written"] == nlohmann::json::parse(R"([{"chip": 0, "represents": 64}])"));
 }
 
 TEST_CASE("run budget: 16384 blocks that do not fit say so at once, exit 3", "[app][budget]") {

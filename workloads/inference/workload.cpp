@@ -72,7 +72,7 @@ struct PhaseRun {
 
 // One phase's model as a pod run, and its step split into roofline terms.
 PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const models::ModelSpec& model,
-                   double kv_bytes_per_chip, bool trace) {
+                   double kv_bytes_per_chip, const sim::TraceRequest& trace) {
   const std::uint32_t tp = spec.parallelism.tensor.degree;
   const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
   ForwardProgram program = build_forward_program(exp, spec.forward_spec(), model, q);
@@ -242,7 +242,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     models::TransformerConfig prompt = cfg;
     prompt.seq_len = spec.prompt_len;
     prefill = run_phase(exp, spec, models::build_transformer_prefill(prompt, b),
-                        double(per_token * spec.prompt_len * b), opts.trace && !spec.decode());
+                        double(per_token * spec.prompt_len * b), spec.decode() ? sim::TraceRequest{} : opts.trace);
     sec.prefill = prefill->step;
     sec.ttft_s = prefill->step.step_s;
   }

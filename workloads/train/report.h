@@ -6,6 +6,7 @@
 
 #include "models/model_spec.h"
 #include "runtime/pod_run.h"
+#include "sim/trace.h"
 #include "workloads/experiment.h"
 #include "workloads/report.h"
 #include "workloads/train/layout.h"
@@ -33,8 +34,9 @@ Report train_report(const TrainRun& r);
 std::string train_table(const TrainRun& r, const Report& report);
 // One process per chip (named with its ranks), a track per engine and ICI
 // queue, and a "pipeline" track with one slice per task (F3, B3) and the
-// optimizer, so a schedule reads at a glance; the simulated chips only,
-// bounded as sim::TraceWriter is (summary: what it holds).
-std::string train_trace(const TrainRun& r, TraceSummary& summary);
+// optimizer, so a schedule reads at a glance; the chips `request` names
+// (by default the simulated ones), bounded as sim::TraceWriter is
+// (summary: what it holds).
+std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, TraceSummary& summary);
 
 }  // namespace workloads

@@ -60,7 +60,7 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   if (functional) report.result.functional = functional_train_report(*functional, spec);
   if (opts.trace) {
     TraceSummary summary;
-    out.trace_json = train_trace(r, summary);
+    out.trace_json = train_trace(r, opts.trace, summary);
     report.simulator.trace = summary;
   }
   out.table = train_table(r, report);
