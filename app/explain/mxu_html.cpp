@@ -269,8 +269,7 @@ show(0);
 
 }  // namespace
 
-std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& command,
-                                 const std::string& command_base) {
+std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& command, const std::string& command_base) {
   const hw::MxuShape& s = w.shape;
   nlohmann::json j{{"command", command},
                    {"command_base", command_base},
@@ -322,7 +321,8 @@ std::string render_mxu_html(const MxuWalkthrough& w, const std::string& command,
   std::string json = mxu_walkthrough_json(w, command, command_base);
   // Inside <script>, "</" could end the element early (HTML spec, "script
   // data"); "<\/" is the same JSON string.
-  for (std::size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.insert(at + 1, "\\");
+  for (std::size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3))
+    json.insert(at + 1, "\\");
   std::string page = kPage;
   const std::string marker = "__DATA__";
   page.replace(page.find(marker), marker.size(), json);

@@ -15,7 +15,6 @@ namespace explain {
 std::string render_mxu_html(const MxuWalkthrough& w, const std::string& command, const std::string& command_base);
 
 // The frames' numbers as JSON (the object the page embeds).
-std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& command,
-                                 const std::string& command_base);
+std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& command, const std::string& command_base);
 
 }  // namespace explain
