@@ -24,6 +24,13 @@ std::string python() {
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
+std::string read_source(const fs::path& relative) {
+  std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / relative);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 testing_cli::CliResult run_check(const std::string& extra) {
   return testing_cli::run_in_source_tree(python() + " scripts/tutorial-check --binary " + TPUSIM_BINARY + " " + extra);
 }
@@ -41,11 +48,7 @@ TEST_CASE("tutorial check catches a number that drifted", "[app][tutorial]") {
   // Copy chapter 4, change one quoted number, and check it against the simulator.
   const fs::path dir = fs::temp_directory_path() / ("tpusim-test-tutorial-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path src = fs::path(TPUSIM_SOURCE_DIR) / "docs" / "tutorial" / "04-allreduce.md";
-  std::ifstream in(src);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = read_source("docs/tutorial/04-allreduce.md");
   const std::string marker = "<!-- n: ch4-bidi-ms -->";
   const auto at = text.find(marker);
   REQUIRE(at != std::string::npos);
@@ -70,10 +73,7 @@ TEST_CASE("tutorial check catches an exercise whose prediction misses the run", 
   // the answer claims.
   const fs::path dir = fs::temp_directory_path() / ("tpusim-test-tutorial-ex-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::ifstream in(fs::path(TPUSIM_SOURCE_DIR) / "configs" / "tutorial" / "ch4.numbers.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string sidecar = ss.str();
+  std::string sidecar = read_source("configs/tutorial/ch4.numbers.json");
   const std::string formula = "\"1e3 * (7 / 8 * 67108864";
   const auto at = sidecar.find(formula);
   REQUIRE(at != std::string::npos);
