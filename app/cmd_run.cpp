@@ -9,6 +9,7 @@
 
 #include "app/cli.h"
 #include "app/command_line.h"
+#include "app/run_page.h"
 #include "sim/output.h"
 #include "sim/trace.h"
 #include "workloads/experiment.h"
@@ -53,6 +54,9 @@ int cmd_run(const std::vector<std::string>& args) {
                                             "output directory (default runs/<experiment-name>/)")(
       "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
       "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
+      "html", po::value<std::string>()->value_name("FILE.html"),
+      "also write the run as one self-contained web page: engines over time per simulated chip, the pipeline "
+      "schedule, the roofline with the run's point, memory per chip (implies --trace)")(
       "trace-chips", po::value<std::string>()->value_name("LIST"),
       "with --trace (implies it): the chips trace.json writes, e.g. 0,5,12-15 (a replica with its simulated "
       "chip's ops), or all-simulated (the default)")("vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")(
@@ -81,7 +85,14 @@ int cmd_run(const std::vector<std::string>& args) {
   workloads::Experiment exp =
       hlo ? hlo_experiment(vm, sets) : workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
-  ro.trace = vm["trace"].as<bool>() || vm.count("trace-chips") > 0;
+  const std::string html_path = vm.count("html") ? vm["html"].as<std::string>() : "";
+  if (vm.count("html") && html_path.empty()) throw UsageError("--html: expected a file name");
+  if (!html_path.empty()) {  // refused before the run, not after it
+    const std::filesystem::path folder = std::filesystem::absolute(html_path).parent_path();
+    if (!std::filesystem::is_directory(folder))
+      throw UsageError("--html: no folder '" + folder.string() + "' to write '" + html_path + "' in");
+  }
+  ro.trace = vm["trace"].as<bool>() || vm.count("trace-chips") > 0 || !html_path.empty();
   if (vm.count("trace-chips")) {
     try {
       ro.trace.chips = sim::parse_trace_chips(vm["trace-chips"].as<std::string>());
@@ -111,7 +122,15 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
   outputs.write("report.json", out.report.dump(2) + "\n");
   outputs.commit();
+  if (!html_path.empty()) {
+    try {
+      sim::write_file_atomic(html_path, render_run_html(out.report, out.trace_json));
+    } catch (const std::exception& e) {
+      throw UsageError("--html: cannot write '" + html_path + "': " + e.what());
+    }
+  }
   std::cout << out.table << "report: " << report_path << "\n";
+  if (!html_path.empty()) std::cout << "page: " << html_path << "\n";
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "app/explain/mxu_html.h"
 
+#include "app/html_page.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -318,15 +320,7 @@ std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& com
 }
 
 std::string render_mxu_html(const MxuWalkthrough& w, const std::string& command, const std::string& command_base) {
-  std::string json = mxu_walkthrough_json(w, command, command_base);
-  // Inside <script>, "</" could end the element early (HTML spec, "script
-  // data"); "<\/" is the same JSON string.
-  for (std::size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3))
-    json.insert(at + 1, "\\");
-  std::string page = kPage;
-  const std::string marker = "__DATA__";
-  page.replace(page.find(marker), marker.size(), json);
-  return page;
+  return app::fill_html_page(kPage, mxu_walkthrough_json(w, command, command_base));
 }
 
 }  // namespace explain

@@ -1,0 +1,287 @@
+#include "app/run_page.h"
+
+#include <map>
+#include <utility>
+
+#include "app/html_page.h"
+
+namespace app {
+
+namespace {
+
+// The trace's complete slices, grouped by track: {tracks: [{chip, chip_name,
+// name, sort, slices: [[start_us, duration_us, name index]...]}], names,
+// dropped}. Counters, flows and metadata other than names are not drawn.
+nlohmann::json trace_tracks(const std::string& trace_json, std::size_t max_slices) {
+  nlohmann::json out{{"tracks", nlohmann::json::array()}, {"names", nlohmann::json::array()}, {"dropped", 0}};
+  if (trace_json.empty()) return out;
+  const nlohmann::json trace = nlohmann::json::parse(trace_json);
+  std::map<long, std::string> chip_names;
+  std::map<std::pair<long, long>, std::pair<std::string, long>> track_names;  // name, sort index
+  std::map<std::pair<long, long>, nlohmann::json> slices;
+  std::map<std::string, std::size_t> name_index;
+  std::size_t kept = 0, dropped = 0;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    const long pid = e.at("pid");
+    if (ph == "M") {
+      const std::string what = e.at("name");
+      if (what == "process_name") chip_names[pid] = e.at("args").at("name");
+      if (what == "thread_name") track_names[{pid, e.at("tid")}].first = e.at("args").at("name");
+      if (what == "thread_sort_index") track_names[{pid, e.at("tid")}].second = e.at("args").at("sort_index");
+    } else if (ph == "X") {
+      if (kept == max_slices) {
+        ++dropped;
+        continue;
+      }
+      ++kept;
+      const auto [it, fresh] = name_index.try_emplace(e.at("name"), name_index.size());
+      if (fresh) out["names"].push_back(it->first);
+      slices[{pid, e.at("tid")}].push_back({e.at("ts"), e.at("dur"), it->second});
+    }
+  }
+  for (auto& [key, list] : slices) {
+    const auto& [name, sort] = track_names[key];
+    out["tracks"].push_back({{"chip", key.first},
+                             {"chip_name", chip_names[key.first]},
+                             {"name", name},
+                             {"sort", sort},
+                             {"slices", std::move(list)}});
+  }
+  out["dropped"] = dropped;
+  return out;
+}
+
+// __DATA__ is replaced by {report, trace}; the script draws from it and
+// computes nothing but scales.
+const char* const kPage = R"PAGE(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>tpusim run</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 16px; color: #1a1a1a; background: #fff; max-width: 1200px; }
+h1 { font-size: 1.3em; margin: 0 0 6px 0; }
+h2 { font-size: 1.1em; margin: 22px 0 6px 0; }
+table.summary td { padding: 2px 12px 2px 0; }
+table.summary td:first-child { color: #555; }
+.note { color: #555; font-size: 0.9em; }
+.legend span { display: inline-block; margin-right: 14px; font-size: 0.9em; }
+.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; }
+canvas, svg { border: 1px solid #ddd; }
+</style>
+</head>
+<body>
+<h1 id="title"></h1>
+<div class="note">Every number on this page comes from the run's report.json and trace.json, embedded here;
+the page only draws them.</div>
+<table class="summary" id="summary"></table>
+<h2>Engines over time, per simulated chip</h2>
+<div class="legend" id="legend"></div>
+<canvas id="timeline" width="1160" height="100"></canvas>
+<div class="note" id="timeline-note"></div>
+<div id="pipeline-section">
+<h2>Pipeline schedule per stage (idle time shaded)</h2>
+<canvas id="pipeline" width="1160" height="100"></canvas>
+<div class="note" id="pipeline-note"></div>
+</div>
+<h2>Roofline</h2>
+<svg id="roofline" width="640" height="360" xmlns="http://www.w3.org/2000/svg"></svg>
+<div class="note" id="roofline-note"></div>
+<div id="memory-section">
+<h2>Memory per chip</h2>
+<svg id="memory" width="900" height="300" xmlns="http://www.w3.org/2000/svg"></svg>
+</div>
+<script id="tpusim-data" type="application/json">__DATA__</script>
+<script>
+"use strict";
+const data = JSON.parse(document.getElementById("tpusim-data").textContent);
+const report = data.report, trace = data.trace, result = report.result || {};
+const page = { slicesDrawn: 0, tracksDrawn: 0, pipelineRows: 0, roofline: null, memoryBars: [] };
+window.tpusimPage = page;
+
+function si(v, unit) {  // 1.23 ms, 4.5 GB/s ...
+  if (v === undefined || v === null) return "-";
+  if (v === 0) return "0 " + unit;
+  const a = Math.abs(v), prefixes = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""],
+    [1e-3, "m"], [1e-6, "u"], [1e-9, "n"]];
+  for (const [f, p] of prefixes) if (a >= f || f === 1e-9) return (v / f).toPrecision(3) + " " + p + unit;
+}
+function el(tag, attrs, text) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// Summary.
+const exp = report.experiment || {};
+const pod = report.pod || {};
+document.getElementById("title").textContent = "tpusim: " + (exp.name || "run") +
+  (pod.chip ? " on " + (pod.chips ? pod.chips + " x " : "") + pod.chip : "");
+const rows = [["step time", si(result.step_time_s, "s"), "step-time"],
+  ["MFU", result.mfu !== undefined ? (100 * result.mfu).toFixed(1) + " %" : "-", "mfu"],
+  ["bound (measured)", result.roofline ? result.roofline.bound : "-", "bound"],
+  ["arithmetic intensity", result.arithmetic_intensity !== undefined ?
+    result.arithmetic_intensity.toFixed(1) + " FLOP/B" : "-", "intensity"],
+  ["achieved", si(result.achieved_flops_per_s, "FLOP/s"), "achieved"]];
+if (result.pipeline) rows.push(["pipeline bubble", (100 * result.pipeline.bubble_fraction).toFixed(1) +
+  " % (ideal (p-1)/(m+p-1) = " + (100 * result.pipeline.bubble_fraction_ideal).toFixed(1) + " %)", "bubble"]);
+for (const [k, v, id] of rows) {
+  const tr = document.getElementById("summary").insertRow();
+  tr.insertCell().textContent = k;
+  const td = tr.insertCell();
+  td.textContent = v;
+  td.id = id;
+}
+
+// Timeline: one row per track, tracks of a chip together, time in us.
+const colours = { mxu: "#2e7d32", vector: "#1565c0", dma: "#ef6c00", ici: "#6a1b9a", scalar: "#757575",
+  pipeline: "#00838f", other: "#9e9e9e" };
+function kind(name) {
+  for (const k of ["mxu", "vector", "dma", "ici", "scalar", "pipeline"]) if (name.startsWith(k)) return k;
+  return "other";
+}
+const tracks = trace.tracks.slice().sort((a, b) => a.chip - b.chip || a.sort - b.sort);
+let end = 0;
+for (const t of tracks) for (const s of t.slices) end = Math.max(end, s[0] + s[1]);
+if (result.step_time_s) end = Math.max(end, result.step_time_s * 1e6);
+const legend = document.getElementById("legend");
+for (const k in colours) {
+  const s = document.createElement("span");
+  s.innerHTML = '<i style="background:' + colours[k] + '"></i>' + k;
+  legend.appendChild(s);
+}
+function drawRows(canvas, list, rowH, shadeIdle) {
+  const left = 250, width = canvas.width - left - 10, axis = 24;
+  canvas.height = list.length * rowH + axis + 4;
+  const g = canvas.getContext("2d");
+  g.font = "11px system-ui, sans-serif";
+  const x = (us) => left + (end > 0 ? us / end * width : 0);
+  let drawn = 0;
+  list.forEach((t, i) => {
+    const y = i * rowH;
+    g.fillStyle = "#333";
+    g.fillText((t.chip_name.split(" ")[0] + " " + t.name).slice(0, 40), 4, y + rowH - 3);
+    if (shadeIdle) { g.fillStyle = "#fde2e2"; g.fillRect(x(0), y + 1, x(end) - x(0), rowH - 2); }
+    for (const s of t.slices) {
+      const nm = trace.names[s[2]];
+      g.fillStyle = shadeIdle ? (nm[0] === "B" ? "#e65100" : "#1565c0") : colours[kind(t.name)];
+      g.fillRect(x(s[0]), y + 1, Math.max(1, x(s[0] + s[1]) - x(s[0])), rowH - 2);
+      ++drawn;
+    }
+  });
+  const y0 = list.length * rowH + 2;
+  g.strokeStyle = "#555"; g.beginPath(); g.moveTo(left, y0); g.lineTo(left + width, y0); g.stroke();
+  g.fillStyle = "#333";
+  for (let k = 0; k <= 5; ++k) {
+    g.fillText(si(end * k / 5 * 1e-6, "s"), left + width * k / 5 - (k === 5 ? 40 : 0), y0 + 14);
+  }
+  g.fillText("time", 4, y0 + 14);
+  return drawn;
+}
+const engineTracks = tracks.filter((t) => !t.name.startsWith("pipeline"));
+page.slicesDrawn = drawRows(document.getElementById("timeline"), engineTracks, 12, false);
+page.tracksDrawn = engineTracks.length;
+document.getElementById("timeline-note").textContent = engineTracks.length + " tracks, " + page.slicesDrawn +
+  " slices" + (trace.dropped ? "; " + trace.dropped + " slices past the page's bound are not drawn" : "") +
+  ". Chips that are replicas of a simulated chip are not drawn (their name says what each represents).";
+const pipeTracks = tracks.filter((t) => t.name.startsWith("pipeline"));
+if (pipeTracks.length) {
+  page.slicesDrawn += drawRows(document.getElementById("pipeline"), pipeTracks, 18, true);
+  page.pipelineRows = pipeTracks.length;
+  document.getElementById("pipeline-note").textContent = "Blue: forward of a microbatch (F), orange: " +
+    "backward (B); pink: the stage is idle (the bubble). Overlapping tasks go on extra rows (#1).";
+} else {
+  document.getElementById("pipeline-section").style.display = "none";
+}
+
+// Roofline: log-log, FLOP/s against FLOP/B; the chip's two ceilings.
+(function roofline() {
+  const r = result.roofline;
+  const svg = document.getElementById("roofline");
+  if (!r || !r.peak_flops_per_s || result.arithmetic_intensity === undefined) {
+    svg.style.display = "none";
+    return;
+  }
+  const W = 640, H = 360, L = 70, B = 50, T = 15, R = 15;
+  const x0 = 0.1, x1 = 1e5, y1 = r.peak_flops_per_s * 3, y0 = y1 / 1e6;
+  const X = (v) => L + (Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0)) * (W - L - R);
+  const Y = (v) => H - B - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) * (H - B - T);
+  svg.appendChild(el("rect", { x: L, y: T, width: W - L - R, height: H - B - T, fill: "none", stroke: "#999" }));
+  for (let e = -1; e <= 5; ++e) {
+    svg.appendChild(el("text", { x: X(10 ** e) - 10, y: H - B + 16, "font-size": 11 }, "1e" + e));
+  }
+  for (let e = Math.ceil(Math.log10(y0)); e <= Math.log10(y1); e += 2) {
+    svg.appendChild(el("text", { x: 4, y: Y(10 ** e) + 4, "font-size": 11 }, si(10 ** e, "FLOP/s")));
+  }
+  svg.appendChild(el("text", { x: L + 150, y: H - 10, "font-size": 12 }, "arithmetic intensity (FLOP/B)"));
+  svg.appendChild(el("text", { x: L + 6, y: T + 14, "font-size": 12 }, "FLOP/s per chip"));
+  const ridge = r.ridge_intensity;
+  const pts = [[x0, x0 * r.hbm_bytes_per_s], [ridge, r.peak_flops_per_s], [x1, r.peak_flops_per_s]];
+  svg.appendChild(el("polyline", { id: "roof", points: pts.map(([a, b]) => X(a) + "," + Y(Math.max(b, y0))).join(" "),
+    fill: "none", stroke: "#1565c0", "stroke-width": 2 }));
+  svg.appendChild(el("text", { x: X(ridge) + 4, y: Y(r.peak_flops_per_s) - 4, "font-size": 11 },
+    "peak " + si(r.peak_flops_per_s, "FLOP/s") + ", ridge " + ridge.toFixed(0) + " FLOP/B"));
+  // The roofline is one chip's; the report's achieved rate is the pod's.
+  const px = result.arithmetic_intensity, py = result.achieved_flops_per_s / (pod.chips || 1);
+  svg.appendChild(el("circle", { id: "run-point", cx: X(px), cy: Y(py), r: 6, fill: "#c62828",
+    "data-intensity": px, "data-flops": py }));
+  page.roofline = { intensity: px, flops: py };
+  document.getElementById("roofline-note").textContent = "The run (red): " + px.toFixed(1) + " FLOP/B, " +
+    si(py, "FLOP/s") + " achieved per chip; the ceilings are the chip's HBM bandwidth (" +
+    si(r.hbm_bytes_per_s, "B/s") + ") and peak.";
+})();
+
+// Memory: a stacked bar per chip, against its HBM capacity.
+(function memory() {
+  const chips = (report.per_chip || []).filter((c) => c.memory);
+  const cap = result.memory ? result.memory.capacity_bytes : 0;
+  const svg = document.getElementById("memory");
+  if (!chips.length || !cap) {
+    document.getElementById("memory-section").style.display = "none";
+    return;
+  }
+  const parts = [["params_bytes", "parameters", "#1565c0"], ["grads_bytes", "gradients", "#42a5f5"],
+    ["optimizer_bytes", "optimizer state", "#ef6c00"], ["activations_bytes", "activations", "#2e7d32"],
+    ["gathered_weights_bytes", "gathered weights", "#8e24aa"], ["ring_buffers_bytes", "ring buffers", "#6d4c41"]];
+  const shown = chips.slice(0, 64), W = 900, H = 300, L = 70, B = 40, T = 10;
+  const top = Math.max(cap, ...shown.map((c) => c.memory.total_bytes)) * 1.05;
+  const bw = Math.min(40, (W - L - 200) / shown.length);
+  const Y = (v) => H - B - v / top * (H - B - T);
+  svg.appendChild(el("line", { x1: L, x2: L + bw * shown.length, y1: Y(cap), y2: Y(cap), stroke: "#c62828",
+    "stroke-dasharray": "4 3" }));
+  svg.appendChild(el("text", { x: L + bw * shown.length + 4, y: Y(cap) + 4, "font-size": 11 },
+    "capacity " + si(cap, "B")));
+  for (let k = 0; k <= 4; ++k)
+    svg.appendChild(el("text", { x: 2, y: Y(top * k / 4) + 4, "font-size": 11 }, si(top * k / 4, "B")));
+  shown.forEach((c, i) => {
+    let acc = 0;
+    for (const [key, , colour] of parts) {
+      const v = c.memory[key] || 0;
+      if (v > 0) svg.appendChild(el("rect", { x: L + i * bw + 2, width: bw - 4, y: Y(acc + v), height: Y(acc) - Y(acc + v),
+        fill: colour }));
+      acc += v;
+    }
+    page.memoryBars.push({ chip: c.chip, total_bytes: c.memory.total_bytes });
+    svg.appendChild(el("text", { x: L + i * bw + 2, y: H - B + 14, "font-size": 10 }, String(c.chip)));
+  });
+  svg.appendChild(el("text", { x: L, y: H - 6, "font-size": 12 }, "chip (bytes per chip, stacked)"));
+  parts.forEach(([, label, colour], k) => {
+    svg.appendChild(el("rect", { x: W - 190, y: T + k * 18, width: 12, height: 12, fill: colour }));
+    svg.appendChild(el("text", { x: W - 172, y: T + k * 18 + 11, "font-size": 11 }, label));
+  });
+})();
+</script>
+</body>
+</html>
+)PAGE";
+
+}  // namespace
+
+std::string render_run_html(const nlohmann::json& report, const std::string& trace_json, std::size_t max_slices) {
+  const nlohmann::json data{{"report", report}, {"trace", trace_tracks(trace_json, max_slices)}};
+  return fill_html_page(kPage, data.dump());
+}
+
+}  // namespace app

@@ -1,0 +1,93 @@
+// Drives `tpusim run EXP --html` in headless Chromium (issue 22): the page
+// must draw every slice of the run's trace.json (counted here from the file
+// the same run wrote, not from the page's embedded data), one memory bar per
+// chip with the report's totals, the run's point on the roofline at the
+// report's intensity and per-chip rate and not above the roof, the pipeline
+// rows of every stage, the report's step time; no script error, no network
+// request. Writes a screenshot.
+//
+// Usage: node run_page.mjs TPUSIM_BINARY OUT_DIR
+// Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const [binary, outDir] = process.argv.slice(2);
+if (!binary || !outDir) {
+  console.error("usage: node run_page.mjs TPUSIM_BINARY OUT_DIR");
+  process.exit(2);
+}
+const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
+if (!existsSync(chromium)) {
+  console.log(`SKIP: no Chromium at ${chromium} (scripts/setup installs Debian's chromium; or set CHROMIUM)`);
+  process.exit(77);
+}
+let puppeteer;
+try {
+  puppeteer = (await import("puppeteer-core")).default;
+} catch (e) {
+  console.error(`FAIL: puppeteer-core is not installed in tests/browser (run scripts/setup): ${e.message}`);
+  process.exit(1);
+}
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) ++failures;
+}
+
+// The shipped 4-stage pipeline on a v5e 2x2: engines, pipeline tasks, memory.
+const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+mkdirSync(outDir, { recursive: true });
+const pagePath = path.resolve(outDir, "run.html"), runDir = path.resolve(outDir, "run");
+execFileSync(binary, ["run", "configs/experiments/train-pp-v5e.yaml", "--html", pagePath, "--out", runDir],
+             { cwd: source, stdio: "inherit", env: { ...process.env, SC_COPYRIGHT_MESSAGE: "DISABLE" } });
+const report = JSON.parse(readFileSync(path.join(runDir, "report.json"), "utf8"));
+const events = JSON.parse(readFileSync(path.join(runDir, "trace.json"), "utf8")).traceEvents;
+const slices = events.filter((e) => e.ph === "X").length;
+const pipelineTracks = new Set(events.filter((e) => e.ph === "M" && e.name === "thread_name" &&
+  e.args.name.startsWith("pipeline tasks")).map((e) => `${e.pid}/${e.tid}`));
+
+const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"] });
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1240, height: 900 });
+  const errors = [], requests = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
+  await page.goto("file://" + pagePath);
+  const seen = await page.evaluate(() => {
+    const p = window.tpusimPage, point = document.getElementById("run-point");
+    // The roof's height at the point's x, from the drawn polyline.
+    const pts = document.getElementById("roof").getAttribute("points").split(" ").map((s) => s.split(",").map(Number));
+    const cx = Number(point.getAttribute("cx"));
+    let roofY = null;
+    for (let i = 0; i + 1 < pts.length; ++i)
+      if (pts[i][0] <= cx && cx <= pts[i + 1][0])
+        roofY = pts[i][1] + (pts[i + 1][1] - pts[i][1]) * (cx - pts[i][0]) / (pts[i + 1][0] - pts[i][0]);
+    return { slices: p.slicesDrawn, pipelineRows: p.pipelineRows, memory: p.memoryBars,
+             intensity: Number(point.dataset.intensity), flops: Number(point.dataset.flops),
+             cy: Number(point.getAttribute("cy")), roofY, step: document.getElementById("step-time").textContent };
+  });
+  const r = report.result;
+  check(seen.slices === slices, `every slice of trace.json drawn (${seen.slices} of ${slices})`);
+  check(seen.pipelineRows === pipelineTracks.size, `a pipeline row per pipeline track (${seen.pipelineRows} of ${pipelineTracks.size})`);
+  const chips = report.per_chip.map((c) => [c.chip, c.memory.total_bytes]);
+  check(JSON.stringify(seen.memory.map((m) => [m.chip, m.total_bytes])) === JSON.stringify(chips),
+        `one memory bar per chip with the report's totals (${seen.memory.length} bars)`);
+  check(seen.intensity === r.arithmetic_intensity, `roofline point at the report's intensity (${seen.intensity})`);
+  const perChip = r.achieved_flops_per_s / report.pod.chips;
+  check(Math.abs(seen.flops / perChip - 1) < 1e-12, `roofline point at the report's rate per chip (${seen.flops})`);
+  check(seen.roofY !== null && seen.cy >= seen.roofY - 0.5, `the point is not above the roof (y ${seen.cy} vs roof ${seen.roofY})`);
+  check(seen.step === (r.step_time_s * 1e3).toPrecision(3) + " ms", `step time as the report says (${seen.step})`);
+  check(errors.length === 0, `no script errors (${errors.join("; ")})`);
+  check(requests.length === 0, `no network requests (${requests.join(", ")})`);
+  await page.screenshot({ path: path.join(outDir, "run-page.png"), fullPage: true });
+  console.log(`screenshot: ${path.join(outDir, "run-page.png")}`);
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);
