@@ -8,33 +8,14 @@
 // Usage: node mxu_page.mjs TPUSIM_BINARY OUT_DIR
 // Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 
-const [binary, outDir] = process.argv.slice(2);
-if (!binary || !outDir) {
-  console.error("usage: node mxu_page.mjs TPUSIM_BINARY OUT_DIR");
-  process.exit(2);
-}
-const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(chromium)) {
-  console.log(`SKIP: no Chromium at ${chromium} (scripts/setup installs Debian's chromium; or set CHROMIUM)`);
-  process.exit(77);
-}
-let puppeteer;
-try {
-  puppeteer = (await import("puppeteer-core")).default;
-} catch (e) {
-  console.error(`FAIL: puppeteer-core is not installed in tests/browser (run scripts/setup): ${e.message}`);
-  process.exit(1);
-}
+import { startBrowserTest } from "./harness.mjs";
 
-let failures = 0;
-function check(ok, what) {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) ++failures;
-}
+const test = await startBrowserTest("mxu_page.mjs");
+const { binary, outDir, chromium, puppeteer, check } = test;
 
 // The student's own operands: A 6x4, B 4x6 on a 4x4 array, two tiles along n
 // (so a second tile loads into the other bank while the first streams).
@@ -152,5 +133,5 @@ try {
 } finally {
   await browser.close();
 }
-console.log(failures ? `${failures} check(s) failed` : `all checks passed; screenshot ${path.resolve(outDir, "mxu-page.png")}`);
-process.exit(failures ? 1 : 0);
+console.log(test.failures ? `${test.failures} check(s) failed` : `all checks passed; screenshot ${path.resolve(outDir, "mxu-page.png")}`);
+process.exit(test.failures ? 1 : 0);

@@ -9,34 +9,15 @@
 // Usage: node run_page.mjs TPUSIM_BINARY OUT_DIR
 // Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
-const [binary, outDir] = process.argv.slice(2);
-if (!binary || !outDir) {
-  console.error("usage: node run_page.mjs TPUSIM_BINARY OUT_DIR");
-  process.exit(2);
-}
-const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(chromium)) {
-  console.log(`SKIP: no Chromium at ${chromium} (scripts/setup installs Debian's chromium; or set CHROMIUM)`);
-  process.exit(77);
-}
-let puppeteer;
-try {
-  puppeteer = (await import("puppeteer-core")).default;
-} catch (e) {
-  console.error(`FAIL: puppeteer-core is not installed in tests/browser (run scripts/setup): ${e.message}`);
-  process.exit(1);
-}
+import { startBrowserTest } from "./harness.mjs";
 
-let failures = 0;
-function check(ok, what) {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) ++failures;
-}
+const test = await startBrowserTest("run_page.mjs");
+const { binary, outDir, chromium, puppeteer, check } = test;
 
 // The shipped 4-stage pipeline on a v5e 2x2: engines, pipeline tasks, memory.
 const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -90,4 +71,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(test.failures ? 1 : 0);
