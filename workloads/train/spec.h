@@ -130,7 +130,7 @@ struct TrainSpec {
   OptimizerCost optimizer = optimizer_cost(Optimizer::adam);  // optimizer.kind is the YAML value, under precision
   bool overlap = true;
   // Sequence-parallel tensor collectives as collective matmuls (spec.cpp).
-  bool collective_matmul = true;
+  bool collective_matmul = false;
   Elementwise elementwise = Elementwise::fused;
   Remat remat = Remat::none;
   bool simulate_anyway = false;
