@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "app/explain/mxu_html.h"
 #include "app/explain/mxu_vcd_op.h"
 #include "app/explain/mxu_walkthrough.h"
+#include "app/html_page.h"
 #include "hw/chip_config.h"
 #include "sim/output.h"
 #include "sim/params.h"
@@ -212,7 +212,7 @@ int explain_mxu(const std::vector<std::string>& args) {
     throw UsageError("--play: expected seconds per cycle between 0 and 60, got " + std::to_string(play_seconds));
   if (play && no_pager) throw UsageError("--play and --no-pager: choose one (--no-pager never waits)");
   if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
-  if (html && html_path.empty()) throw UsageError("--html: expected a file name");
+  if (html) check_html_path("--html", html_path);
   if (own && !(walk || html))
     throw UsageError("--a and --b: your own operands are for --walk or --html (the other modes count cycles only)");
   if (own && !(vm.count("a") && vm.count("b"))) throw UsageError("--a and --b: give both A and B");
@@ -283,10 +283,7 @@ int explain_mxu(const std::vector<std::string>& args) {
       command += " --m " + std::to_string(m) + " --k " + std::to_string(k) + " --n " + std::to_string(n) + " --seed " +
                  std::to_string(seed);
     command += " --html " + shell_word(html_path);
-    std::ofstream out(html_path, std::ios::binary);
-    out << explain::render_mxu_html(*w, command, base);
-    out.close();
-    if (!out) throw UsageError("--html: cannot write '" + html_path + "'");
+    write_html_page("--html", html_path, explain::render_mxu_html(*w, command, base));
     std::cerr << "wrote " << html_path << ": " << w->cycles << " cycles of a " << rows << "x" << cols << " array, Y "
               << (w->matches_reference ? "matches" : "DOES NOT match") << " the host GEMM\n";
   }

@@ -9,6 +9,7 @@
 
 #include "app/cli.h"
 #include "app/command_line.h"
+#include "app/html_page.h"
 #include "app/run_page.h"
 #include "sim/output.h"
 #include "sim/trace.h"
@@ -86,24 +87,16 @@ int cmd_run(const std::vector<std::string>& args) {
       hlo ? hlo_experiment(vm, sets) : workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
   const std::string html_path = vm.count("html") ? vm["html"].as<std::string>() : "";
-  if (vm.count("html") && html_path.empty()) throw UsageError("--html: expected a file name");
-  if (!html_path.empty()) {  // refused before the run, not after it
-    const std::filesystem::path folder = std::filesystem::absolute(html_path).parent_path();
-    if (!std::filesystem::is_directory(folder))
-      throw UsageError("--html: no folder '" + folder.string() + "' to write '" + html_path + "' in");
-  }
+  if (vm.count("html")) check_html_path("--html", html_path);  // before the run, not after it
   ro.trace = vm["trace"].as<bool>() || vm.count("trace-chips") > 0 || !html_path.empty();
   if (vm.count("trace-chips")) {
     try {
       ro.trace.chips = sim::parse_trace_chips(vm["trace-chips"].as<std::string>());
+      // Checked here, before the run, against the pod the experiment describes.
+      sim::check_trace_chips(ro.trace.chips, exp.pod.chips());
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    // Checked here, before the run, against the pod the experiment describes.
-    for (const std::uint32_t c : ro.trace.chips)
-      if (c >= exp.pod.chips())
-        throw UsageError("--trace-chips: chip " + std::to_string(c) + " is not in the " +
-                         std::to_string(exp.pod.chips()) + "-chip pod");
   }
   ro.vcd = vm["vcd"].as<bool>();
   ro.out_dir = out_dir.empty() ? (std::filesystem::path("runs") / exp.name).string() : out_dir;
@@ -122,13 +115,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
   outputs.write("report.json", out.report.dump(2) + "\n");
   outputs.commit();
-  if (!html_path.empty()) {
-    try {
-      sim::write_file_atomic(html_path, render_run_html(out.report, out.trace_json));
-    } catch (const std::exception& e) {
-      throw UsageError("--html: cannot write '" + html_path + "': " + e.what());
-    }
-  }
+  if (!html_path.empty()) write_html_page("--html", html_path, render_run_html(out.report, out.trace_json));
   std::cout << out.table << "report: " << report_path << "\n";
   if (!html_path.empty()) std::cout << "page: " << html_path << "\n";
   return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -14,6 +15,15 @@ namespace runtime {
 namespace {
 // Tracks sort by engine kind, then instance.
 std::uint32_t track_id(const hw::EngineRef& e) { return static_cast<std::uint32_t>(e.kind) * 1000 + e.index; }
+
+// What an op puts on the ICI: a send's message, a collective's payload
+// (interconnect::CollectiveSpec::bytes); nullopt for any other op.
+std::optional<double> ici_bytes(const hw::Op& op, const std::vector<interconnect::CollectiveSpec>* collectives) {
+  if (const auto* s = std::get_if<hw::SendOp>(&op.payload)) return double(s->bytes);
+  if (const auto* c = std::get_if<hw::CommOp>(&op.payload); c && collectives && c->collective < collectives->size())
+    return double((*collectives)[c->collective].bytes);
+  return std::nullopt;
+}
 }  // namespace
 
 std::vector<sim::TraceArg> op_energy_args(const hw::Op& op, const hw::EnergyParams& energy,
@@ -22,9 +32,7 @@ std::vector<sim::TraceArg> op_energy_args(const hw::Op& op, const hw::EnergyPara
   // Every slice says what it moved and computed: a send's and a
   // collective's bytes are the chip's part of the message or the payload
   // (interconnect::CollectiveSpec::bytes), not HBM traffic.
-  if (const auto* s = std::get_if<hw::SendOp>(&op.payload)) args.push_back({"bytes", double(s->bytes)});
-  if (const auto* c = std::get_if<hw::CommOp>(&op.payload); c && collectives && c->collective < collectives->size())
-    args.push_back({"bytes", double((*collectives)[c->collective].bytes)});
+  if (const std::optional<double> bytes = ici_bytes(op, collectives)) args.push_back({"bytes", *bytes});
   if (op.flops > 0) args.push_back({"flops", op.flops});
   const hw::OpWork w = hw::op_work(op);
   if (!w.any()) return args;
@@ -84,9 +92,7 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
       to.emplace_back(end, -bytes / seconds);
     };
     add(hbm, hw::op_work(op).hbm_bytes);
-    if (const auto* snd = std::get_if<hw::SendOp>(&op.payload)) add(ici, double(snd->bytes));
-    if (const auto* c = std::get_if<hw::CommOp>(&op.payload); c && collectives && c->collective < collectives->size())
-      add(ici, double((*collectives)[c->collective].bytes));
+    add(ici, ici_bytes(op, collectives).value_or(0));
   }
   const auto write = [&](std::vector<std::pair<std::uint64_t, double>>& changes, const char* name, double peak) {
     std::sort(changes.begin(), changes.end());

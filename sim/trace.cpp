@@ -43,11 +43,15 @@ std::vector<std::uint32_t> chips_to_trace(const TraceRequest& request,
       if (representative[c] == c) chips.push_back(c);
     return chips;
   }
-  for (const std::uint32_t c : request.chips)
-    if (c >= representative.size())
-      throw std::invalid_argument("--trace-chips: chip " + std::to_string(c) + " is not in the " +
-                                  std::to_string(representative.size()) + "-chip pod");
+  check_trace_chips(request.chips, representative.size());
   return request.chips;
+}
+
+void check_trace_chips(const std::vector<std::uint32_t>& chips, std::size_t pod_chips) {
+  for (const std::uint32_t c : chips)
+    if (c >= pod_chips)
+      throw std::invalid_argument("--trace-chips: chip " + std::to_string(c) + " is not in the " +
+                                  std::to_string(pod_chips) + "-chip pod");
 }
 
 void TraceWriter::name_process(std::uint32_t pid, const std::string& name) { names_.push_back({pid, 0, true, name}); }

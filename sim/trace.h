@@ -35,6 +35,10 @@ struct TraceRequest {
 // list); throws std::invalid_argument naming the bad part.
 std::vector<std::uint32_t> parse_trace_chips(const std::string& text);
 
+// Throws std::invalid_argument naming the first of `chips` past a pod of
+// `pod_chips` chips.
+void check_trace_chips(const std::vector<std::uint32_t>& chips, std::size_t pod_chips);
+
 // The chips `request` writes of a pod whose chip c is simulated by
 // representative[c]; throws std::invalid_argument for a chip past the pod.
 std::vector<std::uint32_t> chips_to_trace(const TraceRequest& request,

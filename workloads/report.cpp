@@ -440,7 +440,8 @@ json to_json(const Simulator& s) {
   put(j, "ops", s.ops);
   if (s.trace) {
     const TraceSummary& t = *s.trace;
-    json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", t.chips}};
+    const std::size_t chips = t.written.size(), pod_chips = t.representative.size();
+    json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", chips}};
     // Each written chip: the chips it stands for (a simulated chip), or the
     // simulated chip whose ops it shows (a replica; --trace-chips).
     json written = json::array();
@@ -454,8 +455,8 @@ json to_json(const Simulator& s) {
     }
     tr["written"] = written;
     std::string note;
-    if (t.chips < t.pod_chips)
-      note = "shows " + std::to_string(t.chips) + " of the " + std::to_string(t.pod_chips) +
+    if (chips < pod_chips)
+      note = "shows " + std::to_string(chips) + " of the " + std::to_string(pod_chips) +
              " chips (each simulated chip stands for its replicas; see written)";
     if (t.dropped > 0)
       note += (note.empty() ? "" : "; ") + std::string("stopped at ") + std::to_string(t.events) + " events, " +

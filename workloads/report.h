@@ -364,7 +364,6 @@ struct PerChip {
 // simulated ones; --trace-chips) with the representative of each.
 struct TraceSummary {
   std::uint64_t events = 0, dropped = 0;
-  std::uint32_t chips = 0, pod_chips = 0;
   std::vector<std::uint32_t> written;         // the chips written, ascending
   std::vector<std::uint32_t> representative;  // per pod chip: the simulated chip whose ops it has
 };

@@ -13,16 +13,11 @@ namespace explain {
 
 namespace {
 
-// NaN (nothing there) becomes JSON null.
-nlohmann::json numbers(const std::vector<float>& v) {
+// NaN (nothing there) becomes JSON null; float and double frames alike.
+template <typename Real>
+nlohmann::json numbers(const std::vector<Real>& v) {
   nlohmann::json out = nlohmann::json::array();
-  for (float x : v) out.push_back(std::isnan(x) ? nlohmann::json() : nlohmann::json(double(x)));
-  return out;
-}
-
-nlohmann::json numbers(const std::vector<double>& v) {
-  nlohmann::json out = nlohmann::json::array();
-  for (double x : v) out.push_back(std::isnan(x) ? nlohmann::json() : nlohmann::json(x));
+  for (Real x : v) out.push_back(std::isnan(x) ? nlohmann::json() : nlohmann::json(double(x)));
   return out;
 }
 

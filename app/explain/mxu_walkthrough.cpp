@@ -288,8 +288,7 @@ class FrameRenderer {
       arrived_[at] = true;
       newest_ = at;
       leaving_.push_back("Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)));
-      line +=
-          " Y[" + u64(i) + "][" + u64(j) + "] += " + number(v.psum(r, c)) + " (tile " + std::to_string(slot.tile) + ")";
+      line += " " + leaving_.back() + " (tile " + std::to_string(slot.tile) + ")";
     }
     return line + (any ? "\n" : " nothing leaves this cycle\n");
   }

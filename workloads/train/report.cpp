@@ -422,7 +422,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
   runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events, timings);
-  summary = {tw.ops(), tw.dropped(), std::uint32_t(chips.size()), r.layout.chips(), chips, r.run.representative};
+  summary = {tw.ops(), tw.dropped(), chips, r.run.representative};
   return tw.json();
 }
 
