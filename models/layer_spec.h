@@ -26,6 +26,9 @@ struct ParamSpec {
   // Expert weights: the chips of expert parallelism each hold 1 / shards
   // of them (whole experts); 1 for everything else.
   std::uint64_t shards = 1;
+  // The split axis is this many whole key/value heads (0: it splits
+  // freely); more ranks than heads hold a replica each (MatmulSpec::tp_units).
+  std::uint64_t tp_units = 0;
   std::uint64_t elements() const { return rows * cols; }
 };
 

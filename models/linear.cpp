@@ -34,6 +34,7 @@ MatmulSpec matmul(std::string name, Pass pass, std::uint64_t m, std::uint64_t k,
   s.weight_operand = weight_operand;
   s.tp = lin.tp;
   s.tp_split = split;
+  s.tp_units = lin.tp_units;
   s.output = std::move(output);
   s.after = std::move(after);
   return s;

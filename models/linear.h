@@ -25,6 +25,7 @@ struct Linear {
   std::string input_grad;                   // tensor dX; empty: no dX matmul (the input is data)
   std::vector<std::string> after_forward;   // ops producing X (same layer)
   std::vector<std::string> after_backward;  // ops producing dY (same layer)
+  std::uint64_t tp_units = 0;               // MatmulSpec::tp_units of all three matmuls
 };
 
 // Appends the forward matmul to layer.forward and dX (if wanted), dW to

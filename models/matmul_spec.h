@@ -89,6 +89,15 @@ struct MatmulSpec {
   // takes under uniform routing; the strategy gives each expert the tokens
   // its router actually sends it. Dim::none: not an expert's.
   Dim tokens = Dim::none;
+  // The split dimension is made of `tp_units` indivisible units (key/value
+  // heads of grouped- or multi-query attention); 0: it splits freely. With
+  // more tensor-parallel ranks than units, each unit is replicated on
+  // tp / units ranks (vLLM and Megatron replicate KV heads this way), and
+  // those ranks split `tp_excess` instead (Dim::m: the query heads of a
+  // decode step's group) or repeat the work (Dim::none: the K and V
+  // projections).
+  std::uint64_t tp_units = 0;
+  Dim tp_excess = Dim::none;
 
   // The share of the m x k x n products a causal kernel computes, over the
   // exact triangle of a T x T square: (T + 1) / 2T; 1 when not causal.

@@ -264,9 +264,12 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
   LayerSpec l;
   l.name = p;
   l.kind = LayerKind::transformer_block;
-  l.params = {norm_param(p + ".ln1.scale", d.D),         norm_param(p + ".ln1.bias", d.D),
-              {a + ".w_q", d.D, d.NH, ParamSplit::cols}, {a + ".w_k", d.D, d.KH, ParamSplit::cols},
-              {a + ".w_v", d.D, d.KH, ParamSplit::cols}, {a + ".w_o", d.NH, d.D, ParamSplit::rows}};
+  l.params = {norm_param(p + ".ln1.scale", d.D),
+              norm_param(p + ".ln1.bias", d.D),
+              {a + ".w_q", d.D, d.NH, ParamSplit::cols},
+              {a + ".w_k", d.D, d.KH, ParamSplit::cols, 1, d.K},
+              {a + ".w_v", d.D, d.KH, ParamSplit::cols, 1, d.K},
+              {a + ".w_o", d.NH, d.D, ParamSplit::rows}};
   if (!parallel) {
     l.params.push_back(norm_param(p + ".ln2.scale", d.D));
     l.params.push_back(norm_param(p + ".ln2.bias", d.D));
@@ -313,7 +316,8 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
                  a + ".k",
                  p + ".ln1.out.grad",
                  {p + ".ln1"},
-                 {a + ".score.dK"}});
+                 {a + ".score.dK"},
+                 d.K});
   add_linear(l, {a + ".v",
                  d.BT,
                  d.D,
@@ -323,7 +327,8 @@ LayerSpec block_layer(std::uint64_t i, const Dims& d, const BlockShape& shape) {
                  a + ".v",
                  p + ".ln1.out.grad",
                  {p + ".ln1"},
-                 {a + ".context.dV"}});
+                 {a + ".context.dV"},
+                 d.K});
   // Each query head attends with its group's key and value head, so the
   // attention matmuls are batch x (query) heads of them, whatever kv_heads.
   // scores[b,h] = Q[b,h] (T x H) K[b,h]^T (H x T)
@@ -607,7 +612,9 @@ ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t b
       mm.m = group;
       mm.k = score ? cfg.head_dim : context;
       mm.n = score ? keys : checked_mul(instances, cfg.head_dim, "attention outputs");
-      mm.tp_split = Dim::n;
+      mm.tp_split = Dim::n;  // whole kv heads; ranks sharing one split its query heads
+      mm.tp_units = cfg.kv();
+      mm.tp_excess = Dim::m;
       mm.causal = Causal::none;
       mm.out_on_chip = flash && score;
       mm.a_on_chip = flash && !score;

@@ -103,7 +103,8 @@ TrainSpec InferenceSpec::forward_spec() const {
 }
 
 std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp) {
-  return 2 * cfg.layers * (cfg.kv() / tp) * cfg.head_dim * hw::element_bytes(kv);
+  // With more ranks than KV heads each rank holds one head (a replica).
+  return 2 * cfg.layers * std::max<std::uint64_t>(cfg.kv() / tp, 1) * cfg.head_dim * hw::element_bytes(kv);
 }
 
 const sim::ParamTable<InferenceSpec>& inference_params() {
@@ -165,12 +166,6 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
     node["batch"].fail("batch " + std::to_string(spec.batch) + " does not divide over data parallelism of " +
                        std::to_string(p.data.degree));
   check_tensor_split(model, spec.model, p.tensor.degree);
-  if (cfg.kv() % p.tensor.degree != 0)
-    model[model["kv_heads"].present() ? "kv_heads" : "heads"].fail(
-        std::to_string(cfg.kv()) + " key/value heads do not split over tensor parallelism of " +
-        std::to_string(p.tensor.degree) +
-        " (replicating KV heads over tensor-parallel ranks is not modelled yet); use a tensor degree that divides "
-        "them");
 
   const sim::YamlNode dt = node["dtype"];
   if (spec.dtype.weights != hw::NumberFormat::bf16) check_chip_format(dt["weights"], exp.chip, spec.dtype.weights);

@@ -69,8 +69,9 @@ struct InferenceSpec {
 };
 
 // KV-cache bytes of one token of one sequence, all layers, on one chip of
-// tensor parallelism `tp`: 2 (K and V) x layers x kv_heads / tp x head_dim
-// x the cache format's bytes.
+// tensor parallelism `tp`: 2 (K and V) x layers x max(kv_heads / tp, 1) x
+// head_dim x the cache format's bytes (with more ranks than KV heads each
+// rank caches its replica of one head).
 std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp);
 
 // Every key of `kind: inference` (tpusim explain inference).

@@ -650,8 +650,9 @@ class ChipProgramBuilder {
       // chip keeps only its shard of the accumulated gradients).
       const Deps grads = par.fsdp.degree > 1 ? gradient_reduce_scatter(prog, l, label(task), r.all()) : r.all();
       if (final_task) {
+        const Deps summed = replica_gradient_all_reduce(prog, l, grads);
         const bool reduce_now = par.gradient_axes().degree > 1 && par.sync_gradients && ctx_.spec.overlap;
-        grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, grads) : grads;
+        grads_done_[l] = reduce_now ? gradient_all_reduce(prog, l, summed) : summed;
       }
       x = r.data.empty() ? r.all() : r.data;
       map_->layers.push_back({l, true, begin, static_cast<std::uint32_t>(prog.ops.size())});
@@ -834,6 +835,29 @@ class ChipProgramBuilder {
       out.push_back(prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0}));
     }
     return out.empty() ? deps : out;
+  }
+
+  // Key/value heads replicated over the tensor-parallel ranks (fewer heads
+  // than ranks, models::MatmulSpec::tp_units): each replica's K and V weight
+  // gradients hold only its query heads' share, so the replicas sum them in
+  // an all-reduce over the tensor axis once the step's gradients are
+  // complete (of the chip's fsdp shard). Exact for one head (multi-query
+  // attention, as PaLM's: every rank holds it); with more heads each group
+  // of tp / kv_heads ranks would reduce apart, and the whole axis's ring
+  // moves 2 (t - 1) / t of the bytes instead of 2 (r - 1) / r: a bound.
+  Deps replica_gradient_all_reduce(hw::Program& prog, std::size_t layer, const Deps& deps) {
+    const TrainParallelism& par = ctx_.spec.parallelism;
+    std::uint64_t replicated = 0;
+    for (const auto* p : held_params(ctx_.model, stage_, layer))
+      if (p->tp_units != 0 && p->tp_units < ctx_.tp()) replicated += local_param_elements(*p, ctx_.tp());
+    const std::uint64_t n = sim::ceil_div(replicated, par.fsdp.degree);
+    if (n == 0) return deps;
+    const std::string name = "stage" + std::to_string(role_.stage) + " " + ctx_.model.layers[layer].name +
+                             " replicated key/value gradients all-reduce over " + axes_text(par.tensor.axes);
+    const std::uint32_t stored = bytes_of(ctx_.spec.precision.params);  // the gradients as stored
+    const std::uint32_t c = ctx_.collectives.add(name, interconnect::CollectiveOp::all_reduce, stored * n,
+                                                 par.tensor.axes, CollectivePurpose::gradients, stored);
+    return {prog.add({name, {hw::EngineKind::ici, kIciGradients}, hw::CommOp{c}, deps, 0})};
   }
 
   static Context with_rank(Context c, std::uint32_t expert_rank) {

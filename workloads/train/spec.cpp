@@ -145,6 +145,15 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
   for (const auto& [node, size] : split)
     if (size % tp != 0)
       node.fail(std::to_string(size) + " does not split evenly over tensor parallelism of " + std::to_string(tp));
+  // Key/value heads split whole over the ranks, or each is replicated on
+  // tp / kv_heads ranks (models::MatmulSpec::tp_units); anything else would
+  // cut a head.
+  if (cfg.type != "transformer") return;
+  const std::uint64_t kv = cfg.transformer.kv();
+  if (kv % tp != 0 && tp % kv != 0)
+    model[model["kv_heads"].present() ? "kv_heads" : "heads"].fail(
+        std::to_string(kv) + " key/value heads neither split over tensor parallelism of " + std::to_string(tp) +
+        " nor replicate evenly on its ranks; use a tensor degree that divides them or that they divide");
 }
 
 namespace {

@@ -72,4 +72,24 @@ TEST_CASE("the largest batch that fits is the hand count, and one more does not 
   }
 }
 
+TEST_CASE("tensor parallelism over more chips than KV heads replicates each head", "[inference][kv][gqa]") {
+  // 4 KV heads over 8 chips: each chip caches and projects one whole head
+  // (a replica shared with one other chip) and splits the query heads of
+  // its group, so it holds and reads what the same model with 8 KV heads,
+  // one per chip, does.
+  const Dense grouped{2, 1024, 4096, 8, 4, 128, 32000}, one_per_chip{2, 1024, 4096, 8, 8, 128, 32000};
+  const std::string tp8 = "  parallelism: {tensor: model}\n";
+  const nlohmann::json r = run(write_yaml("kv4-tp8", serve_yaml("kv4-tp8", grouped, 8, kEightChips, tp8)))["result"];
+  const nlohmann::json twin =
+      run(write_yaml("kv8-tp8", serve_yaml("kv8-tp8", one_per_chip, 8, kEightChips, tp8)))["result"];
+  const std::uint64_t d = grouped.d_model, q = grouped.heads * grouped.head_dim;
+  const double weights = 2.0 * double(grouped.layers * (2 * d * q / 8 + 2 * d * grouped.head_dim + 3 * d * 4096 / 8) +
+                                      grouped.norm_params() + 2 * grouped.vocab * d / 8);
+  CHECK(r["inference"]["weights_bytes"].get<double>() == weights);
+  CHECK(r["inference"]["kv_cache_bytes"].get<std::uint64_t>() == 8 * 2048 * 2 * grouped.layers * 1 * 128 * 2);
+  CHECK(r["inference"]["kv_cache_bytes"] == twin["inference"]["kv_cache_bytes"]);
+  CHECK(r["inference"]["weights_bytes"] == twin["inference"]["weights_bytes"]);
+  CHECK(r["step_time_s"] == twin["step_time_s"]);
+}
+
 }  // namespace test_kv_cache

@@ -82,4 +82,54 @@ TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[
         Approx(M * per_microbatch / r["result"]["step_time_s"].get<double>() / (4 * 275.251e12)).epsilon(1e-3));
 }
 
+// Fewer key/value heads than ranks: each rank holds a replica of one head
+// (models::MatmulSpec::tp_units). With one KV head over 4 ranks (multi-query,
+// as PaLM) a rank's K and V projections are a whole head, the same work and
+// parameters as 4 KV heads split one per rank; only the replicas' weight
+// gradients differ, summed in one all-reduce of 2 x D x head_dim per block.
+TEST_CASE("tensor parallel over more ranks than KV heads: each rank holds a replica of one head",
+          "[workloads][train][gqa]") {
+  const auto run_kv = [](int kv) {
+    const std::string path = write_yaml("tp4-kv" + std::to_string(kv), R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [4]}
+mesh: {model: 4}
+workload:
+  kind: train
+  model: {type: transformer, layers: 3, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128,
+          seq_len: 512, vocab: 8192, kv_heads: )" + std::to_string(kv) + R"(}
+  global_batch: 4
+  parallelism: {tensor: model, microbatches: 2}
+  precision: {params: float32}
+  optimizer: adam
+)");
+    auto exp = workloads::load_experiment(path);
+    return exp.workload->run(exp, {}).report;
+  };
+  const auto replicated = run_kv(1), split = run_kv(4);
+  const auto& rm = replicated["result"]["memory"];
+  const auto& sm = split["result"]["memory"];
+  CHECK(rm["params_bytes"] == sm["params_bytes"]);
+  CHECK(rm["activations_bytes"] == sm["activations_bytes"]);
+  CHECK(replicated["result"]["phases"]["forward_s"] == split["result"]["phases"]["forward_s"]);
+
+  double replica_time = 0;
+  int replica_all_reduces = 0;
+  for (const auto& c : replicated["collectives"]) {
+    const std::string name = c["name"];
+    if (name.find("replicated key/value gradients") == std::string::npos) continue;
+    INFO(name);
+    ++replica_all_reduces;
+    CHECK(c["participants"] == 4);
+    CHECK(c["bytes"].get<double>() == 2 * D * 128 * 4);  // W_k and W_v gradients, float32
+    replica_time += c["time_s"].get<double>();
+  }
+  CHECK(replica_all_reduces == L);
+  for (const auto& c : split["collectives"])
+    CHECK(c["name"].get<std::string>().find("replicated key/value") == std::string::npos);
+  const double extra = replicated["result"]["step_time_s"].get<double>() - split["result"]["step_time_s"].get<double>();
+  CHECK(extra >= 0);
+  CHECK(extra <= replica_time * (1 + 1e-9));
+}
+
 }  // namespace test_tensor_parallel
