@@ -154,6 +154,33 @@ TEST_CASE("fsdp x data over DCN, overlap: false: the shards' all-reduces after t
   CHECK(under["result"]["step_time_s"].get<double>() < after["result"]["step_time_s"].get<double>());
 }
 
+TEST_CASE("fsdp x data over DCN, overlap: false: the step pays the DCN latency layers x 2(N-1) times",
+          "[workloads][train][fsdp][dcn]") {
+  // The count the slice-decline analysis rests on (docs/calibration.md
+  // #slice-decline): one ring all-reduce per layer holding parameters (the
+  // table, two blocks, the final LayerNorm), each of 2(N-1) messages across
+  // N slices that each pay pod.dcn.latency, back to back after the
+  // backward. So the step's derivative in the latency is 4 x 2(N-1), its
+  // bandwidth and compute unchanged.
+  constexpr double kLayers = 4, kLo = 1e-5, kHi = 1e-3;
+  const std::string path = small_gpt("hsdp-dcn-latency", "{fsdp: 4}", "{fsdp: fsdp}", 32);
+  for (const int n : {2, 4}) {
+    auto step = [&](double latency) {
+      const auto r = run(path, {"pod={slices: " + std::to_string(n) +
+                                    ", slice: {topology: ring, shape: [4], wraparound: true}, dcn_axes: [replica]"
+                                    ", dcn: {latency: " +
+                                    std::to_string(latency) + "}}",
+                                "mesh={fsdp: 4, replica: " + std::to_string(n) + "}",
+                                "workload.parallelism={data: replica, fsdp: fsdp}",
+                                "workload.global_batch=" + std::to_string(32 * n), "workload.overlap=false"});
+      return r["result"]["step_time_s"].get<double>();
+    };
+    const double lo = step(kLo), hi = step(kHi);
+    INFO(n << " slices: step " << lo << " s at " << kLo << " s per message, " << hi << " s at " << kHi);
+    CHECK(hi - lo == Approx(kLayers * 2 * (n - 1) * (kHi - kLo)).epsilon(0.01));
+  }
+}
+
 TEST_CASE("zero 1: a quarter of the Adam state, the all-reduce's bytes as a reduce-scatter and an all-gather",
           "[workloads][train][fsdp]") {
   const double n = 4;
