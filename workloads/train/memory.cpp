@@ -107,9 +107,8 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
-                                                                   const models::ModelSpec& micro,
-                                                                   const ChipMemory& m, const hw::Program& prog,
-                                                                   const ChipProgramMap& map,
+                                                                   const models::ModelSpec& micro, const ChipMemory& m,
+                                                                   const hw::Program& prog, const ChipProgramMap& map,
                                                                    const std::vector<hw::OpTiming>& timings) {
   // With remat: offload the rematerialized figure is the two buffers the
   // stashes pass through, held all step; else what a layer's backward holds again.

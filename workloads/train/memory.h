@@ -75,9 +75,8 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 // collectives). At one instant frees come before allocations, as in
 // train_memory's count, whose activations peak the counter reaches.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
-                                                                   const models::ModelSpec& micro,
-                                                                   const ChipMemory& m, const hw::Program& prog,
-                                                                   const ChipProgramMap& map,
+                                                                   const models::ModelSpec& micro, const ChipMemory& m,
+                                                                   const hw::Program& prog, const ChipProgramMap& map,
                                                                    const std::vector<hw::OpTiming>& timings);
 
 // "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
