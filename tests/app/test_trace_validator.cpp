@@ -2,7 +2,8 @@
 // (`tpusim run --trace`, --trace-chips): every track's slices nest or are
 // disjoint, every flow arrow starts and finishes (finish not before start),
 // counters are non-negative and the HBM one stays within the chip's HBM
-// bandwidth, a training step's chips have a memory counter, and the written
+// bandwidth, link utilizations stay within 1, a training step's chips have a
+// memory counter, and the written
 // chips are the ones asked for. The validator is
 // written from the Trace Event Format document (complete events "X",
 // counters "C", flow events "s"/"f"), not from the writer, and rejects a
@@ -59,6 +60,10 @@ std::vector<std::string> validate(const nlohmann::json& t, const Expect& want) {
     } else if (ph == "C") {
       with_counters.insert(pid);
       if (e.at("name") == kMemoryCounter) with_memory.insert(pid);
+      const std::string name = e.at("name");
+      if (name.rfind("ICI link ", 0) == 0)
+        for (const auto& [k, v] : e.at("args").items())
+          if (v.get<double>() > 1 + 1e-9) bad.push_back(name + " above 1");
       for (const auto& [k, v] : e.at("args").items()) {
         if (v.get<double>() < 0) bad.push_back("counter " + e.at("name").get<std::string>() + " below 0");
         if (e.at("name") == kHbmCounter) {
@@ -204,6 +209,7 @@ TEST_CASE("trace validator: rejects a hand-made bad trace", "[app][trace]") {
     {"ph": "X", "pid": 0, "tid": 2, "name": "d", "ts": 2, "dur": 3},
     {"ph": "C", "pid": 0, "name": "HBM bandwidth in use (B/s)", "ts": 0, "args": {"value": 2e12}},
     {"ph": "C", "pid": 0, "name": "ICI bandwidth in use (B/s)", "ts": 0, "args": {"value": -1}},
+    {"ph": "C", "pid": 0, "name": "ICI link x+ utilization", "ts": 0, "args": {"value": 1.5}},
     {"ph": "s", "id": 1, "pid": 0, "tid": 1, "name": "m", "ts": 8},
     {"ph": "f", "id": 1, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
     {"ph": "f", "id": 2, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
@@ -221,7 +227,8 @@ TEST_CASE("trace validator: rejects a hand-made bad trace", "[app][trace]") {
   CHECK_THAT(all, Catch::Contains("written chips differ"));
   CHECK_THAT(all, Catch::Contains("chip 1 has no HBM counter"));
   CHECK_THAT(all, Catch::Contains("chip 0 has no memory counter"));
-  CHECK(bad.size() == 12);
+  CHECK_THAT(all, Catch::Contains("ICI link x+ utilization above 1"));
+  CHECK(bad.size() == 13);
 }
 
 }  // namespace test_trace_validator

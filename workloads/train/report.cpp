@@ -423,6 +423,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
+  runtime::trace_link_rates(tw, r.run.link_rates);
   runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events, timings);
   summary = {tw.ops(), tw.dropped(), chips, r.run.representative};
   return tw.json();
