@@ -187,8 +187,9 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
 }
 
 void Network::set_rate(int id, double bytes_per_ps) {
+  if (!log_rates_) return;
   InFlight& f = flight_[id];
-  if (!log_rates_ || bytes_per_ps == f.rate) return;
+  if (bytes_per_ps == f.rate) return;
   const double change = (bytes_per_ps - f.rate) * kPsPerSecond;
   f.rate = bytes_per_ps;
   const Ps t = now();
