@@ -43,6 +43,7 @@ void IciNetwork::transmit(int id) {
   }
   if (alone) {
     f.rate = rate;
+    set_rate(id, rate);
     f.tx_end = t + transfer_ps(id, bytes / rate);
     for (int l : route) {
       ports_[l].alone_until = f.tx_end;
@@ -118,6 +119,7 @@ bool IciNetwork::on_model_event(std::uint32_t kind, std::uint32_t id, std::uint6
 void IciNetwork::finish_serializing(int id) {
   const Ps t = now();
   const std::vector<int>& route = path(id);
+  set_rate(id, 0);
   if (flows_[id].fluid) {
     shares_.finish(flows_[id].share, t);
     for (int l : route) --ports_[l].fluid;
@@ -160,6 +162,7 @@ void IciNetwork::recompute_rates() {
     const int id = flow_of_share_[sf];
     Flow& fl = flows_[id];
     ++fl.gen;
+    set_rate(id, shares_.rate(sf));
     fl.tx_end = t + transfer_ps(id, shares_.remaining(sf) / shares_.rate(sf));
     push(fl.tx_end, kTxEnd, static_cast<std::uint32_t>(id), fl.gen);
   }

@@ -175,6 +175,7 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   f.arrived = false;
   f.from = f.message.src;
   f.to = f.message.dst;
+  f.rate = 0;
   topology_.route(f.message.src, f.message.dst, f.path);
   const std::uint64_t bytes = f.message.bytes;
   bytes_out_[f.message.src] += bytes;
@@ -183,6 +184,24 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   ++messages_;
   if (bytes > 0) ++nonempty_messages_;
   transmit(id);
+}
+
+void Network::set_rate(int id, double bytes_per_ps) {
+  if (!log_rates_) return;
+  InFlight& f = flight_[id];
+  if (bytes_per_ps == f.rate) return;
+  const double change = (bytes_per_ps - f.rate) * kPsPerSecond;
+  f.rate = bytes_per_ps;
+  const Ps t = now();
+  for (int l : f.path) rate_log_.push_back({t, l, change * weight(l)});
+}
+
+void Network::add_link_rates(const std::vector<LinkRateChange>& changes, Ps start) {
+  if (!log_rates_) return;
+  for (LinkRateChange c : changes) {
+    c.at += start;
+    rate_log_.push_back(c);
+  }
 }
 
 void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie) {

@@ -33,6 +33,14 @@ struct Arrival {
   Ps last_byte = 0;   // the tail reached dst
 };
 
+// A change of the bytes per second a link direction carries, at `at`
+// (Network::log_link_rates).
+struct LinkRateChange {
+  Ps at = 0;
+  int link = 0;
+  double bytes_per_s = 0;  // added to the link's rate from `at` on (negative: taken off)
+};
+
 // Who hears back from the network. The cookie is the caller's own tag for
 // the operation; callbacks run inside the network's process at the time of
 // the event and may call send/receive/schedule.
@@ -118,6 +126,19 @@ class Network : public sc_core::sc_module {
   // caller has shown it equals a run it simulated before).
   void add_traffic(const Traffic& t);
 
+  // From now on, log every change of a link direction's rate in use: the
+  // sum of its flows' rates, each weighted as link_bytes counts its bytes
+  // (so the rate's integral over the run is link_bytes), for trace
+  // counters. With translations, orbit links, as link_bytes reads them.
+  // Models that know their flows' rates log (the fluid model); the packet
+  // model logs nothing.
+  void log_link_rates() { log_rates_ = true; }
+  bool logs_link_rates() const { return log_rates_; }
+  const std::vector<LinkRateChange>& link_rate_log() const { return rate_log_; }
+  // Books rate changes a replayed collective would have made (times
+  // relative to its start) from `start` on, as add_traffic its bytes.
+  void add_link_rates(const std::vector<LinkRateChange>& changes, Ps start);
+
   // Receives never matched, messages never received, transfers in flight:
   // one line each, for deadlock reports. Empty when the network is quiet.
   std::vector<std::string> pending() const;
@@ -153,6 +174,9 @@ class Network : public sc_core::sc_module {
   void source_done(int id);
   void delivered(int id, Ps first_byte);
   void add_busy(int link, Ps t) { links_[link].busy += t; }
+  // Message `id` is serialized at `bytes_per_ps` from now on (0: done),
+  // for log_link_rates.
+  void set_rate(int id, double bytes_per_ps);
 
  private:
   enum Kind : std::uint32_t { kTimer = 0, kMatched = 1 };
@@ -174,6 +198,7 @@ class Network : public sc_core::sc_module {
     bool arrived = false;
     bool folded = false;   // path holds a link twice, or one of weight > 1
     int from = 0, to = 0;  // as sent (before fold moved the message)
+    double rate = 0;       // bytes per ps, as logged (log_link_rates)
   };
   struct PostedReceive {
     int src;
@@ -218,6 +243,8 @@ class Network : public sc_core::sc_module {
   std::uint64_t events_ = 0;
   Translations translations_;
   bool asymmetric_ = false;
+  bool log_rates_ = false;
+  std::vector<LinkRateChange> rate_log_;
 };
 
 }  // namespace interconnect

@@ -111,6 +111,7 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
       replays_[i] = {&r, now};
       busy_until_ = std::max(busy_until_, now + r.span);
       net_.add_traffic(r.traffic);
+      net_.add_link_rates(r.rates, now);
       ++replayed_;
       Ps last = 0;
       for (int m : members) last = std::max(last, r.offset[m]);
@@ -122,6 +123,7 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
     rec->start = now;
     rec->joins_at_start = joins_;
     rec->traffic_at_start = net_.traffic();
+    rec->rates_at_start = net_.link_rate_log().size();
     recording_[i] = std::move(rec);
   }
   interconnect::Collective& coll = simulated(i);
@@ -153,6 +155,11 @@ void PodCollectives::recorded(std::size_t i) {
       r.span = std::max(r.span, r.offset[c]);
     }
   r.traffic = net_.traffic().minus(rec->traffic_at_start);
+  const std::vector<interconnect::LinkRateChange>& log = net_.link_rate_log();
+  for (std::size_t k = rec->rates_at_start; k < log.size(); ++k) {
+    r.rates.push_back(log[k]);
+    r.rates.back().at -= rec->start;
+  }
   records_.emplace(keys_[i], std::move(r));
 }
 

@@ -77,6 +77,7 @@ class PodCollectives : public interconnect::NetworkClient {
     std::vector<char> took_part;           // per chip
     interconnect::Ps span = 0;             // the last chip's end after the start
     interconnect::Traffic traffic;
+    std::vector<interconnect::LinkRateChange> rates;  // after the start (Network::log_link_rates)
   };
   struct Joined {  // members of one join that have not finished yet
     std::size_t members = 0;
@@ -87,6 +88,7 @@ class PodCollectives : public interconnect::NetworkClient {
     interconnect::Ps start = 0;
     std::uint64_t joins_at_start = 0;
     interconnect::Traffic traffic_at_start;
+    std::size_t rates_at_start = 0;
   };
   struct Replay {
     const Record* record = nullptr;

@@ -54,6 +54,7 @@ struct PodConfig {
 // belongs to it), e.g. to hook its MXU 0 cycle by cycle (`run --vcd`).
 struct Observers {
   std::function<void(hw::Chip& chip0)> chip0;
+  bool link_rates = false;  // the network logs its links' rates (PodRunResult::link_rates); set by a trace
 };
 
 }  // namespace runtime

@@ -84,6 +84,17 @@ struct PodRunResult {
   std::string trace_json;                             // when asked for: the simulated chips' ops
   std::uint64_t trace_events = 0, trace_dropped = 0;  // recorded, and past sim::TraceWriter::kMaxEvents
   std::vector<std::uint32_t> trace_chips;             // the chips the trace writes (sim::chips_to_trace)
+  // With a trace, each ICI link direction leaving a written chip: its rate
+  // in use over the run (interconnect::Network::log_link_rates), as (time
+  // in ps, bytes per second) at each change; empty with the packet model.
+  struct LinkRates {
+    std::uint32_t chip = 0;
+    int link = 0;
+    std::string name;        // the axis and direction it leaves by: "x+"
+    double bytes_per_s = 0;  // its bandwidth
+    std::vector<std::pair<std::uint64_t, double>> rate;
+  };
+  std::vector<LinkRates> link_rates;
 
   // The statistics group standing for chip `c`.
   const sim::StatGroup& chip_stats(std::uint32_t c) const;

@@ -139,7 +139,9 @@ const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
 }
 
 PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim::TraceRequest& trace,
-                     const Observers& observers) {
+                     const Observers& watchers) {
+  Observers observers = watchers;
+  observers.link_rates = observers.link_rates || trace.on;
   PodProgram owned;
   const PodProgram& pp = with_stragglers(config, given, owned);
   std::string why = replicas_blocker(config, pp);

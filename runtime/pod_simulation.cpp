@@ -259,6 +259,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   sim::WallTimer elaboration;
   sim::reset_kernel();
   net_ = interconnect::make_network("ici", topology_, cfg);
+  if (observers.link_rates) net_->log_link_rates();
   net_->use_translations(translations_);
   // At tile and pe fidelity the chip's HBM is the per-channel model, driven
   // by DMA engines only: reductions stay on the calendar model, apart from
@@ -444,6 +445,45 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   return check;
 }
 
+std::vector<PodRunResult::LinkRates> PodSimulation::link_rates(const std::vector<std::uint32_t>& chips) const {
+  std::vector<PodRunResult::LinkRates> out;
+  // The packet model moves packets, not flows at rates: it logs none.
+  if (!net_->logs_link_rates() || std::string(net_->model()) != "fluid") return out;
+  // With translations a link's rates are its orbit link's (as its bytes).
+  std::map<int, std::vector<std::pair<std::uint64_t, double>>> changes;  // stand-in link -> (time, change)
+  const auto stand_in = [&](int l) { return translations_.none() ? l : translations_.link_rep(l); };
+  for (const std::uint32_t c : chips)
+    for (int a = 0; a < topology_.ici_axes(); ++a)
+      for (const int dir : {+1, -1}) {
+        const int l = topology_.link_id(static_cast<int>(c), a, dir);
+        if (!topology_.link_exists(l)) continue;
+        changes[stand_in(l)];
+        out.push_back(
+            {c, l, std::string(topology_.axis_name(a)) + (dir > 0 ? "+" : "-"), net_->link_bytes_per_s(l), {}});
+      }
+  for (const interconnect::LinkRateChange& e : net_->link_rate_log()) {
+    const auto it = changes.find(e.link);
+    if (it != changes.end()) it->second.emplace_back(e.at, e.bytes_per_s);
+  }
+  for (PodRunResult::LinkRates& lr : out) {
+    std::vector<std::pair<std::uint64_t, double>> c = changes.at(stand_in(lr.link));
+    std::stable_sort(c.begin(), c.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    lr.rate.emplace_back(0, 0.0);  // idle from the start (a link that never carries anything still has a track)
+    double level = 0;
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      level += c[k].second;
+      if (k + 1 < c.size() && c[k + 1].first == c[k].first) continue;
+      // Sums of the same rates added and taken away: round-off, not a negative rate.
+      const double now = level < 1e-9 * lr.bytes_per_s ? 0.0 : level;
+      if (lr.rate.back().first == c[k].first)
+        lr.rate.back().second = now;
+      else if (lr.rate.back().second != now)
+        lr.rate.emplace_back(c[k].first, now);
+    }
+  }
+  return out;
+}
+
 PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
   const int n = topology_.chips();
   PodRunResult r;
@@ -519,10 +559,12 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
       r.dcn_nic_busy_max_s = std::max(r.dcn_nic_busy_max_s, ps_to_seconds(net_->link_busy(l)));
   }
   network_stats(r.stats.group("network"), r);
-  if (trace) {
+  if (!trace) return r;
+  // By default the simulated chips only: a replica's ops are its representative's.
+  r.trace_chips = sim::chips_to_trace(trace, r.representative);
+  r.link_rates = link_rates(r.trace_chips);
+  if (trace.json) {
     sim::TraceWriter tw;
-    // By default the simulated chips only: a replica's ops are its representative's.
-    r.trace_chips = sim::chips_to_trace(trace, r.representative);
     std::vector<std::vector<std::size_t>> events;
     std::vector<const std::vector<hw::OpTiming>*> timings;
     for (const std::uint32_t c : r.trace_chips) {
@@ -530,6 +572,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
       events.push_back(trace_program(tw, c, pp_.chip(r.representative[c]), *r.timings[c], config_.chip.energy,
                                      r.representative, &pp_.collectives, config_.chip.hbm.bandwidth_bytes_per_s));
     }
+    trace_link_rates(tw, r.link_rates);
     trace_messages(tw, pp_, r.trace_chips, r.representative, events, timings);
     r.trace_json = tw.json();
     r.trace_events = tw.ops();

@@ -65,6 +65,8 @@ class PodSimulation {
   ReplicaCheck check_replicas() const;
 
   PodRunResult collect(const sim::TraceRequest& trace) const;
+  // PodRunResult::link_rates of `chips`.
+  std::vector<PodRunResult::LinkRates> link_rates(const std::vector<std::uint32_t>& chips) const;
 
  private:
   const PodConfig& config_;

@@ -110,6 +110,12 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
   write(ici, "ICI bandwidth in use (B/s)", std::numeric_limits<double>::infinity());
 }
 
+void trace_link_rates(sim::TraceWriter& trace, const std::vector<PodRunResult::LinkRates>& links) {
+  for (const PodRunResult::LinkRates& l : links)
+    for (const auto& [at, bytes_per_s] : l.rate)
+      trace.counter(l.chip, "ICI link " + l.name + " utilization", at, bytes_per_s / l.bytes_per_s);
+}
+
 void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::vector<std::uint32_t>& chips,
                     const std::vector<std::uint32_t>& representative,
                     const std::vector<std::vector<std::size_t>>& events,

@@ -9,6 +9,7 @@
 #include "hw/program.h"
 #include "interconnect/collective_spec.h"
 #include "runtime/pod_program.h"
+#include "runtime/pod_result.h"
 #include "sim/trace.h"
 
 namespace runtime {
@@ -24,11 +25,16 @@ std::vector<std::size_t> trace_program(sim::TraceWriter& trace, std::uint32_t ch
 
 // Counter tracks of `chip`: the HBM bandwidth and the ICI bandwidth its ops
 // use (each op's bytes spread evenly over its duration, HBM's clipped at the
-// chip's `hbm_bytes_per_s`; a collective's or a send's bytes for ICI). Memory in use is not a counter: the chip model
-// does not track allocations over time (the report's memory section has it).
+// chip's `hbm_bytes_per_s`; a collective's or a send's bytes for ICI). Memory
+// in use is the training workload's counter (workloads::memory_in_use).
 void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Program& program,
                     const std::vector<hw::OpTiming>& timings,
                     const std::vector<interconnect::CollectiveSpec>* collectives, double hbm_bytes_per_s);
+
+// Counter tracks "ICI link x+ utilization" of each link in `links` (on its
+// chip's process): the fraction of the link's bandwidth in use, at each
+// change of the rate the network gave its flows.
+void trace_link_rates(sim::TraceWriter& trace, const std::vector<PodRunResult::LinkRates>& links);
 
 // Flow arrows between written chips: from each SendOp to the RecvOp that
 // takes its message, and for each collective from the chip that joined it

@@ -74,7 +74,7 @@ void TraceWriter::flow(std::size_t from, std::size_t to) {
   if (from != kNone && to != kNone) flows_.emplace_back(from, to);
 }
 
-void TraceWriter::counter(std::uint32_t pid, const char* name, std::uint64_t at_ps, double value) {
+void TraceWriter::counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value) {
   if (ops() >= max_events_) {
     ++dropped_;
     return;

@@ -27,6 +27,7 @@ struct TraceArg {
 struct TraceRequest {
   bool on = false;
   std::vector<std::uint32_t> chips;            // ascending, no repeats
+  bool json = true;                            // false: the caller writes trace.json from the run's result
   TraceRequest(bool on_ = false) : on(on_) {}  // NOLINT(google-explicit-constructor): `trace = true`
   explicit operator bool() const { return on; }
 };
@@ -62,7 +63,7 @@ class TraceWriter {
   void flow(std::size_t from, std::size_t to);
   // A counter track `name` of process `pid` ("ph": "C"): `value` from
   // `at_ps` until its next sample. Counted against the bound as ops are.
-  void counter(std::uint32_t pid, const char* name, std::uint64_t at_ps, double value);
+  void counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value);
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
   std::size_t ops() const { return events_.size() + counters_.size(); }
   std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
@@ -86,7 +87,7 @@ class TraceWriter {
   };
   struct Counter {
     std::uint32_t pid;
-    const char* name;
+    std::string name;
     std::uint64_t at_ps;
     double value;
   };

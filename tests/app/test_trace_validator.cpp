@@ -2,7 +2,9 @@
 // (`tpusim run --trace`, --trace-chips): every track's slices nest or are
 // disjoint, every flow arrow starts and finishes (finish not before start),
 // counters are non-negative and the HBM one stays within the chip's HBM
-// bandwidth, and the written chips are the ones asked for. The validator is
+// bandwidth, link utilizations stay within 1, a training step's chips have a
+// memory counter, and the written
+// chips are the ones asked for. The validator is
 // written from the Trace Event Format document (complete events "X",
 // counters "C", flow events "s"/"f"), not from the writer, and rejects a
 // hand-made bad trace.
@@ -26,11 +28,13 @@ namespace {
 // Timestamps are microseconds written as doubles with picosecond fractions.
 constexpr double kEps = 1e-6;
 const char* const kHbmCounter = "HBM bandwidth in use (B/s)";
+const char* const kMemoryCounter = "HBM in use (B)";
 
 struct Expect {
   std::set<int> chips;         // the processes the trace must have, exactly
   double hbm_bytes_per_s = 0;  // the chip's HBM bandwidth
   bool flows = false;          // the run sends messages between written chips
+  bool memory = false;         // a training step: each chip has a memory counter
 };
 
 // The problems found, empty for a good trace.
@@ -39,7 +43,7 @@ std::vector<std::string> validate(const nlohmann::json& t, const Expect& want) {
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;  // (pid, tid) -> (start, end)
   std::map<std::uint64_t, double> flow_start;
   std::vector<std::pair<std::uint64_t, double>> flow_finish;
-  std::set<int> processes, with_counters, with_hbm;
+  std::set<int> processes, with_counters, with_hbm, with_memory;
   for (const auto& e : t.at("traceEvents")) {
     const std::string ph = e.at("ph");
     const int pid = e.at("pid");
@@ -55,6 +59,11 @@ std::vector<std::string> validate(const nlohmann::json& t, const Expect& want) {
       flow_finish.emplace_back(e.at("id").get<std::uint64_t>(), e.at("ts").get<double>());
     } else if (ph == "C") {
       with_counters.insert(pid);
+      if (e.at("name") == kMemoryCounter) with_memory.insert(pid);
+      const std::string name = e.at("name");
+      if (name.rfind("ICI link ", 0) == 0)
+        for (const auto& [k, v] : e.at("args").items())
+          if (v.get<double>() > 1 + 1e-9) bad.push_back(name + " above 1");
       for (const auto& [k, v] : e.at("args").items()) {
         if (v.get<double>() < 0) bad.push_back("counter " + e.at("name").get<std::string>() + " below 0");
         if (e.at("name") == kHbmCounter) {
@@ -99,6 +108,9 @@ std::vector<std::string> validate(const nlohmann::json& t, const Expect& want) {
   for (const int c : want.chips)
     if (!with_counters.count(c) || !with_hbm.count(c))
       bad.push_back("chip " + std::to_string(c) + " has no HBM counter");
+  if (want.memory)
+    for (const int c : want.chips)
+      if (!with_memory.count(c)) bad.push_back("chip " + std::to_string(c) + " has no memory counter");
   return bad;
 }
 
@@ -140,7 +152,7 @@ TEST_CASE("trace validator: a pipeline run's trace nests, its sends flow to thei
   // Four pipeline stages, each its own program: every chip is simulated.
   const std::set<int> all{0, 1, 2, 3};
   CHECK(reported_chips(dir) == all);
-  const auto bad = validate(t, {all, hbm_bandwidth(exp), true});
+  const auto bad = validate(t, {all, hbm_bandwidth(exp), true, true});
   INFO(joined(bad));
   CHECK(bad.empty());
 }
@@ -159,7 +171,7 @@ TEST_CASE("trace validator: a data-parallel run writes its simulated chip, or th
     const std::set<int> simulated = reported_chips(dir);
     REQUIRE(!simulated.empty());
     CHECK(simulated.size() < 8);
-    const auto bad = validate(t, {simulated, hbm_bandwidth(exp), false});
+    const auto bad = validate(t, {simulated, hbm_bandwidth(exp), false, true});
     INFO(joined(bad));
     CHECK(bad.empty());
     // The all-reduce slices carry their bytes.
@@ -174,7 +186,7 @@ TEST_CASE("trace validator: a data-parallel run writes its simulated chip, or th
     const auto r = testing_cli::run_tpusim("run " + exp + cut + " --trace-chips 0,5-6 --out " + dir.path.string());
     INFO(r.output);
     REQUIRE(r.status == 0);
-    const auto bad = validate(read_trace(dir), {{0, 5, 6}, hbm_bandwidth(exp), false});
+    const auto bad = validate(read_trace(dir), {{0, 5, 6}, hbm_bandwidth(exp), false, true});
     INFO(joined(bad));
     CHECK(bad.empty());
     CHECK(reported_chips(dir) == std::set<int>{0, 5, 6});
@@ -197,11 +209,12 @@ TEST_CASE("trace validator: rejects a hand-made bad trace", "[app][trace]") {
     {"ph": "X", "pid": 0, "tid": 2, "name": "d", "ts": 2, "dur": 3},
     {"ph": "C", "pid": 0, "name": "HBM bandwidth in use (B/s)", "ts": 0, "args": {"value": 2e12}},
     {"ph": "C", "pid": 0, "name": "ICI bandwidth in use (B/s)", "ts": 0, "args": {"value": -1}},
+    {"ph": "C", "pid": 0, "name": "ICI link x+ utilization", "ts": 0, "args": {"value": 1.5}},
     {"ph": "s", "id": 1, "pid": 0, "tid": 1, "name": "m", "ts": 8},
     {"ph": "f", "id": 1, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
     {"ph": "f", "id": 2, "pid": 1, "tid": 1, "name": "m", "ts": 4, "bp": "e"},
     {"ph": "s", "id": 3, "pid": 0, "tid": 1, "name": "m", "ts": 1}]})json");
-  const auto bad = validate(t, {{0, 1, 2}, 1e12, true});
+  const auto bad = validate(t, {{0, 1, 2}, 1e12, true, true});
   const std::string all = joined(bad);
   INFO(all);
   CHECK_THAT(all, Catch::Contains("chip 0 track 1: a slice at 5"));  // a, b overlap; c holds d: fine
@@ -213,7 +226,9 @@ TEST_CASE("trace validator: rejects a hand-made bad trace", "[app][trace]") {
   CHECK_THAT(all, Catch::Contains("flow 3 starts without a finish"));
   CHECK_THAT(all, Catch::Contains("written chips differ"));
   CHECK_THAT(all, Catch::Contains("chip 1 has no HBM counter"));
-  CHECK(bad.size() == 9);
+  CHECK_THAT(all, Catch::Contains("chip 0 has no memory counter"));
+  CHECK_THAT(all, Catch::Contains("ICI link x+ utilization above 1"));
+  CHECK(bad.size() == 13);
 }
 
 }  // namespace test_trace_validator

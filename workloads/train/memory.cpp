@@ -17,10 +17,44 @@ namespace workloads {
 
 using sim::ceil_div;
 
+LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, std::size_t l) {
+  const std::uint32_t tp = spec.parallelism.tensor.degree;
+  const models::LayerSpec& layer = micro.layers[l];
+  const bool seq = sequence_split(layer, spec.parallelism.sequence);
+  LayerMemory m;
+  if (rematerialized(spec, micro, l)) {
+    const std::uint64_t input = micro.layers[l - 1].output_bytes;
+    m.stash = seq ? hw::kBf16Bytes * ceil_div(input / hw::kBf16Bytes, tp) : input;  // Korthikanti s.5: 2sbh/t
+    if (spec.remat == Remat::minimal) {
+      // It keeps its weight matmuls' outputs too; while its backward
+      // runs it holds the rest of its stash again (as full holds all).
+      std::set<std::string> kept;
+      for (const auto& mm : layer.forward)
+        if (mm.kind == models::MatmulKind::linear) {
+          kept.insert(mm.output);
+          m.stash += local_output_bytes(mm, tp, seq);
+        }
+      m.rematerialized =
+          local_stash_bytes(layer, tp, seq, [&](const models::StashSpec& s) { return kept.count(s.name) == 0; });
+    } else {
+      m.rematerialized = local_stash_bytes(layer, tp, seq);
+    }
+  } else if (offloaded(spec, micro, l)) {
+    // Its stash lives in host memory from its forward to its backward;
+    // in HBM, the stash fetched back for the backward running and the
+    // next one, prefetched (the offloads of the forward fit the same
+    // two buffers while the host link keeps up).
+    m.host = local_stash_bytes(layer, tp, seq);
+    m.offload_buffers = 2 * m.host;
+  } else {
+    m.stash = local_stash_bytes(layer, tp, seq);
+  }
+  return m;
+}
+
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro) {
   const TrainParallelism& par = spec.parallelism;
   const std::uint32_t tp = par.tensor.degree, fsdp = par.fsdp.degree;
-  const auto seq = [&](const models::LayerSpec& layer) { return sequence_split(layer, par.sequence); };
   std::vector<ChipMemory> per_stage(layout.stages.size());
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
     ChipMemory& m = per_stage[s];
@@ -31,44 +65,16 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
     for (std::size_t l : stage.layers()) {
       std::size_t chunk = 0;
       while (l >= stage.chunks[chunk].end) ++chunk;
-      const std::uint64_t stashed_before = m.activations_per_microbatch;
       const std::uint64_t n = held_elements(micro, stage, l, tp);
       params += ceil_div(n, fsdp);
       optimized += ceil_div(n, par.optimizer_shards());
       largest = std::max(largest, gathered_elements(n, fsdp));
-      const models::LayerSpec& layer = micro.layers[l];
-      if (par.context.degree > 1) m.ring = std::max(m.ring, kRingBuffers * ring_block_bytes(layer, tp));
-      if (rematerialized(spec, micro, l)) {
-        const std::uint64_t input = micro.layers[l - 1].output_bytes;
-        m.activations_per_microbatch +=
-            seq(layer) ? hw::kBf16Bytes * ceil_div(input / hw::kBf16Bytes, tp) : input;  // Korthikanti s.5: 2sbh/t
-        if (spec.remat == Remat::minimal) {
-          // It keeps its weight matmuls' outputs too; while its backward
-          // runs it holds the rest of its stash again (as full holds all).
-          std::set<std::string> kept;
-          for (const auto& mm : layer.forward)
-            if (mm.kind == models::MatmulKind::linear) {
-              kept.insert(mm.output);
-              m.activations_per_microbatch += local_output_bytes(mm, tp, seq(layer));
-            }
-          m.rematerialized = std::max(
-              m.rematerialized, local_stash_bytes(layer, tp, seq(layer),
-                                                  [&](const models::StashSpec& s) { return kept.count(s.name) == 0; }));
-        } else {
-          m.rematerialized = std::max(m.rematerialized, local_stash_bytes(layer, tp, seq(layer)));
-        }
-      } else if (offloaded(spec, micro, l)) {
-        // Its stash lives in host memory from its forward to its backward;
-        // in HBM, the stash fetched back for the backward running and the
-        // next one, prefetched (the offloads of the forward fit the same
-        // two buffers while the host link keeps up).
-        const std::uint64_t stash = local_stash_bytes(layer, tp, seq(layer));
-        m.rematerialized = std::max(m.rematerialized, 2 * stash);
-        chunk_host[chunk] += stash;
-      } else {
-        m.activations_per_microbatch += local_stash_bytes(layer, tp, seq(layer));
-      }
-      chunk_stash[chunk] += m.activations_per_microbatch - stashed_before;
+      if (par.context.degree > 1) m.ring = std::max(m.ring, kRingBuffers * ring_block_bytes(micro.layers[l], tp));
+      const LayerMemory lm = layer_memory(spec, micro, l);
+      m.activations_per_microbatch += lm.stash;
+      m.rematerialized = std::max({m.rematerialized, lm.rematerialized, lm.offload_buffers});
+      chunk_stash[chunk] += lm.stash;
+      chunk_host[chunk] += lm.host;
     }
     const std::uint64_t stored = bytes_of(spec.precision.params);
     m.chunks = static_cast<std::uint32_t>(stage.chunks.size());
@@ -98,6 +104,46 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
   out.reserve(layout.chips());
   for (const auto& role : layout.roles) out.push_back(per_stage[role.stage]);
   return out;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
+                                                                   const models::ModelSpec& micro, const ChipMemory& m,
+                                                                   const hw::Program& prog, const ChipProgramMap& map,
+                                                                   const std::vector<hw::OpTiming>& timings) {
+  // With remat: offload the rematerialized figure is the two buffers the
+  // stashes pass through, held all step; else what a layer's backward holds again.
+  const std::uint64_t held = m.total() - m.activations - (spec.remat == Remat::offload ? 0 : m.rematerialized);
+  std::vector<std::pair<std::uint64_t, std::int64_t>> changes;  // (time, bytes allocated or freed)
+  for (const LayerOps& pass : map.layers) {
+    std::uint64_t first = UINT64_MAX, last = 0;
+    for (std::uint32_t i = pass.begin; i < pass.end; ++i) {
+      if (!is_task_work(prog.ops[i])) continue;
+      first = std::min(first, timings[i].start_ps);
+      last = std::max(last, timings[i].end_ps);
+    }
+    if (first > last) continue;
+    const LayerMemory lm = layer_memory(spec, micro, pass.layer);
+    const auto stash = static_cast<std::int64_t>(lm.stash), redo = static_cast<std::int64_t>(lm.rematerialized);
+    if (!pass.backward) {
+      changes.emplace_back(first, stash);
+    } else {
+      if (redo > 0) changes.insert(changes.end(), {{first, redo}, {last, -redo}});
+      changes.emplace_back(last, -stash);
+    }
+  }
+  std::sort(changes.begin(), changes.end());  // at one instant, frees first
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> samples{{0, held}};
+  std::int64_t level = 0;
+  for (std::size_t k = 0; k < changes.size(); ++k) {
+    level += changes[k].second;
+    if (k + 1 < changes.size() && changes[k + 1].first == changes[k].first) continue;
+    const std::uint64_t bytes = held + static_cast<std::uint64_t>(level);
+    if (samples.back().first == changes[k].first)
+      samples.back().second = bytes;
+    else if (samples.back().second != bytes)
+      samples.emplace_back(changes[k].first, bytes);
+  }
+  return samples;
 }
 
 std::string binary_bytes(double bytes) {

@@ -9,11 +9,14 @@
 // buffers and the step's input data are not counted.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/chip_config.h"
+#include "hw/program.h"
 #include "models/model_spec.h"
 #include "workloads/train/layout.h"
+#include "workloads/train/program_builder.h"
 #include "workloads/train/spec.h"
 
 namespace workloads {
@@ -44,8 +47,37 @@ struct ChipMemory {
   std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized + ring; }
 };
 
+// What layer `l` of `micro` (the model built for one microbatch) keeps for
+// its backward pass on one chip, per microbatch: the one source of
+// train_memory's activations and rematerialized layer and of the trace's
+// memory counter (memory_in_use).
+struct LayerMemory {
+  std::uint64_t stash = 0;            // in HBM from its forward to its backward
+  std::uint64_t rematerialized = 0;   // remat full, minimal: held again while its backward runs
+  std::uint64_t host = 0;             // remat offload: in host DRAM from its forward to its backward
+  std::uint64_t offload_buffers = 0;  // and the two HBM buffers its stash passes through
+};
+LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, std::size_t l);
+
 // Per chip; `micro` is the model built for one microbatch.
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro);
+
+// HBM in use on a chip over its step (the trace's "HBM in use (B)"
+// counter), as (time in ps, bytes) at each change, from the chip's
+// ChipMemory `m` and its executed program (`map` and `timings`). What the
+// step holds throughout (parameters, gradients, optimizer state, gathered
+// FSDP weights, ring attention and offload buffers: buffers allocated once
+// for the step) is the level at its start and end; a layer's forward pass
+// allocates its stash (layer_memory) when its first op starts and its
+// backward pass frees it when its last op ends, and a rematerialized
+// layer's backward holds its recomputed stash meanwhile. A pass's ops are
+// its own work (is_task_work: not its weights' gather or its gradients'
+// collectives). At one instant frees come before allocations, as in
+// train_memory's count, whose activations peak the counter reaches.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
+                                                                   const models::ModelSpec& micro, const ChipMemory& m,
+                                                                   const hw::Program& prog, const ChipProgramMap& map,
+                                                                   const std::vector<hw::OpTiming>& timings);
 
 // "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
 // optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)"

@@ -409,6 +409,8 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     }
     runtime::trace_counters(tw, c, prog, timing, &r.program.pod.collectives, r.exp.chip.hbm.bandwidth_bytes_per_s);
     const ChipProgramMap& map = r.program.map(rep);
+    for (const auto& [at, bytes] : memory_in_use(r.spec, r.micro, r.memory[c], prog, map, timing))
+      tw.counter(c, "HBM in use (B)", at, double(bytes));
     auto slice = [&](const std::string& name, std::uint32_t begin, std::uint32_t end, bool own_work_only) {
       std::uint64_t lo = UINT64_MAX, hi = 0;
       for (std::uint32_t i = begin; i < end; ++i) {
@@ -421,6 +423,7 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
+  runtime::trace_link_rates(tw, r.run.link_rates);
   runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events, timings);
   summary = {tw.ops(), tw.dropped(), chips, r.run.representative};
   return tw.json();

@@ -50,7 +50,11 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   } else {
     runtime::PodConfig config = pod_config(exp);
     config.chip = program.chip;
-    run = runtime::run_pod(config, program.pod, false);
+    // The trace is written here (train_trace), from the run's timings and
+    // the links' rates the run keeps for it.
+    sim::TraceRequest links = opts.trace;
+    links.json = false;
+    run = runtime::run_pod(config, program.pod, links);
   }
   const TrainMeasurement measured = measure_train(program, run, layout);
   TrainRun r{exp, spec, layout, micro, memory, program, run, measured, 0.0};
