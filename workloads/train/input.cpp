@@ -54,8 +54,8 @@ const sim::ParamTable<InputSpec>& input_params() {
                                 "report")
         .then([](const sim::YamlNode& node, InputSpec& s) {
           s.enabled = true;
-          const std::pair<const char*, const char*> owner[] = {{"length", "fixed"},     {"min", "uniform"},
-                                                               {"max", "uniform"},      {"median", "lognormal"},
+          const std::pair<const char*, const char*> owner[] = {{"length", "fixed"},    {"min", "uniform"},
+                                                               {"max", "uniform"},     {"median", "lognormal"},
                                                                {"sigma", "lognormal"}, {"lengths", "measured"}};
           for (const auto& [key, distribution] : owner)
             if (node[key].present() && s.distribution != distribution)

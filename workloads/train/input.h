@@ -19,8 +19,8 @@
 namespace workloads {
 
 struct InputSpec {
-  bool enabled = false;                // `input` given
-  std::string distribution = "fixed";  // fixed | uniform | lognormal | measured
+  bool enabled = false;                 // `input` given
+  std::string distribution = "fixed";   // fixed | uniform | lognormal | measured
   std::optional<std::uint64_t> length;  // fixed; none: model.seq_len
   std::uint64_t min = 1;                // uniform, inclusive
   std::optional<std::uint64_t> max;     // uniform, inclusive; none: model.seq_len

@@ -37,7 +37,8 @@ workload:
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64, seq_len: 1024,
           vocab: 4096}
   global_batch: 4
-  parallelism: )" + parallelism + R"(
+  parallelism: )" + parallelism +
+                              R"(
   optimizer: adam
 )");
 }
@@ -135,8 +136,7 @@ TEST_CASE("input imbalance: tensor-parallel groups of different lengths run coll
   // 2 x 2: replica 0 (chips of data rank 0) at 256 tokens, replica 1 at
   // 1024; each replica's tensor-parallel all-reduces carry its own
   // activations, so they must not be one collective.
-  const std::string path = dp_transformer("dp-tp-transformer-4", "{data: 2, model: 2}",
-                                          "{data: data, tensor: model}",
+  const std::string path = dp_transformer("dp-tp-transformer-4", "{data: 2, model: 2}", "{data: data, tensor: model}",
                                           "{topology: torus2d, shape: [2, 2], wraparound: [false, false]}");
   const auto mixed = run(path, {"workload.input={distribution: measured, lengths: [256, 1024]}"});
   const auto all_long = run(path);
@@ -200,8 +200,7 @@ TEST_CASE("input lengths: draws from std::mt19937_64 and the lognormal's quantil
   CHECK(below(1000 * std::exp(0.5)) == Approx(0.8413).margin(0.015));
   // Clamped at seq_len: P(Z > ln(2)/0.5 = 1.386) = 8.3% of them land on it.
   const auto capped = workloads::replica_lengths(ln, 2000, 20000);
-  const double at_cap =
-      double(std::count(capped.begin(), capped.end(), std::uint64_t{2000})) / double(capped.size());
+  const double at_cap = double(std::count(capped.begin(), capped.end(), std::uint64_t{2000})) / double(capped.size());
   CHECK(at_cap == Approx(0.0829).margin(0.012));
   // sigma 0: every replica the median.
   ln.sigma = 0;
