@@ -248,6 +248,19 @@ void add_train(json& res, const TrainSection& t) {
                       {"chip_imbalance", e->chip_imbalance},
                       {"routed_tokens", e->routed_tokens},
                       {"dropped_tokens", e->dropped_tokens}};
+  if (const auto& in = t.input)
+    res["input"] = {{"distribution", in->distribution},
+                    {"seed", in->seed},
+                    {"bucket", in->bucket},
+                    {"tokens", in->tokens},
+                    {"longest_tokens", in->longest_tokens},
+                    {"longest_replica", in->longest_replica},
+                    {"shortest_tokens", in->shortest_tokens},
+                    {"shortest_replica", in->shortest_replica},
+                    {"mean_tokens", in->mean_tokens},
+                    {"wait_s", in->wait_s},
+                    {"wait_max_s", in->wait_max_s},
+                    {"wait_max_gated_by", or_null(in->wait_max_gated_by)}};
 }
 
 json to_json(const InferenceStep& s) {

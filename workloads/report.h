@@ -147,6 +147,23 @@ struct ExpertsSection {
   std::uint64_t routed_tokens = 0, dropped_tokens = 0;  // token-expert assignments per step
 };
 
+// Per-replica input lengths (workload.input, docs/training.md#input-imbalance):
+// each data-parallel replica's tokens per sequence this step, the longest
+// and shortest, and how long collectives over the data axes (gradients;
+// with fsdp, weights too) waited for a late chip.
+struct InputSection {
+  std::string distribution;
+  std::uint64_t seed = 0, bucket = 1;
+  std::vector<std::uint64_t> tokens;  // per replica, in replica order
+  std::uint64_t longest_tokens = 0, shortest_tokens = 0;
+  std::uint32_t longest_replica = 0, shortest_replica = 0;  // the lowest replica of that length
+  double mean_tokens = 0;
+  // Over the data-parallel collectives: their waits summed, the longest,
+  // and the chip that gated the longest (none when nothing waited).
+  double wait_s = 0, wait_max_s = 0;
+  std::optional<std::uint32_t> wait_max_gated_by;
+};
+
 struct TrainSection {
   struct Axes {
     std::vector<std::string> axes;
@@ -155,6 +172,7 @@ struct TrainSection {
   double model_flops = 0, tokens = 0, tokens_per_s = 0;
   Axes data, fsdp, tensor, pipeline, context, expert;
   std::optional<ExpertsSection> experts;
+  std::optional<InputSection> input;
   std::uint32_t zero = 0;
   std::uint32_t microbatches = 0;
   std::uint64_t microbatch_size = 0, global_batch = 0;

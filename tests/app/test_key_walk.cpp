@@ -101,6 +101,11 @@ const Probe kProbes[] = {
      "           head_dim: 64, seq_len: 128, vocab: 1024, experts: 4, top_k: 2, capacity_factor: 1.0,\n"
      "           shared_experts: 1, expert_d_ff: 512, routing: {distribution: zipf, skew: 1.0, seed: 3}},\n"
      "           global_batch: 8, parallelism: {expert: expert}, optimizer: adam}\n"},
+    {"train-input", "train", false,
+     "chip: tpu-v4\npod: {topology: ring, shape: [2], wraparound: [false]}\nmesh: {data: 2}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 512, vocab: 1024}, global_batch: 4, optimizer: adam,\n"
+     "           input: {distribution: lognormal, median: 200, seed: 3}}\n"},
     {"train-pipeline", "train", false,
      "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {pipe: 4}\n"
      "workload: {kind: train, model: {type: mlp, widths: [256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256,\n"
@@ -217,6 +222,11 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
       {"[{from: [0, 0], to: [1, 0], bandwidth: 0.25}]"},
       {"[{from: [0, 0, 0], to: [1, 0, 0], bandwidth: 0.25}]"}}},
     {"workload.requests.prompt_len", {{"[256]"}}},
+    {"workload.input.length", {{"128", {{"workload.input.distribution", "fixed"}, {"workload.input.median", "~"}}}}},
+    {"workload.input.min", {{"300", {{"workload.input.distribution", "uniform"}, {"workload.input.median", "~"}}}}},
+    {"workload.input.max", {{"40", {{"workload.input.distribution", "uniform"}, {"workload.input.median", "~"}}}}},
+    {"workload.input.lengths",
+     {{"[64, 512]", {{"workload.input.distribution", "measured"}, {"workload.input.median", "~"}}}}},
     {"workload.requests.decode_len", {{"[64, 96]"}}},
 };
 

@@ -7,18 +7,16 @@
 #include <random>
 #include <stdexcept>
 
+#include "sim/random.h"
+
 namespace workloads {
 
 namespace {
 
 const sim::Range kLengths = sim::between(1, 1 << 24);
 
-// A uniform in [0, 1) from the top 53 bits of one draw: the same on every
-// platform (std::uniform_real_distribution's algorithm is the library's).
-double uniform01(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
-
 std::uint64_t pick(std::mt19937_64& rng, const std::vector<std::uint64_t>& values) {
-  return values[std::size_t(uniform01(rng) * double(values.size()))];
+  return values[std::size_t(sim::uniform01(rng) * double(values.size()))];
 }
 
 // A running sequence.
@@ -103,7 +101,7 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec) {
   std::vector<Request> out(spec.count);
   double t = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (spec.rate > 0 && i > 0) t += -std::log1p(-uniform01(rng)) / spec.rate;
+    if (spec.rate > 0 && i > 0) t += -std::log1p(-sim::uniform01(rng)) / spec.rate;
     out[i].arrival_s = t;
     out[i].prompt_len = pick(rng, spec.prompt_len);
     out[i].decode_len = pick(rng, spec.decode_len);

@@ -16,6 +16,12 @@ struct ChipRole {
   std::uint32_t data = 0, fsdp = 0, tensor = 0, stage = 0, context = 0, expert = 0;
 };
 
+// A chip's data-parallel replica: the replica_lengths index (spec.h) of
+// the batch share it works on, data rank major.
+inline std::uint32_t replica_of(const ChipRole& r, const TrainParallelism& p) {
+  return r.data * p.fsdp.degree + r.fsdp;
+}
+
 struct TrainLayout {
   std::vector<ChipRole> roles;      // per chip
   std::vector<StageLayers> stages;  // per stage

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "hw/bf16.h"
@@ -88,6 +89,11 @@ struct Context {
   // expert-parallel chips, whose experts are rank x local .. + local - 1.
   const std::vector<models::LayerRouting>* routing = nullptr;
   std::uint32_t expert_rank = 0;
+  // Per-replica input lengths (input.h): " (N tokens)" on the collectives
+  // of a replica whose sequences are N tokens instead of model.seq_len, so
+  // that its tensor-parallel group joins its own (its bytes are its own);
+  // empty otherwise. Collectives over the data axes keep their names.
+  std::string tokens_tag;
   std::uint32_t tp() const { return spec.parallelism.tensor.degree; }
   // The tokens the chip's `local`-th expert keeps in layer `block`.
   std::uint64_t expert_tokens(std::uint64_t block, std::uint64_t local, std::uint64_t per_chip) const {
@@ -342,7 +348,7 @@ class LayerPass {
   std::uint32_t tensor_collective(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
                                   const Deps& after) {
     const auto& axes = ctx_.spec.parallelism.tensor.axes;
-    const std::string n = name + " over " + axes_text(axes);
+    const std::string n = name + " over " + axes_text(axes) + ctx_.tokens_tag;
     const std::uint32_t c = ctx_.collectives.add(n, op, bytes, axes, CollectivePurpose::tensor_parallel);
     return prog_.add({n, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, after, 0});
   }
@@ -984,15 +990,37 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
   out.routing = train_routing(spec, micro);
-  const Context ctx{exp, spec, micro, matmuls, collectives, {}, &out.routing, 0};
-  // A chip's program depends on nothing but the model, its stage and (a
-  // mixture of experts) the tokens its experts take (collectives are named
-  // by stage and layer, pipeline peers by place, never by chip), so the
-  // data- and tensor-parallel ranks of a stage share one, built once, and
-  // so do expert-parallel ranks whose experts take the same tokens.
+  const Context ctx{exp, spec, micro, matmuls, collectives, {}, &out.routing, 0, ""};
+  // Per-replica input lengths (input.h): the model a replica runs, built
+  // for its tokens per sequence, once per length (the weights, and so the
+  // gradient collectives, are the same at every length).
+  const std::vector<std::uint64_t> lengths = spec.input.enabled ? spec.replica_lengths() : std::vector<std::uint64_t>{};
+  std::map<std::uint64_t, models::ModelSpec> model_of_length;
+  const auto length_of = [&](std::uint32_t c) {
+    return lengths.empty() ? micro.seq_len : lengths[replica_of(layout.roles[c], spec.parallelism)];
+  };
+  const auto context_of = [&](std::uint32_t c) {
+    const std::uint64_t length = length_of(c);
+    if (length == micro.seq_len) return ctx;
+    auto it = model_of_length.find(length);
+    if (it == model_of_length.end()) {
+      models::ModelConfig m = spec.chip_model();
+      m.transformer.seq_len = length;
+      it = model_of_length.emplace(length, models::build_model(m, spec.microbatch_size())).first;
+    }
+    return Context{
+        exp, spec, it->second, matmuls, collectives, {}, &out.routing, 0, " (" + std::to_string(length) + " tokens)"};
+  };
+  // A chip's program depends on nothing but the model, its stage, (a
+  // mixture of experts) the tokens its experts take and (input lengths)
+  // its replica's tokens per sequence (collectives are named by stage and
+  // layer, pipeline peers by place, never by chip), so the data- and
+  // tensor-parallel ranks of a stage share one, built once, and so do
+  // expert-parallel ranks whose experts take the same tokens and replicas
+  // of the same length.
   const std::uint32_t stages = ctx.spec.parallelism.pipeline.degree;
   const std::uint32_t ep = ctx.spec.parallelism.expert.degree;
-  std::map<std::pair<std::uint32_t, std::vector<std::uint64_t>>, std::uint32_t> program_of_key;
+  std::map<std::tuple<std::uint32_t, std::vector<std::uint64_t>, std::uint64_t>, std::uint32_t> program_of_key;
   const auto load_key = [&](std::uint32_t rank) {
     std::vector<std::uint64_t> loads;
     for (const auto& r : out.routing)
@@ -1004,12 +1032,12 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   if (stages > 1) out.pod.peers.resize(layout.chips());
   const std::optional<TiedParam> tied = tied_param(micro, layout);
   for (std::uint32_t c = 0; c < layout.chips(); ++c) {
-    const auto key = std::make_pair(layout.roles[c].stage, load_key(layout.roles[c].expert));
+    const auto key = std::make_tuple(layout.roles[c].stage, load_key(layout.roles[c].expert), length_of(c));
     auto found = program_of_key.find(key);
     if (found == program_of_key.end()) {
       hw::Program prog;
       out.maps.emplace_back();
-      ChipProgramBuilder(ctx, layout, c).build(prog, out.maps.back());
+      ChipProgramBuilder(context_of(c), layout, c).build(prog, out.maps.back());
       found = program_of_key.emplace(key, out.pod.add_program(std::move(prog))).first;
     }
     out.pod.program_of[c] = found->second;
@@ -1035,7 +1063,7 @@ ForwardProgram build_forward_program(const Experiment& exp, const TrainSpec& spe
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
-  const Context ctx{exp, spec, model, matmuls, collectives, quantize};
+  const Context ctx{exp, spec, model, matmuls, collectives, quantize, nullptr, 0, ""};
   hw::Program prog;
   Deps x;
   for (const models::LayerSpec& layer : model.layers) x = LayerPass(ctx, prog, 0, layer, false, "F", x).build().all();

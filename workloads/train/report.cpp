@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "runtime/program_trace.h"
 #include "sim/kernel.h"
@@ -43,7 +44,6 @@ std::vector<ProgramFlops> program_flops(const runtime::PodProgram& pod) {
 
 Work work(const TrainRun& r) {
   Work w;
-  const double replicas_x_micro = double(r.spec.parallelism.batch_shards()) * r.spec.parallelism.microbatches;
   // The model's work is that of whole sequences: with context parallelism
   // a chip runs 1/N of each (its attention is 1/N of the causal square,
   // ring_attention.h), so the model at the full seq_len counts it.
@@ -51,16 +51,36 @@ Work work(const TrainRun& r) {
   const models::ModelSpec whole =
       context ? models::build_model(r.spec.model, r.spec.microbatch_size()) : models::ModelSpec{};
   const models::ModelSpec& model = context ? whole : r.micro;
-  w.flops = model.flops_per_step() * replicas_x_micro;
-  w.model_flops = model.matmul_flops_per_step() * replicas_x_micro;
-  w.tokens = double(model.tokens()) * replicas_x_micro;
-  double recomputed = 0;
-  for (std::size_t l = 0; l < model.layers.size(); ++l) {
-    const models::LayerSpec& layer = model.layers[l];
-    recomputed += layer.recompute_matmul_flops();
-    if (rematerialized(r.spec, model, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
+  // Per-replica input lengths (input.h): each replica's work at its own
+  // tokens per sequence; replicas of one length counted together.
+  std::map<std::uint64_t, double> replicas_of_length{{model.seq_len, 0.0}};
+  if (r.spec.input.enabled) {
+    for (std::uint64_t length : r.spec.replica_lengths()) replicas_of_length[length] += 1;
+  } else {
+    replicas_of_length[model.seq_len] = r.spec.parallelism.batch_shards();
   }
-  w.executed_matmul_flops = w.model_flops + recomputed * replicas_x_micro;
+  const double micro = r.spec.parallelism.microbatches;
+  for (const auto& [length, replicas] : replicas_of_length) {
+    if (replicas == 0) continue;
+    models::ModelSpec at_length;
+    if (length != model.seq_len) {
+      models::ModelConfig c = r.spec.chip_model();
+      c.transformer.seq_len = length;
+      at_length = models::build_model(c, r.spec.microbatch_size());
+    }
+    const models::ModelSpec& m = length == model.seq_len ? model : at_length;
+    const double times = replicas * micro;
+    w.flops += m.flops_per_step() * times;
+    w.model_flops += m.matmul_flops_per_step() * times;
+    w.tokens += double(m.tokens()) * times;
+    double recomputed = 0;
+    for (std::size_t l = 0; l < m.layers.size(); ++l) {
+      const models::LayerSpec& layer = m.layers[l];
+      recomputed += layer.recompute_matmul_flops();
+      if (rematerialized(r.spec, m, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
+    }
+    w.executed_matmul_flops += m.matmul_flops_per_step() * times + recomputed * times;
+  }
   const runtime::PodProgram& pod = r.program.pod;
   const std::vector<ProgramFlops> flops = program_flops(pod);
   for (std::uint32_t c = 0; c < pod.chip_count(); ++c) w.mxu_flops += flops[pod.program_of[c]].mxu;
@@ -148,6 +168,36 @@ std::optional<ExpertsSection> experts_section(const TrainRun& r) {
   return e;
 }
 
+// The step's input lengths (input.h) and the waits of the collectives over
+// the data axes, the replicas' meeting points.
+std::optional<InputSection> input_section(const TrainRun& r) {
+  const InputSpec& in = r.spec.input;
+  if (!in.enabled) return std::nullopt;
+  InputSection s;
+  s.distribution = in.distribution;
+  s.seed = in.seed;
+  s.bucket = in.bucket;
+  s.tokens = r.spec.replica_lengths();
+  const auto [shortest, longest] = std::minmax_element(s.tokens.begin(), s.tokens.end());
+  s.shortest_tokens = *shortest;
+  s.longest_tokens = *longest;
+  s.shortest_replica = static_cast<std::uint32_t>(shortest - s.tokens.begin());
+  s.longest_replica = static_cast<std::uint32_t>(std::find(s.tokens.begin(), s.tokens.end(), *longest) -
+                                                 s.tokens.begin());  // minmax_element takes the last
+  for (std::uint64_t t : s.tokens) s.mean_tokens += double(t) / double(s.tokens.size());
+  for (std::size_t i = 0; i < r.run.collectives.size(); ++i) {
+    const CollectivePurpose p = r.program.collective_purpose[i];
+    const runtime::CollectiveTiming& c = r.run.collectives[i];
+    if ((p != CollectivePurpose::gradients && p != CollectivePurpose::weights) || c.gated_by < 0) continue;
+    s.wait_s += c.wait_s;
+    if (c.wait_s > s.wait_max_s) {
+      s.wait_max_s = c.wait_s;
+      s.wait_max_gated_by = static_cast<std::uint32_t>(c.gated_by);
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 Report train_report(const TrainRun& r) {
@@ -204,6 +254,7 @@ Report train_report(const TrainRun& r) {
   t.context = axes_of(par.context);
   t.expert = axes_of(par.expert);
   t.experts = experts_section(r);
+  t.input = input_section(r);
   t.microbatches = par.microbatches;
   t.microbatch_size = r.spec.microbatch_size();
   t.global_batch = r.spec.global_batch;
@@ -303,6 +354,16 @@ std::string train_table(const TrainRun& r, const Report& report) {
   t.row("exposed communication", sim::si(comm.exposed_time_s, "s"));
   t.row("overlap fraction", comm.overlap_fraction ? sim::fixed(*comm.overlap_fraction, 3) : "-");
   waiting_rows(t, comm);
+  if (const auto& in = train.input) {
+    t.row("input lengths", in->distribution + ", " + std::to_string(in->tokens.size()) +
+                               " replicas: " + std::to_string(in->shortest_tokens) + " (replica " +
+                               std::to_string(in->shortest_replica) + ") to " + std::to_string(in->longest_tokens) +
+                               " (replica " + std::to_string(in->longest_replica) + ") tokens, mean " +
+                               sim::fixed(in->mean_tokens, 1) + " of " + std::to_string(train.seq_len));
+    if (in->wait_max_gated_by)
+      t.row("data-parallel waits", sim::si(in->wait_s, "s") + " in all, longest " + sim::si(in->wait_max_s, "s") +
+                                       " (gated by chip " + std::to_string(*in->wait_max_gated_by) + ")");
+  }
   if (const auto& e = train.experts) {
     t.row("experts", std::to_string(e->experts) + " (top " + std::to_string(e->top_k) + ", " +
                          std::to_string(e->experts_per_chip) + " per chip over " + degree(par.expert) + "), " +

@@ -1,6 +1,7 @@
 #include "workloads/train/spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -299,6 +300,8 @@ const sim::ParamTable<TrainSpec>& train_params() {
             "repeated layer's stash to host memory over host.pcie_bandwidth and back for its backward")
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
+        .optional_group("input", &TrainSpec::input, input_params(),
+                        "none: every replica's sequences are model.seq_len tokens")
         .integer<std::uint32_t>(
             "steps", [](TrainSpec& s) -> std::uint32_t& { return s.functional.steps; }, "steps", 10,
             sim::between(1, 1000), "functional training only: training steps to run")
@@ -395,7 +398,46 @@ void check_experts(const sim::YamlNode& node, const TrainSpec& spec) {
                                     "pipeline and expert parallelism");
 }
 
+// Per-replica input lengths (input.h): a Transformer's sequences, each
+// length at most seq_len, one measured length per replica; replicas that
+// split their tokens further (expert and context parallelism, whose
+// all-to-alls and ring blocks assume equal shares) are refused.
+void check_input(const sim::YamlNode& node, const TrainSpec& spec) {
+  const InputSpec& in = spec.input;
+  if (!in.enabled) return;
+  const sim::YamlNode at = node["input"];
+  if (spec.model.type != "transformer")
+    at.fail("input lengths are tokens per sequence of a Transformer; the model is an " + spec.model.type);
+  const TrainParallelism& p = spec.parallelism;
+  for (const auto& [key, degree] :
+       {std::make_pair("expert", p.expert.degree), std::make_pair("context", p.context.degree)})
+    if (degree > 1)
+      node["parallelism"][key].fail(std::string("parallelism.") + key +
+                                    " is not supported with per-replica input lengths yet (workload.input); use "
+                                    "data, fsdp, tensor and pipeline parallelism");
+  const std::uint64_t t = spec.model.transformer.seq_len;
+  const auto within = [&](const sim::YamlNode& n, std::uint64_t v) {
+    if (v > t)
+      n.fail(std::to_string(v) + " tokens is above model.seq_len " + std::to_string(t) +
+             " (the padded length every chip's memory is sized for)");
+  };
+  if (in.length) within(at["length"], *in.length);
+  if (in.max) within(at["max"], *in.max);
+  if (at["min"].present()) within(at["min"], in.min);
+  if (in.median) within(at["median"], static_cast<std::uint64_t>(std::ceil(*in.median)));
+  for (std::size_t r = 0; r < in.lengths.size(); ++r) within(at["lengths"][r], in.lengths[r]);
+  const std::uint32_t replicas = p.data.degree * p.fsdp.degree;
+  if (in.distribution == "measured" && in.lengths.size() != replicas)
+    at["lengths"].fail("expected one length per data-parallel replica (data x fsdp = " + std::to_string(replicas) +
+                       "), got " + std::to_string(in.lengths.size()));
+}
+
 }  // namespace
+
+std::vector<std::uint64_t> TrainSpec::replica_lengths() const {
+  const std::uint64_t t = model.type == "transformer" ? model.transformer.seq_len : 0;
+  return workloads::replica_lengths(input, t, parallelism.data.degree * parallelism.fsdp.degree);
+}
 
 models::ModelConfig TrainSpec::chip_model() const {
   models::ModelConfig m = model;
@@ -441,6 +483,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   check_tensor_split(node["model"], spec.model, p.tensor.degree);
   check_context(node, spec);
   check_experts(node, spec);
+  check_input(node, spec);
   if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)
     node["remat"].fail(std::string("remat: offload moves activations over the host link, modelled at kernel fidelity "
                                    "only; the experiment runs at ") +

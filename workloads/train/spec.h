@@ -12,6 +12,7 @@
 //     elementwise: fused                   # fused | unfused (own HBM round trip)
 //     remat: none                          # none | full | minimal (recompute what it does not keep) | offload
 //     simulate_anyway: false               # run even if it does not fit in HBM
+//     input: {distribution: uniform, min: 512, seed: 1}  # tokens per replica (input.h)
 //     steps: 10, learning_rate: 0.1, seed: 1  # functional: true only (train_functional.h)
 // Each parallelism takes mesh axes (a name or a list of names) or a degree
 // that names one mesh axis of that size; every mesh axis of more than one
@@ -23,6 +24,7 @@
 #include "models/model_config.h"
 #include "sim/params.h"
 #include "sim/yaml_node.h"
+#include "workloads/train/input.h"
 #include "workloads/train/optimizer.h"
 #include "workloads/train/pipeline_schedule.h"
 
@@ -135,8 +137,12 @@ struct TrainSpec {
   Remat remat = Remat::none;
   bool simulate_anyway = false;
   FunctionalTraining functional;
+  InputSpec input;  // per-replica sequence lengths; not enabled: model.seq_len everywhere
 
   std::uint64_t replica_batch() const { return global_batch / parallelism.batch_shards(); }
+  // Each data-parallel replica's tokens per sequence (input.h), in replica
+  // order (replica_of, layout.h).
+  std::vector<std::uint64_t> replica_lengths() const;
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
   // The model as one chip runs it: with context parallelism, a Transformer
   // over its seq_len / context tokens of each sequence.
