@@ -43,7 +43,7 @@ const char* kHalfV3 = R"(chip:
   mxu: {rows: 128, cols: 128, double_buffer: true}
   vector_flops_per_cycle: 4096
   vmem: 16777216
-  hbm: {capacity: 17179869184, bandwidth: 4.5e11, channels: 16, latency: 2.5e-7, interleave: 256}
+  hbm: {capacity: 17179869184, bandwidth: 4.125e11, channels: 16, latency: 2.5e-7, interleave: 256}
   dma_engines: 4
   kernel_launch: 8.0e-7
   ici: {link_bandwidth: 5.0e10, link_latency: 1.0e-6, links_per_chip: 4, collective_launch: 4.0e-6}
