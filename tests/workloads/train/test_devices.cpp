@@ -43,7 +43,7 @@ const char* kHalfV3 = R"(chip:
   mxu: {rows: 128, cols: 128, double_buffer: true}
   vector_flops_per_cycle: 4096
   vmem: 16777216
-  hbm: {capacity: 17179869184, bandwidth: 4.5e11, channels: 16, latency: 2.5e-7, interleave: 256}
+  hbm: {capacity: 17179869184, bandwidth: 4.125e11, channels: 16, latency: 2.5e-7, interleave: 256}
   dma_engines: 4
   kernel_launch: 8.0e-7
   ici: {link_bandwidth: 5.0e10, link_latency: 1.0e-6, links_per_chip: 4, collective_launch: 4.0e-6}
@@ -72,14 +72,14 @@ TEST_CASE("devices: a v3-8 data-parallel step is 8 devices, each the work of hal
   // gradient all-reduce reduces (N - 1) / N of the weights on every device,
   // 3 HBM bytes per reduced byte (read both operands, write the sum), and
   // those bytes take HBM time from the backward pass and the optimizer:
-  // the step is the half chip's plus them at 450 GB/s.
+  // the step is the half chip's plus them at 412.5 GB/s.
   const double reduce_bytes = 3.0 * 7 / 8 * kWeightBytes;
   CHECK(r["phases"]["forward_s"].get<double>() ==
         Approx(half["result"]["phases"]["forward_s"].get<double>()).epsilon(0.01));
   CHECK(r["hbm_bytes"].get<double>() / 8 ==
         Approx(half["result"]["hbm_bytes"].get<double>() + reduce_bytes).epsilon(0.01));
   CHECK(r["step_time_s"].get<double>() ==
-        Approx(half["result"]["step_time_s"].get<double>() + reduce_bytes / 4.5e11).epsilon(0.03));
+        Approx(half["result"]["step_time_s"].get<double>() + reduce_bytes / 4.125e11).epsilon(0.03));
   CHECK(r["communication"]["exposed_time_s"].get<double>() == 0.0);
   // A ring all-reduce of the BF16 gradients over N = 8 devices sends
   // 2 (N - 1) / N of them from every device, each to a neighbour.
@@ -91,19 +91,19 @@ TEST_CASE("devices: a v3-8 data-parallel step is 8 devices, each the work of hal
 TEST_CASE("devices: the two devices of a chip all-reduce over the on-die path, not ICI", "[workloads][devices]") {
   // 64 MiB between the two devices of one v3 chip, against the same
   // all-reduce on two hand-made half chips joined by one link that is the
-  // on-die path: one device's HBM bandwidth (4.5e11 B/s) and one HBM
+  // on-die path: one device's HBM bandwidth (4.125e11 B/s) and one HBM
   // access latency (0.25 us) instead of an ICI hop. Over ICI (5e10 B/s per
   // device) the bytes alone would take S / 5e10 = 1.3 ms.
   const std::string collective = "workload: {kind: collective, op: all_reduce, bytes: 67108864}\n";
   const auto chip = run(write_yaml("ondie", "chip: tpu-v3\nmesh: {pair: 2}\n" + collective));
   const auto pair = run(write_yaml("pair", std::string(kHalfV3) +
                                                "pod: {topology: ring, shape: [2], wraparound: false, link_bandwidth: "
-                                               "4.5e11, link_latency: 2.5e-7}\nmesh: {pair: 2}\n" +
+                                               "4.125e11, link_latency: 2.5e-7}\nmesh: {pair: 2}\n" +
                                                collective));
   CHECK(chip["pod"]["devices"] == 2);
   const double t = chip["result"]["step_time_s"].get<double>();
   const double hand = pair["result"]["step_time_s"].get<double>();
-  INFO("one v3 chip " << t << " s, two half chips on a 4.5e11 B/s link " << hand << " s");
+  INFO("one v3 chip " << t << " s, two half chips on a 4.125e11 B/s link " << hand << " s");
   CHECK(t == Approx(hand).epsilon(1e-6));
   CHECK(t < 67108864.0 / 5e10 / 3);
 }
