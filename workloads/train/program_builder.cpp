@@ -629,7 +629,8 @@ class ChipProgramBuilder {
                             {},
                             0}));
     const TrainParallelism& par = ctx_.spec.parallelism;
-    std::vector<Deps> backward_passes;  // remat offload: the sinks of the last two layers' backward
+    std::vector<Deps>
+        backward_passes;  // the sinks of the last two layers' backward: remat offload and full wait on them
     for (std::size_t l = chunk.end; l-- > chunk.begin;) {
       const auto begin = static_cast<std::uint32_t>(prog.ops.size());
       Deps in = x;
@@ -642,8 +643,15 @@ class ChipProgramBuilder {
         in.push_back(host_copy(prog, l, label(task), true, after));
       }
       if (rematerialized(ctx_.spec, ctx_.model, l)) {
+        // The recomputed forward waits for the previous layer's whole
+        // backward, weight gradients included, whose matmuls still read that
+        // layer's recomputed activations: one recomputed layer is live at a
+        // time, as the report's memory counts it (train_memory's
+        // rematerialized; tests/workloads/train/test_memory_counter.cpp).
+        Deps redo_in = in;
+        if (!backward_passes.empty()) append(redo_in, backward_passes.back());
         const models::LayerSpec redo = recomputed_forward(ctx_.spec, chip_layer(l));
-        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), in, redo_transfers(l, redo))
+        append(in, LayerPass(ctx_, prog, s, redo, false, "R" + label(task).substr(1), redo_in, redo_transfers(l, redo))
                        .build()
                        .all());
       }
