@@ -73,6 +73,16 @@ TEST_CASE("command-line misuse exits 2 with usage", "[app][bad-input]") {
   CHECK(run_tpusim("frobnicate").status == 2);
   CHECK(run_tpusim("run").status == 2);
   CHECK(run_tpusim("run configs/experiments/matmul-v4.yaml --no-such-flag").status == 2);
+  // A misspelt, abbreviated or lengthened option names the one meant.
+  for (const auto& [given, meant] : {std::pair<std::string, std::string>{"--tarce", "--trace"},
+                                     {"-o /tmp/x", "--out"},
+                                     {"--output /tmp/x", "--out"},
+                                     {"--trace-chps 0", "--trace-chips"}}) {
+    INFO(given);
+    const auto r = run_tpusim("run configs/experiments/matmul-v4.yaml " + given);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("did you mean '" + meant + "'?") != std::string::npos);
+  }
   auto missing = run_tpusim("run no/such/file.yaml");
   CHECK(missing.status == 2);
   CHECK(missing.output.find("no/such/file.yaml: cannot open file") != std::string::npos);
