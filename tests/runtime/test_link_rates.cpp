@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/pod_run.h"
+#include "runtime/ring_all_reduces.h"
 #include "workloads/experiment.h"
 
 namespace test_link_rates {
@@ -22,10 +23,7 @@ namespace {
 // An n-chip ring with wraparound, at tile fidelity (so that reducing
 // collectives may be replayed).
 workloads::Experiment ring(int chips, bool every_chip) {
-  workloads::Experiment exp =
-      workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/allgather-ring-v5e-16.yaml",
-                                 {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}",
-                                  "mesh={x: " + std::to_string(chips) + "}"});
+  workloads::Experiment exp = testing_runtime::ring_experiment(chips);
   exp.fidelity = hw::Fidelity::tile;
   if (every_chip) exp.replicas = workloads::Replicas::all;
   return exp;
@@ -33,22 +31,8 @@ workloads::Experiment ring(int chips, bool every_chip) {
 
 // Every chip: a matmul, then `count` all-reduces of `bytes`, one after another.
 runtime::PodProgram all_reduces(int chips, int count, std::uint64_t bytes) {
-  runtime::PodProgram pp;
-  hw::Program prog;
-  hw::MatmulOp mm;
-  mm.m = mm.k = mm.n = 512;
-  std::uint32_t last = prog.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {}, 2.0 * 512 * 512 * 512});
-  for (int i = 0; i < count; ++i) {
-    interconnect::CollectiveSpec c;
-    c.op = interconnect::CollectiveOp::all_reduce;
-    c.bytes = bytes;
-    c.element_bytes = 2;
-    pp.collectives.push_back(c);
-    pp.collective_names.push_back("all-reduce " + std::to_string(i));
-    last = prog.add({"all-reduce", {hw::EngineKind::ici, 1}, hw::CommOp{static_cast<std::uint32_t>(i)}, {last}, 0});
-  }
-  pp.add_replicas(std::move(prog), static_cast<std::uint32_t>(chips));
-  return pp;
+  return testing_runtime::replicated_all_reduces(static_cast<std::uint32_t>(chips),
+                                                 std::vector<std::uint32_t>(static_cast<std::size_t>(count), 1), bytes);
 }
 
 // Bytes: the rate's integral over the run.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/pod_run.h"
+#include "runtime/ring_all_reduces.h"
 #include "workloads/experiment.h"
 
 namespace test_replicas {
@@ -35,38 +36,13 @@ std::vector<std::string> with(std::vector<std::string> sets, const std::string& 
   return sets;
 }
 
-workloads::Experiment ring_experiment(int chips) {
-  return workloads::load_experiment(kSrc + "/configs/experiments/allgather-ring-v5e-16.yaml",
-                                    {"pod={topology: ring, shape: [" + std::to_string(chips) + "], wraparound: true}",
-                                     "mesh={x: " + std::to_string(chips) + "}"});
-}
+using testing_runtime::ring_experiment;
 
-// Every chip runs the same program: a matmul, then all-reduces of `bytes`
-// on the ICI queues given, each after the previous op of its queue.
+// Every chip of `exp`'s pod: a matmul, then all-reduces of `bytes` on the
+// ICI queues given.
 runtime::PodProgram replicated(const workloads::Experiment& exp, const std::vector<std::uint32_t>& queues,
                                std::uint64_t bytes) {
-  runtime::PodProgram pp;
-  hw::Program prog;
-  hw::MatmulOp mm;
-  mm.m = mm.k = mm.n = 512;
-  const std::uint32_t first = prog.add({"matmul", {hw::EngineKind::mxu, 0}, mm, {}, 2.0 * 512 * 512 * 512});
-  std::vector<std::uint32_t> last_on_queue(4, first);
-  for (std::size_t i = 0; i < queues.size(); ++i) {
-    interconnect::CollectiveSpec c;
-    c.op = interconnect::CollectiveOp::all_reduce;
-    c.bytes = bytes;
-    c.element_bytes = 2;
-    pp.collectives.push_back(c);
-    pp.collective_names.push_back("all-reduce " + std::to_string(i));
-    const std::uint32_t q = queues[i];
-    last_on_queue[q] = prog.add({"all-reduce " + std::to_string(i),
-                                 {hw::EngineKind::ici, q},
-                                 hw::CommOp{static_cast<std::uint32_t>(i)},
-                                 {last_on_queue[q]},
-                                 0});
-  }
-  pp.add_replicas(std::move(prog), exp.pod.chips());
-  return pp;
+  return testing_runtime::replicated_all_reduces(exp.pod.chips(), queues, bytes);
 }
 
 // `pp` on an 8-chip ring with the shortcuts (fast) and with every chip and

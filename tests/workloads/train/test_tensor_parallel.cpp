@@ -23,19 +23,23 @@ namespace fs = std::filesystem;
 // 4 v4 chips on a wrapping ring, 2 microbatches of 2 sequences.
 constexpr double L = 3, D = 1024, F = 4096, NH = 1024, T = 512, V = 8192, B = 2, M = 2, TP = 4;
 
-nlohmann::json run_tp4() {
-  const std::string path = write_yaml("tp4", R"(
+// `model_keys` and `workload_keys` are added to the model and workload
+// mappings (", kv_heads: 1"; "  precision: ...\n").
+nlohmann::json run_tp4(const std::string& name = "tp4", const std::string& model_keys = "",
+                       const std::string& workload_keys = "") {
+  const std::string path = write_yaml(name, R"(
 chip: tpu-v4
 pod: {topology: ring, shape: [4]}
 mesh: {model: 4}
 workload:
   kind: train
   model: {type: transformer, layers: 3, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128,
-          seq_len: 512, vocab: 8192}
+          seq_len: 512, vocab: 8192)" + model_keys +
+                                                R"(}
   global_batch: 4
   parallelism: {tensor: model, microbatches: 2}
   optimizer: adam
-)");
+)" + workload_keys);
   auto exp = workloads::load_experiment(path);
   return exp.workload->run(exp, {}).report;
 }
@@ -90,21 +94,8 @@ TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[
 TEST_CASE("tensor parallel over more ranks than KV heads: each rank holds a replica of one head",
           "[workloads][train][gqa]") {
   const auto run_kv = [](int kv) {
-    const std::string path = write_yaml("tp4-kv" + std::to_string(kv), R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [4]}
-mesh: {model: 4}
-workload:
-  kind: train
-  model: {type: transformer, layers: 3, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128,
-          seq_len: 512, vocab: 8192, kv_heads: )" + std::to_string(kv) + R"(}
-  global_batch: 4
-  parallelism: {tensor: model, microbatches: 2}
-  precision: {params: float32}
-  optimizer: adam
-)");
-    auto exp = workloads::load_experiment(path);
-    return exp.workload->run(exp, {}).report;
+    return run_tp4("tp4-kv" + std::to_string(kv), ", kv_heads: " + std::to_string(kv),
+                   "  precision: {params: float32}\n");
   };
   const auto replicated = run_kv(1), split = run_kv(4);
   const auto& rm = replicated["result"]["memory"];
