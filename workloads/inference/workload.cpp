@@ -127,7 +127,9 @@ std::function<double(std::uint64_t)> kv_transfer(const Experiment& exp, std::uin
 }
 
 // The request stream over simulated steps. Each replica (data-parallel
-// rank) serves every data-th request with batch / data slots; a step of
+// rank) serves every data-th request with batch / data slots, or with
+// prefill_chips the replicas split into the two pools of
+// serve_disaggregated, which runs the same steps; a step of
 // each shape is one pod run, memoized. A decode step's time is linear in
 // its mean context (it reads each sequence's cache once, as
 // decode_context() relies on), so per batch size the pod runs the shortest
@@ -363,8 +365,8 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     if (st.disaggregated) {
       const RequestStreamSection::Disaggregated& d = *st.disaggregated;
       const auto pool = [](const RequestStreamSection::Pool& p) {
-        return std::to_string(p.chips) + " chips, " + std::to_string(p.replicas) + " replicas, " +
-               sim::fixed(100 * p.utilization, 1) + "% busy";
+        return std::to_string(p.chips) + " chips, " + std::to_string(p.replicas) +
+               (p.replicas == 1 ? " replica, " : " replicas, ") + sim::fixed(100 * p.utilization, 1) + "% busy";
       };
       t.row("prefill pool", pool(d.prefill));
       t.row("decode pool", pool(d.decode));

@@ -137,9 +137,9 @@ TEST_CASE("disaggregated stream of simulated steps: one request over ICI", "[inf
   // One chip prefills, the other decodes. The prefill is the one-batch
   // run's (one sequence per replica); the cache, 2 MiB, crosses one ICI
   // link: 2 MiB / 45 GB/s + one 1 us hop.
-  const nlohmann::json r =
-      run(write_yaml("disagg-ici", serving(kTwoChips, "{count: 1, prompt_len: 1024, decode_len: 64, prefill_chips: 1}")))
-          ["result"]["inference"];
+  const nlohmann::json r = run(write_yaml(
+      "disagg-ici",
+      serving(kTwoChips, "{count: 1, prompt_len: 1024, decode_len: 64, prefill_chips: 1}")))["result"]["inference"];
   const nlohmann::json& s = r["stream"];
   const nlohmann::json& d = s["disaggregated"];
   const double transfer = kPromptKvBytes / kV5eLinkBandwidth + kV5eHopLatency;
@@ -166,9 +166,9 @@ TEST_CASE("disaggregated stream of simulated steps: separate slices over DCN", "
   const std::string pod =
       "pod: {slices: 2, slice: {topology: ring, shape: [1], wraparound: [false]},\n"
       "      dcn: {nic_bandwidth: 1.0e+10, host_bandwidth: 2.0e+10, latency: 2.0e-5}}\n";
-  const nlohmann::json r =
-      run(write_yaml("disagg-dcn", serving(pod, "{count: 1, prompt_len: 1024, decode_len: 64, prefill_chips: 1}")))
-          ["result"]["inference"];
+  const nlohmann::json r = run(write_yaml(
+      "disagg-dcn",
+      serving(pod, "{count: 1, prompt_len: 1024, decode_len: 64, prefill_chips: 1}")))["result"]["inference"];
   const nlohmann::json& d = r["stream"]["disaggregated"];
   const double transfer = 2.0e-5 + kPromptKvBytes / 1.0e10;
   CHECK(d["link"] == "dcn");
@@ -186,7 +186,8 @@ TEST_CASE("disaggregated stream of simulated steps: a burst, and determinism", "
   const auto run_stream = [&](const std::string& name, const std::string& extra) {
     return run(write_yaml(name, serving(kTwoChips, stream + extra + "}", 4)))["result"]["inference"];
   };
-  const nlohmann::json cont = run_stream("burst-continuous", ""), disagg = run_stream("burst-disagg", ", prefill_chips: 1");
+  const nlohmann::json cont = run_stream("burst-continuous", ""),
+                       disagg = run_stream("burst-disagg", ", prefill_chips: 1");
   CHECK(disagg["stream"]["tpot_s"]["p99"].get<double>() < cont["stream"]["tpot_s"]["p99"].get<double>());
   // The decode replica's steps: one or two sequences at contexts up to
   // 1088, within 5% of the one-batch run's step (two sequences at the
