@@ -156,9 +156,9 @@ const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
                      "how requests join the running batch")
         .integer<std::uint64_t>("prefill_chips", &RequestStreamSpec::prefill_chips, "chips", 0,
                                 sim::between(1, 1 << 20),
-                                "disaggregated serving (DistServe, OSDI 2024; Splitwise, ISCA 2024): the first this "
-                                "many chips, whole model replicas, only prefill; the rest only decode, each request's "
-                                "KV cache crossing to them over ICI (one slice) or DCN (whole slices); absent (0): "
+                                "disaggregated serving (DistServe, OSDI 2024; Splitwise, ISCA 2024): this many chips "
+                                "(whole model replicas) only prefill and the rest only decode, each request's KV "
+                                "cache crossing between them over ICI (one slice) or DCN (whole slices); absent (0): "
                                 "every replica does both");
     return p;
   }();

@@ -365,7 +365,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     if (st.disaggregated) {
       const RequestStreamSection::Disaggregated& d = *st.disaggregated;
       const auto pool = [](const RequestStreamSection::Pool& p) {
-        return std::to_string(p.chips) + " chips, " + std::to_string(p.replicas) +
+        return std::to_string(p.chips) + (p.chips == 1 ? " chip, " : " chips, ") + std::to_string(p.replicas) +
                (p.replicas == 1 ? " replica, " : " replicas, ") + sim::fixed(100 * p.utilization, 1) + "% busy";
       };
       t.row("prefill pool", pool(d.prefill));

@@ -178,7 +178,7 @@ TEST_CASE("disaggregated stream of simulated steps: separate slices over DCN", "
 
 TEST_CASE("disaggregated stream of simulated steps: a burst, and determinism", "[inference][stream][disaggregated]") {
   // 8 requests at 2000 per second (a decode step of this model is about
-  // 0.2 ms, a request's decode 5 to 10 ms) on two chips of two slots each:
+  // 0.2 ms, a request's decode 6 to 13 ms) on two chips of two slots each:
   // continuous batching stalls running sequences for each arrival's
   // prefill (its TPOT p99 carries a prefill), the decode replica of a
   // disaggregated pair never does.
