@@ -279,6 +279,18 @@ json to_json(const InferenceStep& s) {
 
 json to_json(const RequestStreamSection::Latency& l) { return {{"mean", l.mean}, {"p50", l.p50}, {"p99", l.p99}}; }
 
+json to_json(const RequestStreamSection::Pool& p) {
+  return {{"chips", p.chips}, {"replicas", p.replicas}, {"utilization", p.utilization}};
+}
+
+json to_json(const RequestStreamSection::Disaggregated& d) {
+  return {{"prefill", to_json(d.prefill)},
+          {"decode", to_json(d.decode)},
+          {"link", d.link},
+          {"kv_bytes_mean", d.kv_bytes_mean},
+          {"kv_transfer_s_mean", d.kv_transfer_s_mean}};
+}
+
 json to_json(const RequestStreamSection& s) {
   return {{"requests", s.requests},
           {"rate", s.rate},
@@ -292,7 +304,8 @@ json to_json(const RequestStreamSection& s) {
           {"prefill_steps", s.prefill_steps},
           {"decode_steps", s.decode_steps},
           {"mean_batch", s.mean_batch},
-          {"steps_simulated", s.steps_simulated}};
+          {"steps_simulated", s.steps_simulated},
+          {"disaggregated", s.disaggregated ? to_json(*s.disaggregated) : json(nullptr)}};
 }
 
 json to_json(const InferenceSection& i) {

@@ -212,6 +212,19 @@ struct RequestStreamSection {
   std::uint64_t prefill_steps = 0, decode_steps = 0;  // over all replicas
   double mean_batch = 0;                              // sequences per decode step
   std::uint64_t steps_simulated = 0;                  // distinct prefill and decode steps the pod ran
+  // Disaggregated serving (requests.prefill_chips): the two pools, the KV
+  // cache's crossing between them, and each pool's busy share of the span.
+  struct Pool {
+    std::uint64_t chips = 0, replicas = 0;
+    double utilization = 0;  // step time over replicas x makespan
+  };
+  struct Disaggregated {
+    Pool prefill, decode;
+    std::string link;               // ici | dcn
+    double kv_bytes_mean = 0;       // one request's cache, whole model (all chips of a replica)
+    double kv_transfer_s_mean = 0;  // per request: the transfer alone, not the wait for a slot or the link
+  };
+  std::optional<Disaggregated> disaggregated;
 };
 
 struct InferenceSection {

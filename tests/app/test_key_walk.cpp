@@ -228,6 +228,8 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.input.lengths",
      {{"[64, 512]", {{"workload.input.distribution", "measured"}, {"workload.input.median", "~"}}}}},
     {"workload.requests.decode_len", {{"[64, 96]"}}},
+    // The probe's replicas are two chips (tensor 2) of four.
+    {"workload.requests.prefill_chips", {{"2"}}},
 };
 
 // What the simulator computed: the report without the echo of its input

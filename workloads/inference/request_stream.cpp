@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/random.h"
 
@@ -62,6 +63,68 @@ double decode(const std::vector<Request>& requests, std::vector<Sequence>& runni
   return t;
 }
 
+// Drops the finished sequences from `running`; returns how many.
+std::size_t retire(const std::vector<Request>& requests, std::vector<Sequence>& running) {
+  const std::size_t before = running.size();
+  running.erase(
+      std::remove_if(running.begin(), running.end(),
+                     [&requests](const Sequence& s) { return s.generated >= requests[s.request].decode_len; }),
+      running.end());
+  return before - running.size();
+}
+
+StreamRun outcomes(const std::vector<Request>& requests) {
+  StreamRun run;
+  run.requests.resize(requests.size());
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    run.requests[r].arrival_s = requests[r].arrival_s;
+    run.requests[r].prompt_len = requests[r].prompt_len;
+    run.requests[r].decode_len = requests[r].decode_len;
+  }
+  return run;
+}
+
+void finish(const std::vector<Request>& requests, StreamRun& run) {
+  if (run.decode_steps > 0) run.mean_batch /= double(run.decode_steps);
+  for (const RequestOutcome& o : run.requests) run.makespan_s = std::max(run.makespan_s, o.finish_s);
+  if (!requests.empty()) run.makespan_s -= requests.front().arrival_s;
+}
+
+// One decode replica of disaggregated serving: `mine` (request indices, in
+// the order their prefills end, at `prefilled`) into `slots`.
+void serve_decode_replica(const std::vector<Request>& requests, const std::vector<std::size_t>& mine,
+                          const std::vector<double>& prefilled, std::uint64_t slots, const StepCosts& costs,
+                          StreamRun& run) {
+  if (mine.empty()) return;
+  std::deque<std::size_t> pending(mine.begin(), mine.end());
+  std::vector<std::pair<double, std::size_t>> landing;  // (cache landed, request), in transfer order
+  std::vector<Sequence> running;
+  double t = prefilled[mine.front()], link_free = t;
+  std::size_t done = 0;
+  while (done < mine.size()) {
+    // Slots free up only at step ends, so a slot taken at t has been free
+    // since t at the latest; the transfer starts once the prefill is done
+    // and the link is free.
+    while (!pending.empty() && running.size() + landing.size() < slots) {
+      const std::size_t r = pending.front();
+      pending.pop_front();
+      const double dt = costs.kv_transfer_s(requests[r].prompt_len);
+      link_free = std::max({prefilled[r], link_free, t}) + dt;
+      run.kv_transfer_s += dt;
+      landing.push_back({link_free, r});
+    }
+    if (running.empty() && !landing.empty()) t = std::max(t, landing.front().first);
+    // Transfers end in the order they started (one link, one at a time).
+    while (!landing.empty() && landing.front().first <= t) {
+      running.push_back({landing.front().second, 0});
+      run.requests[landing.front().second].first_token_s = t;
+      landing.erase(landing.begin());
+    }
+    t = decode(requests, running, t, costs, run);
+    done += retire(requests, running);
+  }
+}
+
 }  // namespace
 
 const sim::EnumNames<Batching>& batching_names() {
@@ -90,7 +153,13 @@ const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
         .integer<std::uint64_t>("seed", &RequestStreamSpec::seed, "", 1, sim::between(0, 1e18),
                                 "seeds the arrivals and lengths (same seed, same stream)")
         .enumeration("batching", &RequestStreamSpec::batching, batching_names(), Batching::continuous,
-                     "how requests join the running batch");
+                     "how requests join the running batch")
+        .integer<std::uint64_t>("prefill_chips", &RequestStreamSpec::prefill_chips, "chips", 0,
+                                sim::between(1, 1 << 20),
+                                "disaggregated serving (DistServe, OSDI 2024; Splitwise, ISCA 2024): this many chips "
+                                "(whole model replicas) only prefill and the rest only decode, each request's KV "
+                                "cache crossing between them over ICI (one slice) or DCN (whole slices); absent (0): "
+                                "every replica does both");
     return p;
   }();
   return t;
@@ -112,13 +181,7 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec) {
 StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
                          const StepCosts& costs) {
   if (slots == 0) throw std::invalid_argument("serve_requests: no slots");
-  StreamRun run;
-  run.requests.resize(requests.size());
-  for (std::size_t r = 0; r < requests.size(); ++r) {
-    run.requests[r].arrival_s = requests[r].arrival_s;
-    run.requests[r].prompt_len = requests[r].prompt_len;
-    run.requests[r].decode_len = requests[r].decode_len;
-  }
+  StreamRun run = outcomes(requests);
   std::deque<std::size_t> waiting;
   std::vector<Sequence> running;
   std::size_t next = 0, done = 0;
@@ -144,18 +207,45 @@ StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slo
     // Continuous batching frees a slot as soon as its sequence is done;
     // a static batch ends when all of them are.
     const auto finished = [&requests](const Sequence& s) { return s.generated >= requests[s.request].decode_len; };
-    const std::size_t before = running.size();
     if (batching == Batching::continuous) {
-      running.erase(std::remove_if(running.begin(), running.end(), finished), running.end());
-      done += before - running.size();
+      done += retire(requests, running);
     } else if (std::all_of(running.begin(), running.end(), finished)) {
-      done += before;
+      done += running.size();
       running.clear();
     }
   }
-  if (run.decode_steps > 0) run.mean_batch /= double(run.decode_steps);
-  for (const RequestOutcome& o : run.requests) run.makespan_s = std::max(run.makespan_s, o.finish_s);
-  if (!requests.empty()) run.makespan_s -= requests.front().arrival_s;
+  finish(requests, run);
+  return run;
+}
+
+StreamRun serve_disaggregated(const std::vector<Request>& requests, const Pools& pools, const StepCosts& costs) {
+  if (pools.prefill_servers == 0 || pools.decode_servers == 0 || pools.slots == 0)
+    throw std::invalid_argument("serve_disaggregated: an empty pool");
+  StreamRun run = outcomes(requests);
+  // The prefill pool: prefill() stamps each request's prefill end.
+  std::vector<double> free_at(pools.prefill_servers, requests.empty() ? 0 : requests.front().arrival_s);
+  for (std::size_t next = 0; next < requests.size();) {
+    const auto server = std::min_element(free_at.begin(), free_at.end());
+    const double t = std::max(*server, requests[next].arrival_s);
+    std::vector<std::size_t> admitted;
+    while (next < requests.size() && requests[next].arrival_s <= t && admitted.size() < pools.slots)
+      admitted.push_back(next++);
+    *server = prefill(requests, admitted, t, costs, run);
+  }
+  std::vector<double> prefilled(requests.size());
+  std::vector<std::size_t> order(requests.size());
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    prefilled[r] = run.requests[r].first_token_s;
+    order[r] = r;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&prefilled](std::size_t a, std::size_t b) { return prefilled[a] < prefilled[b]; });
+  for (std::uint64_t d = 0; d < pools.decode_servers; ++d) {
+    std::vector<std::size_t> mine;
+    for (std::size_t k = d; k < order.size(); k += pools.decode_servers) mine.push_back(order[k]);
+    serve_decode_replica(requests, mine, prefilled, pools.slots, costs, run);
+  }
+  finish(requests, run);
   return run;
 }
 

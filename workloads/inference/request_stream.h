@@ -23,6 +23,8 @@ struct RequestStreamSpec {
   std::vector<std::uint64_t> prompt_len, decode_len;
   std::uint64_t seed = 1;
   Batching batching = Batching::continuous;
+  // Chips of the prefill pool (0: prefill and decode share every replica).
+  std::uint64_t prefill_chips = 0;
 };
 const sim::ParamTable<RequestStreamSpec>& request_stream_params();
 
@@ -43,6 +45,9 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec);
 struct StepCosts {
   std::function<double(std::uint64_t sequences, std::uint64_t prompt_len)> prefill_s;
   std::function<double(std::uint64_t batch, double mean_context)> decode_s;
+  // Disaggregated serving only: moving one request's KV cache of
+  // `prompt_len` tokens from its prefill replica to its decode replica.
+  std::function<double(std::uint64_t prompt_len)> kv_transfer_s;
 };
 
 struct RequestOutcome {
@@ -60,6 +65,7 @@ struct StreamRun {
   std::uint64_t prefill_steps = 0, decode_steps = 0;
   double prefill_s = 0, decode_s = 0;  // time spent in each kind of step
   double mean_batch = 0;               // sequences per decode step, averaged over steps
+  double kv_transfer_s = 0;            // disaggregated: the KV transfers' time, summed over requests
 };
 
 // Serves `requests` (arrival order) with at most `slots` sequences at once.
@@ -78,6 +84,25 @@ struct StreamRun {
 //    batch runs at its starting batch size.
 StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
                          const StepCosts& costs);
+
+// Disaggregated serving (DistServe, Zhong et al., OSDI 2024; Splitwise,
+// Patel et al., ISCA 2024): `prefill_servers` replicas only prefill,
+// `decode_servers` replicas only decode, each with `slots` sequences.
+//  prefill pool: the replica free first takes up to `slots` requests that
+//    have arrived (arrival order) and prefills them as the continuous
+//    scheduler does (one step per prompt length, shorter first).
+//  KV transfer: requests go to the decode replicas in turn, in the order
+//    their prefills end; a request takes a free decode slot (first come,
+//    first served), then its cache crosses that replica's incoming link,
+//    one transfer after another, in costs.kv_transfer_s(prompt_len).
+//  decode pool: continuous batching that no prefill ever stalls; a request
+//    whose cache has landed joins before the next step. Its first token is
+//    counted when it joins (prefill, transfer and the wait for the step in
+//    flight: TTFT), so its TPOT is its decode steps' mean.
+struct Pools {
+  std::uint64_t prefill_servers = 1, decode_servers = 1, slots = 1;
+};
+StreamRun serve_disaggregated(const std::vector<Request>& requests, const Pools& pools, const StepCosts& costs);
 
 // The nearest-rank percentile (the smallest value with at least p% of the
 // values at or below it), of a non-empty list.

@@ -64,9 +64,37 @@ void check_models(const sim::YamlNode& node, const InferenceSpec& spec) {
   }
 }
 
+// The pools of disaggregated serving: whole model replicas on each side,
+// and in a pod of several slices whole slices, so that a replica never
+// spans the two pools and the KV cache crosses ICI or DCN, not both.
+void check_pools(const sim::YamlNode& stream, const InferenceSpec& spec, const Experiment& exp) {
+  const RequestStreamSpec& r = spec.requests;
+  const sim::YamlNode at = stream["prefill_chips"];
+  const std::uint64_t chips = exp.pod.devices(), replica = chips / spec.parallelism.data.degree;
+  if (r.batching != Batching::continuous)
+    stream["batching"].fail(
+        "the decode pool of disaggregated serving (prefill_chips) batches continuously; drop "
+        "batching: static or prefill_chips");
+  if (r.prefill_chips >= chips)
+    at.fail(std::to_string(r.prefill_chips) + " prefill chips leave none to decode: the pod has " +
+            std::to_string(chips));
+  if (r.prefill_chips % replica != 0)
+    at.fail(std::to_string(r.prefill_chips) + " chips are not whole model replicas of " + std::to_string(replica) +
+            " chips (tensor " + std::to_string(spec.parallelism.tensor.degree) + ")");
+  if (exp.pod.slices == 1) return;
+  const std::uint64_t slice = chips / exp.pod.slices;
+  if (r.prefill_chips % slice != 0)
+    at.fail(std::to_string(r.prefill_chips) + " chips are not whole slices of " + std::to_string(slice) +
+            ": across slices, each pool takes whole slices and the KV cache crosses DCN");
+  for (const std::string& axis : spec.parallelism.tensor.axes)
+    if (std::find(exp.pod.dcn_axes.begin(), exp.pod.dcn_axes.end(), axis) != exp.pod.dcn_axes.end())
+      at.fail("tensor parallelism over mesh axis '" + axis +
+              "' spans slices: a model replica must sit in one slice to belong to one pool");
+}
+
 // A stream needs both phases, and every request's cache must fit the
 // context window the KV cache is allocated for.
-void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec) {
+void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec, const Experiment& exp) {
   const RequestStreamSpec& r = spec.requests;
   if (r.count == 0) return;
   const sim::YamlNode stream = node["requests"];
@@ -80,6 +108,7 @@ void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec) 
     stream["decode_len"].fail("the longest prompt (" + std::to_string(longest_prompt) + ") and output (" +
                               std::to_string(longest_output) + ") exceed the model's context window (model.seq_len " +
                               std::to_string(window) + ")");
+  if (r.prefill_chips > 0) check_pools(stream, spec, exp);
 }
 
 }  // namespace
@@ -176,7 +205,7 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
                         hw::to_string(spec.dtype.kv_cache) +
                         ": a step runs one 8-bit format; use the same for both, or bf16 for one");
   check_models(node, spec);
-  check_request_stream(node, spec);
+  check_request_stream(node, spec, exp);
   return spec;
 }
 

@@ -1,6 +1,8 @@
 #include "workloads/inference/workload.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -101,8 +103,33 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   return r;
 }
 
+// Disaggregated serving's KV transfer: each of the prefill replica's `tp`
+// chips sends its share of the cache (per_token x prompt_len bytes) to its
+// counterpart in the decode replica, all at once, as a point-to-point
+// message (no collective launch, docs/interconnect.md#launch-cost).
+//  one slice: over one ICI link, bytes / link bandwidth + one hop's
+//    latency: pools on neighbouring chips (farther pools pay a hop each,
+//    and routes may share links: not modelled).
+//  slices: DCN uncontended, latency + bytes / min(host link, the NICs
+//    shared by the host's sending chips, the slice's fabric share shared by
+//    all `tp`), the max-min fair rates docs/interconnect.md#dcn gives.
+std::function<double(std::uint64_t)> kv_transfer(const Experiment& exp, std::uint32_t tp, std::uint64_t per_token) {
+  if (exp.pod.slices == 1) {
+    const double bw = exp.chip.ici.link_bandwidth, hop = exp.chip.ici.link_latency;
+    return [=](std::uint64_t prompt_len) { return double(per_token * prompt_len) / bw + hop; };
+  }
+  const interconnect::DcnConfig dcn = pod_network_config(exp).link.dcn;
+  const double per_host = exp.chip.host.chips * exp.pod.devices_per_chip;
+  const double hosts = std::ceil(double(exp.pod.slice_chips() * exp.pod.devices_per_chip) / per_host);
+  const double bw = std::min({dcn.host_bandwidth, dcn.nic_bandwidth / std::min(per_host, double(tp)),
+                              hosts * dcn.nic_bandwidth / dcn.oversubscription / double(tp)});
+  return [=](std::uint64_t prompt_len) { return dcn.latency + double(per_token * prompt_len) / bw; };
+}
+
 // The request stream over simulated steps. Each replica (data-parallel
-// rank) serves every data-th request with batch / data slots; a step of
+// rank) serves every data-th request with batch / data slots, or with
+// prefill_chips the replicas split into the two pools of
+// serve_disaggregated, which runs the same steps; a step of
 // each shape is one pod run, memoized. A decode step's time is linear in
 // its mean context (it reads each sequence's cache once, as
 // decode_context() relies on), so per batch size the pod runs the shortest
@@ -144,14 +171,34 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
 
   const std::vector<Request> requests = generate_requests(rs);
   const std::uint32_t replicas = spec.parallelism.data.degree;
-  std::vector<double> ttft, tpot;
+  std::vector<StreamRun> runs;
   RequestStreamSection out;
+  if (rs.prefill_chips > 0) {
+    RequestStreamSection::Disaggregated d;
+    const std::uint64_t replica_chips = exp.pod.devices() / replicas;
+    d.prefill = {rs.prefill_chips, rs.prefill_chips / replica_chips, 0};
+    d.decode = {exp.pod.devices() - rs.prefill_chips, replicas - d.prefill.replicas, 0};
+    d.link = exp.pod.slices > 1 ? "dcn" : "ici";
+    costs.kv_transfer_s = kv_transfer(exp, spec.parallelism.tensor.degree, per_token);
+    runs.push_back(serve_disaggregated(requests, {d.prefill.replicas, d.decode.replicas, spec.replica_batch()}, costs));
+    const StreamRun& run = runs.back();
+    d.prefill.utilization = run.prefill_s / (double(d.prefill.replicas) * run.makespan_s);
+    d.decode.utilization = run.decode_s / (double(d.decode.replicas) * run.makespan_s);
+    d.kv_transfer_s_mean = run.kv_transfer_s / double(requests.size());
+    for (const Request& r : requests)
+      d.kv_bytes_mean +=
+          double(kv_bytes_per_token(cfg, spec.dtype.kv_cache, 1) * r.prompt_len) / double(requests.size());
+    out.disaggregated = d;
+  } else {
+    for (std::uint32_t replica = 0; replica < replicas; ++replica) {
+      std::vector<Request> mine;
+      for (std::size_t r = replica; r < requests.size(); r += replicas) mine.push_back(requests[r]);
+      if (!mine.empty()) runs.push_back(serve_requests(mine, spec.replica_batch(), rs.batching, costs));
+    }
+  }
+  std::vector<double> ttft, tpot;
   double first = requests.front().arrival_s, last = first, tokens = 0, batch_steps = 0;
-  for (std::uint32_t replica = 0; replica < replicas; ++replica) {
-    std::vector<Request> mine;
-    for (std::size_t r = replica; r < requests.size(); r += replicas) mine.push_back(requests[r]);
-    if (mine.empty()) continue;
-    const StreamRun run = serve_requests(mine, spec.replica_batch(), rs.batching, costs);
+  for (const StreamRun& run : runs) {
     for (const RequestOutcome& o : run.requests) {
       ttft.push_back(o.ttft_s());
       tpot.push_back(o.tpot_s());
@@ -315,6 +362,17 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
           sim::si(st.tokens_per_s_per_chip, "") + " per chip over " + sim::si(st.makespan_s, "s"));
     t.row("steps", std::to_string(st.prefill_steps) + " prefills, " + std::to_string(st.decode_steps) + " decodes",
           "mean batch " + sim::fixed(st.mean_batch, 1) + "; " + std::to_string(st.steps_simulated) + " simulated");
+    if (st.disaggregated) {
+      const RequestStreamSection::Disaggregated& d = *st.disaggregated;
+      const auto pool = [](const RequestStreamSection::Pool& p) {
+        return std::to_string(p.chips) + (p.chips == 1 ? " chip, " : " chips, ") + std::to_string(p.replicas) +
+               (p.replicas == 1 ? " replica, " : " replicas, ") + sim::fixed(100 * p.utilization, 1) + "% busy";
+      };
+      t.row("prefill pool", pool(d.prefill));
+      t.row("decode pool", pool(d.decode));
+      t.row("KV transfer (" + d.link + ")", sim::si(d.kv_transfer_s_mean, "s") + " mean",
+            sim::si(d.kv_bytes_mean, "B") + " per request");
+    }
   }
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return RunOutput{to_json(rep), t.str(), main.run.trace_json};
