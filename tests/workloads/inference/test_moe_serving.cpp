@@ -56,9 +56,8 @@ nlohmann::json decode(const std::string& name, const std::string& model, std::ui
                       const std::string& pod = "", const std::string& parallelism = "") {
   return run(write_yaml(name, "name: " + name + "\nchip: tpu-v5e\n" + pod +
                                   "workload:\n  kind: inference\n  model: " + model +
-                                  "\n  batch: " + std::to_string(batch) + "\n  prompt_len: " +
-                                  std::to_string(kPrompt) + "\n  decode_len: " + std::to_string(kDecode) +
-                                  "\n  phase: decode\n" + parallelism));
+                                  "\n  batch: " + std::to_string(batch) + "\n  prompt_len: " + std::to_string(kPrompt) +
+                                  "\n  decode_len: " + std::to_string(kDecode) + "\n  phase: decode\n" + parallelism));
 }
 
 // The distinct experts block `layer`'s `tokens` tokens go to, drawn as the
@@ -97,8 +96,8 @@ TEST_CASE("MoE decode at a large batch reads every expert", "[inference][moe]") 
   // The other weights' (all but the layer norms'), and attention's two
   // matmuls over the context for each query head; the vector units' work
   // is under 1% more.
-  const double other = 2 * 64 * (params_read(0) - 4 * kD * kLayers - 2 * kD) +
-                       2 * 2 * 64 * kHeads * kHeadDim * kContext * kLayers;
+  const double other =
+      2 * 64 * (params_read(0) - 4 * kD * kLayers - 2 * kD) + 2 * 2 * 64 * kHeads * kHeadDim * kContext * kLayers;
   const double expert = 64 * kTopK * 3 * 2 * kD * kF * kLayers;
   CHECK(r["decode"]["flops"].get<double>() == Approx(other + expert).epsilon(0.01));
 }
@@ -134,12 +133,11 @@ TEST_CASE("a randomly routed decode step reads exactly the experts its draws tou
   CHECK(r["tpot_s"].get<double>() == Approx((2 * params_read(touched) + kv_read(4)) / kV5eHbmBandwidth).epsilon(0.05));
 }
 
-TEST_CASE("expert parallelism's dispatch and combine move tokens x top_k x d_model bf16 per chip",
-          "[inference][moe]") {
+TEST_CASE("expert parallelism's dispatch and combine move tokens x top_k x d_model bf16 per chip", "[inference][moe]") {
   // 8 chips, one expert each, 4 sequences a chip.
-  const nlohmann::json rep =
-      decode("moe-decode-ep", moe_model(""), 32, "pod: {topology: ring, shape: [8], wraparound: [true]}\nmesh: {expert: 8}\n",
-             "  parallelism: {expert: expert}\n");
+  const nlohmann::json rep = decode("moe-decode-ep", moe_model(""), 32,
+                                    "pod: {topology: ring, shape: [8], wraparound: [true]}\nmesh: {expert: 8}\n",
+                                    "  parallelism: {expert: expert}\n");
   int dispatches = 0, combines = 0;
   for (const auto& c : rep["collectives"]) {
     const std::string name = c["name"];
@@ -160,16 +158,16 @@ TEST_CASE("expert parallelism's dispatch and combine move tokens x top_k x d_mod
 }
 
 TEST_CASE("one expert of top 1 serves as the dense model plus its router", "[inference][moe]") {
-  const std::string dense = "{type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, "
-                            "head_dim: 128, seq_len: 256, vocab: 32000, mlp: swiglu, attention: flash}";
+  const std::string dense =
+      "{type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, "
+      "head_dim: 128, seq_len: 256, vocab: 32000, mlp: swiglu, attention: flash}";
   for (std::uint64_t batch : {1, 16}) {
     INFO("batch " << batch);
     const nlohmann::json d = decode("dense-twin-" + std::to_string(batch), dense, batch)["result"]["inference"];
-    const nlohmann::json m = decode("moe-one-" + std::to_string(batch), moe_model("", "experts: 1, top_k: 1"),
-                                    batch)["result"]["inference"];
+    const nlohmann::json m =
+        decode("moe-one-" + std::to_string(batch), moe_model("", "experts: 1, top_k: 1"), batch)["result"]["inference"];
     // The router's d_model x 1 weights per block are all that is added.
-    CHECK(m["decode"]["weights_bytes"].get<double>() - d["decode"]["weights_bytes"].get<double>() ==
-          2 * kD * kLayers);
+    CHECK(m["decode"]["weights_bytes"].get<double>() - d["decode"]["weights_bytes"].get<double>() == 2 * kD * kLayers);
     // Its matmul and softmax are a few microseconds a block.
     CHECK(m["tpot_s"].get<double>() == Approx(d["tpot_s"].get<double>()).epsilon(0.01));
   }
