@@ -274,7 +274,8 @@ json to_json(const InferenceStep& s) {
             {"kv_s", s.kv_s},
             {"compute_s", s.compute_s},
             {"communication_s", s.communication_s}}},
-          {"bound", s.bound}};
+          {"bound", s.bound},
+          {"experts_read", or_null(s.experts_read)}};
 }
 
 json to_json(const RequestStreamSection::Latency& l) { return {{"mean", l.mean}, {"p50", l.p50}, {"p99", l.p99}}; }
@@ -315,7 +316,7 @@ json to_json(const InferenceSection& i) {
           {"decode_len", i.decode_len},
           {"decode_context", i.decode_context},
           {"dtype", {{"weights", i.weights_dtype}, {"kv_cache", i.kv_cache_dtype}}},
-          {"parallelism", {{"data", to_json(i.data)}, {"tensor", to_json(i.tensor)}}},
+          {"parallelism", {{"data", to_json(i.data)}, {"tensor", to_json(i.tensor)}, {"expert", to_json(i.expert)}}},
           {"ttft_s", or_null(i.ttft_s)},
           {"tpot_s", or_null(i.tpot_s)},
           {"tokens_per_s", i.tokens_per_s},

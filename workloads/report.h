@@ -196,6 +196,9 @@ struct InferenceStep {
   double weights_bytes = 0, kv_bytes = 0;       // per chip: weights read, KV cache read (decode) or written (prefill)
   double weights_s = 0, kv_s = 0, compute_s = 0, communication_s = 0;
   std::string bound;  // memory | compute | communication
+  // A mixture of experts: the experts a block's tokens go to (whose
+  // weights the step reads), mean over the blocks, of the group's experts.
+  std::optional<double> experts_read;
 };
 
 // A request stream's outcome (docs/serving.md "Request stream"): latencies
@@ -230,7 +233,7 @@ struct RequestStreamSection {
 struct InferenceSection {
   std::string phase, weights_dtype, kv_cache_dtype;
   std::uint64_t batch = 0, prompt_len = 0, decode_len = 0, decode_context = 0;
-  TrainSection::Axes data, tensor;
+  TrainSection::Axes data, tensor, expert;
   std::optional<double> ttft_s, tpot_s;
   double tokens_per_s = 0, tokens_per_s_per_chip = 0;
   std::uint64_t weights_bytes = 0, kv_cache_bytes = 0, kv_cache_bytes_per_token = 0;  // per chip, whole model

@@ -142,6 +142,12 @@ const Probe kProbes[] = {
      "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 4, prompt_len: 128, decode_len: 32,\n"
      "           parallelism: {data: data, tensor: model},\n"
      "           requests: {count: 8, rate: 400, prompt_len: [64, 128], decode_len: [16, 32], seed: 3}}\n"},
+    {"inference-moe", "inference", false,
+     "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {expert: 4}\n"
+     "workload: {kind: inference, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 1024, experts: 4, top_k: 2, capacity_factor: 1.0,\n"
+     "           shared_experts: 1, expert_d_ff: 512, routing: {distribution: zipf, skew: 1.0, seed: 3}},\n"
+     "           batch: 8, prompt_len: 64, decode_len: 16, parallelism: {expert: expert}}\n"},
     // A 64 GiB KV cache beside the weights on one 16 GiB v5e: does not fit, run anyway.
     {"inference-over-hbm", "inference", false,
      "chip: tpu-v5e\n"
@@ -399,14 +405,6 @@ TEST_CASE("key walk: every key changes a simulated figure or is declared informa
       // The experiment table's chip, pod and workload are walked in their own tables.
       if (topic.name == "experiment" &&
           (key.path == "chip" || key.path == "pod" || key.path == "workload" || key.path == "workload.kind"))
-        continue;
-      // A serving step runs a mixture of experts' every expert on each
-      // chip's tokens, split evenly (docs/training.md#mixture-of-experts-experts-parallelismexpert):
-      // routing, capacity and the expert sizes are walked by the train-moe probe.
-      if (topic.name == "inference" && key.path != "workload.model.experts" &&
-          (key.path.rfind("workload.model.routing", 0) == 0 || key.path == "workload.model.top_k" ||
-           key.path == "workload.model.capacity_factor" || key.path == "workload.model.shared_experts" ||
-           key.path == "workload.model.expert_d_ff"))
         continue;
       // An enumeration of one word (type "x", default "x") has nothing to
       // change to; no other type equals its default.

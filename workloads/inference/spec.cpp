@@ -27,7 +27,10 @@ const sim::ParamTable<TrainParallelism>& inference_parallelism_params() {
                 "tensor (Megatron) parallelism: attention heads, KV heads and MLP widths split; two all-reduces "
                 "of the activations per Transformer block",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.tensor); })
-        .allow("expert");  // training only: load_inference_spec says so, located
+        .custom("expert", axes,
+                "expert parallelism: a mixture of experts' experts sharded over these axes, which split the batch "
+                "too; each block's tokens go to their experts' chips and back by all-to-alls",
+                [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.expert); });
     return p;
   }();
   return t;
@@ -185,16 +188,16 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
         " tokens exceed the model's context window (model.seq_len " + std::to_string(cfg.seq_len) + ")");
 
   const sim::YamlNode par = node["parallelism"];
-  if (par["expert"].present())
-    par["expert"].fail(
-        "expert parallelism is modelled for training (kind: train) only; a serving step runs every expert on each "
-        "chip; use tensor and data");
   TrainParallelism& p = spec.parallelism;
   resolve_parallel_axes(par, par.present() ? par : node, exp.mesh, p);
-  if (spec.batch % p.data.degree != 0)
-    node["batch"].fail("batch " + std::to_string(spec.batch) + " does not divide over data parallelism of " +
-                       std::to_string(p.data.degree));
+  if (spec.batch % p.batch_shards() != 0)
+    node["batch"].fail("batch " + std::to_string(spec.batch) + " does not divide over " +
+                       (p.expert.degree > 1 ? "data x expert parallelism of " + std::to_string(p.data.degree) + " x " +
+                                                  std::to_string(p.expert.degree)
+                                            : "data parallelism of " + std::to_string(p.data.degree)));
   check_tensor_split(model, spec.model, p.tensor.degree);
+  check_expert_split(par["expert"], spec.model, p.expert.degree);
+  spec.model.transformer.expert_shards = p.expert.degree;  // the experts one chip holds and runs
 
   const sim::YamlNode dt = node["dtype"];
   if (spec.dtype.weights != hw::NumberFormat::bf16) check_chip_format(dt["weights"], exp.chip, spec.dtype.weights);

@@ -8,7 +8,7 @@
 //     decode_len: 256                   # tokens generated per sequence (decode steps)
 //     phase: both                       # prefill | decode | both
 //     dtype: {weights: int8, kv_cache: bf16}
-//     parallelism: {tensor: model, data: data}
+//     parallelism: {tensor: model, data: data}   # and expert, for a mixture of experts
 //     simulate_anyway: false            # run even if the KV cache does not fit
 //     requests: {count: 200, rate: 4, prompt_len: [512, 2048], decode_len: [128], batching: continuous}
 #include <cstdint>
@@ -44,7 +44,8 @@ struct InferenceSpec {
   std::uint64_t decode_len = 0;
   InferencePhase phase = InferencePhase::both;
   InferenceDtypes dtype;
-  // data and tensor only (the other parallelisms stay degree 1).
+  // data, tensor and expert only (the other parallelisms stay degree 1);
+  // expert parallelism splits the batch as data parallelism does.
   TrainParallelism parallelism;
   bool simulate_anyway = false;
   // A stream of requests served `batch` sequences at a time (count 0: none).
@@ -52,8 +53,8 @@ struct InferenceSpec {
 
   bool prefill() const { return phase != InferencePhase::decode; }
   bool decode() const { return phase != InferencePhase::prefill; }
-  // Sequences on each model replica (each data-parallel rank).
-  std::uint64_t replica_batch() const { return batch / parallelism.data.degree; }
+  // Sequences on each model replica (each data- and expert-parallel rank).
+  std::uint64_t replica_batch() const { return batch / parallelism.batch_shards(); }
   // The decode step simulated stands for all decode_len of them: step i
   // (1-based) attends over prompt_len + i cached tokens, and a step's time
   // is linear in that length, so the step at the mean, prompt_len +

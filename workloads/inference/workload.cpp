@@ -33,13 +33,40 @@ class InferenceWorkload : public Workload {
   InferenceSpec spec_;
 };
 
+// A mixture of experts' routing in one step (moe_routing; empty without
+// experts) over `ep` expert-parallel chips.
+struct StepRouting {
+  std::vector<models::LayerRouting> layers;  // per block
+  std::uint32_t ep = 1;
+  // The experts block `b`'s tokens go to (over the expert group).
+  std::uint64_t touched(std::uint64_t b) const {
+    std::uint64_t n = 0;
+    for (std::uint32_t e = 0; e < layers[b].experts; ++e) n += layers[b].kept_by(e) > 0;
+    return n;
+  }
+  // The token-expert pairs block `b`'s experts keep, mean per chip.
+  double chip_tokens(std::uint64_t b) const {
+    std::uint64_t n = 0;
+    for (std::uint32_t e = 0; e < layers[b].experts; ++e) n += layers[b].kept_by(e);
+    return double(n) / ep;
+  }
+};
+
+// Whether `mm` is an expert's matmul (its tokens routed to it).
+bool is_expert_matmul(const models::MatmulSpec& mm) { return mm.tokens != models::Dim::none; }
+
 // Elements of the model's parameters on one tensor-parallel rank, and of
 // those a step reads whole: all but an embedding table no matmul reads (an
-// untied one), of which a step gathers only its tokens' rows.
+// untied one), of which a step gathers only its tokens' rows, and (a
+// mixture of experts) but the experts no token goes to, whose matmuls do
+// not run: of a block's E experts the step reads the `touched` its tokens
+// go to, so a chip reads its experts' weights x touched / E, on the mean
+// over the expert-parallel chips.
 struct WeightElements {
-  std::uint64_t held = 0, read = 0;
+  std::uint64_t held = 0;
+  double read = 0;
 };
-WeightElements weight_elements(const models::ModelSpec& model, std::uint32_t tp) {
+WeightElements weight_elements(const models::ModelSpec& model, std::uint32_t tp, const StepRouting& routing = {}) {
   const auto matmul_reads = [&model](const std::string& param) {
     for (const auto& layer : model.layers)
       for (const auto& mm : layer.forward)
@@ -47,21 +74,43 @@ WeightElements weight_elements(const models::ModelSpec& model, std::uint32_t tp)
     return false;
   };
   WeightElements w;
-  for (const auto& layer : model.layers)
+  for (const auto& layer : model.layers) {
+    const auto expert_weight = [&layer](const std::string& param) {
+      return std::any_of(layer.forward.begin(), layer.forward.end(),
+                         [&](const models::MatmulSpec& mm) { return is_expert_matmul(mm) && mm.weight == param; });
+    };
     for (const auto& p : layer.params) {
       const std::uint64_t n = local_param_elements(p, tp);
       w.held += n;
-      if (layer.kind != models::LayerKind::embedding || matmul_reads(p.name)) w.read += n;
+      if (!routing.layers.empty() && expert_weight(p.name)) {
+        const models::LayerRouting& r = routing.layers[layer.routing_layer];
+        w.read += double(n) * double(routing.touched(layer.routing_layer)) / r.experts;
+      } else if (layer.kind != models::LayerKind::embedding || matmul_reads(p.name)) {
+        w.read += double(n);
+      }
     }
+  }
   return w;
 }
 
-// FLOPs of the model's forward ops on one tensor-parallel rank.
-double local_flops(const models::ModelSpec& model, std::uint32_t tp) {
+// FLOPs of the model's forward ops on one tensor-parallel rank; a mixture
+// of experts' on the tokens its experts keep (mean per chip) rather than
+// the model's even share (models/transformer.cpp sizes each of a chip's
+// experts at ceil(tokens x top_k / experts), one token each at batch 1).
+double local_flops(const models::ModelSpec& model, std::uint32_t tp, const StepRouting& routing) {
   double f = 0;
   for (const auto& layer : model.layers) {
-    for (const auto& mm : layer.forward) f += local_matmul(mm, tp).flops() * mm.causal_fraction();
-    for (const auto& e : layer.elementwise_fwd) f += double(local_elements(e, tp)) * e.flops_per_element;
+    const bool routed = !routing.layers.empty() && layer.kind == models::LayerKind::transformer_block;
+    for (const auto& mm : layer.forward) {
+      const double flops = local_matmul(mm, tp).flops() * mm.causal_fraction();
+      f += routed && is_expert_matmul(mm) ? flops / double(mm.count * mm.m) * routing.chip_tokens(layer.routing_layer)
+                                          : flops;
+    }
+    for (const auto& e : layer.elementwise_fwd) {
+      const double elements = routed && e.routed_width ? routing.chip_tokens(layer.routing_layer) * e.routed_width
+                                                       : double(local_elements(e, tp));
+      f += elements * e.flops_per_element;
+    }
   }
   return f;
 }
@@ -77,7 +126,9 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
                    double kv_bytes_per_chip, const sim::TraceRequest& trace) {
   const std::uint32_t tp = spec.parallelism.tensor.degree;
   const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
-  ForwardProgram program = build_forward_program(exp, spec.forward_spec(), model, q);
+  const TrainSpec forward = spec.forward_spec();
+  const StepRouting routing{moe_routing(forward, model), forward.parallelism.expert.degree};
+  ForwardProgram program = build_forward_program(exp, forward, model, q, routing.layers);
   runtime::PodConfig config = pod_config(exp);
   config.chip = program.chip;
   PhaseRun r;
@@ -87,9 +138,14 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   const double hbm = exp.chip.hbm.bandwidth_bytes_per_s;
   InferenceStep& st = r.step;
   st.step_s = r.run.step_time_s;
-  st.flops = local_flops(model, tp);
+  st.flops = local_flops(model, tp, routing);
   st.hbm_bytes = s.hbm_bytes / chips;
-  st.weights_bytes = double(weight_elements(model, tp).read * hw::element_bytes(spec.dtype.weights));
+  st.weights_bytes = weight_elements(model, tp, routing).read * double(hw::element_bytes(spec.dtype.weights));
+  if (!routing.layers.empty()) {
+    double touched = 0;
+    for (std::uint64_t b = 0; b < routing.layers.size(); ++b) touched += double(routing.touched(b));
+    st.experts_read = touched / double(routing.layers.size());
+  }
   st.kv_bytes = kv_bytes_per_chip;
   st.weights_s = st.weights_bytes / hbm;
   st.kv_s = st.kv_bytes / hbm;
@@ -170,7 +226,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
   };
 
   const std::vector<Request> requests = generate_requests(rs);
-  const std::uint32_t replicas = spec.parallelism.data.degree;
+  const std::uint32_t replicas = spec.parallelism.batch_shards();
   std::vector<StreamRun> runs;
   RequestStreamSection out;
   if (rs.prefill_chips > 0) {
@@ -241,7 +297,7 @@ InferenceMemory inference_memory(const Experiment& exp, const InferenceSpec& spe
       weight_elements(models::build_transformer_decode(cfg, 1, 1), tp).held * hw::element_bytes(spec.dtype.weights);
   const std::uint64_t per_sequence = kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp) * cfg.seq_len;
   m.kv_cache = per_sequence * spec.replica_batch();
-  m.max_batch = m.weights > m.capacity ? 0 : (m.capacity - m.weights) / per_sequence * spec.parallelism.data.degree;
+  m.max_batch = m.weights > m.capacity ? 0 : (m.capacity - m.weights) / per_sequence * spec.parallelism.batch_shards();
   return m;
 }
 
@@ -279,6 +335,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
   sec.decode_context = spec.decode_context();
   sec.data = {par.data.axes, par.data.degree};
   sec.tensor = {par.tensor.axes, par.tensor.degree};
+  sec.expert = {par.expert.axes, par.expert.degree};
   sec.weights_bytes = mem.weights;
   sec.kv_cache_bytes = mem.kv_cache;
   sec.kv_cache_bytes_per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, 1);
@@ -334,7 +391,9 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
   const auto step_rows = [&t](const char* what, const InferenceStep& s) {
     t.section(what);
     t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound);
-    t.row("weights", sim::si(s.weights_s, "s"), sim::si(s.weights_bytes, "B") + " / HBM bandwidth");
+    t.row("weights", sim::si(s.weights_s, "s"),
+          sim::si(s.weights_bytes, "B") + " / HBM bandwidth" +
+              (s.experts_read ? " (" + sim::fixed(*s.experts_read, 2) + " experts a block)" : ""));
     t.row("KV cache", sim::si(s.kv_s, "s"), sim::si(s.kv_bytes, "B") + " / HBM bandwidth");
     t.row("compute", sim::si(s.compute_s, "s"), sim::si(s.flops, "FLOP") + " / peak");
     t.row("communication", sim::si(s.communication_s, "s"), "collectives, mean per chip");

@@ -235,7 +235,8 @@ class LayerPass {
       }
     }
     if (const auto* x = items_[i].ex) {
-      sinks_[i] = routed_ ? Deps{exchange(*x, label, deps)} : deps;  // one chip holds every expert: nothing moves
+      // One chip holding every expert (no expert parallelism): nothing moves.
+      sinks_[i] = routed_ && ctx_.spec.parallelism.expert.degree > 1 ? Deps{exchange(*x, label, deps)} : deps;
     } else if (items_[i].mm && items_[i].mm->tokens != models::Dim::none && routed_) {
       sinks_[i] = expert_matmuls(*items_[i].mm, label, deps);
     } else if (const auto* t = items_[i].ring) {
@@ -1029,13 +1030,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   const std::uint32_t stages = ctx.spec.parallelism.pipeline.degree;
   const std::uint32_t ep = ctx.spec.parallelism.expert.degree;
   std::map<std::tuple<std::uint32_t, std::vector<std::uint64_t>, std::uint64_t>, std::uint32_t> program_of_key;
-  const auto load_key = [&](std::uint32_t rank) {
-    std::vector<std::uint64_t> loads;
-    for (const auto& r : out.routing)
-      for (std::uint32_t e = rank * (r.experts / ep); e < (rank + 1) * (r.experts / ep); ++e)
-        loads.push_back(r.kept_by(e));
-    return loads;
-  };
+  const auto load_key = [&](std::uint32_t rank) { return expert_loads(out.routing, rank, ep); };
   out.pod.program_of.resize(layout.chips());
   if (stages > 1) out.pod.peers.resize(layout.chips());
   const std::optional<TiedParam> tied = tied_param(micro, layout);
@@ -1054,29 +1049,57 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   return out;
 }
 
-std::vector<models::LayerRouting> train_routing(const TrainSpec& spec, const models::ModelSpec& micro) {
+std::vector<models::LayerRouting> moe_routing(const TrainSpec& spec, const models::ModelSpec& model) {
   const models::TransformerConfig& c = spec.model.transformer;
-  const std::uint32_t ep = spec.parallelism.expert.degree;
   std::vector<models::LayerRouting> out;
-  if (spec.model.type != "transformer" || !c.moe() || ep == 1) return out;
+  if (spec.model.type != "transformer" || !c.moe()) return out;
   for (std::uint64_t b = 0; b < c.layers; ++b)
     out.push_back(models::route_layer(c.routing, static_cast<std::uint32_t>(c.experts),
-                                      static_cast<std::uint32_t>(c.top_k), c.capacity_factor, ep, micro.tokens(), b));
+                                      static_cast<std::uint32_t>(c.top_k), c.capacity_factor,
+                                      spec.parallelism.expert.degree, model.tokens(), b));
   return out;
 }
 
+std::vector<models::LayerRouting> train_routing(const TrainSpec& spec, const models::ModelSpec& micro) {
+  if (spec.parallelism.expert.degree == 1) return {};
+  return moe_routing(spec, micro);
+}
+
+std::vector<std::uint64_t> expert_loads(const std::vector<models::LayerRouting>& routing, std::uint32_t rank,
+                                        std::uint32_t ep) {
+  std::vector<std::uint64_t> loads;
+  for (const auto& r : routing)
+    for (std::uint32_t e = rank * (r.experts / ep); e < (rank + 1) * (r.experts / ep); ++e)
+      loads.push_back(r.kept_by(e));
+  return loads;
+}
+
 ForwardProgram build_forward_program(const Experiment& exp, const TrainSpec& spec, const models::ModelSpec& model,
-                                     QuantizedMatmuls quantize) {
+                                     QuantizedMatmuls quantize, const std::vector<models::LayerRouting>& routing) {
   TrainProgram out;
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, spec.precision.matmul);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
-  const Context ctx{exp, spec, model, matmuls, collectives, quantize, nullptr, 0, ""};
-  hw::Program prog;
-  Deps x;
-  for (const models::LayerSpec& layer : model.layers) x = LayerPass(ctx, prog, 0, layer, false, "F", x).build().all();
-  const std::uint32_t program = out.pod.add_program(std::move(prog));
-  out.pod.program_of.assign(exp.pod.devices(), program);
+  // One program per set of expert loads (the expert-parallel ranks whose
+  // experts take the same tokens share one), as build_train_program does.
+  const std::uint32_t ep = spec.parallelism.expert.degree;
+  const std::vector<ChipRole> roles =
+      ep > 1 ? make_train_layout(exp, spec.parallelism, model).roles : std::vector<ChipRole>(exp.pod.devices());
+  std::map<std::vector<std::uint64_t>, std::uint32_t> program_of_loads;
+  out.pod.program_of.resize(exp.pod.devices());
+  for (std::uint32_t c = 0; c < exp.pod.devices(); ++c) {
+    const std::uint32_t rank = roles[c].expert;
+    auto [at, fresh] = program_of_loads.try_emplace(expert_loads(routing, rank, ep), 0);
+    if (fresh) {
+      const Context ctx{exp, spec, model, matmuls, collectives, quantize, &routing, rank, ""};
+      hw::Program prog;
+      Deps x;
+      for (const models::LayerSpec& layer : model.layers)
+        x = LayerPass(ctx, prog, 0, layer, false, "F", x).build().all();
+      at->second = out.pod.add_program(std::move(prog));
+    }
+    out.pod.program_of[c] = at->second;
+  }
   return {std::move(out.pod), std::move(out.chip)};
 }
 

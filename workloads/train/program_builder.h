@@ -122,21 +122,35 @@ struct QuantizedMatmuls {
 // microbatch and every data-parallel group): models::route_layer with the
 // block's index. Empty without experts or expert parallelism.
 std::vector<models::LayerRouting> train_routing(const TrainSpec& spec, const models::ModelSpec& micro);
+// Each Transformer block's routing of `model`'s tokens (model.tokens() per
+// chip) among the spec's expert-parallel chips (one without expert
+// parallelism), whatever the degree: what a serving step's experts take.
+// Empty without experts.
+std::vector<models::LayerRouting> moe_routing(const TrainSpec& spec, const models::ModelSpec& model);
+// The tokens each expert of expert-parallel rank `rank` (of `ep`) keeps,
+// block by block: chips with equal loads run the same program.
+std::vector<std::uint64_t> expert_loads(const std::vector<models::LayerRouting>& routing, std::uint32_t rank,
+                                        std::uint32_t ep);
 
 // `micro` is the model built for one microbatch.
 TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, const TrainLayout& layout,
                                  const models::ModelSpec& micro);
 
-// The forward pass of `model` alone, the same program on every chip: its
-// tensor-parallel all-reduces over spec.parallelism.tensor, nothing else
-// (no pipeline, backward or optimizer). What an inference step runs
-// (workloads/inference/); the chip as TrainProgram::chip.
+// The forward pass of `model` alone: its tensor-parallel all-reduces over
+// spec.parallelism.tensor and, for a mixture of experts with `routing`
+// (moe_routing), each expert's matmuls on the tokens routed to it (none
+// for an expert that got none: its weights are not read) and, over
+// spec.parallelism.expert, the dispatch and combine all-to-alls; nothing
+// else (no pipeline, backward or optimizer). The same program on every
+// chip but for expert-parallel ranks whose experts take different tokens.
+// What an inference step runs (workloads/inference/); the chip as
+// TrainProgram::chip.
 struct ForwardProgram {
   runtime::PodProgram pod;
   hw::ChipConfig chip;
 };
 ForwardProgram build_forward_program(const Experiment& exp, const TrainSpec& spec, const models::ModelSpec& model,
-                                     QuantizedMatmuls quantize);
+                                     QuantizedMatmuls quantize, const std::vector<models::LayerRouting>& routing = {});
 
 // Parameters a stage's layer keeps and updates: its own, plus (with tied
 // embeddings on a later stage than the embedding) a copy of the table its

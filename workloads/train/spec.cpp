@@ -370,23 +370,28 @@ void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
         "use fsdp to shard the optimizer state");
 }
 
+}  // namespace
+
+void check_expert_split(const sim::YamlNode& expert, const models::ModelConfig& cfg, std::uint32_t ep) {
+  if (cfg.type != "transformer" || !cfg.transformer.moe()) {
+    if (ep > 1) expert.fail("expert parallelism shards a mixture of experts; the model has none (model.experts)");
+    return;
+  }
+  const std::uint64_t e = cfg.transformer.experts;
+  if (e % ep != 0)
+    expert.fail(std::to_string(ep) + " expert-parallel chips do not divide the " + std::to_string(e) +
+                " experts (each chip holds whole experts)");
+}
+
+namespace {
+
 // Expert parallelism's rules: a mixture of experts to shard, in whole
 // experts per chip, and (as modelled so far) no other splitting of the
 // experts' work: tensor, fsdp, zero: 1 and context parallelism are refused.
 void check_experts(const sim::YamlNode& node, const TrainSpec& spec) {
   const TrainParallelism& p = spec.parallelism;
-  const bool moe = spec.model.type == "transformer" && spec.model.transformer.moe();
-  if (!moe) {
-    if (p.expert.degree > 1)
-      node["parallelism"]["expert"].fail(
-          "expert parallelism shards a mixture of experts; the model has none "
-          "(model.experts)");
-    return;
-  }
-  const std::uint64_t e = spec.model.transformer.experts;
-  if (e % p.expert.degree != 0)
-    node["parallelism"]["expert"].fail(std::to_string(p.expert.degree) + " expert-parallel chips do not divide the " +
-                                       std::to_string(e) + " experts (each chip holds whole experts)");
+  check_expert_split(node["parallelism"]["expert"], spec.model, p.expert.degree);
+  if (spec.model.type != "transformer" || !spec.model.transformer.moe()) return;
   const std::pair<const char*, bool> refused[] = {{"tensor", p.tensor.degree > 1},
                                                   {"fsdp", p.fsdp.degree > 1},
                                                   {"zero", p.zero == 1},

@@ -164,6 +164,9 @@ void resolve_parallel_axes(const sim::YamlNode& par, const sim::YamlNode& where,
                            const std::vector<std::pair<std::string, std::uint32_t>>& mesh, TrainParallelism& out);
 // The model sizes tensor parallelism of `tp` splits divide evenly (located at `model`'s keys).
 void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& cfg, std::uint32_t tp);
+// Expert parallelism of degree `ep` (`expert`: its parallelism key) needs
+// a mixture of experts (model.experts) split into whole experts per chip.
+void check_expert_split(const sim::YamlNode& expert, const models::ModelConfig& cfg, std::uint32_t ep);
 
 // Validates against the experiment's mesh; throws sim::ConfigError located
 // at the offending key.
