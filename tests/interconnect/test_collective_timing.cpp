@@ -258,6 +258,16 @@ TEST_CASE("collective timing: a dimension-ordered all-to-all is a ring all-to-al
     CHECK(static_cast<double>(r.ici_bytes) == Approx(n * out));
     const auto direct = run(p, CollectiveOp::all_to_all, Algorithm::direct, bytes);
     CHECK(static_cast<double>(direct.ici_bytes) == Approx(S * (n - 1)));
+    // On the links the same bytes either way: a block crosses each axis by
+    // the shorter way round, and on a ring of 4 a destination is 0, 1, 2 or
+    // 1 hops away, 1 on average; so a chip's S bytes cross one link per axis.
+    const auto link_bytes = [](const CollectiveResult& c) {
+      double sum = 0;
+      for (const auto& l : c.links) sum += static_cast<double>(l.bytes);
+      return sum;
+    };
+    CHECK(link_bytes(r) == Approx(n * S * static_cast<double>(p.shape.size())));
+    CHECK(link_bytes(direct) == Approx(link_bytes(r)));
   };
   SECTION("2D torus 4 x 4") { check(torus_4x4(), 16); }
   SECTION("3D torus 4 x 4 x 4") { check(torus_4x4x4(), 64); }
