@@ -200,6 +200,15 @@ void print_formulas() {
                        spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB))
             .time_s,
         16 * V * 4 / (4 * 16 * 2 * W));
+    // Uniform on a k1 x k2 x k3 torus: direct at the bisection bound
+    // k_max V / (8 W); dimension-ordered one ring all-to-all per axis,
+    // sum_d k_d V / (8 W) (docs/interconnect.md); hops 2 + 2 + 2 either way.
+    const auto p = pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true});
+    row("all_to_all direct 4x4x4 16MiB (bisection)",
+        run_collective(p, spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB)).time_s, 4 * V / (8 * W) + 6 * L);
+    row("all_to_all dimension_ordered 4x4x4 16MiB",
+        run_collective(p, spec(CollectiveOp::all_to_all, Algorithm::dimension_ordered, 16 * MiB)).time_s,
+        3 * (4 * V / (8 * W) + 2 * L));
   }
   {
     const int n = 16, m = 64;
@@ -231,6 +240,10 @@ void print_formulas() {
           spec(CollectiveOp::all_gather, Algorithm::torus, 16 * MiB));
   compare("all_to_all direct 4x4 torus 4MiB", pod(TopologyKind::torus2d, {4, 4}, {true, true}),
           spec(CollectiveOp::all_to_all, Algorithm::direct, 4 * MiB));
+  for (Algorithm a : {Algorithm::direct, Algorithm::dimension_ordered}) {
+    compare(std::string("all_to_all ") + to_string(a) + " 4x4x4 4MiB",
+            pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true}), spec(CollectiveOp::all_to_all, a, 4 * MiB));
+  }
   compare("broadcast bidirectional_ring n=8 8MiB", pod(TopologyKind::ring, {8}, {true}),
           spec(CollectiveOp::broadcast, Algorithm::bidirectional_ring, 8 * MiB));
 }

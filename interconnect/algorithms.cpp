@@ -33,7 +33,13 @@ class Planner {
           plan_ring(plan_.algorithm == Algorithm::bidirectional_ring);
         }
         return;
-      case CollectiveOp::all_to_all: plan_all_to_all(); return;
+      case CollectiveOp::all_to_all:
+        if (plan_.algorithm == Algorithm::dimension_ordered) {
+          plan_all_to_all_dimension_ordered();
+        } else {
+          plan_all_to_all();
+        }
+        return;
       case CollectiveOp::permute: plan_permute(); return;
       case CollectiveOp::broadcast: plan_broadcast(plan_.algorithm == Algorithm::bidirectional_ring); return;
     }
@@ -216,12 +222,15 @@ class Planner {
     return owner;
   }
 
+  // Elements the chip `from` sends the chip `to` in an all_to_all.
+  std::uint64_t block(int from, int to) const {
+    const std::vector<std::uint64_t>& blocks = spec_.pair_elements;  // empty: a shard each
+    return blocks.empty() ? shard()
+                          : blocks[std::size_t(plan_.rank[from]) * std::size_t(n_) + std::size_t(plan_.rank[to])];
+  }
+
   void plan_all_to_all() {
     const std::uint64_t s = shard();
-    const std::vector<std::uint64_t>& blocks = spec_.pair_elements;  // empty: s each
-    const auto block = [&](int from, int to) {
-      return blocks.empty() ? s : blocks[std::size_t(plan_.rank[from]) * std::size_t(n_) + std::size_t(plan_.rank[to])];
-    };
     for (int chip : *group_) {
       Step step;
       for (int peer : *group_) {
@@ -239,6 +248,67 @@ class Planner {
       steps.push_back(std::move(step));
       add_phase(
           st, std::make_shared<ListPass>(std::move(steps), "direct all-to-all among " + std::to_string(n_) + " chips"));
+      streams(chip).push_back(std::move(st));
+    }
+  }
+
+  // Dimension-ordered (hierarchical) all-to-all: one phase per axis of the
+  // group, in the group's axis order; phase m is a direct all-to-all among
+  // the chips of each line along axis m. Before phase m a chip holds the
+  // blocks whose source has its coordinates on axes m, m+1, ... and whose
+  // destination has its coordinates on axes 0 .. m-1; it sends each line
+  // peer, as one message, every block whose destination has that peer's
+  // coordinate on axis m. So a block moves along one axis per phase, in
+  // dimension order like a routed message, but is stored at every turn and
+  // forwarded in the next phase, which starts when the chip's previous
+  // phase has ended. The per-peer sums follow each block (source, destination)
+  // from holder to holder: O(n^2 k) per group.
+  void plan_all_to_all_dimension_ordered() {
+    const int k = static_cast<int>(axes_.size());
+    std::vector<std::vector<int>> coords;
+    for (int chip : *group_) coords.push_back(topo_.coords(chip));
+    // out[m][rank x size(axis m) + c]: elements the chip of that rank sends,
+    // in phase m, to the chip of its line whose coordinate on axis m is c.
+    std::vector<std::vector<std::uint64_t>> out(k);
+    for (int m = 0; m < k; ++m) out[m].assign(std::size_t(n_) * std::size_t(topo_.size(axes_[m])), 0);
+    std::vector<int> at;  // the block's holder
+    for (int from = 0; from < n_; ++from) {
+      for (int to = 0; to < n_; ++to) {
+        const std::uint64_t b = block((*group_)[from], (*group_)[to]);
+        if (b == 0 || from == to) continue;
+        at = coords[from];
+        for (int m = 0; m < k; ++m) {
+          const int axis = axes_[m], dest = coords[to][axis];
+          if (at[axis] == dest) continue;
+          out[m][std::size_t(plan_.rank[topo_.chip_at(at)]) * std::size_t(topo_.size(axis)) + std::size_t(dest)] += b;
+          at[axis] = dest;
+        }
+      }
+    }
+    for (int chip : *group_) {
+      Stream st;
+      for (int m = 0; m < k; ++m) {
+        const int axis = axes_[m], size = topo_.size(axis), pos = topo_.coord(chip, axis);
+        const ChipList l = line(axis, chip);
+        const auto sent = [&](int sender, int c) {
+          return out[m][std::size_t(plan_.rank[sender]) * std::size_t(size) + std::size_t(c)];
+        };
+        Step step;
+        for (int c = 0; c < size; ++c) {
+          const int peer = (*l)[c];
+          if (peer == chip) continue;
+          // Timing only (CollectiveSpec::validate), so no offsets; an empty
+          // aggregate is no message.
+          if (const std::uint64_t n = sent(chip, c)) step.sends.push_back({peer, 0, 0, n});
+          if (const std::uint64_t n = sent(peer, pos)) step.recvs.push_back({peer, 0, 0, n});
+        }
+        std::vector<Step> steps;
+        steps.push_back(std::move(step));
+        add_phase(st, std::make_shared<ListPass>(
+                          std::move(steps), "dimension-ordered all-to-all, phase " + std::to_string(m + 1) + " of " +
+                                                std::to_string(k) + ": along " + topo_.axis_name(axis) + " among " +
+                                                std::to_string(size) + " chips"));
+      }
       streams(chip).push_back(std::move(st));
     }
   }

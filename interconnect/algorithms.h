@@ -15,6 +15,10 @@
 //                      ring; a mesh axis is a line driven both ways.
 //  direct              every message straight to its destination, routed
 //                      dimension-order (all_to_all, permute).
+//  dimension_ordered   all_to_all in one phase per axis of the group: a
+//                      direct all-to-all along each line of the axis, the
+//                      blocks bound for a coordinate aggregated into one
+//                      message, stored and forwarded in the next phase.
 //  broadcast           a pipelined chain along the ring from the root (both
 //                      ways with half the data each for bidirectional_ring).
 #include <cstdint>

@@ -15,7 +15,7 @@ bool allowed(CollectiveOp op, Algorithm a) {
     case CollectiveOp::reduce_scatter:
     case CollectiveOp::all_gather:
       return a == Algorithm::ring || a == Algorithm::bidirectional_ring || a == Algorithm::torus;
-    case CollectiveOp::all_to_all:
+    case CollectiveOp::all_to_all: return a == Algorithm::direct || a == Algorithm::dimension_ordered;
     case CollectiveOp::permute: return a == Algorithm::direct;
     case CollectiveOp::broadcast: return a == Algorithm::ring || a == Algorithm::bidirectional_ring;
   }
@@ -42,7 +42,9 @@ const sim::EnumNames<Algorithm>& algorithm_names() {
                                                 {Algorithm::ring, "ring", ""},
                                                 {Algorithm::bidirectional_ring, "bidirectional_ring", ""},
                                                 {Algorithm::torus, "torus", "all_reduce, reduce_scatter, all_gather"},
-                                                {Algorithm::direct, "direct", "all_to_all, permute"}});
+                                                {Algorithm::direct, "direct", "all_to_all, permute"},
+                                                {Algorithm::dimension_ordered, "dimension_ordered",
+                                                 "all_to_all: one phase per axis, blocks stored and forwarded"}});
   return names;
 }
 
@@ -109,8 +111,14 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
       sim::reject("workload.pair_elements", "expected " + std::to_string(n) + " x " + std::to_string(n) +
                                                 " blocks, got " + std::to_string(pair_elements.size()));
     if (functional) sim::reject("functional", "an all_to_all with blocks per pair runs for its timing only");
-  } else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
-             elements % static_cast<std::uint64_t>(n) != 0) {
+  }
+  // A dimension-ordered all-to-all forwards, in each phase, blocks that sit
+  // at strided slots of the buffer; the schedule moves them as one message
+  // per peer, so it has no element layout to check.
+  if (algo == Algorithm::dimension_ordered && functional)
+    sim::reject("functional", "a dimension_ordered all_to_all runs for its timing only");
+  else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
+           elements % static_cast<std::uint64_t>(n) != 0) {
     sim::reject("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
                                       std::to_string(element_bytes) + " bytes) do not divide among " +
                                       std::to_string(n) + " participants; use a multiple of " +

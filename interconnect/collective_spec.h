@@ -16,8 +16,8 @@ enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all, pe
 // automatic picks the op's default: torus for all_reduce, reduce_scatter and
 // all_gather (on one axis it is the bidirectional ring, or the bidirectional
 // line on a mesh axis), direct for all_to_all and permute,
-// bidirectional_ring for broadcast.
-enum class Algorithm { automatic, ring, bidirectional_ring, torus, direct };
+// bidirectional_ring for broadcast. dimension_ordered: all_to_all only.
+enum class Algorithm { automatic, ring, bidirectional_ring, torus, direct, dimension_ordered };
 
 // The YAML spellings; parse_* throw sim::ConfigError at key_path for other words.
 const sim::EnumNames<CollectiveOp>& collective_op_names();

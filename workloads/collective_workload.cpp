@@ -155,7 +155,8 @@ const sim::ParamTable<interconnect::CollectiveSpec>& collective_params() {
         .enumeration("algorithm", &CollectiveSpec::algorithm, interconnect::algorithm_names(),
                      interconnect::Algorithm::automatic,
                      "auto: torus for all_reduce, reduce_scatter and all_gather, direct for all_to_all and permute, "
-                     "bidirectional_ring for broadcast")
+                     "bidirectional_ring for broadcast; dimension_ordered: all_to_all one axis at a time "
+                     "(timing only)")
         .list("axes", &CollectiveSpec::axes, sim::text_item(), {0, std::numeric_limits<std::size_t>::max(), true},
               "every mesh axis", "mesh axes taking part: one name or a list")
         .integer<int>("element_bytes", &CollectiveSpec::element_bytes, "B", 4, sim::between(1, 8),

@@ -95,8 +95,9 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 256, vocab: 4096}, global_batch: 4,\n"
      "           parallelism: {tensor: model, sequence: true}, optimizer: adam}\n"},
+    // Two axes, so that parallelism.expert_all_to_all (one phase per axis) acts.
     {"train-moe", "train", false,
-     "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {expert: 4}\n"
+     "chip: tpu-v4\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {expert: 4}\n"
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
      "           head_dim: 64, seq_len: 128, vocab: 1024, experts: 4, top_k: 2, capacity_factor: 1.0,\n"
      "           shared_experts: 1, expert_d_ff: 512, routing: {distribution: zipf, skew: 1.0, seed: 3}},\n"

@@ -34,6 +34,14 @@ PodNetworkConfig torus_4x4() {
   return p;
 }
 
+PodNetworkConfig torus_4x4x4() {
+  PodNetworkConfig p = torus_4x4();
+  p.topology = TopologyKind::torus3d;
+  p.shape = {4, 4, 4};
+  p.wraparound = {true, true, true};
+  return p;
+}
+
 CollectiveResult run(const PodNetworkConfig& p, CollectiveOp op, Algorithm a, std::uint64_t bytes) {
   CollectiveSpec s;
   s.op = op;
@@ -192,13 +200,14 @@ TEST_CASE("collective timing: uniform all-to-all on a ring and a 2D torus takes 
           "[collective][timing]") {
   // Uniform traffic: each of N chips sends S / N bytes to every other chip,
   // so N/2 x N/2 blocks of S / N cross any cut into halves each way: N S / 4
-  // bytes. Cutting a ring (or a torus across its longer axis, A x B, A >= B)
-  // with wraparound into halves cuts 2 links (2 B) per direction, so the
-  // all-to-all takes at least N S / (4 x 2 B W) (Dally & Towles, Principles
+  // bytes. Cutting a ring (or a torus across its longer axis, A x B, A >= B,
+  // or A x B x C with B x C chips in each plane across A) with wraparound
+  // into halves cuts 2 links (2 B, 2 B C) per direction, so the all-to-all
+  // takes at least N S / (4 x 2 B W) (2 B C W for 3D) (Dally & Towles, Principles
   // and Practices of Interconnection Networks, 3.3; the scaling book's
   // V max(A,B) / (4 N W_bidi) with V = N S, docs/reference/formulas.md).
   // Fluid flows start together and the cut's links stay busy to the end;
-  // the latency of the farthest peer (N/2, or A/2 + B/2 hops) is added.
+  // the latency of the farthest peer (N/2, or A/2 + B/2 (+ C/2) hops) is added.
   const std::uint64_t bytes = 64 * kMiB;
   const double S = static_cast<double>(bytes);
   SECTION("ring of 8") {
@@ -216,6 +225,87 @@ TEST_CASE("collective timing: uniform all-to-all on a ring and a 2D torus takes 
     INFO("time " << r.time_s << " bisection bound " << bound);
     CHECK(rel_err(r.time_s, bound) < 0.02);
   }
+  SECTION("3D torus 4 x 4 x 4") {
+    const double n = 64, bc = 16;
+    const double bound = n * S / (4 * 2 * bc * kW) + (2 + 2 + 2) * kL;
+    const auto r = run(torus_4x4x4(), CollectiveOp::all_to_all, Algorithm::direct, bytes);
+    INFO("time " << r.time_s << " bisection bound " << bound);
+    CHECK(rel_err(r.time_s, bound) < 0.02);
+  }
+}
+
+TEST_CASE("collective timing: a dimension-ordered all-to-all is a ring all-to-all per axis", "[collective][timing]") {
+  // Uniform, S bytes per chip (blocks of S / N). Before the phase along an
+  // axis of k chips a chip holds N blocks, S bytes, and sends each of the
+  // k - 1 others on its line the N / k blocks bound for its coordinate:
+  // (k - 1) / k x S, as a 1-D all-to-all of S per chip on a ring of k, which
+  // takes the ring's bisection bound k S / (8 W) + (k / 2) L (the test
+  // above). Each phase waits for the last, so the phases add up.
+  const std::uint64_t bytes = 64 * kMiB;
+  const double S = static_cast<double>(bytes);
+  const auto ring_a2a = [&](double k) { return k * S / (8 * kW) + (k / 2) * kL; };
+  const auto check = [&](const PodNetworkConfig& p, int n) {
+    const auto r = run(p, CollectiveOp::all_to_all, Algorithm::dimension_ordered, bytes);
+    double want = 0, out = 0;
+    for (int k : p.shape) {
+      want += ring_a2a(k);
+      out += (k - 1.0) / k * S;
+    }
+    INFO("time " << r.time_s << " sum over phases " << want);
+    CHECK(rel_err(r.time_s, want) < 0.02);
+    // Every block leaves a chip once per axis it crosses (stored and
+    // forwarded), where direct sends it once: (N - 1) / N x S per chip.
+    CHECK(static_cast<double>(r.ici_bytes) == Approx(n * out));
+    const auto direct = run(p, CollectiveOp::all_to_all, Algorithm::direct, bytes);
+    CHECK(static_cast<double>(direct.ici_bytes) == Approx(S * (n - 1)));
+    // On the links the same bytes either way: a block crosses each axis by
+    // the shorter way round, and on a ring of 4 a destination is 0, 1, 2 or
+    // 1 hops away, 1 on average; so a chip's S bytes cross one link per axis.
+    const auto link_bytes = [](const CollectiveResult& c) {
+      double sum = 0;
+      for (const auto& l : c.links) sum += static_cast<double>(l.bytes);
+      return sum;
+    };
+    CHECK(link_bytes(r) == Approx(n * S * static_cast<double>(p.shape.size())));
+    CHECK(link_bytes(direct) == Approx(link_bytes(r)));
+  };
+  SECTION("2D torus 4 x 4") { check(torus_4x4(), 16); }
+  SECTION("3D torus 4 x 4 x 4") { check(torus_4x4x4(), 64); }
+  SECTION("on one axis it is the direct all-to-all") {
+    const auto dim = run(ring_pod(8, true), CollectiveOp::all_to_all, Algorithm::dimension_ordered, bytes);
+    const auto direct = run(ring_pod(8, true), CollectiveOp::all_to_all, Algorithm::direct, bytes);
+    CHECK(dim.time_s == direct.time_s);
+    CHECK(dim.messages == direct.messages);
+  }
+}
+
+TEST_CASE("collective timing: a skewed dimension-ordered all-to-all takes its busiest link per phase",
+          "[collective][timing]") {
+  // 4 x 4 torus, rank = x + 4 y. Only chip (0,0) sends: B to (1,1) and B to
+  // (1,3); every other block is empty and is no message. Hand count:
+  //  direct: both messages route x first over the link (0,0) -> (1,0),
+  //    then one hop up or down y: that link carries 2B, 2 hops: 2B/W + 2L.
+  //  dimension_ordered: phase x sends both blocks to (1,0) as one message
+  //    (2B, 1 hop); phase y forwards B to (1,1) and B to (1,3) over two
+  //    links (the second across the wraparound), 1 hop each:
+  //    2B/W + L + B/W + L = 3B/W + 2L, in 3 messages.
+  const std::uint64_t B = 64 * kMiB;
+  CollectiveSpec s;
+  s.op = CollectiveOp::all_to_all;
+  s.bytes = B;
+  s.pair_elements.assign(16 * 16, 0);
+  s.pair_elements[0 * 16 + (1 + 4 * 1)] = B / 4;
+  s.pair_elements[0 * 16 + (1 + 4 * 3)] = B / 4;
+  const double b = static_cast<double>(B);
+  s.algorithm = Algorithm::direct;
+  const auto direct = run_collective(torus_4x4(), s);
+  CHECK(rel_err(direct.time_s, 2 * b / kW + 2 * kL) < 0.02);
+  CHECK(direct.messages == 2);
+  s.algorithm = Algorithm::dimension_ordered;
+  const auto dim = run_collective(torus_4x4(), s);
+  CHECK(rel_err(dim.time_s, 3 * b / kW + 2 * kL) < 0.02);
+  CHECK(dim.messages == 3);
+  CHECK(dim.ici_bytes == 4 * B);
 }
 
 TEST_CASE("collective timing: pipelined broadcast approaches bytes over link bandwidth", "[collective][timing]") {

@@ -140,6 +140,20 @@ TEST_CASE("collective validation: bad specs name the field", "[collective][valid
     CHECK(config_error([&] { s.validate(p); }).first == "workload.algorithm");
     CHECK(config_error([] { parse_algorithm("tree", "workload.algorithm"); }).first == "workload.algorithm");
     CHECK(config_error([] { parse_collective_op("reduce", "workload.op"); }).first == "workload.op");
+    s.algorithm = Algorithm::dimension_ordered;
+    CHECK(config_error([&] { s.validate(p); }).first == "(no error)");
+    for (auto op : {CollectiveOp::all_reduce, CollectiveOp::permute, CollectiveOp::broadcast}) {
+      s.op = op;
+      CHECK(config_error([&] { s.validate(p); }).first == "workload.algorithm");
+    }
+  }
+  SECTION("a dimension-ordered all-to-all is timing only") {
+    s.op = CollectiveOp::all_to_all;
+    s.algorithm = Algorithm::dimension_ordered;
+    s.functional = true;
+    const auto [key, msg] = config_error([&] { s.validate(p); });
+    CHECK(key == "functional");
+    CHECK(msg.find("dimension_ordered all_to_all runs for its timing only") != std::string::npos);
   }
   SECTION("permute pairs out of range or repeated") {
     s.op = CollectiveOp::permute;
@@ -170,8 +184,8 @@ TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL
                   CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
     CHECK(parse_collective_op(to_string(op), "") == op);
   }
-  for (auto a :
-       {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus, Algorithm::direct}) {
+  for (auto a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
+                 Algorithm::direct, Algorithm::dimension_ordered}) {
     CHECK(parse_algorithm(to_string(a), "") == a);
   }
   // nccl-tests doc/PERFORMANCE.md (docs/reference/formulas.md §1)

@@ -60,6 +60,17 @@ TEST_CASE("collective experiment: bidirectional ring halves the time", "[workloa
   CHECK(bidi / uni == Approx(0.5).epsilon(0.05));
 }
 
+TEST_CASE("collective experiment: a dimension-ordered all-to-all from YAML", "[workloads][collective]") {
+  // 4x4x4 v4 cube (W = 4.5e10 B/s, L = 1 us per hop, pods/v4-4x4x4.yaml):
+  // one ring all-to-all of V per chip per axis, 4 V / (8 W) + 2 L each
+  // (docs/interconnect.md, Algorithms and their steps).
+  auto r = run("allreduce-v4-4x4x4.yaml", {"workload.op=all_to_all", "workload.algorithm=dimension_ordered"});
+  const auto& c = r["collectives"][0];
+  CHECK(c["algorithm"] == "dimension_ordered");
+  const double V = 268435456, w = 4.5e10, hop = 1e-6;
+  CHECK(c["time_s"].get<double>() == Approx(3 * (4 * V / (8 * w) + 2 * hop)).epsilon(0.02));
+}
+
 TEST_CASE("collective experiment: functional mode checks every chip's buffer", "[workloads][collective]") {
   auto r = run("allreduce-v4-4x4x4.yaml", {"functional=true", "workload.bytes=98304"});
   CHECK(r["result"]["functional"]["matches_reference"] == true);
@@ -71,6 +82,9 @@ TEST_CASE("collective experiment: bad input is located", "[workloads][collective
   CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.algorithm=tree"}),
                     Catch::Contains("allgather-ring-v5e-16.yaml") || Catch::Contains("--set workload.algorithm=tree"));
   CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"workload.axes=[q]"}), Catch::Contains("unknown mesh axis 'q'"));
+  CHECK_THROWS_WITH(run("allreduce-v4-4x4x4.yaml", {"workload.algorithm=dimension_ordered"}),
+                    Catch::StartsWith("--set workload.algorithm=dimension_ordered: workload.algorithm: algorithm "
+                                      "dimension_ordered does not implement all_reduce"));
   CHECK_THROWS_WITH(run("allgather-ring-v5e-16.yaml", {"pod.link_bandwidth=0"}),
                     Catch::Contains("pod.link_bandwidth: value 0 is out of range: expected > 0 B/s"));
   CHECK_THROWS_WITH(run("allreduce-v4-4x4x4.yaml", {"mesh={data: 3}"}),

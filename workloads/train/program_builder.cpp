@@ -56,7 +56,8 @@ class CollectiveRegistry {
   explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
   std::uint32_t add(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
                     const std::vector<std::string>& axes, CollectivePurpose purpose,
-                    std::uint32_t element_bytes = hw::kBf16Bytes, std::vector<std::uint64_t> pair_elements = {}) {
+                    std::uint32_t element_bytes = hw::kBf16Bytes, std::vector<std::uint64_t> pair_elements = {},
+                    interconnect::Algorithm algorithm = interconnect::Algorithm::automatic) {
     auto [it, fresh] = by_name_.emplace(name, static_cast<std::uint32_t>(out_.pod.collectives.size()));
     if (fresh) {
       interconnect::CollectiveSpec c;
@@ -65,6 +66,7 @@ class CollectiveRegistry {
       c.element_bytes = static_cast<int>(element_bytes);  // BF16 activations; weights and gradients as stored
       c.axes = axes;
       c.pair_elements = std::move(pair_elements);
+      c.algorithm = algorithm;
       out_.pod.collectives.push_back(std::move(c));
       out_.pod.collective_names.push_back(name);
       out_.collective_purpose.push_back(purpose);
@@ -325,7 +327,8 @@ class LayerPass {
     const std::string name = "stage" + std::to_string(stage_) + " " + label + " all-to-all over " + axes_text(axes);
     const std::uint32_t c = ctx_.collectives.add(
         name, interconnect::CollectiveOp::all_to_all, hw::kBf16Bytes * std::max<std::uint64_t>(largest, 1), axes,
-        CollectivePurpose::experts, hw::kBf16Bytes, equal ? std::vector<std::uint64_t>{} : blocks);
+        CollectivePurpose::experts, hw::kBf16Bytes, equal ? std::vector<std::uint64_t>{} : blocks,
+        ctx_.spec.parallelism.expert_all_to_all);
     return prog_.add({name, {hw::EngineKind::ici, kIciTensor}, hw::CommOp{c}, deps, 0});
   }
 

@@ -202,6 +202,18 @@ const sim::EnumNames<Remat>& remat_names() {
 
 const char* to_string(Remat r) { return remat_names().name(r); }
 
+namespace {
+// The all-to-all algorithms (interconnect::Algorithm) an expert exchange
+// can take; other words are a located error when read.
+const sim::EnumNames<interconnect::Algorithm>& expert_all_to_all_names() {
+  static const sim::EnumNames<interconnect::Algorithm> names(
+      "expert all-to-all algorithm", {{interconnect::Algorithm::direct, "direct", "every block straight to its chip"},
+                                      {interconnect::Algorithm::dimension_ordered, "dimension_ordered",
+                                       "one phase per physical axis, blocks aggregated and forwarded"}});
+  return names;
+}
+}  // namespace
+
 const sim::ParamTable<TrainParallelism>& parallelism_params() {
   static const sim::ParamTable<TrainParallelism> t = [] {
     sim::ParamTable<TrainParallelism> p("parallelism",
@@ -230,6 +242,10 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                 "expert parallelism: a mixture of experts' experts sharded over these axes, which split the batch "
                 "too; tokens go to their experts' chips and back by all-to-alls",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.expert); })
+        .enumeration("expert_all_to_all", &TrainParallelism::expert_all_to_all, expert_all_to_all_names(),
+                     interconnect::Algorithm::direct,
+                     "the algorithm of the expert axes' dispatch and combine all-to-alls (dimension_ordered: one "
+                     "phase per physical axis, the same as direct on one)")
         .integer<std::uint32_t>("microbatches", &TrainParallelism::microbatches, "", 1, sim::between(1, 65536),
                                 "microbatches per replica and step (they must divide its batch)")
         .enumeration("schedule", &TrainParallelism::schedule, pipeline_schedule_names(), PipelineSchedule::one_f_one_b,

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "interconnect/collective_spec.h"
 #include "models/model_config.h"
 #include "sim/params.h"
 #include "sim/yaml_node.h"
@@ -80,6 +81,9 @@ struct TrainParallelism {
   // axes, which also split the batch as data parallelism does; each
   // block's tokens go to their experts' chips and back by all-to-alls.
   ParallelAxes data, fsdp, tensor, pipeline, context, expert;
+  // The expert dispatch and combine all-to-alls' algorithm: direct or
+  // dimension_ordered (docs/interconnect.md, Algorithms and their steps).
+  interconnect::Algorithm expert_all_to_all = interconnect::Algorithm::direct;
   std::uint32_t microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // interleaved: chunks of layers per stage (stages.h, pipeline_schedule.h).

@@ -146,6 +146,40 @@ TEST_CASE("moe: with skew the step grows by the busiest chip's extra expert work
   CHECK(waiting[0]["gated_by"][0]["chip"] == 0);
 }
 
+TEST_CASE("moe: parallelism.expert_all_to_all picks the all-to-alls' algorithm", "[workloads][train][moe]") {
+  // The uniform step on a 2 x 4 pod (expert = x and y): each of its 4 x 2
+  // all-to-alls takes what a collective run of its own with that algorithm
+  // takes (docs/interconnect.md: dimension_ordered, one phase per axis).
+  const std::string pod = "pod: {topology: torus2d, shape: [2, 4], wraparound: [false, true]}\n";
+  const auto moe = [&](const std::string& algorithm) {
+    std::string yaml = moe_yaml("");
+    const std::string ring = "pod: {topology: ring, shape: [8]}\n", sync = "sync_gradients: false}";
+    yaml.replace(yaml.find(ring), ring.size(), pod);
+    yaml.replace(yaml.find(sync), sync.size(), "sync_gradients: false, expert_all_to_all: " + algorithm + "}");
+    return run(write_yaml("moe-a2a-" + algorithm, yaml));
+  };
+  const double bytes = kTokens * kTopK * kD * 2;
+  const auto one = [&](const std::string& algorithm) {
+    return run(write_yaml("moe-a2a-one-" + algorithm, "chip: tpu-v4\n" + pod +
+                                                          "workload: {kind: collective, op: all_to_all, bytes: " +
+                                                          std::to_string(std::uint64_t(bytes)) +
+                                                          ", algorithm: " + algorithm + "}\n"))["result"]["step_time_s"]
+        .get<double>();
+  };
+  for (const std::string algorithm : {"direct", "dimension_ordered"}) {
+    INFO(algorithm);
+    const nlohmann::json r = moe(algorithm);
+    int n = 0;
+    for (const auto& c : r["collectives"])
+      if (c["op"] == "all_to_all") {
+        CHECK(c["algorithm"] == algorithm);
+        ++n;
+      }
+    CHECK(n == 4 * kLayers);
+    CHECK(all_to_all_s(r) == Approx(4 * kLayers * one(algorithm)).epsilon(0.03));
+  }
+}
+
 TEST_CASE("moe: memory per chip holds its own experts' weights and their optimizer state", "[workloads][train][moe]") {
   const nlohmann::json r = run(write_yaml("moe-memory", moe_yaml("", "adam")));
   // Per chip: embedding and unembedding V x D, the final norm 2D; per
