@@ -274,7 +274,8 @@ const BadCase kCases[] = {
     {"a misspelt collective algorithm", "run tests/data/bad/collective_algorithm_typo.yaml", 2,
      "tests/data/bad/collective_algorithm_typo.yaml:8:14:", "workload.algorithm:",
      "unknown algorithm 'bidirectional-ring'; expected one of: auto (the op's default), ring, bidirectional_ring, "
-     "torus (all_reduce, reduce_scatter, all_gather), direct (all_to_all, permute); did you mean "
+     "torus (all_reduce, reduce_scatter, all_gather), direct (all_to_all, permute), dimension_ordered (all_to_all: "
+     "one phase per axis, blocks stored and forwarded); did you mean "
      "'bidirectional_ring'?"},
     {"a misspelt collective key", "run tests/data/bad/collective_unknown_key.yaml", 2,
      "tests/data/bad/collective_unknown_key.yaml:8:3:", "workload.element_byte:",
