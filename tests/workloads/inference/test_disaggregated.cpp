@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_step_costs.h"
 #include "serving_model.h"
 #include "workloads/experiment_fixture.h"
 #include "workloads/inference/request_stream.h"
@@ -21,15 +22,6 @@ using testing_workloads::write_yaml;
 
 namespace {
 
-// A prefill costs 1 s per batch, a decode step 0.1 s, a KV transfer 0.25 s.
-StepCosts flat_costs() {
-  StepCosts c;
-  c.prefill_s = [](std::uint64_t, std::uint64_t) { return 1.0; };
-  c.decode_s = [](std::uint64_t, double) { return 0.1; };
-  c.kv_transfer_s = [](std::uint64_t) { return 0.25; };
-  return c;
-}
-
 double max_tpot(const std::vector<RequestOutcome>& outcomes) {
   double m = 0;
   for (const RequestOutcome& o : outcomes) m = std::max(m, o.tpot_s());
@@ -40,7 +32,7 @@ double max_tpot(const std::vector<RequestOutcome>& outcomes) {
 
 TEST_CASE("disaggregated: first token after the prefill and the KV transfer", "[inference][stream][disaggregated]") {
   // One request: prefill 0..1, transfer 1..1.25, steps to 1.35, 1.45, 1.55.
-  const StreamRun one = serve_disaggregated({{0.0, 10, 3}}, {1, 1, 2}, flat_costs());
+  const StreamRun one = serve_disaggregated({{0.0, 10, 3}}, {1, 1, 2}, flat_step_costs());
   CHECK(one.requests[0].ttft_s() == Approx(1.25));
   CHECK(one.requests[0].tpot_s() == Approx(0.1));
   CHECK(one.requests[0].finish_s == Approx(1.55));
@@ -50,7 +42,7 @@ TEST_CASE("disaggregated: first token after the prefill and the KV transfer", "[
   // the decode replica's link one after the other, landing at 1.25 and
   // 1.5. A decodes from 1.25 (1.35, 1.45: done); B, landed during A's
   // second step, joins when it ends, at 1.5, and steps to 1.6, 1.7.
-  const StreamRun two = serve_disaggregated({{0.0, 10, 2}, {0.0, 10, 2}}, {1, 1, 2}, flat_costs());
+  const StreamRun two = serve_disaggregated({{0.0, 10, 2}, {0.0, 10, 2}}, {1, 1, 2}, flat_step_costs());
   CHECK(two.prefill_steps == 1);
   CHECK(two.requests[0].ttft_s() == Approx(1.25));
   CHECK(two.requests[1].ttft_s() == Approx(1.5));
@@ -72,7 +64,7 @@ TEST_CASE("disaggregated: decode steps are not stretched by prefills", "[inferen
   // Replica 1 does the same to B and D 0.5 s later.
   std::vector<RequestOutcome> continuous;
   for (int replica = 0; replica < 2; ++replica) {
-    const StreamRun r = serve_requests({reqs[replica], reqs[replica + 2]}, 2, Batching::continuous, flat_costs());
+    const StreamRun r = serve_requests({reqs[replica], reqs[replica + 2]}, 2, Batching::continuous, flat_step_costs());
     continuous.insert(continuous.end(), r.requests.begin(), r.requests.end());
   }
   CHECK(continuous[0].tpot_s() == Approx(0.35));
@@ -87,7 +79,7 @@ TEST_CASE("disaggregated: decode steps are not stretched by prefills", "[inferen
   // Decode: A 1.25..1.65; B from 2.25; C landed during B's third step and
   // joins at 2.55; B done at 2.65, C at 2.95; D 3.25..3.65. Every TPOT is
   // the step, 0.1; TTFT pays the prefill queue and the transfer.
-  const StreamRun d = serve_disaggregated(reqs, {1, 1, 2}, flat_costs());
+  const StreamRun d = serve_disaggregated(reqs, {1, 1, 2}, flat_step_costs());
   CHECK(d.requests[0].ttft_s() == Approx(1.25));
   CHECK(d.requests[1].ttft_s() == Approx(2.25 - 0.5));
   CHECK(d.requests[2].ttft_s() == Approx(2.55 - 1.0));
@@ -108,7 +100,7 @@ TEST_CASE("disaggregated: several replicas in each pool", "[inference][stream][d
   // Three requests at once, one slot each. Two prefill replicas: A and B
   // 0..1 side by side, C 1..2 on the first. In order of their prefills'
   // ends, A and C go to decode replica 0, B to replica 1; one token each.
-  const StreamRun r = serve_disaggregated({{0.0, 10, 1}, {0.0, 10, 1}, {0.0, 10, 1}}, {2, 2, 1}, flat_costs());
+  const StreamRun r = serve_disaggregated({{0.0, 10, 1}, {0.0, 10, 1}, {0.0, 10, 1}}, {2, 2, 1}, flat_step_costs());
   CHECK(r.prefill_steps == 3);
   CHECK(r.requests[0].finish_s == Approx(1.35));
   CHECK(r.requests[1].finish_s == Approx(1.35));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_step_costs.h"
 #include "serving_model.h"
 #include "workloads/experiment_fixture.h"
 #include "workloads/inference/request_stream.h"
@@ -20,25 +21,13 @@ using namespace testing_serving;
 using testing_workloads::run;
 using testing_workloads::write_yaml;
 
-namespace {
-
-// A prefill costs 1 s per batch, a decode step 0.1 s, whatever the shapes.
-StepCosts flat_costs() {
-  StepCosts c;
-  c.prefill_s = [](std::uint64_t, std::uint64_t) { return 1.0; };
-  c.decode_s = [](std::uint64_t, double) { return 0.1; };
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("request stream: continuous batching admits an arrival before the next step", "[inference][stream]") {
   // A (prompt 10, 3 tokens) at 0, B (2 tokens) at 0.15, two slots. A's
   // prefill ends at 1.0; B has arrived, takes the free slot and is
   // prefilled (2.0) before any decode step; then steps at 2.1, 2.2 (B done)
   // and 2.3 (A done).
   const std::vector<Request> reqs = {{0.0, 10, 3}, {0.15, 10, 2}};
-  const StreamRun r = serve_requests(reqs, 2, Batching::continuous, flat_costs());
+  const StreamRun r = serve_requests(reqs, 2, Batching::continuous, flat_step_costs());
   REQUIRE(r.requests.size() == 2);
   CHECK(r.requests[0].first_token_s == Approx(1.0));
   CHECK(r.requests[0].finish_s == Approx(2.3));
@@ -55,7 +44,7 @@ TEST_CASE("request stream: a static batch runs to its end before the next one st
   // Same requests: A alone is prefilled (1.0) and decoded (1.1, 1.2, 1.3);
   // B waits for the batch to end, then prefill 2.3 and steps 2.4, 2.5.
   const std::vector<Request> reqs = {{0.0, 10, 3}, {0.15, 10, 2}};
-  const StreamRun r = serve_requests(reqs, 2, Batching::static_batch, flat_costs());
+  const StreamRun r = serve_requests(reqs, 2, Batching::static_batch, flat_step_costs());
   CHECK(r.requests[0].finish_s == Approx(1.3));
   CHECK(r.requests[1].ttft_s() == Approx(2.3 - 0.15));
   CHECK(r.requests[1].finish_s == Approx(2.5));
@@ -66,7 +55,7 @@ TEST_CASE("request stream: finished sequences pad a static batch, free a continu
   // A (1 token) and B (3 tokens) together; a decode step costs 0.1 s per
   // sequence in the batch. Continuous: 0.2 + 0.1 + 0.1; static: three
   // steps of two sequences (A's slot padded), 0.6.
-  StepCosts c = flat_costs();
+  StepCosts c = flat_step_costs();
   c.decode_s = [](std::uint64_t batch, double) { return 0.1 * double(batch); };
   const std::vector<Request> reqs = {{0.0, 10, 1}, {0.0, 10, 3}};
   const StreamRun cont = serve_requests(reqs, 2, Batching::continuous, c);
