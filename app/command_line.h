@@ -13,7 +13,9 @@ namespace app {
 
 // Parses `args` into `vm` (throws boost's errors for misuse, which main
 // reports as usage errors; an unknown option names the near misses among
-// `opts`, "--tarce" -> "--trace", "-o" and "--output" -> "--out"). With --help it prints
+// `opts`, "--tarce" -> "--trace", "-o" and "--output" -> "--out"). Options are
+// never guessed from a prefix (boost's default): "--trace-chip" is an error
+// naming "--trace-chips", not silently that option. With --help it prints
 // `opts` and returns false: the command then returns 0 without doing
 // anything.
 inline bool parse_command_line(const std::vector<std::string>& args,
@@ -22,7 +24,13 @@ inline bool parse_command_line(const std::vector<std::string>& args,
                                boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    namespace style = po::command_line_style;
+    po::store(po::command_line_parser(args)
+                  .options(opts)
+                  .positional(pos)
+                  .style(style::default_style & ~style::allow_guessing)
+                  .run(),
+              vm);
   } catch (const po::unknown_option& e) {
     const std::string given = e.get_option_name();
     std::vector<std::string> names;

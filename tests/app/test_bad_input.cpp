@@ -77,7 +77,8 @@ TEST_CASE("command-line misuse exits 2 with usage", "[app][bad-input]") {
   for (const auto& [given, meant] : {std::pair<std::string, std::string>{"--tarce", "--trace"},
                                      {"-o /tmp/x", "--out"},
                                      {"--output /tmp/x", "--out"},
-                                     {"--trace-chps 0", "--trace-chips"}}) {
+                                     {"--trace-chps 0", "--trace-chips"},
+                                     {"--trace-chip 0", "--trace-chips"}}) {
     INFO(given);
     const auto r = run_tpusim("run configs/experiments/matmul-v4.yaml " + given);
     CHECK(r.status == 2);
