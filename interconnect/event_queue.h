@@ -81,16 +81,21 @@ class EventQueue {
     const std::size_t i = first_nonempty();
     std::vector<Item> moving;
     moving.swap(buckets_[i]);
-    Ps low = moving.front().at;
-    for (const Item& it : moving) low = it.at < low ? it.at : low;
+    // top_time() found the smallest time already (run_due asks it first).
+    Ps low = min_;
+    if (!min_valid_) {
+      low = moving.front().at;
+      for (const Item& it : moving) low = it.at < low ? it.at : low;
+    }
     last_ = low;
     for (const Item& it : moving) buckets_[bucket(it.at)].push_back(it);
     moving.clear();
     buckets_[i].swap(moving);  // keep the capacity
     auto& b0 = buckets_[0];
     // Entries at the same time were pushed into different buckets; restore
-    // push order among them.
+    // push order among them (mostly it holds already: leave those in place).
     for (std::size_t k = 1; k < b0.size(); ++k) {
+      if (b0[k - 1].seq < b0[k].seq) continue;
       Item it = b0[k];
       std::size_t j = k;
       for (; j > 0 && b0[j - 1].seq > it.seq; --j) b0[j] = b0[j - 1];

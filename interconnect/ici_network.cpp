@@ -35,16 +35,28 @@ void IciNetwork::transmit(int id) {
   // A folded route shares a link with its own images: never alone.
   bool alone = !folded(id);
   double rate = std::numeric_limits<double>::infinity();
+  // The links of a route mostly share rate and weight: their busy time is
+  // worked out once per (rate, weight) met in a row, and reused below as
+  // the transfer's when the slowest rate is that one at weight 1.
+  double busy_rate = 0;
+  int busy_weight = 0;
+  Ps busy = 0;
   for (int l : route) {
     const Port& p = ports_[l];
-    add_busy(l, transfer_ps(id, weight(l) * bytes / p.bytes_per_ps));
+    const int w = weight(l);
+    if (p.bytes_per_ps != busy_rate || w != busy_weight) {
+      busy_rate = p.bytes_per_ps;
+      busy_weight = w;
+      busy = transfer_ps(id, w * bytes / p.bytes_per_ps);
+    }
+    add_busy(l, busy);
     if (p.fluid != 0 || p.alone_until > t) alone = false;
     rate = std::min(rate, p.bytes_per_ps);
   }
   if (alone) {
     f.rate = rate;
     set_rate(id, rate);
-    f.tx_end = t + transfer_ps(id, bytes / rate);
+    f.tx_end = t + (rate == busy_rate && busy_weight == 1 ? busy : transfer_ps(id, bytes / rate));
     for (int l : route) {
       ports_[l].alone_until = f.tx_end;
       ports_[l].alone_flow = id;
@@ -133,9 +145,7 @@ void IciNetwork::finish_serializing(int id) {
   const Ps hops = route.size();
   Ps tail = 0;
   for (int l : route) tail += ports_[l].latency;
-  const LinkClass first = hops > 0 ? topology().link_class(route.front()) : LinkClass::host_up;
-  const bool ici = first == LinkClass::ici || first == LinkClass::on_die;
-  if (link_config().switching == Switching::store_and_forward && hops > 1 && ici) {
+  if (link_config().switching == Switching::store_and_forward && hops > 1 && ici_route(route)) {
     const double packet = static_cast<double>(std::min<std::uint64_t>(link_config().packet_bytes, bytes_of(id)));
     const Ps per_hop = transfer_ps(id, packet / ports_[route.front()].bytes_per_ps);
     tail += transfer_ps(id, static_cast<double>(hops - 1) * static_cast<double>(per_hop));
@@ -148,6 +158,11 @@ void IciNetwork::finish_serializing(int id) {
   }
   push(t + tail, kDeliver, static_cast<std::uint32_t>(id), first_byte);
   source_done(id);  // last: the client may send at once
+}
+
+bool IciNetwork::ici_route(const std::vector<int>& route) const {
+  const LinkClass first = topology().link_class(route.front());
+  return first == LinkClass::ici || first == LinkClass::on_die;
 }
 
 void IciNetwork::end_of_instant() {

@@ -51,6 +51,8 @@ class IciNetwork : public Network {
   void mark_dirty();
   void recompute_rates();
   void finish_serializing(int id);
+  // Whether a route starts on an ICI link or on-die path (not a DCN server).
+  bool ici_route(const std::vector<int>& route) const;
 
   std::vector<Flow> flows_;  // indexed by in-flight id
   std::vector<Port> ports_;  // indexed by link id

@@ -25,6 +25,12 @@ Network::Network(const sc_core::sc_module_name& name, const Topology& topology, 
       links_(topology.link_slots()),
       bytes_out_(topology.chips(), 0),
       bytes_in_(topology.chips(), 0) {
+  // About eight slots per chip (a torus collective's streams send to a
+  // chip's 2k neighbours), a power of two.
+  route_shift_ = 32 - 6;
+  while (route_shift_ > 16 && (std::size_t{1} << (32 - route_shift_)) < 8 * static_cast<std::size_t>(topology.chips()))
+    --route_shift_;
+  routes_.resize(std::size_t{1} << (32 - route_shift_));
   SC_HAS_PROCESS(Network);
   // Runs once at time 0 without a trigger, so work queued during
   // elaboration starts; afterwards only when wake_ fires.
@@ -151,7 +157,7 @@ void Network::fold(InFlight& f) {
   m.dst = to;
 }
 
-void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
+void Network::send(Message&& m, NetworkClient* client, std::uint64_t cookie) {
   const int chips = topology_.chips();
   if (m.src < 0 || m.src >= chips || m.dst < 0 || m.dst >= chips) {
     throw std::invalid_argument("Network::send: chip out of range (" + std::to_string(m.src) + " -> " +
@@ -176,7 +182,7 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   f.from = f.message.src;
   f.to = f.message.dst;
   f.rate = 0;
-  topology_.route(f.message.src, f.message.dst, f.path);
+  route(f.message.src, f.message.dst, f.path);
   const std::uint64_t bytes = f.message.bytes;
   bytes_out_[f.message.src] += bytes;
   if (!translations_.none()) fold(f);
@@ -184,6 +190,23 @@ void Network::send(Message m, NetworkClient* client, std::uint64_t cookie) {
   ++messages_;
   if (bytes > 0) ++nonempty_messages_;
   transmit(id);
+}
+
+void Network::route(int src, int dst, std::vector<int>& out) {
+  // Multiplicative hashing (Knuth): the top bits of the product.
+  const std::uint32_t h =
+      (static_cast<std::uint32_t>(src) * 0x9e3779b1u + static_cast<std::uint32_t>(dst)) * 0x85ebca6bu;
+  CachedRoute& c = routes_[h >> route_shift_];
+  if (c.src == src && c.dst == dst) {
+    out.assign(c.links, c.links + c.hops);
+    return;
+  }
+  topology_.route(src, dst, out);
+  if (out.size() > static_cast<std::size_t>(kCachedHops)) return;
+  c.src = src;
+  c.dst = dst;
+  c.hops = static_cast<int>(out.size());
+  std::copy(out.begin(), out.end(), c.links);
 }
 
 void Network::set_rate(int id, double bytes_per_ps) {
@@ -205,7 +228,7 @@ void Network::add_link_rates(const std::vector<LinkRateChange>& changes, Ps star
 }
 
 void Network::receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie) {
-  if (!translations_.is_rep(dst))
+  if (!translations_.none() && !translations_.is_rep(dst))
     throw std::logic_error("Network::receive: chip " + std::to_string(dst) + " stands for no orbit");
   auto& waiting = unclaimed_.at(dst);
   for (std::size_t i = 0; i < waiting.size(); ++i) {

@@ -69,7 +69,7 @@ class Network : public sc_core::sc_module {
   ~Network() override;
 
   // Starts moving `m` from m.src to m.dst now, along the dimension-order route.
-  void send(Message m, NetworkClient* client, std::uint64_t cookie);
+  void send(Message&& m, NetworkClient* client, std::uint64_t cookie);
   // Receives the message (src -> dst, tag): client->on_received when it has
   // fully arrived, or at once (as an event now) if it already has.
   void receive(int dst, int src, std::uint64_t tag, NetworkClient* client, std::uint64_t cookie);
@@ -215,6 +215,10 @@ class Network : public sc_core::sc_module {
   // Moves a message of an orbit chip onto its destination's orbit chip (its
   // path onto orbit links); notes a route that is not invariant.
   void fold(InFlight& f);
+  // topology_.route(src, dst, out), from a cache: a collective's chips send
+  // to the same few peers step after step, and working a route out
+  // (coordinates axis by axis) cost more than a look-up.
+  void route(int src, int dst, std::vector<int>& out);
   int stand_in(int link) const { return translations_.none() ? link : translations_.link_rep(link); }
 
   Topology topology_;
@@ -225,6 +229,17 @@ class Network : public sc_core::sc_module {
   bool draining_ = false;     // run_due is draining the queue at drain_now_
   Ps drain_now_ = 0;
   sc_core::sc_event wake_;
+
+  // Routes of up to kCachedHops links by (src, dst), direct-mapped: a
+  // slot holds the last route whose pair hashes to it.
+  static constexpr int kCachedHops = 6;
+  struct CachedRoute {
+    int src = -1, dst = -1;
+    int hops = 0;
+    int links[kCachedHops] = {};
+  };
+  std::vector<CachedRoute> routes_;
+  int route_shift_ = 0;  // 32 - log2(slots)
 
   std::vector<InFlight> flight_;
   std::vector<int> free_slots_;
