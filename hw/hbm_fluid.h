@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "hw/hbm_config.h"
+#include "sim/calendar.h"
 #include "sim/fluid_share.h"
 
 namespace hw {
 
-class HbmFluid : public sc_core::sc_module {
+class HbmFluid : public sc_core::sc_module, private sim::Alarm::Listener {
  public:
   // Hears when its flows complete (from the server's method process).
   class Listener {
@@ -82,6 +83,7 @@ class HbmFluid : public sc_core::sc_module {
   };
 
   void on_wake();
+  void ring() override { on_wake(); }
   void settle(std::uint64_t now);
   void account_busy(std::uint64_t now);
   void schedule_wake(std::uint64_t now);
@@ -101,7 +103,8 @@ class HbmFluid : public sc_core::sc_module {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::uint64_t seq_ = 0;
   std::uint64_t wake_at_ = ~std::uint64_t{0};
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;   // in the next delta cycle
+  sim::Alarm alarm_{*this};  // at the earliest completion
   double bytes_ = 0;
   std::uint64_t started_ = 0;
   std::size_t own_active_ = 0;
