@@ -94,25 +94,12 @@ void Chip::after_cycles(std::uint64_t cycles, Completion done, std::uint32_t mxu
 
 void Chip::after_ps(std::uint64_t span, Completion done, std::uint32_t mxu) {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
-  if (timed_.empty() || now + span < timed_.top().due) wake_timer(now, span);
+  if (timed_.empty() || now + span < timed_.top().due) timer_.notify(sc_core::sc_time::from_value(span));
   timed_.push(Timed{now + span, timed_seq_++, done, mxu});
-}
-
-void Chip::wake_timer(std::uint64_t now, std::uint64_t span) {
-  // An sc_event's notify: now (a delta cycle) replaces a pending timed wake,
-  // and a timed one does not replace a pending delta.
-  if (span == 0) {
-    alarm_.cancel();
-    timer_.notify(sc_core::SC_ZERO_TIME);
-    timer_delta_ = true;
-  } else if (!timer_delta_) {
-    alarm_.notify(now + span);
-  }
 }
 
 void Chip::on_timer() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
-  timer_delta_ = false;
   while (!timed_.empty() && timed_.top().due <= now) {
     // Copy out before popping: `done` may start new ops, which push here.
     const Timed t = timed_.top();
@@ -124,7 +111,7 @@ void Chip::on_timer() {
     }
     t.done();
   }
-  if (!timed_.empty()) wake_timer(now, sim::ps_until(timed_.top().due, now));
+  if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(sim::ps_until(timed_.top().due, now)));
 }
 
 void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {

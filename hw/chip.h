@@ -21,16 +21,11 @@
 #include "hw/program.h"
 #include "hw/sequencer.h"
 #include "hw/vector_unit.h"
-#include "sim/calendar.h"
 #include "sim/stats.h"
 
 namespace hw {
 
-class Chip : public sc_core::sc_module,
-             public OpExecutor,
-             private HbmFluid::Listener,
-             private CompletionListener,
-             private sim::Alarm::Listener {
+class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Listener, private CompletionListener {
  public:
   SC_HAS_PROCESS(Chip);
   // The chip runs at config.sustained_clock() (compute_efficiency,
@@ -107,10 +102,6 @@ class Chip : public sc_core::sc_module,
   // the stack is paid only then.
   void run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done);
   void on_timer();
-  void ring() override { on_timer(); }
-  // The timer's next wake, `span_ps` from now (as sc_event::notify: a
-  // pending one no later stands).
-  void wake_timer(std::uint64_t now, std::uint64_t span_ps);
   // Calls `done` `span_ps` from now (the chip's timer).
   void after_ps(std::uint64_t span_ps, Completion done, std::uint32_t mxu = kNoMxu);
 
@@ -153,9 +144,7 @@ class Chip : public sc_core::sc_module,
   };
   std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_;
   std::uint64_t timed_seq_ = 0;
-  sc_core::sc_event timer_;   // a completion due now, in the next delta cycle
-  bool timer_delta_ = false;  // timer_ is notified
-  sim::Alarm alarm_{*this};   // the earliest completion after now
+  sc_core::sc_event timer_;
   // Per MXU: the functional op in flight and its product, added into the
   // VMEM accumulators when it completes.
   struct Accumulation {

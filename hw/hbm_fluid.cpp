@@ -74,7 +74,7 @@ void HbmFluid::wake_this_delta(std::uint64_t now) {
   // Rates are settled once per delta cycle, for every flow that started (or
   // changed its cap) in it.
   if (wake_at_ != now) {
-    alarm_.cancel();
+    wake_.cancel();
     wake_.notify(sc_core::SC_ZERO_TIME);
     wake_at_ = now;
   }
@@ -110,10 +110,7 @@ void HbmFluid::schedule_wake(std::uint64_t now) {
     return;
   }
   wake_at_ = due_.top().at;
-  if (sim::ps_until(wake_at_, now) == 0)
-    wake_.notify(sc_core::SC_ZERO_TIME);
-  else
-    alarm_.notify(wake_at_);
+  wake_.notify(sc_core::sc_time::from_value(sim::ps_until(wake_at_, now)));
 }
 
 void HbmFluid::on_wake() {

@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "hw/hbm_config.h"
-#include "sim/calendar.h"
 #include "sim/fluid_share.h"
 
 namespace hw {
 
-class HbmFluid : public sc_core::sc_module, private sim::Alarm::Listener {
+class HbmFluid : public sc_core::sc_module {
  public:
   // Hears when its flows complete (from the server's method process).
   class Listener {
@@ -83,7 +82,6 @@ class HbmFluid : public sc_core::sc_module, private sim::Alarm::Listener {
   };
 
   void on_wake();
-  void ring() override { on_wake(); }
   void settle(std::uint64_t now);
   void account_busy(std::uint64_t now);
   void schedule_wake(std::uint64_t now);
@@ -103,8 +101,7 @@ class HbmFluid : public sc_core::sc_module, private sim::Alarm::Listener {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::uint64_t seq_ = 0;
   std::uint64_t wake_at_ = ~std::uint64_t{0};
-  sc_core::sc_event wake_;   // in the next delta cycle
-  sim::Alarm alarm_{*this};  // at the earliest completion
+  sc_core::sc_event wake_;
   double bytes_ = 0;
   std::uint64_t started_ = 0;
   std::size_t own_active_ = 0;
