@@ -304,7 +304,8 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .flag("collective_matmul", &TrainSpec::collective_matmul, false,
               "with sequence parallelism, each tensor-parallel reduce-scatter after a linear matmul and all-gather "
               "before one run as N-1 permutes interleaved with N chunks of that matmul (XLA's windowed einsum); off by "
-              "default: its permutes go one way round the ring, so a communication-bound layer would get slower")
+              "default: tpusim has no size threshold (XLA windows operands of 256 MiB and more), and its one-way "
+              "permutes make a communication-bound layer slower")
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
