@@ -111,14 +111,13 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
       sim::reject("workload.pair_elements", "expected " + std::to_string(n) + " x " + std::to_string(n) +
                                                 " blocks, got " + std::to_string(pair_elements.size()));
     if (functional) sim::reject("functional", "an all_to_all with blocks per pair runs for its timing only");
-  }
-  // A dimension-ordered all-to-all forwards, in each phase, blocks that sit
-  // at strided slots of the buffer; the schedule moves them as one message
-  // per peer, so it has no element layout to check.
-  if (algo == Algorithm::dimension_ordered && functional)
+  } else if (algo == Algorithm::dimension_ordered && functional) {
+    // A dimension-ordered all-to-all forwards, in each phase, blocks that sit
+    // at strided slots of the buffer; the schedule moves them as one message
+    // per peer, so it has no element layout to check.
     sim::reject("functional", "a dimension_ordered all_to_all runs for its timing only");
-  else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
-           elements % static_cast<std::uint64_t>(n) != 0) {
+  } else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
+             elements % static_cast<std::uint64_t>(n) != 0) {
     sim::reject("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +
                                       std::to_string(element_bytes) + " bytes) do not divide among " +
                                       std::to_string(n) + " participants; use a multiple of " +

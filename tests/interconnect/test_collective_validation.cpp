@@ -112,6 +112,17 @@ TEST_CASE("collective validation: bad specs name the field", "[collective][valid
     s.axes = {"y"};
     CHECK_NOTHROW(s.validate(p));
   }
+  SECTION("an all_to_all with blocks per pair takes any whole number of elements") {
+    // Its blocks are given pair by pair (a skewed MoE dispatch), so the
+    // buffer need not split into equal shards: 100 elements over 16 chips.
+    s.op = CollectiveOp::all_to_all;
+    s.bytes = 4 * 100;
+    s.pair_elements.assign(16 * 16, 0);
+    s.pair_elements[0 * 16 + 1] = 100;
+    CHECK_NOTHROW(s.validate(p));
+    s.algorithm = Algorithm::dimension_ordered;
+    CHECK_NOTHROW(s.validate(p));
+  }
   SECTION("all_reduce takes any whole number of elements") {
     s.op = CollectiveOp::all_reduce;
     s.bytes = 4 * 101;
