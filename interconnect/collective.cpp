@@ -124,7 +124,11 @@ void Collective::advance(int ri) {
     pass.step(run.step, run.current);
     const std::size_t sends = run.current.sends.size(), recvs = run.current.recvs.size();
     run.done_mask = 0;
-    if (sends + recvs > 64 || !run.done.empty()) run.done.assign(sends + recvs > 64 ? sends + recvs : 0, 0);
+    if (sends + recvs > 64) {
+      run.done.assign(sends + recvs, 0);
+    } else {
+      run.done.clear();  // done_mask holds a narrow step's
+    }
     run.posted = net_.now();
     run.outstanding = 0;
     const int phase = stream_run(chip, s).phase;
