@@ -19,6 +19,8 @@ struct ModelConfig {
   std::string type;  // "mlp" or "transformer": which of the two below is used
   MlpConfig mlp;
   TransformerConfig transformer;
+  // A Transformer whose MLPs are a mixture of experts.
+  bool moe() const { return type == "transformer" && transformer.moe(); }
 };
 
 // Parameter tables (name, type, unit, default, range, description), also

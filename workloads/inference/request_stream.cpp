@@ -63,12 +63,16 @@ double decode(const std::vector<Request>& requests, std::vector<Sequence>& runni
   return t;
 }
 
+// Whether the sequence has generated all its tokens.
+bool finished(const std::vector<Request>& requests, const Sequence& s) {
+  return s.generated >= requests[s.request].decode_len;
+}
+
 // Drops the finished sequences from `running`; returns how many.
 std::size_t retire(const std::vector<Request>& requests, std::vector<Sequence>& running) {
   const std::size_t before = running.size();
   running.erase(
-      std::remove_if(running.begin(), running.end(),
-                     [&requests](const Sequence& s) { return s.generated >= requests[s.request].decode_len; }),
+      std::remove_if(running.begin(), running.end(), [&requests](const Sequence& s) { return finished(requests, s); }),
       running.end());
   return before - running.size();
 }
@@ -206,10 +210,10 @@ StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slo
     t = decode(requests, running, t, costs, run);
     // Continuous batching frees a slot as soon as its sequence is done;
     // a static batch ends when all of them are.
-    const auto finished = [&requests](const Sequence& s) { return s.generated >= requests[s.request].decode_len; };
     if (batching == Batching::continuous) {
       done += retire(requests, running);
-    } else if (std::all_of(running.begin(), running.end(), finished)) {
+    } else if (std::all_of(running.begin(), running.end(),
+                           [&requests](const Sequence& s) { return finished(requests, s); })) {
       done += running.size();
       running.clear();
     }

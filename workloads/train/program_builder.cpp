@@ -1055,7 +1055,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
 std::vector<models::LayerRouting> moe_routing(const TrainSpec& spec, const models::ModelSpec& model) {
   const models::TransformerConfig& c = spec.model.transformer;
   std::vector<models::LayerRouting> out;
-  if (spec.model.type != "transformer" || !c.moe()) return out;
+  if (!spec.model.moe()) return out;
   for (std::uint64_t b = 0; b < c.layers; ++b)
     out.push_back(models::route_layer(c.routing, static_cast<std::uint32_t>(c.experts),
                                       static_cast<std::uint32_t>(c.top_k), c.capacity_factor,

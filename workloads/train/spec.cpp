@@ -390,7 +390,7 @@ void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
 }  // namespace
 
 void check_expert_split(const sim::YamlNode& expert, const models::ModelConfig& cfg, std::uint32_t ep) {
-  if (cfg.type != "transformer" || !cfg.transformer.moe()) {
+  if (!cfg.moe()) {
     if (ep > 1) expert.fail("expert parallelism shards a mixture of experts; the model has none (model.experts)");
     return;
   }
@@ -408,7 +408,7 @@ namespace {
 void check_experts(const sim::YamlNode& node, const TrainSpec& spec) {
   const TrainParallelism& p = spec.parallelism;
   check_expert_split(node["parallelism"]["expert"], spec.model, p.expert.degree);
-  if (spec.model.type != "transformer" || !spec.model.transformer.moe()) return;
+  if (!spec.model.moe()) return;
   const std::pair<const char*, bool> refused[] = {{"tensor", p.tensor.degree > 1},
                                                   {"fsdp", p.fsdp.degree > 1},
                                                   {"zero", p.zero == 1},
