@@ -13,8 +13,9 @@
 #include "sim/output.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/train/experts.h"
+#include "workloads/train/forward_program.h"
 #include "workloads/train/memory.h"
-#include "workloads/train/program_builder.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
@@ -126,7 +127,7 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
                    double kv_bytes_per_chip, const sim::TraceRequest& trace) {
   const std::uint32_t tp = spec.parallelism.tensor.degree;
   const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
-  const TrainSpec forward = spec.forward_spec();
+  const ForwardStep forward = spec.forward_step();
   const StepRouting routing{moe_routing(forward, model), forward.parallelism.expert.degree};
   ForwardProgram program = build_forward_program(exp, forward, model, q, routing.layers);
   runtime::PodConfig config = pod_config(exp);
