@@ -85,11 +85,10 @@ bool LayerPass::weight(std::size_t i) const {
 
 bool LayerPass::partial_sum(std::size_t i) const {
   const std::uint32_t tp = ctx_.tp();
-  return std::visit(
-      Visitor{[tp](const models::MatmulSpec* mm) { return local_matmul(*mm, tp).partial_sum; },
-              [tp](const models::ElementwiseSpec* ew) { return elementwise_partial_sum(*ew, tp); },
-              [](const auto*) { return false; }},
-      items_[i]);
+  return std::visit(Visitor{[tp](const models::MatmulSpec* mm) { return local_matmul(*mm, tp).partial_sum; },
+                            [tp](const models::ElementwiseSpec* ew) { return elementwise_partial_sum(*ew, tp); },
+                            [](const auto*) { return false; }},
+                    items_[i]);
 }
 
 std::uint64_t LayerPass::output_bytes(std::size_t i) const {
@@ -163,8 +162,9 @@ void LayerPass::build_matmul(std::size_t i, const models::MatmulSpec& mm, const 
     // Flash attention's fused matmuls: m is a sequence axis of each of
     // them (queries or keys), the triangle's side.
     const kernels::MatmulFusion fusion{mm.a_on_chip, mm.out_on_chip, mm.causal, l.m};
-    sinks_[i] = kernels::append_program(
-        prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(mm, ctx_.quantize)), deps, " [" + label + "]");
+    sinks_[i] =
+        kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(mm, ctx_.quantize)),
+                                deps, " [" + label + "]");
   }
 }
 

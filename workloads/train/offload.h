@@ -31,8 +31,7 @@ class HostOffload {
                           const Deps& after) const;
 
  private:
-  std::uint32_t copy(hw::Program& prog, std::size_t layer, const std::string& tag, bool back,
-                     const Deps& after) const;
+  std::uint32_t copy(hw::Program& prog, std::size_t layer, const std::string& tag, bool back, const Deps& after) const;
 
   const PassContext& ctx_;
   std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> to_host_;  // (microbatch, layer) -> its copy

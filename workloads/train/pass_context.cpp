@@ -50,8 +50,8 @@ std::uint32_t CollectiveRegistry::add(const std::string& name, interconnect::Col
 
 std::uint32_t CollectiveRegistry::op(hw::Program& prog, const std::string& name, std::uint32_t queue,
                                      interconnect::CollectiveOp op, std::uint64_t bytes,
-                                     const std::vector<std::string>& axes, CollectivePurpose purpose,
-                                     const Deps& deps, std::uint32_t element_bytes) {
+                                     const std::vector<std::string>& axes, CollectivePurpose purpose, const Deps& deps,
+                                     std::uint32_t element_bytes) {
   const std::uint32_t c = add(name, op, bytes, axes, purpose, element_bytes);
   return prog.add({name, {hw::EngineKind::ici, queue}, hw::CommOp{c}, deps, 0});
 }

@@ -20,8 +20,8 @@ Deps sharded_collective(const StageView& stage, hw::Program& prog, interconnect:
                            " " + to_string(what) + (gather ? " all-gather" : " reduce-scatter") + " over " +
                            axes_text(over.axes);
   return {stage.pass.collectives.op(prog, name, gather ? kIciWeights : kIciGradients, op,
-                                    element_bytes * gathered_elements(n, over.degree), over.axes,
-                                    what, deps, element_bytes)};
+                                    element_bytes * gathered_elements(n, over.degree), over.axes, what, deps,
+                                    element_bytes)};
 }
 
 }  // namespace workloads

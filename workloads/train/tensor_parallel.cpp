@@ -28,8 +28,8 @@ Deps TensorCollectives::chunk(const models::MatmulSpec& mm, const Deps& deps, co
                                  " [" + label + " chunk " + std::to_string(c) + "]");
 }
 
-std::uint32_t TensorCollectives::collective(const std::string& name, interconnect::CollectiveOp op,
-                                            std::uint64_t bytes, const Deps& after) {
+std::uint32_t TensorCollectives::collective(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
+                                            const Deps& after) {
   const auto& axes = ctx_.step.parallelism.tensor.axes;
   return ctx_.collectives.op(prog_, name + " over " + axes_text(axes) + ctx_.tokens_tag, kIciTensor, op, bytes, axes,
                              CollectivePurpose::tensor_parallel, after);
@@ -68,8 +68,8 @@ Deps TensorCollectives::reduce(const std::string& tensor, const Deps& producers,
     // Megatron-SP's g and g-bar: the partial sums reduce-scattered along
     // the sequence, then all-gathered for the next matmul (the split
     // layer norm or residual add between them is already 1/t).
-    const std::uint32_t rs = collective(n + " reduce-scatter", interconnect::CollectiveOp::reduce_scatter, padded,
-                                        producers);
+    const std::uint32_t rs =
+        collective(n + " reduce-scatter", interconnect::CollectiveOp::reduce_scatter, padded, producers);
     op = collective(n + " all-gather", interconnect::CollectiveOp::all_gather, padded, {rs});
   } else {
     op = collective(n + " all-reduce", interconnect::CollectiveOp::all_reduce, bytes, producers);
