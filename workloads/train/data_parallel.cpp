@@ -9,9 +9,6 @@ namespace workloads {
 Deps DataParallelSync::reduce(hw::Program& prog, std::size_t layer, const Deps& grads) {
   const PassContext& ctx = stage_.pass;
   const TrainParallelism& par = stage_.spec.parallelism;
-  if (par.zero == 1)
-    return sharded_collective(stage_, prog, interconnect::CollectiveOp::reduce_scatter, layer, "",
-                              CollectivePurpose::gradients, par.data, stage_.stored_bytes(), grads);
   std::uint64_t experts = 0;
   for (const auto* p : held_params(ctx.model, stage_.layers, layer))
     if (p->shards > 1) experts += local_param_elements(*p, ctx.tp());
@@ -28,12 +25,6 @@ Deps DataParallelSync::reduce(hw::Program& prog, std::size_t layer, const Deps& 
                                      over.axes, CollectivePurpose::gradients, grads, stored));
   }
   return out.empty() ? grads : out;
-}
-
-void DataParallelSync::after_update(hw::Program& prog, std::size_t layer, const Deps& updated) {
-  if (stage_.spec.parallelism.zero != 1) return;
-  sharded_collective(stage_, prog, interconnect::CollectiveOp::all_gather, layer, "", CollectivePurpose::weights,
-                     stage_.spec.parallelism.data, stage_.stored_bytes(), updated);
 }
 
 Deps replica_gradient_all_reduce(const StageView& stage, hw::Program& prog, std::size_t layer, const Deps& deps) {

@@ -6,9 +6,6 @@
 // gradient_axes: data, context and expert). A mixture of experts' expert
 // weights, held by the expert-parallel chips one share each, are reduced
 // over the data and context axes alone, in an all-reduce of their own.
-// With zero: 1 (ZeRO-1, Rajbhandari et al. 2020, arXiv:1910.02054 s.5.1)
-// the gradients are reduce-scattered over the data axes into the
-// optimizer's shards instead, and the updated weights all-gathered.
 #include "workloads/train/gradient_sync.h"
 #include "workloads/train/shards.h"
 
@@ -18,7 +15,7 @@ class DataParallelSync : public GradientSync {
  public:
   explicit DataParallelSync(const StageView& stage) : stage_(stage) {}
   Deps reduce(hw::Program& prog, std::size_t layer, const Deps& grads) override;
-  void after_update(hw::Program& prog, std::size_t layer, const Deps& updated) override;
+  void after_update(hw::Program&, std::size_t, const Deps&) override {}
 
  private:
   const StageView& stage_;

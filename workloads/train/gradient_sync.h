@@ -4,10 +4,10 @@
 // and what its weights go through after the optimizer has updated the
 // chip's share. One implementation per strategy, chosen by the workload's
 // keys (program_builder.cpp, gradient_sync_for):
-//   data_parallel.h  an all-reduce of the gradients over the data axes,
-//                    nothing after the update; with zero: 1 a
-//                    reduce-scatter into the optimizer's shards and an
-//                    all-gather of the updated weights
+//   data_parallel.h  an all-reduce of the gradients over the data axes;
+//                    nothing after the update (parallelism.zero: 0)
+//   zero.h           ZeRO-1: a reduce-scatter into the optimizer's shards,
+//                    an all-gather of the updated weights (zero: 1)
 // Invariants: reduce is called once per layer of the stage, in backward
 // order, after the layer's final gradients (fsdp's reduce-scatters and the
 // tensor replicas' sum included); after_update once per layer, after its

@@ -21,6 +21,7 @@
 #include "workloads/train/shards.h"
 #include "workloads/train/stages.h"
 #include "workloads/train/tensor_split.h"
+#include "workloads/train/zero.h"
 
 namespace workloads {
 
@@ -29,6 +30,7 @@ namespace {
 // The strategy that reduces gradients over the replicas, as the workload's
 // keys choose it (gradient_sync.h lists them).
 std::unique_ptr<GradientSync> gradient_sync_for(const StageView& stage) {
+  if (stage.spec.parallelism.zero == 1) return std::make_unique<ZeroOneSync>(stage);
   return std::make_unique<DataParallelSync>(stage);
 }
 
