@@ -58,13 +58,21 @@ void network_stats(sim::StatGroup& g, const PodRunResult& r) {
 
 // across[i]: whether collective i crosses slices (its DCN time); DCN
 // figures only for pods of several slices (`slices`).
+// `host_engines`: the first DMA engine index of the chip's host link
+// (hw/host_link.h); host-link figures only when the program uses it.
 void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
-                   std::uint64_t end_ps, const std::vector<char>& across, bool slices) {
-  std::vector<Interval> compute, work, comm, dcn;
+                   std::uint64_t end_ps, const std::vector<char>& across, bool slices, std::uint32_t host_engines) {
+  std::vector<Interval> compute, work, comm, dcn, host;
+  double host_bytes = 0;
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const auto kind = prog.ops[i].engine.kind;
     const Interval iv{timings[i].start_ps, timings[i].end_ps};
     if (is_communication(prog.ops[i])) comm.push_back(iv);
+    if (const auto* op = std::get_if<hw::DmaOp>(&prog.ops[i].payload);
+        op && kind == hw::EngineKind::dma && prog.ops[i].engine.index >= host_engines) {
+      host.push_back(iv);
+      host_bytes += double(op->bytes);
+    }
     if (const auto* op = std::get_if<hw::CommOp>(&prog.ops[i].payload); op && across.at(op->collective))
       dcn.push_back(iv);
     if (kind == hw::EngineKind::mxu || kind == hw::EngineKind::vector) compute.push_back(iv);
@@ -81,6 +89,13 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
            "time with a collective or a send running (receives only wait)");
   g.scalar("hidden_communication_time", ps_to_seconds(overlap(work, comm)), "s",
            "communication time while an MXU, vector or DMA op of the chip runs");
+  if (!host.empty()) {
+    host = merge(std::move(host));
+    g.scalar("host_transfer_bytes", host_bytes, "B", "bytes copied to and from host memory over the host link");
+    g.scalar("host_transfer_time", ps_to_seconds(length(host)), "s", "time with a host-link copy running");
+    g.scalar("hidden_host_transfer_time", ps_to_seconds(overlap(compute, host)), "s",
+             "host-link copy time while an MXU or vector op of the chip runs");
+  }
   if (!slices) return;
   g.scalar("dcn_time", ps_to_seconds(length(dcn)), "s", "time with a collective across slices running");
   g.scalar("hidden_dcn_time", ps_to_seconds(overlap(work, dcn)), "s",
@@ -506,7 +521,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     sim::StatGroup& g = r.stats.group("chip" + std::to_string(c));
     chips_[c]->dump_stats(g, r.step_time_s);
     program_stats(g.group("program"), pp_.chip(c), seqs_[c]->timings(), seqs_[c]->end_ps(), across_slices_,
-                  topology_.slices() > 1);
+                  topology_.slices() > 1, config_.chip_of(static_cast<std::uint32_t>(c)).dma_engines);
     sim::StatGroup& red = g.group("reduction");
     red.scalar("vector_busy_time", r.reduce_vector_s[c], "s", "vector-unit time of the chip's collective reductions");
     red.scalar("hbm_bytes", r.reduce_hbm_bytes[c], "B", "HBM bytes the chip's collective reductions read and write");

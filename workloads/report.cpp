@@ -78,6 +78,7 @@ json to_json(const Memory& m) {
   put(j, "ring_buffers_bytes", m.ring_buffers_bytes);
   put(j, "host_bytes", m.host_bytes);
   put(j, "host_capacity_bytes", m.host_capacity_bytes);
+  put(j, "offload_buffers_bytes", m.offload_buffers_bytes);
   if (m.bytes_per_param)
     j["bytes_per_param"] = {{"params", m.bytes_per_param->params},
                             {"grads", m.bytes_per_param->grads},
@@ -236,6 +237,9 @@ void add_train(json& res, const TrainSection& t) {
   res["phases"] = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"optimizer_s", t.optimizer_s}};
   res["model"] = {
       {"type", t.model_type}, {"params", t.model_params}, {"layers", t.model_layers}, {"seq_len", t.seq_len}};
+  if (!t.remat_tensors.empty()) res["parallelism"]["remat_tensors"] = t.remat_tensors;
+  if (const auto& h = t.host_offload)
+    res["host_offload"] = {{"bytes", h->bytes}, {"time_s", h->time_s}, {"exposed_s", h->exposed_s}};
   if (const auto& e = t.experts)
     res["experts"] = {{"experts", e->experts},
                       {"top_k", e->top_k},
@@ -441,6 +445,7 @@ json to_json(const PerChip& p) {
                    {"gathered_weights_bytes", m.gathered_weights_bytes},
                    {"rematerialized_bytes", m.rematerialized_bytes},
                    {"ring_buffers_bytes", m.ring_buffers_bytes}};
+    if (m.offload_buffers_bytes) j["memory"]["offload_buffers_bytes"] = m.offload_buffers_bytes;
   }
   return j;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -73,8 +74,9 @@ struct Memory {
   std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
   std::optional<std::uint64_t> rematerialized_bytes;    // remat: the layer recomputed during its backward
   std::optional<std::uint64_t> ring_buffers_bytes;      // context parallelism: ring attention's K/V, dK/dV blocks
-  // remat: offload: what the chip keeps in host DRAM, and its share of it
-  std::optional<std::uint64_t> host_bytes, host_capacity_bytes;
+  // Host offload: what the chip keeps in host DRAM, and its share of it,
+  // and the HBM buffers the offloaded stashes pass through.
+  std::optional<std::uint64_t> host_bytes, host_capacity_bytes, offload_buffers_bytes;
   struct BytesPerParam {
     double params = 0, grads = 0, optimizer = 0;
   };
@@ -186,6 +188,14 @@ struct TrainSection {
   std::string model_type;
   double model_params = 0;
   std::uint64_t model_layers = 0, seq_len = 0;
+  // remat: custom: the place of each named tensor (remat_policy.h).
+  std::map<std::string, std::string> remat_tensors;
+  // Host offload, on the fullest chip: bytes copied to and from host memory, the
+  // time a copy ran, and the part of it no MXU or vector op hid.
+  struct HostOffload {
+    double bytes = 0, time_s = 0, exposed_s = 0;
+  };
+  std::optional<HostOffload> host_offload;
 };
 
 // kind: inference (docs/serving.md): one simulated step of a phase, and the
@@ -368,6 +378,7 @@ struct ChipMemoryRecord {
   std::uint64_t total_bytes = 0, params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   std::uint64_t activations_per_microbatch_bytes = 0, microbatches_in_flight = 0;
   std::uint64_t gathered_weights_bytes = 0, rematerialized_bytes = 0, ring_buffers_bytes = 0;
+  std::uint64_t offload_buffers_bytes = 0;  // written when not 0
 };
 
 struct PerChip {

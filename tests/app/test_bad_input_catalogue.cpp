@@ -314,7 +314,12 @@ const BadCase kCases[] = {
      "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "
      "(keep each repeated layer's input, recompute its forward in the backward), minimal (keep each repeated layer's "
      "input and its weight matmuls' outputs, recompute the rest of its forward), offload (move each repeated "
-     "layer's stash to host memory in the forward and back for its backward); did you mean 'minimal'?"},
+     "layer's stash to host memory in the forward and back for its backward), save_dot_except_mlpwi (MaxText: keep "
+     "Q, K, V, the output projection and the MLP's down projection), save_dot_except_mlp (MaxText: keep Q, K, V and "
+     "the output projection), save_qkv_proj (MaxText: keep Q, K and V), save_out_proj (MaxText: keep the output "
+     "projection), qkv_proj_offloaded (MaxText: offload Q, K and V to host memory), minimal_offloaded (MaxText: "
+     "offload every weight matmul's output), custom (MaxText: each named tensor where remat_tensors puts it); did "
+     "you mean 'minimal'?"},
     {"an fsdp axis missing from the mesh", "run tests/data/bad/train_fsdp_axis.yaml", 2,
      "tests/data/bad/train_fsdp_axis.yaml:10:23:", "workload.parallelism.fsdp:",
      "'fdsp' is not a mesh axis; the mesh has fsdp 4 (did you mean 'fsdp'?)"},

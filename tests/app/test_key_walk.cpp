@@ -209,6 +209,7 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.parallelism.tensor", {{"1", {{"workload.parallelism.data", "[data, model]"}}}}},
     {"workload.parallelism.expert", {{"~", {{"workload.parallelism.data", "expert"}}}}},
     {"workload.model.routing", {{"{distribution: uniform}"}}},
+    {"workload.remat_tensors", {{"{query_proj: device, key_proj: device}", {{"workload.remat", "custom"}}}}},
     {"workload.model.routing.loads", {{"[2, 1, 1, 1]", {{"workload.model.routing.distribution", "measured"}}}}},
     {"workload.parallelism.pipeline",
      {{"1",

@@ -39,17 +39,33 @@ struct TiedParam {
 };
 std::optional<TiedParam> tied_param(const models::ModelSpec& model, const TrainLayout& layout);
 
+// Where stash entry `s` of layer `l` lives between its forward and its
+// backward under the step's remat policy (remat_policy.h). Only repeated
+// layers (stages.h) that another layer feeds are rematerialized or
+// offloaded (the first MLP layer's input is the batch, which it keeps);
+// every other layer keeps its stash on the device. full and minimal keep
+// the layer's input and recompute the rest (minimal's kept matmul outputs
+// are memory.cpp's to count); offload sends it all to the host.
+TensorPlace stash_place(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l,
+                        const models::StashSpec& s);
+// The chip's bytes of layer `l`'s stash at `place`: its tensor-parallel
+// share, split along the sequence with sequence parallelism.
+std::uint64_t stash_bytes(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l, TensorPlace place);
+
 // Whether the step recomputes (part of) layer `l`'s forward inside its
-// backward: remat full or minimal and a repeated layer (stages.h) that
-// another layer feeds (the first MLP layer's input is the batch, which it
-// keeps).
+// backward: remat full or minimal, or a per-tensor policy that recomputes
+// one of its stash entries, on a repeated layer.
 bool rematerialized(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
-// Whether layer `l`'s stash goes to host memory and back (remat: offload,
-// the same layers as rematerialized's).
+// Whether (part of) layer `l`'s stash goes to host memory and back
+// (remat: offload, or a per-tensor policy that offloads a tensor).
 bool offloaded(const TrainSpec& spec, const models::ModelSpec& model, std::size_t l);
 // The part of a rematerialized layer's forward its backward runs again:
 // full, all of it; minimal, all but its linear (weight) matmuls, whose
-// outputs it keeps, so the ops that read them wait for nothing else.
+// outputs it keeps, so the ops that read them wait for nothing else; a
+// per-tensor policy, the ops that write the stash entries it recomputes
+// and, recursively, the ops they read from, back to the entries kept or
+// fetched from the host and the layer's input (JAX's remat recomputes
+// exactly what the backward reads and the policy did not save).
 models::LayerSpec recomputed_forward(const TrainSpec& spec, const models::LayerSpec& layer);
 
 }  // namespace workloads

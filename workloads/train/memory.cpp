@@ -22,6 +22,15 @@ LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, 
   const models::LayerSpec& layer = micro.layers[l];
   const bool seq = sequence_split(layer, spec.parallelism.sequence);
   LayerMemory m;
+  if (per_tensor(spec.remat)) {
+    // Each stash entry where the policy puts it (remat_policy.h); the
+    // offloaded ones pass through two HBM buffers as with remat: offload.
+    m.stash = stash_bytes(spec, micro, l, TensorPlace::device);
+    m.host = stash_bytes(spec, micro, l, TensorPlace::offload);
+    m.offload_buffers = 2 * m.host;
+    m.rematerialized = stash_bytes(spec, micro, l, TensorPlace::remat);
+    return m;
+  }
   if (rematerialized(spec, micro, l)) {
     const std::uint64_t input = micro.layers[l - 1].output_bytes;
     m.stash = seq ? hw::kBf16Bytes * ceil_div(input / hw::kBf16Bytes, tp) : input;  // Korthikanti s.5: 2sbh/t
@@ -72,7 +81,8 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
       if (par.context.degree > 1) m.ring = std::max(m.ring, kRingBuffers * ring_block_bytes(micro.layers[l], tp));
       const LayerMemory lm = layer_memory(spec, micro, l);
       m.activations_per_microbatch += lm.stash;
-      m.rematerialized = std::max({m.rematerialized, lm.rematerialized, lm.offload_buffers});
+      m.rematerialized = std::max(m.rematerialized, lm.rematerialized);
+      m.offload_buffers = std::max(m.offload_buffers, lm.offload_buffers);
       chunk_stash[chunk] += lm.stash;
       chunk_host[chunk] += lm.host;
     }
@@ -110,9 +120,9 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSp
                                                                    const models::ModelSpec& micro, const ChipMemory& m,
                                                                    const hw::Program& prog, const ChipProgramMap& map,
                                                                    const std::vector<hw::OpTiming>& timings) {
-  // With remat: offload the rematerialized figure is the two buffers the
-  // stashes pass through, held all step; else what a layer's backward holds again.
-  const std::uint64_t held = m.total() - m.activations - (spec.remat == Remat::offload ? 0 : m.rematerialized);
+  // What a layer's backward holds again comes and goes with it; the
+  // offload buffers are held all step.
+  const std::uint64_t held = m.total() - m.activations - m.rematerialized;
   std::vector<std::pair<std::uint64_t, std::int64_t>> changes;  // (time, bytes allocated or freed)
   for (const LayerOps& pass : map.layers) {
     std::uint64_t first = UINT64_MAX, last = 0;
@@ -169,6 +179,7 @@ std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
                        : " x " + binary_bytes(double(m.activations_per_microbatch)) + ")") +
          (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "") +
          (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "") +
+         (m.offload_buffers ? ", host offload buffers " + binary_bytes(double(m.offload_buffers)) : "") +
          (m.ring ? ", ring attention buffers " + binary_bytes(double(m.ring)) : "");
 }
 

@@ -33,18 +33,23 @@ namespace workloads {
 // With context parallelism, `ring` is the blocks ring attention receives
 // and passes on (ring_attention.h, kRingBuffers) for the stage's largest
 // attention layer.
-// With remat: offload, `host` is what the chip keeps in its host's DRAM
-// at the peak: the offloaded stashes of every microbatch in flight (not in
-// total(), which is HBM).
+// With host offload (remat: offload, or a per-tensor policy that offloads),
+// `host` is what the chip keeps in its host's DRAM at the peak: the
+// offloaded stashes of every microbatch in flight (not in total(), which
+// is HBM), and `offload_buffers` the two HBM buffers the largest layer's
+// offloaded stash passes through (held all step).
 struct ChipMemory {
   std::uint64_t params = 0, grads = 0, optimizer = 0, activations = 0, gathered = 0, rematerialized = 0, ring = 0;
+  std::uint64_t offload_buffers = 0;
   std::uint64_t host = 0;
   std::uint64_t activations_per_microbatch = 0;
   // Stashes held at once: microbatches, or with an interleaved schedule
   // chunk passes (one microbatch over one of the stage's `chunks`).
   std::uint32_t microbatches_in_flight = 0;
   std::uint32_t chunks = 1;
-  std::uint64_t total() const { return params + grads + optimizer + activations + gathered + rematerialized + ring; }
+  std::uint64_t total() const {
+    return params + grads + optimizer + activations + gathered + rematerialized + ring + offload_buffers;
+  }
 };
 
 // What layer `l` of `micro` (the model built for one microbatch) keeps for
@@ -53,8 +58,8 @@ struct ChipMemory {
 // memory counter (memory_in_use).
 struct LayerMemory {
   std::uint64_t stash = 0;            // in HBM from its forward to its backward
-  std::uint64_t rematerialized = 0;   // remat full, minimal: held again while its backward runs
-  std::uint64_t host = 0;             // remat offload: in host DRAM from its forward to its backward
+  std::uint64_t rematerialized = 0;   // recomputed (remat): held again while its backward runs
+  std::uint64_t host = 0;             // offloaded: in host DRAM from its forward to its backward
   std::uint64_t offload_buffers = 0;  // and the two HBM buffers its stash passes through
 };
 LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, std::size_t l);

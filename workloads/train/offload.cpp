@@ -1,7 +1,7 @@
 #include "workloads/train/offload.h"
 
 #include "hw/host_link.h"
-#include "workloads/train/tensor_split.h"
+#include "workloads/train/holdings.h"
 
 namespace workloads {
 
@@ -20,7 +20,7 @@ std::uint32_t HostOffload::from_host(hw::Program& prog, std::size_t layer, std::
 std::uint32_t HostOffload::copy(hw::Program& prog, std::size_t layer, const std::string& tag, bool back,
                                 const Deps& after) const {
   const models::LayerSpec& l = ctx_.model.layers[layer];
-  const std::uint64_t bytes = local_stash_bytes(l, ctx_.tp(), sequence_split(l, ctx_.step.parallelism.sequence));
+  const std::uint64_t bytes = stash_bytes(spec_, ctx_.model, layer, TensorPlace::offload);
   return prog.add({tag + " " + l.name + (back ? " stash from host" : " stash to host"),
                    {hw::EngineKind::dma, hw::host_dma_engine(ctx_.exp.chip, back)},
                    hw::DmaOp{0, bytes, back},

@@ -1,6 +1,7 @@
 #pragma once
 // Host offload of activations (remat: offload; MaxText's offloaded remat
-// policies): a layer's stash (its tensor-parallel share) is copied over
+// policies): the part of a layer's stash the policy offloads (its
+// tensor-parallel share; holdings.h stash_bytes) is copied over
 // the chip's host link to host memory after its forward (an HBM read) and
 // back before its backward (an HBM write), on the host DMA engines
 // (hw/host_link.h, one each way). The copy back is issued one layer ahead:
@@ -16,12 +17,13 @@
 
 #include "hw/program.h"
 #include "workloads/train/pass_context.h"
+#include "workloads/train/spec.h"
 
 namespace workloads {
 
 class HostOffload {
  public:
-  explicit HostOffload(const PassContext& ctx) : ctx_(ctx) {}
+  HostOffload(const PassContext& ctx, const TrainSpec& spec) : ctx_(ctx), spec_(spec) {}
   // Layer `layer`'s stash of microbatch `microbatch` to the host, after
   // its forward pass (`after`); `tag` names the task.
   void to_host(hw::Program& prog, std::size_t layer, std::uint32_t microbatch, const std::string& tag,
@@ -34,6 +36,7 @@ class HostOffload {
   std::uint32_t copy(hw::Program& prog, std::size_t layer, const std::string& tag, bool back, const Deps& after) const;
 
   const PassContext& ctx_;
+  const TrainSpec& spec_;
   std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> to_host_;  // (microbatch, layer) -> its copy
 };
 

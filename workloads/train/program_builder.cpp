@@ -94,7 +94,7 @@ class ChipProgramBuilder {
         view_{ctx_, spec_, role_.stage, stage_},
         fsdp_(view_),
         sync_(gradient_sync_for(view_)),
-        offload_(ctx_) {
+        offload_(ctx_, spec_) {
     const std::uint32_t n = spec.parallelism.context.degree;
     if (n == 1) return;
     ring_.resize(ctx.model.layers.size());

@@ -32,11 +32,5 @@ struct TrainRun {
 
 Report train_report(const TrainRun& r);
 std::string train_table(const TrainRun& r, const Report& report);
-// One process per chip (named with its ranks), a track per engine and ICI
-// queue, and a "pipeline" track with one slice per task (F3, B3) and the
-// optimizer, so a schedule reads at a glance; the chips `request` names
-// (by default the simulated ones), bounded as sim::TraceWriter is
-// (summary: what it holds).
-std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, TraceSummary& summary);
 
 }  // namespace workloads

@@ -34,20 +34,6 @@ nlohmann::json model_keys() {
 
 }  // namespace
 
-const sim::EnumNames<Remat>& remat_names() {
-  static const sim::EnumNames<Remat> names(
-      "remat policy",
-      {{Remat::none, "none", "keep every activation the backward pass reads"},
-       {Remat::full, "full", "keep each repeated layer's input, recompute its forward in the backward"},
-       {Remat::minimal, "minimal",
-        "keep each repeated layer's input and its weight matmuls' outputs, recompute the rest of its forward"},
-       {Remat::offload, "offload",
-        "move each repeated layer's stash to host memory in the forward and back for its backward"}});
-  return names;
-}
-
-const char* to_string(Remat r) { return remat_names().name(r); }
-
 const sim::ParamTable<Precision>& precision_params() {
   static const sim::ParamTable<Precision> t = [] {
     sim::ParamTable<Precision> p("precision",
@@ -65,6 +51,18 @@ const sim::ParamTable<Precision>& precision_params() {
   }();
   return t;
 }
+
+namespace {
+
+// `remat_tensors:` as written: MaxText checkpoint names, each with a place.
+void read_remat_tensors(const sim::YamlNode& n, TrainSpec& spec) {
+  if (!n.is_map()) n.fail("expected a mapping of MaxText tensor names to device, remat or offload");
+  n.reject_unknown_keys(checkpoint_names());
+  for (const std::string& name : n.keys())
+    spec.remat_tensors[name] = tensor_place_names().parse(n[name].as_string(), n[name].path());
+}
+
+}  // namespace
 
 const sim::ParamTable<TrainSpec>& train_params() {
   static const sim::ParamTable<TrainSpec> t = [] {
@@ -96,7 +94,14 @@ const sim::ParamTable<TrainSpec>& train_params() {
             "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
             "layer's) input and recomputes its forward inside its backward; minimal also keeps the outputs "
             "of its weight matmuls and recomputes the rest (norms, attention core, activation); offload moves each "
-            "repeated layer's stash to host memory over host.pcie_bandwidth and back for its backward")
+            "repeated layer's stash to host memory over host.pcie_bandwidth and back for its backward; MaxText's "
+            "per-tensor policies (save_qkv_proj, qkv_proj_offloaded, custom, ...) keep, recompute or offload each "
+            "tensor MaxText names (docs/training.md#rematerialisation)")
+        .custom("remat_tensors", {"mapping", "", "{}", ""},
+                "remat: custom: where each named tensor of a repeated layer lives between its forward and its "
+                "backward (decoder_layer_input, query_proj, key_proj, value_proj, qkv_proj, context, out_proj, "
+                "mlpwi_0, mlpwi_1, mlpwi, mlpwo), each device, remat or offload; names not given are recomputed",
+                read_remat_tensors)
         .flag("simulate_anyway", &TrainSpec::simulate_anyway, false,
               "run even when the model does not fit in HBM (result.memory.fits is then false)")
         .optional_group("input", &TrainSpec::input, input_params(),
@@ -172,6 +177,22 @@ void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
 }  // namespace
 
 namespace {
+
+// The remat policy's own rules: remat_tensors with remat: custom only, and
+// host offload (which moves bytes over the host link) at kernel fidelity.
+void check_remat(const sim::YamlNode& node, const TrainSpec& spec, const Experiment& exp) {
+  if (node["remat_tensors"].present() && spec.remat != Remat::custom)
+    node["remat_tensors"].fail("remat_tensors places MaxText's named tensors under remat: custom; remat is " +
+                               std::string(to_string(spec.remat)));
+  bool offloads = spec.remat == Remat::offload;
+  for (const auto& [name, place] : policy_places(spec.remat, spec.remat_tensors))
+    offloads = offloads || place == TensorPlace::offload;
+  if (offloads && exp.fidelity != hw::Fidelity::kernel)
+    node["remat"].fail(std::string("remat: ") + to_string(spec.remat) +
+                       " moves activations over the host link, modelled at kernel fidelity only; the experiment runs "
+                       "at " +
+                       hw::to_string(exp.fidelity) + " fidelity");
+}
 
 // Expert parallelism's rules: a mixture of experts to shard, in whole
 // experts per chip, and (as modelled so far) no other splitting of the
@@ -281,10 +302,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   check_context(node, spec);
   check_experts(node, spec);
   check_input(node, spec);
-  if (spec.remat == Remat::offload && exp.fidelity != hw::Fidelity::kernel)
-    node["remat"].fail(std::string("remat: offload moves activations over the host link, modelled at kernel fidelity "
-                                   "only; the experiment runs at ") +
-                       hw::to_string(exp.fidelity) + " fidelity");
+  check_remat(node, spec, exp);
 
   models::ModelSpec micro;
   try {

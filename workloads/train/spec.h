@@ -28,27 +28,11 @@
 #include "workloads/train/input.h"
 #include "workloads/train/optimizer.h"
 #include "workloads/train/pipeline_schedule.h"
+#include "workloads/train/remat_policy.h"
 
 namespace workloads {
 
 struct Experiment;
-
-// Rematerialisation (gradient checkpointing; Chen et al. 2016,
-// arXiv:1604.06174; MaxText's remat_policy): none keeps every activation
-// the backward pass reads; full keeps only each repeated layer's input
-// (Transformer block, MLP dense layer) and runs the layer's forward again
-// inside its backward, before the layer's backward ops (Korthikanti et al.
-// 2022, arXiv:2205.05198 s.5: "2sbh" per layer); minimal (MaxText's
-// remat_policy=minimal, which saves the outputs of the weight matmuls:
-// query, key, value and output projections, the MLP's matmuls) keeps the
-// layer's input and those outputs and recomputes the rest of its forward
-// (layer norms, the attention core, activation, residual adds); offload
-// (MaxText's offloaded policies) keeps what none keeps but moves each
-// repeated layer's stash to host memory over the chip's host link during
-// the forward and back for its backward, recomputing nothing.
-enum class Remat { none, full, minimal, offload };
-const sim::EnumNames<Remat>& remat_names();
-const char* to_string(Remat r);
 
 // `functional: true` (experiment level) on an MLP under pure data
 // parallelism: real BF16 training steps (workloads/train/functional.h).
@@ -70,6 +54,7 @@ struct TrainSpec {
   bool collective_matmul = false;
   Elementwise elementwise = Elementwise::fused;
   Remat remat = Remat::none;
+  TensorPlaces remat_tensors;  // remat: custom: MaxText checkpoint name -> place
   bool simulate_anyway = false;
   FunctionalTraining functional;
   InputSpec input;  // per-replica sequence lengths; not enabled: model.seq_len everywhere

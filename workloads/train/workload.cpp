@@ -9,6 +9,7 @@
 #include "workloads/train/memory.h"
 #include "workloads/train/program_builder.h"
 #include "workloads/train/report.h"
+#include "workloads/train/trace.h"
 
 namespace workloads {
 
