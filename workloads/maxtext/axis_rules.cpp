@@ -39,7 +39,7 @@ LogicalAxisRules merge_model_axis_rules(const LogicalAxisRules& base, const Logi
 }
 
 std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
-                                                         const std::vector<std::string>& dims) {
+                                                        const std::vector<std::string>& dims) {
   std::vector<std::vector<MeshAxis>> out(dims.size());
   std::vector<bool> assigned(dims.size(), false);
   for (const auto& rule : rules) {

@@ -29,7 +29,7 @@ LogicalAxisRules merge_model_axis_rules(const LogicalAxisRules& base, const Logi
 // when that dimension has no axes yet and none of the rule's axes is taken
 // by another dimension of the array. A name no rule takes is unsharded ({}).
 std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
-                                                         const std::vector<std::string>& dims);
+                                                        const std::vector<std::string>& dims);
 
 // Over which mesh axes (of more than one chip in cfg.mesh) dimension `dim`
 // of an array with logical dimensions `dims` is sharded, in rule order, and

@@ -5,25 +5,30 @@
 namespace workloads {
 
 const sim::EnumNames<MaxTextDtype>& maxtext_dtype_names() {
-  static const sim::EnumNames<MaxTextDtype> names(
-      "dtype", {{MaxTextDtype::bfloat16, "bfloat16", ""},
-                {MaxTextDtype::float32, "float32", ""},
-                {MaxTextDtype::float16, "float16", ""}});
+  static const sim::EnumNames<MaxTextDtype> names("dtype", {{MaxTextDtype::bfloat16, "bfloat16", ""},
+                                                            {MaxTextDtype::float32, "float32", ""},
+                                                            {MaxTextDtype::float16, "float16", ""}});
   return names;
 }
 
 std::uint32_t dtype_bytes(MaxTextDtype d) { return d == MaxTextDtype::float32 ? 4 : 2; }
 
 const sim::EnumNames<DecoderBlock>& decoder_block_names() {
-  static const sim::EnumNames<DecoderBlock> names(
-      "decoder block", {{DecoderBlock::default_block, "default", ""}, {DecoderBlock::llama2, "llama2", ""},
-                        {DecoderBlock::mistral, "mistral", ""},       {DecoderBlock::mixtral, "mixtral", ""},
-                        {DecoderBlock::deepseek, "deepseek", ""},     {DecoderBlock::gemma, "gemma", ""},
-                        {DecoderBlock::gemma2, "gemma2", ""},         {DecoderBlock::gemma3, "gemma3", ""},
-                        {DecoderBlock::qwen3, "qwen3", ""},           {DecoderBlock::qwen3_moe, "qwen3_moe", ""},
-                        {DecoderBlock::gpt3, "gpt3", ""},             {DecoderBlock::gpt_oss, "gpt_oss", ""},
-                        {DecoderBlock::simple, "simple", ""},         {DecoderBlock::simple_mlp, "simple_mlp", ""},
-                        {DecoderBlock::llama4, "llama4", ""}});
+  static const sim::EnumNames<DecoderBlock> names("decoder block", {{DecoderBlock::default_block, "default", ""},
+                                                                    {DecoderBlock::llama2, "llama2", ""},
+                                                                    {DecoderBlock::mistral, "mistral", ""},
+                                                                    {DecoderBlock::mixtral, "mixtral", ""},
+                                                                    {DecoderBlock::deepseek, "deepseek", ""},
+                                                                    {DecoderBlock::gemma, "gemma", ""},
+                                                                    {DecoderBlock::gemma2, "gemma2", ""},
+                                                                    {DecoderBlock::gemma3, "gemma3", ""},
+                                                                    {DecoderBlock::qwen3, "qwen3", ""},
+                                                                    {DecoderBlock::qwen3_moe, "qwen3_moe", ""},
+                                                                    {DecoderBlock::gpt3, "gpt3", ""},
+                                                                    {DecoderBlock::gpt_oss, "gpt_oss", ""},
+                                                                    {DecoderBlock::simple, "simple", ""},
+                                                                    {DecoderBlock::simple_mlp, "simple_mlp", ""},
+                                                                    {DecoderBlock::llama4, "llama4", ""}});
   return names;
 }
 
@@ -50,19 +55,18 @@ const sim::EnumNames<AttentionType>& attention_type_names() {
 
 const sim::EnumNames<RematPolicy>& remat_policy_names() {
   static const sim::EnumNames<RematPolicy> names(
-      "remat policy",
-      {{RematPolicy::full, "full", "recompute the whole layer"},
-       {RematPolicy::minimal, "minimal", "save every projection output, recompute the attention core"},
-       {RematPolicy::minimal_with_context, "minimal_with_context", "minimal and the attention output"},
-       {RematPolicy::minimal_with_context, "minimal_flash", "the old name of minimal_with_context"},
-       {RematPolicy::save_dot_with_context_except_mlp, "save_dot_with_context_except_mlp", ""},
-       {RematPolicy::save_dot_except_mlpwi, "save_dot_except_mlpwi", ""},
-       {RematPolicy::save_dot_except_mlp, "save_dot_except_mlp", ""},
-       {RematPolicy::save_qkv_proj, "save_qkv_proj", ""},
-       {RematPolicy::qkv_proj_offloaded, "qkv_proj_offloaded", "Q, K, V projections to host memory"},
-       {RematPolicy::minimal_offloaded, "minimal_offloaded", "every projection output to host memory"},
-       {RematPolicy::custom, "custom", "each named tensor as its own key says"},
-       {RematPolicy::save_out_proj, "save_out_proj", ""}});
+      "remat policy", {{RematPolicy::full, "full", "recompute the whole layer"},
+                       {RematPolicy::minimal, "minimal", "save every projection output, recompute the attention core"},
+                       {RematPolicy::minimal_with_context, "minimal_with_context", "minimal and the attention output"},
+                       {RematPolicy::minimal_with_context, "minimal_flash", "the old name of minimal_with_context"},
+                       {RematPolicy::save_dot_with_context_except_mlp, "save_dot_with_context_except_mlp", ""},
+                       {RematPolicy::save_dot_except_mlpwi, "save_dot_except_mlpwi", ""},
+                       {RematPolicy::save_dot_except_mlp, "save_dot_except_mlp", ""},
+                       {RematPolicy::save_qkv_proj, "save_qkv_proj", ""},
+                       {RematPolicy::qkv_proj_offloaded, "qkv_proj_offloaded", "Q, K, V projections to host memory"},
+                       {RematPolicy::minimal_offloaded, "minimal_offloaded", "every projection output to host memory"},
+                       {RematPolicy::custom, "custom", "each named tensor as its own key says"},
+                       {RematPolicy::save_out_proj, "save_out_proj", ""}});
   return names;
 }
 
@@ -75,23 +79,23 @@ const sim::EnumNames<TensorPlacement>& tensor_placement_names() {
 }
 
 const sim::EnumNames<Quantization>& quantization_names() {
-  static const sim::EnumNames<Quantization> names(
-      "quantization", {{Quantization::none, "", "bfloat16 matmuls"},
-                       {Quantization::int8, "int8", "AQT int8 matmuls"},
-                       {Quantization::intmp, "intmp", "mixed precision for inference"},
-                       {Quantization::fp8, "fp8", ""},
-                       {Quantization::fp8_full, "fp8_full", "fp8 with static scaling"},
-                       {Quantization::fp8_gpu, "fp8_gpu", ""},
-                       {Quantization::fp8_nanoo, "fp8_nanoo", ""},
-                       {Quantization::nanoo_fp8, "nanoo_fp8", ""}});
+  static const sim::EnumNames<Quantization> names("quantization",
+                                                  {{Quantization::none, "", "bfloat16 matmuls"},
+                                                   {Quantization::int8, "int8", "AQT int8 matmuls"},
+                                                   {Quantization::intmp, "intmp", "mixed precision for inference"},
+                                                   {Quantization::fp8, "fp8", ""},
+                                                   {Quantization::fp8_full, "fp8_full", "fp8 with static scaling"},
+                                                   {Quantization::fp8_gpu, "fp8_gpu", ""},
+                                                   {Quantization::fp8_nanoo, "fp8_nanoo", ""},
+                                                   {Quantization::nanoo_fp8, "nanoo_fp8", ""}});
   return names;
 }
 
 const sim::EnumNames<OptimizerType>& optimizer_type_names() {
-  static const sim::EnumNames<OptimizerType> names(
-      "optimizer", {{OptimizerType::adamw, "adamw", ""},
-                    {OptimizerType::adam_pax, "adam_pax", "Praxis-style Adam"},
-                    {OptimizerType::sgd, "sgd", ""}});
+  static const sim::EnumNames<OptimizerType> names("optimizer",
+                                                   {{OptimizerType::adamw, "adamw", ""},
+                                                    {OptimizerType::adam_pax, "adam_pax", "Praxis-style Adam"},
+                                                    {OptimizerType::sgd, "sgd", ""}});
   return names;
 }
 

@@ -117,9 +117,9 @@ struct MaxTextModel {
                 num_decoder_layers = 0;
   std::uint64_t head_dim = 0;
   std::uint64_t vocab_size = 0;
-  std::vector<std::string> mlp_activations;  // two entries: a gated MLP (SwiGLU, GeGLU)
-  bool logits_via_embedding = false;         // tied input and output embeddings
-  bool use_iota_embed = false;               // embedding lookup as a one-hot matmul
+  std::vector<std::string> mlp_activations;   // two entries: a gated MLP (SwiGLU, GeGLU)
+  bool logits_via_embedding = false;          // tied input and output embeddings
+  bool use_iota_embed = false;                // embedding lookup as a one-hot matmul
   std::int64_t trainable_position_size = -1;  // > 0: a learned position embedding of this many rows (GPT-3)
   bool fused_qkv = false, fused_mlp = false;
   bool attention_bias = false, mlp_bias = false;
@@ -254,11 +254,11 @@ struct MaxTextConfig {
   double per_device_batch_size = 12.0;
   std::uint64_t max_target_length = 2048;
   std::uint64_t gradient_accumulation_steps = 1;
-  MaxTextDtype dtype = MaxTextDtype::bfloat16;         // activations and matmul inputs
-  MaxTextDtype weight_dtype = MaxTextDtype::float32;   // stored parameters
+  MaxTextDtype dtype = MaxTextDtype::bfloat16;        // activations and matmul inputs
+  MaxTextDtype weight_dtype = MaxTextDtype::float32;  // stored parameters
   MaxTextDtype grad_dtype = MaxTextDtype::float32;
-  MaxTextDtype mu_dtype = MaxTextDtype::float32;       // Adam's first moment
-  bool mu_dtype_follows_weights = true;                // mu_dtype "" (base.yml): mu_dtype = weight_dtype
+  MaxTextDtype mu_dtype = MaxTextDtype::float32;  // Adam's first moment
+  bool mu_dtype_follows_weights = true;           // mu_dtype "" (base.yml): mu_dtype = weight_dtype
   OptimizerType opt_type = OptimizerType::adamw;
   Quantization quantization = Quantization::none;
   bool scan_layers = true;

@@ -48,10 +48,9 @@ std::vector<XlaFlagRule> make_rules() {
                        }));
   r.push_back(modelled("xla_tpu_enable_sparse_core_collective_offload_all_gather", "all-gathers on the SparseCores",
                        [](const std::string& v, XlaSettings& s) { return read_bool(v, s.sparse_core_all_gather); }));
-  r.push_back(modelled("xla_tpu_enable_sparse_core_collective_offload_reduce_scatter",
-                       "reduce-scatters on the SparseCores", [](const std::string& v, XlaSettings& s) {
-                         return read_bool(v, s.sparse_core_reduce_scatter);
-                       }));
+  r.push_back(
+      modelled("xla_tpu_enable_sparse_core_collective_offload_reduce_scatter", "reduce-scatters on the SparseCores",
+               [](const std::string& v, XlaSettings& s) { return read_bool(v, s.sparse_core_reduce_scatter); }));
   r.push_back(modelled("xla_tpu_enable_sparse_core_collective_offload_all_reduce", "all-reduces on the SparseCores",
                        [](const std::string& v, XlaSettings& s) { return read_bool(v, s.sparse_core_all_reduce); }));
   r.push_back(modelled("xla_tpu_enable_async_collective_fusion",
@@ -66,10 +65,9 @@ std::vector<XlaFlagRule> make_rules() {
   r.push_back(modelled("xla_tpu_enable_async_collective_fusion_fuse_reduce_scatter",
                        "continuation fusion applies to reduce-scatters",
                        [](const std::string& v, XlaSettings& s) { return read_bool(v, s.fuse_reduce_scatter); }));
-  r.push_back(modelled("xla_tpu_enable_data_parallel_all_reduce_opt",
-                       "the data-parallel all-reduces across DCN optimised", [](const std::string& v, XlaSettings& s) {
-                         return read_bool(v, s.data_parallel_all_reduce_opt);
-                       }));
+  r.push_back(
+      modelled("xla_tpu_enable_data_parallel_all_reduce_opt", "the data-parallel all-reduces across DCN optimised",
+               [](const std::string& v, XlaSettings& s) { return read_bool(v, s.data_parallel_all_reduce_opt); }));
   ignored(r,
           {"xla_tpu_enable_all_experimental_scheduler_features", "xla_tpu_enable_scheduler_memory_pressure_tracking",
            "xla_tpu_host_transfer_overlap_limit", "xla_tpu_aggressive_opt_barrier_removal",
@@ -91,36 +89,38 @@ std::vector<XlaFlagRule> make_rules() {
            "xla_tpu_prefer_async_allgather_to_allreduce"},
           "asynchronous and pipelined collectives: tpusim's collectives are asynchronous ops already, overlapped as "
           "their dependencies allow");
-  ignored(r,
-          {"xla_tpu_use_minor_sharding_for_major_trivial_input",
-           "xla_tpu_relayout_group_size_threshold_for_reduce_scatter", "xla_tpu_assign_all_reduce_scatter_layout",
-           "xla_tpu_enable_3d_reduce_scatter_decomposer"},
-          "layouts that let XLA turn an all-reduce and a slice into a reduce-scatter: tpusim emits reduce-scatters "
-          "for sharded gradients already");
+  ignored(
+      r,
+      {"xla_tpu_use_minor_sharding_for_major_trivial_input", "xla_tpu_relayout_group_size_threshold_for_reduce_scatter",
+       "xla_tpu_assign_all_reduce_scatter_layout", "xla_tpu_enable_3d_reduce_scatter_decomposer"},
+      "layouts that let XLA turn an all-reduce and a slice into a reduce-scatter: tpusim emits reduce-scatters "
+      "for sharded gradients already");
   ignored(r,
           {"xla_tpu_enable_all_gather_offload_tracing", "xla_tpu_enable_reduce_scatter_offload_tracing",
            "xla_tpu_enable_all_reduce_offload_tracing"},
           "tracing of offloaded collectives");
   ignored(r,
-          {"xla_tpu_use_tc_device_shape_on_sc", "xla_sc_disable_megacore_partitioning", "xla_sc_enable_instruction_fusion",
-           "xla_sc_disjoint_spmem", "2a886c8_chip_config_name"},
+          {"xla_tpu_use_tc_device_shape_on_sc", "xla_sc_disable_megacore_partitioning",
+           "xla_sc_enable_instruction_fusion", "xla_sc_disjoint_spmem", "2a886c8_chip_config_name"},
           "settings that come with SparseCore offload (MaxText's xla_flags_library.py); which collectives are "
           "offloaded is the per-collective flag");
-  ignored(r,
-          {"xla_tpu_use_single_sparse_core_for_all_gather_offload", "xla_tpu_enable_concurrent_sparse_core_offloading",
-           "xla_tpu_enable_sparse_core_collective_aggregator", "xla_tpu_enable_sparse_core_offload_queuing_in_lhs",
-           "xla_tpu_sparse_core_all_gather_latency_multiplier", "xla_tpu_sparse_core_reduce_scatter_latency_multiplier"},
-          "SparseCore offload tuning and how the scheduler prices it");
+  ignored(
+      r,
+      {"xla_tpu_use_single_sparse_core_for_all_gather_offload", "xla_tpu_enable_concurrent_sparse_core_offloading",
+       "xla_tpu_enable_sparse_core_collective_aggregator", "xla_tpu_enable_sparse_core_offload_queuing_in_lhs",
+       "xla_tpu_sparse_core_all_gather_latency_multiplier", "xla_tpu_sparse_core_reduce_scatter_latency_multiplier"},
+      "SparseCore offload tuning and how the scheduler prices it");
   ignored(r,
           {"xla_tpu_use_bundle_aware_cost_model_for_fusions", "xla_tpu_mosaic_fusion", "xla_tpu_rwb_fusion",
            "xla_tpu_dot_dot_fusion_duplicated", "xla_tpu_order_dot_after_layout", "xla_tpu_megacore_fusion_allow_ags",
            "xla_tpu_prefetch_interval_picker_size_override", "xla_tpu_async_copy_bandwidth_scaling_factor",
            "xla_tpu_pcie_bandwidth_multiplier", "xla_tpu_impure_use_lmr_on_gxc"},
           "the compiler's fusion and cost-model choices: tpusim plans its kernels with its own cost model");
-  for (const char* n : {"xla_tpu_enable_sparse_core_collective_offload_2d_all_gather",
-                        "xla_tpu_enable_sparse_core_collective_offload_3d_all_gather",
-                        "xla_tpu_enable_sparse_core_collective_offload_nd_reduce_scatter",
-                        "xla_tpu_enable_sparse_core_reduce_scatter_v2", "xla_tpu_enable_offloading_gather_to_sparsecore"})
+  for (const char* n :
+       {"xla_tpu_enable_sparse_core_collective_offload_2d_all_gather",
+        "xla_tpu_enable_sparse_core_collective_offload_3d_all_gather",
+        "xla_tpu_enable_sparse_core_collective_offload_nd_reduce_scatter",
+        "xla_tpu_enable_sparse_core_reduce_scatter_v2", "xla_tpu_enable_offloading_gather_to_sparsecore"})
     r.push_back({n, KeyClass::unmodelled, "more work on the SparseCores", "false", nullptr});
   r.push_back({"xla_tpu_sparse_core_all_reduce_offload_min_size_in_bytes", KeyClass::unmodelled,
                "which all-reduces are offloaded, by size", "", nullptr});
@@ -191,8 +191,7 @@ void load_xla_flags(const sim::YamlNode& node, MaxTextConfig& cfg) {
     const ListedKey listed{shown, f.flag.value, node.location().str(), rule->why};
     if (rule->cls == KeyClass::modelled) {
       if (!rule->apply(f.flag.value, cfg.xla)) fail_at(node, f.offset, "bad value '" + f.flag.value + "' for " + shown);
-    } else if (rule->cls == KeyClass::ignored ||
-               (!rule->neutral.empty() && same_value(f.flag.value, rule->neutral))) {
+    } else if (rule->cls == KeyClass::ignored || (!rule->neutral.empty() && same_value(f.flag.value, rule->neutral))) {
       cfg.ignored_keys.push_back(listed);
     } else if (cfg.allow_unmodelled) {
       cfg.approximations.push_back(listed);

@@ -131,8 +131,7 @@ TEST_CASE("maxtext keys: global_parameter_scale doubles heads and MLP, then embe
   CHECK(error_of("{global_parameter_scale: 3}", 8).detail() == "global_parameter_scale must be a power of 2, got 3");
 }
 
-TEST_CASE("maxtext keys: a key the model file sets too is refused unless override_model_config",
-          "[maxtext][keys]") {
+TEST_CASE("maxtext keys: a key the model file sets too is refused unless override_model_config", "[maxtext][keys]") {
   const auto e = error_of("{model_name: mistral-7b, base_num_decoder_layers: 4}", 8);
   CHECK(e.key_path() == "config.base_num_decoder_layers");
   CHECK(e.detail().find("is set by the model file too") != std::string::npos);

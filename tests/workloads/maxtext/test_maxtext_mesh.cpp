@@ -57,8 +57,7 @@ TEST_CASE("maxtext mesh: a -1 that does not divide is an error at that key", "[m
         "(-1 became 85: 256 is not a multiple of 3)");
 }
 
-TEST_CASE("maxtext mesh: no -1 and a wrong product is an error at the first value that is not 1",
-          "[maxtext][mesh]") {
+TEST_CASE("maxtext mesh: no -1 and a wrong product is an error at the first value that is not 1", "[maxtext][mesh]") {
   const auto e = error_of("{ici_fsdp_parallelism: 8, ici_tensor_parallelism: 2}", 32);
   CHECK(e.key_path() == "config.ici_fsdp_parallelism");
   CHECK(e.detail() == "the ici_*_parallelism values multiply to 16, not the 32 chips of a slice");
@@ -73,8 +72,7 @@ TEST_CASE("maxtext mesh: two -1 in one group, and more than the chips", "[maxtex
   CHECK(more.detail().find("multiply to 32, more than the 16 chips of a slice") != std::string::npos);
 }
 
-TEST_CASE("maxtext mesh: DCN parallelism on one slice is refused; base.yml's dcn_data -1 is not",
-          "[maxtext][mesh]") {
+TEST_CASE("maxtext mesh: DCN parallelism on one slice is refused; base.yml's dcn_data -1 is not", "[maxtext][mesh]") {
   const auto e = error_of("{dcn_fsdp_parallelism: 2}", 256);
   CHECK(e.key_path() == "config.dcn_fsdp_parallelism");
   CHECK(e.detail() == "DCN parallelism of 2 on a pod of one slice");

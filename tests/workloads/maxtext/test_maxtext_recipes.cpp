@@ -32,7 +32,8 @@ std::pair<std::uint32_t, std::uint32_t> chips_of(const sim::YamlNode& pod) {
   const std::uint32_t slices = pod["slices"].present() ? static_cast<std::uint32_t>(pod["slices"].as_uint()) : 1;
   const sim::YamlNode slice = pod["slices"].present() ? pod["slice"] : pod;
   std::uint32_t chips = 1;
-  for (std::size_t i = 0; i < slice["shape"].size(); ++i) chips *= static_cast<std::uint32_t>(slice["shape"][i].as_uint());
+  for (std::size_t i = 0; i < slice["shape"].size(); ++i)
+    chips *= static_cast<std::uint32_t>(slice["shape"][i].as_uint());
   return {chips * slices, slices};
 }
 

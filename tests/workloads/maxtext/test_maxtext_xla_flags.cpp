@@ -34,9 +34,10 @@ TEST_CASE("maxtext xla flags: every rule is named once", "[maxtext][xla]") {
 }
 
 TEST_CASE("maxtext xla flags: modelled ones set values, the rest are listed", "[maxtext][xla]") {
-  const auto cfg = load("{}", 8, 1,
-                        "--xla_tpu_scoped_vmem_limit_kib=98304 --xla_tpu_enable_async_collective_fusion=true "
-                        "--xla_latency_hiding_scheduler_rerun=2 --xla_tpu_enable_sparse_core_collective_offload_all_reduce");
+  const auto cfg =
+      load("{}", 8, 1,
+           "--xla_tpu_scoped_vmem_limit_kib=98304 --xla_tpu_enable_async_collective_fusion=true "
+           "--xla_latency_hiding_scheduler_rerun=2 --xla_tpu_enable_sparse_core_collective_offload_all_reduce");
   CHECK(cfg.xla.scoped_vmem_limit_kib == 98304);
   CHECK(cfg.xla.async_collective_fusion);
   CHECK(cfg.xla.sparse_core_all_reduce);
