@@ -49,11 +49,11 @@ TEST_CASE("maxtext xla flags: modelled ones set values, the rest are listed", "[
 
 TEST_CASE("maxtext xla flags: an unknown flag is located inside the string with the near miss", "[maxtext][xla]") {
   // xla_flags: "--xla_tpu_scoped_vmem_limit_kib=1 --xla_tpu_rwb_fusio" on line 2: the string's
-  // text starts at column 13 (after the quote at 12); the second flag 35 characters in.
+  // text starts at column 13 (after the quote at 12); the second flag 34 characters in.
   const auto e = error_of("{}", 8, 1, "--xla_tpu_scoped_vmem_limit_kib=1 --xla_tpu_rwb_fusio");
   CHECK(e.key_path() == "xla_flags");
   CHECK(e.where().line == 2);
-  CHECK(e.where().column == 13 + 35);
+  CHECK(e.where().column == 13 + 34);
   CHECK(e.detail().rfind("unknown XLA flag '--xla_tpu_rwb_fusio'; did you mean 'xla_tpu_rwb_fusion'?", 0) == 0);
 }
 
