@@ -60,7 +60,8 @@ std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& 
 
 Sharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim) {
   Sharding s;
-  for (const MeshAxis a : logical_to_mesh_axes(cfg.logical_axis_rules, dims).at(dim)) {
+  const auto assigned = logical_to_mesh_axes(cfg.logical_axis_rules, dims);
+  for (const MeshAxis a : assigned.at(dim)) {
     if (cfg.mesh.size(a) <= 1) continue;
     s.axes.push_back(a);
     s.shards *= cfg.mesh.size(a);
