@@ -11,8 +11,6 @@ const sim::EnumNames<MaxTextDtype>& maxtext_dtype_names() {
   return names;
 }
 
-std::uint32_t dtype_bytes(MaxTextDtype d) { return d == MaxTextDtype::float32 ? 4 : 2; }
-
 const sim::EnumNames<DecoderBlock>& decoder_block_names() {
   static const sim::EnumNames<DecoderBlock> names("decoder block", {{DecoderBlock::default_block, "default", ""},
                                                                     {DecoderBlock::llama2, "llama2", ""},

@@ -19,8 +19,6 @@ namespace workloads {
 // jax.numpy.dtype; these are the spellings its configs use.
 enum class MaxTextDtype { bfloat16, float32, float16 };
 const sim::EnumNames<MaxTextDtype>& maxtext_dtype_names();
-// Bytes of one element.
-std::uint32_t dtype_bytes(MaxTextDtype d);
 
 // decoder_block: which layer MaxText builds (common_types.py DecoderBlockType).
 enum class DecoderBlock {

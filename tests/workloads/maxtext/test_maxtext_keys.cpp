@@ -46,6 +46,21 @@ TEST_CASE("maxtext keys: every key of MaxText's base.yml at the recipe commits i
   }
 }
 
+TEST_CASE("maxtext keys: describe() documents every key with its class", "[maxtext][keys]") {
+  // What `tpusim explain maxtext` will print: one entry per key, in the table's order.
+  const auto d = workloads::maxtext_keys().describe();
+  REQUIRE(d["params"].size() == workloads::maxtext_keys().keys().size());
+  std::size_t modelled = 0, unmodelled = 0;
+  for (const auto& p : d["params"]) {
+    modelled += p["class"] == "modelled" ? 1 : 0;
+    unmodelled += p["class"] == "unmodelled" ? 1 : 0;
+    if (p["class"] == "unmodelled") CHECK(p.contains("neutral"));
+  }
+  CHECK(modelled == workloads::maxtext_keys().names(KeyClass::modelled).size());
+  CHECK(unmodelled == workloads::maxtext_keys().names(KeyClass::unmodelled).size());
+  CHECK(d["params"][0]["name"] == "model_name");
+}
+
 TEST_CASE("maxtext keys: an unknown key is located at the key with the near miss", "[maxtext][keys]") {
   const auto e = error_of("{model_name: mistral-7b, per_device_batch_sise: 6}", 8);
   CHECK(e.key_path() == "config.per_device_batch_sise");
