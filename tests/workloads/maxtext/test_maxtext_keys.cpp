@@ -4,6 +4,8 @@
 // defaults fill what the config and the model file leave out.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -44,6 +46,33 @@ TEST_CASE("maxtext keys: every key of MaxText's base.yml at the recipe commits i
     CHECK(!k.meaning.empty());
     CHECK((k.cls == KeyClass::modelled) == static_cast<bool>(k.read));
   }
+}
+
+TEST_CASE("maxtext keys: configs/maxtext/base.yml gives every modelled key a default", "[maxtext][keys]") {
+  // The keys tpusim reads all come from base.yml unless the model file or the config sets them;
+  // model_name (MaxText's "default") and tpusim's own allow_unmodelled are the two left out.
+  const auto base = sim::YamlNode::load_file(std::string(TPUSIM_SOURCE_DIR) + "/configs/maxtext/base.yml");
+  const auto keys = base.keys();
+  for (const auto& k : workloads::maxtext_keys().names(KeyClass::modelled)) {
+    INFO(k);
+    const bool given = std::find(keys.begin(), keys.end(), k) != keys.end();
+    CHECK(given == (k != "model_name" && k != "allow_unmodelled"));
+  }
+}
+
+TEST_CASE("maxtext keys: every shipped model file loads with no unmodelled key", "[maxtext][keys]") {
+  std::size_t n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(TPUSIM_SOURCE_DIR) + "/configs/maxtext/models")) {
+    const std::string name = e.path().stem().string();
+    DYNAMIC_SECTION(name) {
+      const auto cfg = load("{model_name: " + name + ", per_device_batch_size: 1}", 8);
+      CHECK(cfg.approximations.empty());
+      CHECK(cfg.model.num_decoder_layers > 0);
+    }
+    ++n;
+  }
+  CHECK(n == 40);
 }
 
 TEST_CASE("maxtext keys: describe() documents every key with its class", "[maxtext][keys]") {
