@@ -79,10 +79,19 @@ void read_defaults(const sim::YamlNode& base, MaxTextConfig& cfg, Origins& origi
   }
 }
 
+// Where a listed key was set: the config's place as is; a model file's by
+// its file name, so that a report does not depend on where tpusim is installed.
+std::string listed_where(const sim::YamlNode& v, const sim::YamlNode& config) {
+  sim::SourceLocation at = v.location();
+  if (at.file != config.file()) at.file = fs::path(at.file).filename().string();
+  return at.str();
+}
+
 // Lists or refuses a key that is not modelled; false when it is modelled.
-bool classify(const sim::YamlNode& map, const std::string& key, const MaxTextKey& k, MaxTextConfig& cfg) {
+bool classify(const sim::YamlNode& map, const std::string& key, const MaxTextKey& k, const sim::YamlNode& config,
+              MaxTextConfig& cfg) {
   const sim::YamlNode v = map[key];
-  const ListedKey listed{key, shown(v), v.location().str(), k.meaning};
+  const ListedKey listed{key, shown(v), listed_where(v, config), k.meaning};
   if (k.cls == KeyClass::modelled) return false;
   if (k.cls == KeyClass::ignored) {
     cfg.ignored_keys.push_back(listed);
@@ -125,7 +134,7 @@ void read_model_file(const sim::YamlNode& model, const sim::YamlNode& config, Ma
                    "); MaxText refuses a key set by both (pyconfig.py validate_no_keys_overwritten_twice): drop it "
                    "or set override_model_config: true");
     }
-    if (classify(model, key, k, cfg)) continue;
+    if (classify(model, key, k, config, cfg)) continue;
     if (key == "logical_axis_rules") {
       cfg.logical_axis_rules = merge_model_axis_rules(cfg.logical_axis_rules, read_axis_rules(model[key]));
     } else {
@@ -139,7 +148,7 @@ void read_config(const sim::YamlNode& config, MaxTextConfig& cfg, Origins& origi
   for (const auto& key : config.keys()) {
     const MaxTextKey& k = known_key(config, key);
     if (key == "model_name" || key == "allow_unmodelled" || key == "override_model_config") continue;  // read first
-    if (classify(config, key, k, cfg)) continue;
+    if (classify(config, key, k, config, cfg)) continue;
     k.read(without_digit_separators(config[key]), cfg);
     origins.insert_or_assign(key, config[key]);
   }

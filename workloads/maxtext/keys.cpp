@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "workloads/maxtext/axis_rules.h"
 #include "workloads/maxtext/mesh.h"
@@ -52,8 +53,8 @@ MaxTextKeyTable& MaxTextKeyTable::unmodelled(const char* name, const char* neutr
 }
 
 MaxTextKeyTable& MaxTextKeyTable::add(MaxTextKey k) {
-  // One entry per key: a second one would be a bug in the table below.
-  if (find(k.name)) std::abort();
+  // One entry per key: a second one is a bug in the table below.
+  if (find(k.name)) throw std::logic_error("MaxText key '" + k.name + "' declared twice");
   keys_.push_back(std::move(k));
   return *this;
 }

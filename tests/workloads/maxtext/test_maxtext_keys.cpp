@@ -133,6 +133,16 @@ TEST_CASE("maxtext keys: ignored keys are listed with their reason", "[maxtext][
   CHECK(listed(cfg.ignored_keys, "steps")->value == "20");
 }
 
+TEST_CASE("maxtext keys: a model file's ignored keys are listed by the file's name", "[maxtext][keys]") {
+  // gemma3-12b.yml line 27:
+  // normalization_layer_epsilon: 1e-6.
+  const auto cfg = load("{model_name: gemma3-12b, per_device_batch_size: 1}", 8);
+  const auto* eps = listed(cfg.ignored_keys, "normalization_layer_epsilon");
+  REQUIRE(eps);
+  CHECK(eps->value == "1e-6");
+  CHECK(eps->where == "gemma3-12b.yml:27:30");
+}
+
 TEST_CASE("maxtext keys: base.yml's defaults fill what is not given", "[maxtext][keys]") {
   // base.yml at 50bafeb: per_device_batch_size 12.0, max_target_length 2048, weight_dtype float32,
   // dtype bfloat16, mu_dtype "" (= weight_dtype), remat_policy full, megablox and sparse_matmul true,
