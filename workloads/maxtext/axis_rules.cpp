@@ -73,4 +73,43 @@ Sharding sharded_over(const MaxTextConfig& cfg, const std::string& logical) {
   return sharded_over(cfg, std::vector<std::string>{logical}, 0);
 }
 
+std::vector<std::string> logical_dims(MaxTextTensor t, const MaxTextConfig& cfg) {
+  switch (t) {
+    case MaxTextTensor::embedding: return {"vocab", "embed"};                           // embeddings.py Embed
+    case MaxTextTensor::query_weight: return {"embed", "q_heads", "kv"};                // attentions.py init_query_w
+    case MaxTextTensor::key_value_weight: return {"embed", "kv_heads", "kv_head_dim"};  // init_kv_w
+    case MaxTextTensor::qkv_weight: return {"embed", "qkv", "heads", "kv"};             // init_qkv_w
+    case MaxTextTensor::out_weight: return {"heads", "kv", "embed"};                    // init_out_w
+    case MaxTextTensor::mlp_in_weight:                                                  // linears.py MlpBlock
+      if (cfg.model.fused_mlp) return {"embed", "num_activations", "mlp"};
+      return {"embed", "mlp"};
+    case MaxTextTensor::mlp_out_weight: return {"mlp", "embed"};
+    case MaxTextTensor::expert_in_weight:  // moe.py RoutedMoE
+      if (cfg.moe.fsdp_shard_on_exp) return {"embed_no_exp", "", "mlp"};
+      return {"exp", "embed_no_exp", "mlp"};
+    case MaxTextTensor::expert_out_weight:
+      if (cfg.moe.fsdp_shard_on_exp) return {"embed_no_exp", "mlp", ""};
+      return {"exp", "mlp", "embed_no_exp"};
+    case MaxTextTensor::norm_scale: return {"norm"};
+    case MaxTextTensor::logits_weight: return {"embed", "vocab"};  // decoders.py logits_dense
+    case MaxTextTensor::layer_input:                               // llama2.py activation_axis_names
+      return {"activation_batch", "activation_norm_length", "activation_embed"};
+    case MaxTextTensor::qkv_projection:  // attentions.py query/key/value_axis_names
+      return {"activation_kv_batch", "activation_length_no_exp", "activation_kv_heads", "activation_kv_head_dim"};
+    case MaxTextTensor::attention_output:  // attentions.py out_axis_names
+      return {"activation_batch", "activation_length_no_exp", "activation_heads", "activation_kv"};
+    case MaxTextTensor::mlp_hidden: return {"activation_batch", "activation_length_no_exp", "activation_mlp"};
+    case MaxTextTensor::logits:  // decoders.py, num_vocab_tiling 1
+      return {"activation_embed_and_logits_batch", "activation_length_no_exp", "activation_vocab"};
+  }
+  return {};
+}
+
+std::vector<Sharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg) {
+  const auto dims = logical_dims(t, cfg);
+  std::vector<Sharding> out;
+  for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(sharded_over(cfg, dims, i));
+  return out;
+}
+
 }  // namespace workloads

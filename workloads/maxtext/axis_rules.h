@@ -31,6 +31,33 @@ LogicalAxisRules merge_model_axis_rules(const LogicalAxisRules& base, const Logi
 std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
                                                         const std::vector<std::string>& dims);
 
+// The tensors of a training step whose sharding the workload needs, and the
+// logical names MaxText gives their dimensions (layers/*.py at 50bafeb, the
+// training path with expert_shard_attention_option fsdp, base.yml's value).
+enum class MaxTextTensor {
+  embedding,          // token embedding table: vocab, embed
+  query_weight,       // embed, q_heads, kv
+  key_value_weight,   // K or V projection: embed, kv_heads, kv_head_dim
+  qkv_weight,         // fused_qkv: embed, qkv, heads, kv
+  out_weight,         // attention output projection: heads, kv, embed
+  mlp_in_weight,      // wi, wi_0 or wi_1: embed, mlp (fused_mlp: embed, num_activations, mlp)
+  mlp_out_weight,     // wo: mlp, embed
+  expert_in_weight,   // exp, embed_no_exp, mlp (fsdp_shard_on_exp: embed_no_exp, -, mlp)
+  expert_out_weight,  // exp, mlp, embed_no_exp (fsdp_shard_on_exp: embed_no_exp, mlp, -)
+  norm_scale,         // norm
+  logits_weight,      // untied output projection: embed, vocab
+  layer_input,        // decoder_layer_input: activation_batch, activation_norm_length, activation_embed
+  qkv_projection,     // query_proj, key_proj, value_proj: activation_kv_batch, activation_length_no_exp,
+                      // activation_kv_heads, activation_kv_head_dim
+  attention_output,   // context: activation_batch, activation_length_no_exp, activation_heads, activation_kv
+  mlp_hidden,         // mlpwi: activation_batch, activation_length_no_exp, activation_mlp
+  logits              // activation_embed_and_logits_batch, activation_length_no_exp, activation_vocab
+};
+// The logical dimension names of `t` under cfg (fused_mlp and
+// fsdp_shard_on_exp change two of them); "" is a dimension MaxText leaves
+// unsharded (None).
+std::vector<std::string> logical_dims(MaxTextTensor t, const MaxTextConfig& cfg);
+
 // Over which mesh axes (of more than one chip in cfg.mesh) dimension `dim`
 // of an array with logical dimensions `dims` is sharded, in rule order, and
 // into how many shards (the product of their sizes).
@@ -41,5 +68,7 @@ struct Sharding {
 Sharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim);
 // The same for a lone logical dimension (an array of one dimension).
 Sharding sharded_over(const MaxTextConfig& cfg, const std::string& logical);
+// Each dimension of tensor `t`, in logical_dims order.
+std::vector<Sharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg);
 
 }  // namespace workloads
