@@ -95,7 +95,7 @@ bool classify(const sim::YamlNode& map, const std::string& key, const MaxTextKey
   if (k.cls == KeyClass::modelled) return false;
   if (k.cls == KeyClass::ignored) {
     cfg.ignored_keys.push_back(listed);
-  } else if (!k.neutral.empty() && v.is_scalar() && same_value(v.scalar(), k.neutral)) {
+  } else if (k.neutral && v.is_scalar() && same_value(v.scalar(), *k.neutral)) {
     cfg.ignored_keys.push_back({key, listed.value, listed.where, "base.yml's value: changes nothing"});
   } else if (cfg.allow_unmodelled) {
     cfg.approximations.push_back(listed);

@@ -23,33 +23,35 @@ MaxTextKeyTable& MaxTextKeyTable::real(const char* name, sim::Field<MaxTextConfi
                                        sim::Range range, const char* meaning) {
   const std::string u = unit;
   return add(
-      {name, KeyClass::modelled, "number", unit, range.str(), meaning, "",
+      {name, KeyClass::modelled, "number", unit, range.str(), meaning, std::nullopt,
        [field, range, u](const sim::YamlNode& n, MaxTextConfig& c) { field.get(c) = sim::read_real(n, range, u); }});
 }
 
 MaxTextKeyTable& MaxTextKeyTable::flag(const char* name, sim::Field<MaxTextConfig, bool> field, const char* meaning) {
-  return add({name, KeyClass::modelled, "bool", "", "", meaning, "",
+  return add({name, KeyClass::modelled, "bool", "", "", meaning, std::nullopt,
               [field](const sim::YamlNode& n, MaxTextConfig& c) { field.get(c) = n.as_bool(); }});
 }
 
 MaxTextKeyTable& MaxTextKeyTable::text(const char* name, sim::Field<MaxTextConfig, std::string> field,
                                        const char* meaning) {
-  return add({name, KeyClass::modelled, "string", "", "", meaning, "",
+  return add({name, KeyClass::modelled, "string", "", "", meaning, std::nullopt,
               [field](const sim::YamlNode& n, MaxTextConfig& c) { field.get(c) = n.as_string(); }});
 }
 
 MaxTextKeyTable& MaxTextKeyTable::custom(const char* name, const char* type, const char* meaning,
                                          std::function<void(const sim::YamlNode&, MaxTextConfig&)> read) {
-  return add({name, KeyClass::modelled, type, "", "", meaning, "", std::move(read)});
+  return add({name, KeyClass::modelled, type, "", "", meaning, std::nullopt, std::move(read)});
 }
 
 MaxTextKeyTable& MaxTextKeyTable::ignored(std::vector<const char*> names, const char* why) {
-  for (const char* n : names) add({n, KeyClass::ignored, "", "", "", why, "", nullptr});
+  for (const char* n : names) add({n, KeyClass::ignored, "", "", "", why, std::nullopt, nullptr});
   return *this;
 }
 
 MaxTextKeyTable& MaxTextKeyTable::unmodelled(const char* name, const char* neutral, const char* why) {
-  return add({name, KeyClass::unmodelled, "", "", "", why, neutral, nullptr});
+  MaxTextKey k{name, KeyClass::unmodelled, "", "", "", why, std::nullopt, nullptr};
+  if (neutral) k.neutral = neutral;
+  return add(std::move(k));
 }
 
 MaxTextKeyTable& MaxTextKeyTable::add(MaxTextKey k) {
@@ -85,7 +87,7 @@ nlohmann::json MaxTextKeyTable::describe() const {
     if (!k.type.empty()) p["type"] = k.type;
     if (!k.unit.empty()) p["unit"] = k.unit;
     if (!k.range.empty()) p["range"] = k.range;
-    if (k.cls == KeyClass::unmodelled) p["neutral"] = k.neutral;
+    if (k.neutral) p["neutral"] = *k.neutral;
     params.push_back(p);
   }
   return {{"component", "maxtext"},
@@ -409,9 +411,9 @@ void add_unmodelled_keys(MaxTextKeyTable& t) {
       .unmodelled("parameter_memory_host_offload", "false", "parameters in host memory")
       .unmodelled("moba", "false", "mixture-of-block attention")
       .unmodelled("hardware", "tpu", "not a TPU")
-      .unmodelled("mesh_axes", "", "another set or order of mesh axes")
-      .unmodelled("data_sharding", "", "another sharding of the input batch")
-      .unmodelled("input_data_sharding_logical_axes", "", "another sharding of the input batch")
+      .unmodelled("mesh_axes", nullptr, "another set or order of mesh axes")
+      .unmodelled("data_sharding", nullptr, "another sharding of the input batch")
+      .unmodelled("input_data_sharding_logical_axes", nullptr, "another sharding of the input batch")
       .unmodelled("sa_q_layout", "HEAD_DIM_MINOR", "another memory layout of the splash kernel's Q")
       .unmodelled("sa_k_layout", "HEAD_DIM_MINOR", "another memory layout of the splash kernel's K")
       .unmodelled("sa_v_layout", "HEAD_DIM_MINOR", "another memory layout of the splash kernel's V")

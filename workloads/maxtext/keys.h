@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,9 @@ const char* to_string(KeyClass c);
 struct MaxTextKey {
   std::string name;
   KeyClass cls = KeyClass::ignored;
-  std::string type, unit, range;  // documentation (modelled keys)
-  std::string meaning;            // modelled: what it sets; otherwise why it is in its class
-  std::string neutral;            // unmodelled: base.yml's value, which changes nothing
+  std::string type, unit, range;       // documentation (modelled keys)
+  std::string meaning;                 // modelled: what it sets; otherwise why it is in its class
+  std::optional<std::string> neutral;  // unmodelled: base.yml's value, which changes nothing (none: a list)
   std::function<void(const sim::YamlNode&, MaxTextConfig&)> read;  // modelled keys only
 };
 
@@ -47,7 +48,7 @@ class MaxTextKeyTable {
   MaxTextKeyTable& integer(const char* name, sim::NoDeduceT<sim::Field<MaxTextConfig, I>> field, const char* unit,
                            sim::Range range, const char* meaning) {
     const std::string u = unit;
-    return add({name, KeyClass::modelled, "integer", unit, range.str(), meaning, "",
+    return add({name, KeyClass::modelled, "integer", unit, range.str(), meaning, std::nullopt,
                 [field, range, u](const sim::YamlNode& n, MaxTextConfig& c) {
                   field.get(c) = sim::read_integer_as<I>(n, range, u);
                 }});
@@ -59,7 +60,7 @@ class MaxTextKeyTable {
   template <class E>
   MaxTextKeyTable& enumeration(const char* name, sim::NoDeduceT<sim::Field<MaxTextConfig, E>> field,
                                const sim::EnumNames<E>& names, const char* meaning) {
-    return add({name, KeyClass::modelled, names.type(), "", "", meaning, "",
+    return add({name, KeyClass::modelled, names.type(), "", "", meaning, std::nullopt,
                 [field, &names](const sim::YamlNode& n, MaxTextConfig& c) { field.get(c) = names.parse(n); }});
   }
   // A modelled key with its own reader.
@@ -68,7 +69,8 @@ class MaxTextKeyTable {
   // Keys with no effect on performance, sharing one reason.
   MaxTextKeyTable& ignored(std::vector<const char*> names, const char* why);
   // A key that changes performance and is not modelled; `neutral` is
-  // base.yml's value (a value equal to it is accepted as ignored).
+  // base.yml's value (a value equal to it is accepted as ignored); nullptr:
+  // no value is neutral (base.yml's is a list tpusim does not compare).
   MaxTextKeyTable& unmodelled(const char* name, const char* neutral, const char* why);
 
   const MaxTextKey* find(const std::string& name) const;

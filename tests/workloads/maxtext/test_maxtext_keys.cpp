@@ -83,7 +83,7 @@ TEST_CASE("maxtext keys: describe() documents every key with its class", "[maxte
   for (const auto& p : d["params"]) {
     modelled += p["class"] == "modelled" ? 1 : 0;
     unmodelled += p["class"] == "unmodelled" ? 1 : 0;
-    if (p["class"] == "unmodelled") CHECK(p.contains("neutral"));
+    if (p["class"] != "unmodelled") CHECK_FALSE(p.contains("neutral"));
   }
   CHECK(modelled == workloads::maxtext_keys().names(KeyClass::modelled).size());
   CHECK(unmodelled == workloads::maxtext_keys().names(KeyClass::unmodelled).size());
@@ -118,9 +118,12 @@ TEST_CASE("maxtext keys: an unmodelled key is an error naming it, unless allow_u
 
 TEST_CASE("maxtext keys: an unmodelled key at base.yml's value changes nothing and is listed as ignored",
           "[maxtext][keys]") {
-  const auto cfg = load("{scan_layers: True, matmul_precision: default, dropout_rate: 0}", 8);
+  const auto cfg = load("{scan_layers: True, matmul_precision: default, dropout_rate: 0, subslice_shape: ''}", 8);
   CHECK(cfg.approximations.empty());
-  for (const char* k : {"scan_layers", "matmul_precision", "dropout_rate"}) CHECK(listed(cfg.ignored_keys, k));
+  for (const char* k : {"scan_layers", "matmul_precision", "dropout_rate", "subslice_shape"})
+    CHECK(listed(cfg.ignored_keys, k));
+  // A list-valued unmodelled key has no neutral value.
+  CHECK(error_of("{mesh_axes: [data, fsdp]}", 8).key_path() == "config.mesh_axes");
 }
 
 TEST_CASE("maxtext keys: ignored keys are listed with their reason", "[maxtext][keys]") {
