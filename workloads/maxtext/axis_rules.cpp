@@ -14,10 +14,10 @@ LogicalAxisRules read_axis_rules(const sim::YamlNode& n) {
     rule.logical = r[0].as_string();
     const sim::YamlNode axes = r[1];
     if (axes.is_scalar()) {
-      rule.mesh.push_back(mesh_axis_names().parse(axes));
+      rule.mesh.push_back(maxtext_axis_names().parse(axes));
     } else {
       if (!axes.is_sequence()) axes.fail("expected a mesh axis or a list of them");
-      for (std::size_t j = 0; j < axes.size(); ++j) rule.mesh.push_back(mesh_axis_names().parse(axes[j]));
+      for (std::size_t j = 0; j < axes.size(); ++j) rule.mesh.push_back(maxtext_axis_names().parse(axes[j]));
     }
     rules.push_back(std::move(rule));
   }
@@ -38,9 +38,9 @@ LogicalAxisRules merge_model_axis_rules(const LogicalAxisRules& base, const Logi
   return out;
 }
 
-std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
-                                                        const std::vector<std::string>& dims) {
-  std::vector<std::vector<MeshAxis>> out(dims.size());
+std::vector<std::vector<MaxTextAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
+                                                           const std::vector<std::string>& dims) {
+  std::vector<std::vector<MaxTextAxis>> out(dims.size());
   std::vector<bool> assigned(dims.size(), false);
   for (const auto& rule : rules) {
     const auto it = std::find(dims.begin(), dims.end(), rule.logical);
@@ -49,7 +49,7 @@ std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& 
     if (assigned[pos]) continue;
     bool free = true;
     for (std::size_t d = 0; d < dims.size() && free; ++d)
-      for (const MeshAxis a : rule.mesh)
+      for (const MaxTextAxis a : rule.mesh)
         if (std::find(out[d].begin(), out[d].end(), a) != out[d].end()) free = false;
     if (!free) continue;
     out[pos] = rule.mesh;
@@ -58,10 +58,10 @@ std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& 
   return out;
 }
 
-Sharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim) {
-  Sharding s;
+AxisSharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim) {
+  AxisSharding s;
   const auto assigned = logical_to_mesh_axes(cfg.logical_axis_rules, dims);
-  for (const MeshAxis a : assigned.at(dim)) {
+  for (const MaxTextAxis a : assigned.at(dim)) {
     if (cfg.mesh.size(a) <= 1) continue;
     s.axes.push_back(a);
     s.shards *= cfg.mesh.size(a);
@@ -69,7 +69,7 @@ Sharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& 
   return s;
 }
 
-Sharding sharded_over(const MaxTextConfig& cfg, const std::string& logical) {
+AxisSharding sharded_over(const MaxTextConfig& cfg, const std::string& logical) {
   return sharded_over(cfg, std::vector<std::string>{logical}, 0);
 }
 
@@ -105,9 +105,9 @@ std::vector<std::string> logical_dims(MaxTextTensor t, const MaxTextConfig& cfg)
   return {};
 }
 
-std::vector<Sharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg) {
+std::vector<AxisSharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg) {
   const auto dims = logical_dims(t, cfg);
-  std::vector<Sharding> out;
+  std::vector<AxisSharding> out;
   for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(sharded_over(cfg, dims, i));
   return out;
 }

@@ -28,8 +28,8 @@ LogicalAxisRules merge_model_axis_rules(const LogicalAxisRules& base, const Logi
 // the rules are tried in order, and a rule for a dimension's name is taken
 // when that dimension has no axes yet and none of the rule's axes is taken
 // by another dimension of the array. A name no rule takes is unsharded ({}).
-std::vector<std::vector<MeshAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
-                                                        const std::vector<std::string>& dims);
+std::vector<std::vector<MaxTextAxis>> logical_to_mesh_axes(const LogicalAxisRules& rules,
+                                                           const std::vector<std::string>& dims);
 
 // The tensors of a training step whose sharding the workload needs, and the
 // logical names MaxText gives their dimensions (layers/*.py at 50bafeb, the
@@ -61,14 +61,14 @@ std::vector<std::string> logical_dims(MaxTextTensor t, const MaxTextConfig& cfg)
 // Over which mesh axes (of more than one chip in cfg.mesh) dimension `dim`
 // of an array with logical dimensions `dims` is sharded, in rule order, and
 // into how many shards (the product of their sizes).
-struct Sharding {
-  std::vector<MeshAxis> axes;
+struct AxisSharding {
+  std::vector<MaxTextAxis> axes;
   std::uint64_t shards = 1;
 };
-Sharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim);
+AxisSharding sharded_over(const MaxTextConfig& cfg, const std::vector<std::string>& dims, std::size_t dim);
 // The same for a lone logical dimension (an array of one dimension).
-Sharding sharded_over(const MaxTextConfig& cfg, const std::string& logical);
+AxisSharding sharded_over(const MaxTextConfig& cfg, const std::string& logical);
 // Each dimension of tensor `t`, in logical_dims order.
-std::vector<Sharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg);
+std::vector<AxisSharding> sharding_of(MaxTextTensor t, const MaxTextConfig& cfg);
 
 }  // namespace workloads

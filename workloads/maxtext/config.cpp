@@ -186,7 +186,7 @@ void check_across_keys(const MaxTextConfig& cfg, const Origins& origins, const s
         .fail("per_device_batch_size x max_target_length (" + std::to_string(static_cast<std::uint64_t>(tokens)) +
               ") must be a multiple of num_vocab_tiling (" + std::to_string(cfg.num_vocab_tiling) + ")");
   // pyconfig.py using_expert_parallelism.
-  const auto e = static_cast<std::size_t>(MeshAxis::expert);
+  const auto e = static_cast<std::size_t>(MaxTextAxis::expert);
   if (cfg.mesh.ici[e] > 1 && cfg.mesh.dcn[e] > 1)
     origin_of(origins, "dcn_expert_parallelism", config)
         .fail("expert parallelism can be on ICI or on DCN, not both (MaxText refuses it)");

@@ -344,7 +344,7 @@ void add_run_keys(MaxTextKeyTable& t) {
 
 void add_mesh_keys(MaxTextKeyTable& t) {
   using C = MaxTextConfig;
-  for (const MeshAxis a : all_mesh_axes()) {
+  for (const MaxTextAxis a : all_maxtext_axes()) {
     for (const bool ici : {true, false}) {
       const std::string key = parallelism_key(a, ici);
       const auto i = static_cast<std::size_t>(a);

@@ -10,10 +10,10 @@
 namespace workloads {
 
 // The axes in MaxText's order.
-const std::vector<MeshAxis>& all_mesh_axes();
+const std::vector<MaxTextAxis>& all_maxtext_axes();
 // "ici_fsdp_parallelism", "dcn_data_parallelism"; the stage axis's keys
 // are ici_pipeline_parallelism and dcn_pipeline_parallelism.
-std::string parallelism_key(MeshAxis a, bool ici);
+std::string parallelism_key(MaxTextAxis a, bool ici);
 
 // MaxText's fill rule (max_utils.py fill_unspecified_mesh_axes at 50bafeb):
 // at most one value of `values` may be -1; it becomes target / (product of

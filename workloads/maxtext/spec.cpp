@@ -97,20 +97,20 @@ const sim::EnumNames<OptimizerType>& optimizer_type_names() {
   return names;
 }
 
-const sim::EnumNames<MeshAxis>& mesh_axis_names() {
-  static const sim::EnumNames<MeshAxis> names(
-      "mesh axis", {{MeshAxis::data, "data", ""},
-                    {MeshAxis::stage, "stage", "pipeline stages (ici/dcn_pipeline_parallelism)"},
-                    {MeshAxis::fsdp, "fsdp", ""},
-                    {MeshAxis::fsdp_transpose, "fsdp_transpose", ""},
-                    {MeshAxis::sequence, "sequence", ""},
-                    {MeshAxis::context, "context", ""},
-                    {MeshAxis::context_autoregressive, "context_autoregressive", ""},
-                    {MeshAxis::tensor, "tensor", ""},
-                    {MeshAxis::tensor_transpose, "tensor_transpose", ""},
-                    {MeshAxis::tensor_sequence, "tensor_sequence", ""},
-                    {MeshAxis::expert, "expert", ""},
-                    {MeshAxis::autoregressive, "autoregressive", ""}});
+const sim::EnumNames<MaxTextAxis>& maxtext_axis_names() {
+  static const sim::EnumNames<MaxTextAxis> names(
+      "mesh axis", {{MaxTextAxis::data, "data", ""},
+                    {MaxTextAxis::stage, "stage", "pipeline stages (ici/dcn_pipeline_parallelism)"},
+                    {MaxTextAxis::fsdp, "fsdp", ""},
+                    {MaxTextAxis::fsdp_transpose, "fsdp_transpose", ""},
+                    {MaxTextAxis::sequence, "sequence", ""},
+                    {MaxTextAxis::context, "context", ""},
+                    {MaxTextAxis::context_autoregressive, "context_autoregressive", ""},
+                    {MaxTextAxis::tensor, "tensor", ""},
+                    {MaxTextAxis::tensor_transpose, "tensor_transpose", ""},
+                    {MaxTextAxis::tensor_sequence, "tensor_sequence", ""},
+                    {MaxTextAxis::expert, "expert", ""},
+                    {MaxTextAxis::autoregressive, "autoregressive", ""}});
   return names;
 }
 

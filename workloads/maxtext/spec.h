@@ -180,7 +180,7 @@ struct MoeExecution {
 // The mesh axes, in MaxText's order (base.yml mesh_axes at 50bafeb). ICI
 // axes join chips inside a slice, DCN axes join slices; each mesh axis is
 // ici x dcn chips.
-enum class MeshAxis {
+enum class MaxTextAxis {
   data,
   stage,
   fsdp,
@@ -194,15 +194,15 @@ enum class MeshAxis {
   expert,
   autoregressive
 };
-constexpr std::size_t kMeshAxes = 12;
-const sim::EnumNames<MeshAxis>& mesh_axis_names();
+constexpr std::size_t kMaxTextAxes = 12;
+const sim::EnumNames<MaxTextAxis>& maxtext_axis_names();
 
 // ici_*_parallelism and dcn_*_parallelism as given (-1: fill), then, after
 // fill_mesh (mesh.h), as MaxText builds the mesh.
 struct MaxTextMesh {
-  std::int64_t ici[kMeshAxes] = {1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // base.yml: ici_fsdp -1
-  std::int64_t dcn[kMeshAxes] = {-1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // base.yml: dcn_data -1
-  std::uint64_t size(MeshAxis a) const {
+  std::int64_t ici[kMaxTextAxes] = {1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // base.yml: ici_fsdp -1
+  std::int64_t dcn[kMaxTextAxes] = {-1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // base.yml: dcn_data -1
+  std::uint64_t size(MaxTextAxis a) const {
     const auto i = static_cast<std::size_t>(a);
     return static_cast<std::uint64_t>(ici[i] * dcn[i]);
   }
@@ -215,7 +215,7 @@ struct MaxTextMesh {
 // have several rules, tried in order (axis_rules.h).
 struct AxisRule {
   std::string logical;
-  std::vector<MeshAxis> mesh;
+  std::vector<MaxTextAxis> mesh;
 };
 using LogicalAxisRules = std::vector<AxisRule>;
 

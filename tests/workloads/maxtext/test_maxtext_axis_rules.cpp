@@ -8,13 +8,13 @@
 namespace test_maxtext_axis_rules {
 
 using maxtext_fixture::load;
-using workloads::MeshAxis;
+using workloads::MaxTextAxis;
 
 namespace {
 
-std::vector<std::string> names(const std::vector<MeshAxis>& axes) {
+std::vector<std::string> names(const std::vector<MaxTextAxis>& axes) {
   std::vector<std::string> out;
-  for (const MeshAxis a : axes) out.push_back(workloads::mesh_axis_names().name(a));
+  for (const MaxTextAxis a : axes) out.push_back(workloads::maxtext_axis_names().name(a));
   return out;
 }
 
@@ -69,12 +69,13 @@ TEST_CASE("maxtext axis rules: a model file's rules replace base.yml's for the n
   for (const auto& r : cfg.logical_axis_rules) norm_rules += r.logical == "norm" ? 1 : 0;
   CHECK(norm_rules == 1);
   // A name base.yml lacks is dropped (pyconfig.py create_new_logical_axis_rules).
-  const workloads::LogicalAxisRules base{{"a", {MeshAxis::data}}, {"b", {MeshAxis::fsdp}}};
-  const auto merged = workloads::merge_model_axis_rules(base, {{"b", {MeshAxis::tensor}}, {"c", {MeshAxis::expert}}});
+  const workloads::LogicalAxisRules base{{"a", {MaxTextAxis::data}}, {"b", {MaxTextAxis::fsdp}}};
+  const auto merged =
+      workloads::merge_model_axis_rules(base, {{"b", {MaxTextAxis::tensor}}, {"c", {MaxTextAxis::expert}}});
   REQUIRE(merged.size() == 2);
   CHECK(merged[0].logical == "a");
   CHECK(merged[1].logical == "b");
-  CHECK(merged[1].mesh == std::vector<MeshAxis>{MeshAxis::tensor});
+  CHECK(merged[1].mesh == std::vector<MaxTextAxis>{MaxTextAxis::tensor});
 }
 
 namespace {

@@ -9,41 +9,41 @@ namespace test_maxtext_mesh {
 
 using maxtext_fixture::error_of;
 using maxtext_fixture::load;
-using workloads::MeshAxis;
+using workloads::MaxTextAxis;
 
 TEST_CASE("maxtext mesh: ici_fsdp -1 on 256 chips is fsdp 256", "[maxtext][mesh]") {
   const auto cfg = load("{ici_fsdp_parallelism: -1}", 256);
-  CHECK(cfg.mesh.size(MeshAxis::fsdp) == 256);
-  for (const MeshAxis a : workloads::all_mesh_axes())
-    if (a != MeshAxis::fsdp) CHECK(cfg.mesh.size(a) == 1);
+  CHECK(cfg.mesh.size(MaxTextAxis::fsdp) == 256);
+  for (const MaxTextAxis a : workloads::all_maxtext_axes())
+    if (a != MaxTextAxis::fsdp) CHECK(cfg.mesh.size(a) == 1);
 }
 
 TEST_CASE("maxtext mesh: base.yml's ici_fsdp -1 applies when no key is given", "[maxtext][mesh]") {
-  CHECK(load("{}", 64).mesh.size(MeshAxis::fsdp) == 64);
+  CHECK(load("{}", 64).mesh.size(MaxTextAxis::fsdp) == 64);
 }
 
 TEST_CASE("maxtext mesh: ici_fsdp 16 and ici_tensor -1 on 256 chips is tensor 16", "[maxtext][mesh]") {
   const auto cfg = load("{ici_fsdp_parallelism: 16, ici_tensor_parallelism: -1}", 256);
-  CHECK(cfg.mesh.size(MeshAxis::fsdp) == 16);
-  CHECK(cfg.mesh.size(MeshAxis::tensor) == 16);
+  CHECK(cfg.mesh.size(MaxTextAxis::fsdp) == 16);
+  CHECK(cfg.mesh.size(MaxTextAxis::tensor) == 16);
 }
 
 TEST_CASE("maxtext mesh: DCN -1 takes the slices; each axis is ici x dcn", "[maxtext][mesh]") {
   // base.yml's dcn_data_parallelism -1 over 4 slices of 256.
   const auto cfg = load("{ici_fsdp_parallelism: -1}", 1024, 4);
-  CHECK(cfg.mesh.size(MeshAxis::data) == 4);
-  CHECK(cfg.mesh.size(MeshAxis::fsdp) == 256);
+  CHECK(cfg.mesh.size(MaxTextAxis::data) == 4);
+  CHECK(cfg.mesh.size(MaxTextAxis::fsdp) == 256);
   // fsdp over DCN as well: 256 x 2.
   const auto two = load("{ici_fsdp_parallelism: 256, dcn_fsdp_parallelism: 2}", 512, 2);
-  CHECK(two.mesh.size(MeshAxis::fsdp) == 512);
-  CHECK(two.mesh.size(MeshAxis::data) == 1);  // dcn_data -1 filled with 2 / 2 = 1
+  CHECK(two.mesh.size(MaxTextAxis::fsdp) == 512);
+  CHECK(two.mesh.size(MaxTextAxis::data) == 1);  // dcn_data -1 filled with 2 / 2 = 1
 }
 
 TEST_CASE("maxtext mesh: the stage axis is set by *_pipeline_parallelism", "[maxtext][mesh]") {
-  CHECK(workloads::parallelism_key(MeshAxis::stage, true) == "ici_pipeline_parallelism");
+  CHECK(workloads::parallelism_key(MaxTextAxis::stage, true) == "ici_pipeline_parallelism");
   const auto cfg = load("{ici_fsdp_parallelism: -1, ici_pipeline_parallelism: 4}", 64);
-  CHECK(cfg.mesh.size(MeshAxis::stage) == 4);
-  CHECK(cfg.mesh.size(MeshAxis::fsdp) == 16);
+  CHECK(cfg.mesh.size(MaxTextAxis::stage) == 4);
+  CHECK(cfg.mesh.size(MaxTextAxis::fsdp) == 16);
 }
 
 TEST_CASE("maxtext mesh: a -1 that does not divide is an error at that key", "[maxtext][mesh]") {

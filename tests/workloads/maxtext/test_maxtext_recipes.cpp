@@ -15,8 +15,8 @@ namespace test_maxtext_recipes {
 
 namespace fs = std::filesystem;
 using workloads::AttentionType;
+using workloads::MaxTextAxis;
 using workloads::MaxTextConfig;
-using workloads::MeshAxis;
 using workloads::TensorPlacement;
 
 namespace {
@@ -107,8 +107,8 @@ TEST_CASE("maxtext recipes: each loads with no unmodelled key and the published 
       CHECK(cfg.max_target_length == f["seq"].as_uint());
       CHECK(cfg.per_device_batch_size == f["per_device"].as_double());
       CHECK(cfg.global_batch() == f["global"].as_uint());
-      for (const MeshAxis a : workloads::all_mesh_axes()) {
-        const std::string name = workloads::mesh_axis_names().name(a);
+      for (const MaxTextAxis a : workloads::all_maxtext_axes()) {
+        const std::string name = workloads::maxtext_axis_names().name(a);
         INFO(name);
         CHECK(cfg.mesh.size(a) == (f["mesh"][name].present() ? f["mesh"][name].as_uint() : 1));
       }
