@@ -19,7 +19,7 @@ struct MaxTextCommandLine {
   // The keys, one line per key=value word in order: an error in the Nth
   // such word is located at "command line:N:column".
   sim::YamlNode config{YAML::Node(YAML::NodeType::Map), "command line", ""};
-  std::string xla_flags;       // "" when none was given
+  std::string xla_flags;  // "" when none was given
   bool has_xla_flags = false;
 };
 

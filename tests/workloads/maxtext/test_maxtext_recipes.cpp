@@ -90,7 +90,49 @@ void check_model(const workloads::MaxTextModel& m, const sim::YamlNode& f) {
   }
 }
 
+// MaxText's own count of a training step's FLOPs per device, what its log
+// divides by the step time to print TFLOP/s/device: maxtext_utils.py
+// calculate_tflops_training_per_device (at 9f1820b and 3eb77db) for dense
+// models and mixtral-style dropless MoE, written here as a test reference.
+// Matmul FLOPs 2 m k n; learnable weights x 3 (forward and backward);
+// attention 4 B S^2 heads head_dim per layer, halved from 3eb77db on.
+double maxtext_tflops(const MaxTextConfig& c, bool causal_halved) {
+  const auto& m = c.model;
+  const double b = c.per_device_batch_size, s = static_cast<double>(c.max_target_length);
+  const double tokens = b * s, emb = static_cast<double>(m.emb_dim), mlp = static_cast<double>(m.mlp_dim);
+  const double heads = static_cast<double>(m.num_query_heads), hd = static_cast<double>(m.head_dim);
+  double ffn = 2 * tokens * mlp * emb * static_cast<double>(m.mlp_activations.size()) + 2 * tokens * mlp * emb;
+  if (m.moe())
+    ffn = 2 * tokens * emb * static_cast<double>(m.num_experts) + ffn * static_cast<double>(m.num_experts_per_tok);
+  const double qkv = 2 * tokens * emb * (heads + 2 * static_cast<double>(m.num_kv_heads)) * hd;
+  const double proj = 2 * tokens * emb * heads * hd;
+  const double embedding = 2 * tokens * emb * static_cast<double>(m.vocab_size);
+  const double attention = 4 * b * s * s * heads * hd * (causal_halved ? 0.5 : 1.0);
+  const double layers = static_cast<double>(m.num_decoder_layers);
+  return (((ffn + qkv + proj) * layers + embedding) * 3 + attention * layers * 3) / 1e12;
+}
+
 }  // namespace
+
+TEST_CASE("maxtext recipes: the logged TFLOP/s/device x step time is MaxText's FLOP count of the config",
+          "[maxtext][recipes]") {
+  // A published number against the loaded config: batch, sequence, dimensions, vocabulary and
+  // experts must all be right for MaxText's formula to give the logged TFLOPs (to the 5 or 6
+  // digits the log prints).
+  const auto all = facts();
+  std::size_t checked = 0;
+  for (const auto& id : all["recipes"].keys()) {
+    const auto f = all["recipes"][id];
+    if (!f["flops_formula"].present()) continue;
+    DYNAMIC_SECTION(id) {
+      const double logged = f["tflops_per_device"].as_double() * f["step_s"].as_double();
+      const double counted = maxtext_tflops(load_recipe(id), f["flops_formula"].as_string() == "causal");
+      CHECK(counted == Approx(logged).epsilon(1e-4));
+    }
+    ++checked;
+  }
+  CHECK(checked == 11);
+}
 
 TEST_CASE("maxtext recipes: each loads with no unmodelled key and the published model, batch and mesh",
           "[maxtext][recipes]") {
