@@ -4,6 +4,8 @@
 // (transcribed from docs/reference/maxtext-recipes.md, not from the loader).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "sim/yaml_node.h"
@@ -92,38 +94,74 @@ void check_model(const workloads::MaxTextModel& m, const sim::YamlNode& f) {
 
 // MaxText's own count of a training step's FLOPs per device, what its log
 // divides by the step time to print TFLOP/s/device: maxtext_utils.py
-// calculate_tflops_training_per_device (at 9f1820b and 3eb77db) for dense
-// models and mixtral-style dropless MoE, written here as a test reference.
-// Matmul FLOPs 2 m k n; learnable weights x 3 (forward and backward);
-// attention 4 B S^2 heads head_dim per layer, halved from 3eb77db on.
-double maxtext_tflops(const MaxTextConfig& c, bool causal_halved) {
+// calculate_tflops_training_per_device (read at 9f1820b, f4db8e4, 3eb77db and
+// 50bafeb), written here as a test reference. Matmuls 2 m k n; learnable
+// weights x 3 (forward and backward); the routed experts' MLPs for the
+// tokens' top k plus the router (and shared experts for deepseek and llama4);
+// MLA's projections through its low ranks. Attention per layer 4 B S^2 H D
+// (MLA: 2 B S^2 H (qk + v)) x 3; from 3eb77db on (causal: true) halved, and
+// local layers over min(window, S) keys, chunked layers over their chunks.
+// The layer kinds come from MaxTextModel::layers(), so they are checked too.
+double maxtext_tflops(const MaxTextConfig& c, bool causal) {
   const auto& m = c.model;
-  const double b = c.per_device_batch_size, s = static_cast<double>(c.max_target_length);
-  const double tokens = b * s, emb = static_cast<double>(m.emb_dim), mlp = static_cast<double>(m.mlp_dim);
-  const double heads = static_cast<double>(m.num_query_heads), hd = static_cast<double>(m.head_dim);
-  double ffn = 2 * tokens * mlp * emb * static_cast<double>(m.mlp_activations.size()) + 2 * tokens * mlp * emb;
-  if (m.moe())
-    ffn = 2 * tokens * emb * static_cast<double>(m.num_experts) + ffn * static_cast<double>(m.num_experts_per_tok);
-  const double qkv = 2 * tokens * emb * (heads + 2 * static_cast<double>(m.num_kv_heads)) * hd;
-  const double proj = 2 * tokens * emb * heads * hd;
-  const double embedding = 2 * tokens * emb * static_cast<double>(m.vocab_size);
-  const double attention = 4 * b * s * s * heads * hd * (causal_halved ? 0.5 : 1.0);
+  const double b = c.per_device_batch_size, s = static_cast<double>(c.max_target_length), t = b * s;
+  const double emb = static_cast<double>(m.emb_dim), heads = static_cast<double>(m.num_query_heads);
+  const double hd = static_cast<double>(m.head_dim), acts = static_cast<double>(m.mlp_activations.size());
+  auto mlp = [&](double width) { return 2 * t * width * emb * acts + 2 * t * width * emb; };
+  const bool routed_and_shared =
+      m.decoder_block == workloads::DecoderBlock::deepseek || m.decoder_block == workloads::DecoderBlock::llama4;
+  const double gate = 2 * t * emb * static_cast<double>(m.num_experts);
+  double ffn = 0, attention = 0;
+  for (const auto& layer : m.layers()) {
+    if (!m.moe()) {
+      ffn += mlp(static_cast<double>(m.mlp_dim));
+    } else if (!routed_and_shared) {
+      ffn += gate + mlp(static_cast<double>(m.mlp_dim)) * static_cast<double>(m.num_experts_per_tok);
+    } else if (layer.moe) {
+      const double expert = mlp(static_cast<double>(m.moe_mlp_dim));
+      ffn += gate + expert * static_cast<double>(m.shared_experts + m.num_experts_per_tok);
+    } else {
+      ffn += mlp(static_cast<double>(m.mlp_dim));
+    }
+    double keys = s * s;  // query-key pairs of one sequence
+    if (causal && layer.attention == AttentionType::local_sliding) keys = s * std::min(s, double(layer.window));
+    if (causal && layer.attention == AttentionType::chunk) {
+      const double w = static_cast<double>(layer.window), n = std::floor(s / w), r = s - n * w;
+      keys = n * w * w + r * r;
+    }
+    const double per_pair =
+        m.attention_type == AttentionType::mla
+            ? 2 * heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+            : 4 * heads * hd;
+    attention += b * keys * per_pair * (causal ? 0.5 : 1.0);
+  }
+  double qkv = 2 * t * emb * (heads + 2 * static_cast<double>(m.num_kv_heads)) * hd;
+  double proj = 2 * t * emb * heads * hd;
+  if (m.attention_type == AttentionType::mla) {
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double q_rank = static_cast<double>(m.q_lora_rank), kv_rank = static_cast<double>(m.kv_lora_rank);
+    qkv = 2 * t * (emb * q_rank + q_rank * heads * qk) +
+          2 * t *
+              (emb * (kv_rank + static_cast<double>(m.qk_rope_head_dim)) +
+               kv_rank * heads * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim));
+    proj = 2 * t * emb * heads * static_cast<double>(m.v_head_dim);
+  }
   const double layers = static_cast<double>(m.num_decoder_layers);
-  return (((ffn + qkv + proj) * layers + embedding) * 3 + attention * layers * 3) / 1e12;
+  const double embedding = 2 * t * emb * static_cast<double>(m.vocab_size);
+  return ((ffn + (qkv + proj) * layers + embedding) * 3 + attention * 3) / 1e12;
 }
 
 }  // namespace
 
 TEST_CASE("maxtext recipes: the logged TFLOP/s/device x step time is MaxText's FLOP count of the config",
           "[maxtext][recipes]") {
-  // A published number against the loaded config: batch, sequence, dimensions, vocabulary and
-  // experts must all be right for MaxText's formula to give the logged TFLOPs (to the 5 or 6
-  // digits the log prints).
+  // A published number against the loaded config: batch, sequence, dimensions, vocabulary,
+  // experts, MLA ranks and each layer's kind must all be right for MaxText's formula to give the
+  // logged TFLOPs (to the 5 or 6 digits the log prints).
   const auto all = facts();
   std::size_t checked = 0;
   for (const auto& id : all["recipes"].keys()) {
     const auto f = all["recipes"][id];
-    if (!f["flops_formula"].present()) continue;
     DYNAMIC_SECTION(id) {
       const double logged = f["tflops_per_device"].as_double() * f["step_s"].as_double();
       const double counted = maxtext_tflops(load_recipe(id), f["flops_formula"].as_string() == "causal");
@@ -131,7 +169,7 @@ TEST_CASE("maxtext recipes: the logged TFLOP/s/device x step time is MaxText's F
     }
     ++checked;
   }
-  CHECK(checked == 11);
+  CHECK(checked == 17);
 }
 
 TEST_CASE("maxtext recipes: each loads with no unmodelled key and the published model, batch and mesh",
