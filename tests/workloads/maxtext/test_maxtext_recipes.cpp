@@ -4,13 +4,12 @@
 // (transcribed from docs/reference/maxtext-recipes.md, not from the loader).
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include "sim/yaml_node.h"
 #include "workloads/maxtext/axis_rules.h"
 #include "workloads/maxtext/config.h"
+#include "workloads/maxtext/flops.h"
 #include "workloads/maxtext/mesh.h"
 
 namespace test_maxtext_recipes {
@@ -92,65 +91,6 @@ void check_model(const workloads::MaxTextModel& m, const sim::YamlNode& f) {
   }
 }
 
-// MaxText's own count of a training step's FLOPs per device, what its log
-// divides by the step time to print TFLOP/s/device: maxtext_utils.py
-// calculate_tflops_training_per_device (read at 9f1820b, f4db8e4, 3eb77db and
-// 50bafeb), written here as a test reference. Matmuls 2 m k n; learnable
-// weights x 3 (forward and backward); the routed experts' MLPs for the
-// tokens' top k plus the router (and shared experts for deepseek and llama4);
-// MLA's projections through its low ranks. Attention per layer 4 B S^2 H D
-// (MLA: 2 B S^2 H (qk + v)) x 3; from 3eb77db on (causal: true) halved, and
-// local layers over min(window, S) keys, chunked layers over their chunks.
-// The layer kinds come from MaxTextModel::layers(), so they are checked too.
-double maxtext_tflops(const MaxTextConfig& c, bool causal) {
-  const auto& m = c.model;
-  const double b = c.per_device_batch_size, s = static_cast<double>(c.max_target_length), t = b * s;
-  const double emb = static_cast<double>(m.emb_dim), heads = static_cast<double>(m.num_query_heads);
-  const double hd = static_cast<double>(m.head_dim), acts = static_cast<double>(m.mlp_activations.size());
-  auto mlp = [&](double width) { return 2 * t * width * emb * acts + 2 * t * width * emb; };
-  const bool routed_and_shared =
-      m.decoder_block == workloads::DecoderBlock::deepseek || m.decoder_block == workloads::DecoderBlock::llama4;
-  const double gate = 2 * t * emb * static_cast<double>(m.num_experts);
-  double ffn = 0, attention = 0;
-  for (const auto& layer : m.layers()) {
-    if (!m.moe()) {
-      ffn += mlp(static_cast<double>(m.mlp_dim));
-    } else if (!routed_and_shared) {
-      ffn += gate + mlp(static_cast<double>(m.mlp_dim)) * static_cast<double>(m.num_experts_per_tok);
-    } else if (layer.moe) {
-      const double expert = mlp(static_cast<double>(m.moe_mlp_dim));
-      ffn += gate + expert * static_cast<double>(m.shared_experts + m.num_experts_per_tok);
-    } else {
-      ffn += mlp(static_cast<double>(m.mlp_dim));
-    }
-    double keys = s * s;  // query-key pairs of one sequence
-    if (causal && layer.attention == AttentionType::local_sliding) keys = s * std::min(s, double(layer.window));
-    if (causal && layer.attention == AttentionType::chunk) {
-      const double w = static_cast<double>(layer.window), n = std::floor(s / w), r = s - n * w;
-      keys = n * w * w + r * r;
-    }
-    const double per_pair =
-        m.attention_type == AttentionType::mla
-            ? 2 * heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
-            : 4 * heads * hd;
-    attention += b * keys * per_pair * (causal ? 0.5 : 1.0);
-  }
-  double qkv = 2 * t * emb * (heads + 2 * static_cast<double>(m.num_kv_heads)) * hd;
-  double proj = 2 * t * emb * heads * hd;
-  if (m.attention_type == AttentionType::mla) {
-    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
-    const double q_rank = static_cast<double>(m.q_lora_rank), kv_rank = static_cast<double>(m.kv_lora_rank);
-    qkv = 2 * t * (emb * q_rank + q_rank * heads * qk) +
-          2 * t *
-              (emb * (kv_rank + static_cast<double>(m.qk_rope_head_dim)) +
-               kv_rank * heads * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim));
-    proj = 2 * t * emb * heads * static_cast<double>(m.v_head_dim);
-  }
-  const double layers = static_cast<double>(m.num_decoder_layers);
-  const double embedding = 2 * t * emb * static_cast<double>(m.vocab_size);
-  return ((ffn + (qkv + proj) * layers + embedding) * 3 + attention * 3) / 1e12;
-}
-
 }  // namespace
 
 TEST_CASE("maxtext recipes: the logged TFLOP/s/device x step time is MaxText's FLOP count of the config",
@@ -164,7 +104,9 @@ TEST_CASE("maxtext recipes: the logged TFLOP/s/device x step time is MaxText's F
     const auto f = all["recipes"][id];
     DYNAMIC_SECTION(id) {
       const double logged = f["tflops_per_device"].as_double() * f["step_s"].as_double();
-      const double counted = maxtext_tflops(load_recipe(id), f["flops_formula"].as_string() == "causal");
+      const auto version = f["flops_formula"].as_string() == "causal" ? workloads::MaxTextFlopCount::causal
+                                                                      : workloads::MaxTextFlopCount::noncausal;
+      const double counted = workloads::maxtext_step_tflops(load_recipe(id), version);
       CHECK(counted == Approx(logged).epsilon(1e-4));
     }
     ++checked;
