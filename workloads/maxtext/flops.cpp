@@ -12,8 +12,7 @@ double maxtext_step_tflops(const MaxTextConfig& c, MaxTextFlopCount version) {
   const double emb = static_cast<double>(m.emb_dim), heads = static_cast<double>(m.num_query_heads);
   const double hd = static_cast<double>(m.head_dim), acts = static_cast<double>(m.mlp_activations.size());
   auto mlp = [&](double width) { return 2 * t * width * emb * acts + 2 * t * width * emb; };
-  const bool routed_and_shared =
-      m.decoder_block == DecoderBlock::deepseek || m.decoder_block == DecoderBlock::llama4;
+  const bool routed_and_shared = m.decoder_block == DecoderBlock::deepseek || m.decoder_block == DecoderBlock::llama4;
   const double gate = 2 * t * emb * static_cast<double>(m.num_experts);
   double ffn = 0, attention = 0;
   for (const auto& layer : m.layers()) {
@@ -28,7 +27,8 @@ double maxtext_step_tflops(const MaxTextConfig& c, MaxTextFlopCount version) {
       ffn += mlp(static_cast<double>(m.mlp_dim));
     }
     double keys = s * s;  // query-key pairs of one sequence
-    if (causal && layer.attention == AttentionType::local_sliding) keys = s * std::min(s, static_cast<double>(layer.window));
+    if (causal && layer.attention == AttentionType::local_sliding)
+      keys = s * std::min(s, static_cast<double>(layer.window));
     if (causal && layer.attention == AttentionType::chunk) {
       const double w = static_cast<double>(layer.window), n = std::floor(s / w), r = s - n * w;
       keys = n * w * w + r * r;
