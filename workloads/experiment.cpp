@@ -85,6 +85,10 @@ std::vector<std::string> chip_search_dirs(const std::string& experiment_path) {
   return search_dirs(experiment_path, "chips");
 }
 
+std::vector<std::string> config_search_dirs(const std::string& experiment_path, const std::string& sub) {
+  return search_dirs(experiment_path, sub);
+}
+
 hw::ChipConfig load_chip_option(const std::string& name, const std::string& option) {
   const sim::SourceLocation where{"command line", 0, 0};
   const sim::YamlNode ref(YAML::Node(name), where.file, option, where);

@@ -135,6 +135,8 @@ Experiment load_experiment_text(const std::string& text, const std::string& path
 // Where chip files are looked up: next to the experiment, in
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);
+// The same for any folder of configs/ (e.g. "maxtext/models").
+std::vector<std::string> config_search_dirs(const std::string& experiment_path, const std::string& sub);
 // The chip a command-line option (`option`, e.g. "--chip") names: a path,
 // or a name looked up as `chip:` is, the current directory standing for
 // the experiment's. Throws sim::ConfigError.
