@@ -628,6 +628,26 @@ interconnect::PodNetworkConfig pod_network_config(const Experiment& exp) {
   return cfg;
 }
 
+Experiment experiment_settings(const Experiment& exp) {
+  Experiment out;
+  out.name = exp.name;
+  out.config_path = exp.config_path;
+  out.inputs = exp.inputs;
+  out.overrides = exp.overrides;
+  out.workload_yaml = exp.workload_yaml;
+  out.chip_ref = exp.chip_ref;
+  out.chip = exp.chip;
+  out.chip_file = exp.chip_file;
+  out.pod = exp.pod;
+  out.mesh = exp.mesh;
+  out.fidelity = exp.fidelity;
+  out.functional = exp.functional;
+  out.replicas = exp.replicas;
+  out.stragglers = exp.stragglers;
+  out.limits = exp.limits;
+  return out;
+}
+
 runtime::PodConfig pod_config(const Experiment& exp) {
   runtime::PodConfig c;
   c.chip = exp.chip;

@@ -106,6 +106,11 @@ struct Experiment {
   std::unique_ptr<Workload> workload;
 };
 
+// Every field of `exp` but its workload: the experiment a kind hands on to
+// another kind's runner with some settings changed (kind: maxtext runs its
+// translation as kind: train on its own mesh).
+Experiment experiment_settings(const Experiment& exp);
+
 // The tables that load, check and document an experiment file's top level
 // (with `limits`), a `pod:` mapping and `limits:` (tpusim explain
 // experiment, tpusim explain pod).

@@ -210,6 +210,21 @@ json to_json(const ScaleSimSection& s) {
 
 json to_json(const TrainSection::Axes& a) { return {{"axes", a.axes}, {"degree", a.degree}}; }
 
+// kind: maxtext's fields of `result`: the run as MaxText named it, and
+// every key read without effect or run without its effect.
+void add_maxtext(json& res, const MaxTextSection& m) {
+  json mesh = json::object();
+  for (const auto& [axis, size] : m.mesh) mesh[axis] = size;
+  res["maxtext"] = {{"model_name", m.model_name}, {"remat_policy", m.remat_policy}, {"mesh", mesh}};
+  const auto listed = [](const std::vector<MaxTextSection::Listed>& keys) {
+    json out = json::array();
+    for (const auto& k : keys) out.push_back({{"key", k.key}, {"value", k.value}, {"where", k.where}, {"why", k.why}});
+    return out;
+  };
+  res["ignored_keys"] = listed(m.ignored_keys);
+  res["approximations"] = listed(m.approximations);
+}
+
 // The train kind's fields of `result`.
 void add_train(json& res, const TrainSection& t) {
   res["model_flops"] = t.model_flops;
@@ -368,6 +383,7 @@ json to_json(const Result& r) {
   if (r.sharding) j["sharding"] = to_json(*r.sharding);
   if (r.synthetic) j["synthetic"] = to_json(*r.synthetic);
   if (r.train) add_train(j, *r.train);
+  if (r.maxtext) add_maxtext(j, *r.maxtext);
   if (r.inference) j["inference"] = to_json(*r.inference);
   if (r.conv) j["conv"] = to_json(*r.conv);
   if (r.scalesim) j["scalesim"] = to_json(*r.scalesim);

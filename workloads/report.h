@@ -198,6 +198,18 @@ struct TrainSection {
   std::optional<HostOffload> host_offload;
 };
 
+// kind: maxtext (docs/maxtext.md): what MaxText's configuration became.
+// ignored_keys: keys and flags read with no effect on performance;
+// approximations: unmodelled ones run without (allow_unmodelled).
+struct MaxTextSection {
+  struct Listed {
+    std::string key, value, where, why;
+  };
+  std::string model_name, remat_policy;
+  std::vector<std::pair<std::string, std::uint32_t>> mesh;  // MaxText's axes of more than one chip, as laid out
+  std::vector<Listed> ignored_keys, approximations;
+};
+
 // kind: inference (docs/serving.md): one simulated step of a phase, and the
 // roofline terms it is split into (per chip, at the chip's HBM bandwidth
 // and its peak for the weights' format) with the largest named.
@@ -342,6 +354,7 @@ struct Result {
   std::optional<ShardingSection> sharding;
   std::optional<SyntheticSection> synthetic;
   std::optional<TrainSection> train;
+  std::optional<MaxTextSection> maxtext;
   std::optional<InferenceSection> inference;
   std::optional<ConvSection> conv;
   std::optional<ScaleSimSection> scalesim;

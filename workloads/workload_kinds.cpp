@@ -3,6 +3,7 @@
 #include "workloads/hlo/workload.h"
 #include "workloads/inference/workload.h"
 #include "workloads/matmul_workload.h"
+#include "workloads/maxtext/workload.h"
 #include "workloads/sharding/workload.h"
 #include "workloads/synthetic_workload.h"
 #include "workloads/train/workload.h"
@@ -20,6 +21,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
        sharded_matmul_params},
       {"train", "one training step: data, tensor and pipeline parallelism", load_train_workload,
        [] { return train_params().describe(); }},
+      {"maxtext", "a MaxText training run as published: model_name, MaxText's keys and XLA flags",
+       load_maxtext_workload, maxtext_workload_keys},
       {"inference", "serving a Transformer: prefill and decode steps with a KV cache, tensor parallelism",
        load_inference_workload, [] { return inference_params().describe(); }},
       {"synthetic", "equal matmul units, a known serial share on chip 0 (Amdahl checks)", load_synthetic_workload,

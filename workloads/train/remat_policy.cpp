@@ -41,9 +41,7 @@ const sim::EnumNames<Remat>& remat_names() {
 
 const char* to_string(Remat r) { return remat_names().name(r); }
 
-bool per_tensor(Remat r) {
-  return r != Remat::none && r != Remat::full && r != Remat::minimal && r != Remat::offload;
-}
+bool per_tensor(Remat r) { return r != Remat::none && r != Remat::full && r != Remat::minimal && r != Remat::offload; }
 
 const sim::EnumNames<TensorPlace>& tensor_place_names() {
   static const sim::EnumNames<TensorPlace> names(
@@ -54,8 +52,16 @@ const sim::EnumNames<TensorPlace>& tensor_place_names() {
 }
 
 const std::vector<std::string>& checkpoint_names() {
-  static const std::vector<std::string> names{"decoder_layer_input", "query_proj", "key_proj", "value_proj",
-                                              "qkv_proj", "context", "out_proj", "mlpwi_0", "mlpwi_1", "mlpwi",
+  static const std::vector<std::string> names{"decoder_layer_input",
+                                              "query_proj",
+                                              "key_proj",
+                                              "value_proj",
+                                              "qkv_proj",
+                                              "context",
+                                              "out_proj",
+                                              "mlpwi_0",
+                                              "mlpwi_1",
+                                              "mlpwi",
                                               "mlpwo"};
   return names;
 }
@@ -71,9 +77,9 @@ TensorPlaces policy_places(Remat r, const TensorPlaces& custom) {
     case Remat::save_out_proj: return all_at({"out_proj"}, dev);
     case Remat::qkv_proj_offloaded: return all_at({"query_proj", "key_proj", "value_proj"}, off);
     case Remat::minimal_offloaded:
-      return all_at({"query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj", "mlpwi_0", "mlpwi_1", "mlpwi",
-                     "mlpwo"},
-                    off);
+      return all_at(
+          {"query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj", "mlpwi_0", "mlpwi_1", "mlpwi", "mlpwo"},
+          off);
     case Remat::custom: return custom;
     default: return {};
   }
@@ -82,9 +88,9 @@ TensorPlaces policy_places(Remat r, const TensorPlaces& custom) {
 std::string checkpoint_name(const models::LayerSpec& layer, const models::StashSpec& s) {
   if (s.name == layer.name + ".in") return "decoder_layer_input";
   static const std::pair<const char*, const char*> kBySuffix[] = {
-      {".attn.q", "query_proj"},        {".attn.k", "key_proj"},     {".attn.kv", "key_proj"},
-      {".attn.v", "value_proj"},        {".attn.context", "context"}, {".attn.residual.out", "out_proj"},
-      {".gate.out", "mlpwi_0"},         {".up.out", "mlpwi_1"},       {".down.out", "mlpwo"}};
+      {".attn.q", "query_proj"}, {".attn.k", "key_proj"},      {".attn.kv", "key_proj"},
+      {".attn.v", "value_proj"}, {".attn.context", "context"}, {".attn.residual.out", "out_proj"},
+      {".gate.out", "mlpwi_0"},  {".up.out", "mlpwi_1"},       {".down.out", "mlpwo"}};
   for (const auto& [suffix, name] : kBySuffix)
     if (ends_with(s.name, suffix)) return name;
   return "";
@@ -104,7 +110,7 @@ TensorPlace stash_place(const TensorPlaces& places, const models::LayerSpec& lay
   // name places the parts.
   const char* fused = name == "query_proj" || name == "key_proj" || name == "value_proj" ? "qkv_proj"
                       : name == "mlpwi_0" || name == "mlpwi_1"                           ? "mlpwi"
-                                                                                          : nullptr;
+                                                                                         : nullptr;
   if (p == TensorPlace::remat && fused) p = place_of(fused);
   return p;
 }

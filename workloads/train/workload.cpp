@@ -33,7 +33,8 @@ std::unique_ptr<Workload> load_train_workload(const sim::YamlNode& node, const E
   return std::make_unique<TrainWorkload>(std::move(spec));
 }
 
-RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptions& opts) {
+RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptions& opts,
+                    const std::function<void(Report&)>& extend) {
   sim::WallTimer wall;
   const models::ModelSpec micro = models::build_model(spec.chip_model(), spec.microbatch_size());
   const TrainLayout layout = make_train_layout(exp, spec.parallelism, micro);
@@ -63,6 +64,7 @@ RunOutput run_train(const Experiment& exp, const TrainSpec& spec, const RunOptio
   RunOutput out;
   Report report = train_report(r);
   if (functional) report.result.functional = functional_train_report(*functional, spec);
+  if (extend) extend(report);
   if (opts.trace) {
     TraceSummary summary;
     out.trace_json = train_trace(r, opts.trace, summary);

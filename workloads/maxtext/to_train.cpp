@@ -1,0 +1,236 @@
+#include "workloads/maxtext/to_train.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace workloads {
+
+namespace {
+
+// What MaxText asks for and tpusim does not model: an error at `at`, or
+// with allow_unmodelled an approximation the run lists.
+void unmodelled(MaxTextConfig& cfg, const sim::YamlNode& at, const std::string& key, const std::string& what) {
+  if (!cfg.allow_unmodelled)
+    at.fail(what + "; tpusim does not model it yet (allow_unmodelled: true runs without it and lists it in "
+                   "result.approximations)");
+  cfg.approximations.push_back({key, "", at.location().str(), what + ": not modelled, run without it"});
+}
+
+// `key` of the config where given, else the config (a default or a model
+// file's value).
+sim::YamlNode key_or_config(const sim::YamlNode& config, const std::string& key) {
+  return config[key].present() ? config[key] : config;
+}
+
+// Where a model file's choice is located: the config's model_name.
+const sim::YamlNode model_key(const sim::YamlNode& config) {
+  return config["model_name"].present() ? config["model_name"] : config;
+}
+
+models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
+  const MaxTextModel& m = cfg.model;
+  const sim::YamlNode at = model_key(config);
+  const std::string file = "model " + m.name;
+  models::ModelConfig out;
+  out.type = "transformer";
+  models::TransformerConfig& t = out.transformer;
+  t.layers = m.num_decoder_layers;
+  t.d_model = m.emb_dim;
+  t.d_ff = m.mlp_dim;
+  t.heads = m.num_query_heads;
+  t.kv_heads = m.num_kv_heads;
+  t.head_dim = m.head_dim;
+  t.seq_len = cfg.max_target_length;
+  t.vocab = m.vocab_size;
+  t.tied_embeddings = m.logits_via_embedding;
+  t.attention = cfg.attention == AttentionKernel::dot_product ? "materialized" : "flash";
+  const std::vector<std::string>& act = m.mlp_activations;
+  if (act.size() == 2 && act[0] == "silu" && act[1] == "linear") {
+    t.mlp = "swiglu";
+  } else if (act.size() == 1 && (act[0] == "gelu" || act[0] == "relu")) {
+    t.mlp = act[0];
+  } else {
+    std::string list;
+    for (const auto& a : act) list += (list.empty() ? "" : ", ") + a;
+    unmodelled(cfg, at, "mlp_activations", file + " has MLP activations [" + list + "]");
+    t.mlp = act.size() == 2 ? "swiglu" : "gelu";
+  }
+  if (m.moe()) {
+    t.experts = m.num_experts;
+    t.top_k = m.num_experts_per_tok;
+    t.capacity_factor = cfg.moe.capacity_factor > 0 ? cfg.moe.capacity_factor : 0;
+    t.shared_experts = m.shared_experts_in_use();
+    t.expert_d_ff = m.expert_mlp_dim();
+  }
+  // The layer kinds MaxText builds that a uniform tpusim Transformer lacks.
+  for (const MaxTextModel::Layer& l : m.layers()) {
+    if (l.attention != AttentionType::global) {
+      unmodelled(cfg, at, "attention_type",
+                 file + " has " + attention_type_names().name(l.attention) + " attention layers");
+      break;
+    }
+  }
+  const auto layers = m.layers();
+  if (m.moe() && std::any_of(layers.begin(), layers.end(), [](const MaxTextModel::Layer& l) { return !l.moe; }))
+    unmodelled(cfg, at, "first_num_dense_layers", file + " mixes dense and mixture-of-experts layers");
+  if (m.use_qk_norm) unmodelled(cfg, at, "use_qk_norm", file + " normalises queries and keys");
+  if (m.use_post_attn_norm || m.use_post_ffw_norm)
+    unmodelled(cfg, at, "use_post_attn_norm", file + " has post-attention and post-MLP norms");
+  if (cfg.num_vocab_tiling > 1)
+    unmodelled(cfg, key_or_config(config, "num_vocab_tiling"), "num_vocab_tiling",
+               "vocabulary tiling (logits in chunks)");
+  return out;
+}
+
+// The mesh axes of one parallelism: MaxText's ici and dcn axes that it maps.
+struct AxisUse {
+  MaxTextAxis axis;
+  ParallelAxes TrainParallelism::*field;
+};
+const AxisUse kAxisUses[] = {{MaxTextAxis::data, &TrainParallelism::data},
+                             {MaxTextAxis::stage, &TrainParallelism::pipeline},
+                             {MaxTextAxis::fsdp, &TrainParallelism::fsdp},
+                             {MaxTextAxis::fsdp_transpose, &TrainParallelism::fsdp},
+                             {MaxTextAxis::context, &TrainParallelism::context},
+                             {MaxTextAxis::tensor, &TrainParallelism::tensor},
+                             {MaxTextAxis::expert, &TrainParallelism::expert}};
+
+// Whether ICI mesh axes of `sizes`, in this order, each take whole
+// consecutive physical axes of `shape` (interconnect/mesh.h's rule).
+bool lands(const std::vector<std::uint32_t>& sizes, const std::vector<std::uint32_t>& shape) {
+  std::size_t next = 0;
+  for (std::uint32_t s : sizes) {
+    std::uint64_t product = 1;
+    while (product < s && next < shape.size()) product *= shape[next++];
+    if (product != s) return false;
+  }
+  for (; next < shape.size(); ++next)
+    if (shape[next] != 1) return false;
+  return true;
+}
+
+// The mesh and each parallelism's axes.
+void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& exp, MaxTextTrain& out) {
+  std::vector<std::pair<std::string, std::uint32_t>> ici;
+  TrainParallelism& par = out.spec.parallelism;
+  for (std::size_t i = 0; i < kMaxTextAxes; ++i) {
+    const auto axis = static_cast<MaxTextAxis>(i);
+    const std::string name = maxtext_axis_names().name(axis);
+    const auto use = std::find_if(std::begin(kAxisUses), std::end(kAxisUses),
+                                  [&](const AxisUse& u) { return u.axis == axis; });
+    for (const bool dcn : {false, true}) {
+      const std::int64_t size = dcn ? cfg.mesh.dcn[i] : cfg.mesh.ici[i];
+      if (size == 1) continue;
+      const std::string key = (dcn ? "dcn_" : "ici_") + name + "_parallelism";
+      if (use == std::end(kAxisUses)) {
+        unmodelled(cfg, key_or_config(config, key), key, "the " + name + " mesh axis");
+        continue;
+      }
+      const std::string mesh_name = dcn ? "dcn_" + name : name;
+      (par.*(use->field)).axes.push_back(mesh_name);
+      (par.*(use->field)).degree *= static_cast<std::uint32_t>(size);
+      if (dcn) {
+        if (!out.dcn_axes.empty())
+          unmodelled(cfg, key_or_config(config, key), key, "more than one mesh axis across the slices");
+        out.dcn_axes.push_back(mesh_name);
+        out.mesh.push_back({mesh_name, static_cast<std::uint32_t>(size)});
+      } else {
+        ici.push_back({mesh_name, static_cast<std::uint32_t>(size)});
+      }
+    }
+  }
+  // MaxText's order first, then the first order that lands on whole
+  // physical axes.
+  std::vector<std::size_t> order(ici.size());
+  std::iota(order.begin(), order.end(), 0);
+  bool placed = false;
+  do {
+    std::vector<std::uint32_t> sizes;
+    for (std::size_t k : order) sizes.push_back(ici[k].second);
+    placed = lands(sizes, exp.pod.shape);
+  } while (!placed && std::next_permutation(order.begin(), order.end()));
+  if (!placed) {
+    std::string axes, dims;
+    for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
+    for (std::uint32_t d : exp.pod.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " + dims +
+                " slice in any order; tpusim does not split a physical axis between mesh axes");
+  }
+  std::vector<std::pair<std::string, std::uint32_t>> mesh;
+  for (std::size_t k : order) mesh.push_back(ici[k]);
+  mesh.insert(mesh.end(), out.mesh.begin(), out.mesh.end());
+  out.mesh = std::move(mesh);
+  if (cfg.shard_optimizer_over_data && par.data.degree > 1) par.zero = 1;
+}
+
+Dtype dtype_of(MaxTextConfig& cfg, const sim::YamlNode& config, const char* key, MaxTextDtype d) {
+  if (d == MaxTextDtype::float16) unmodelled(cfg, key_or_config(config, key), key, "float16");
+  return d == MaxTextDtype::bfloat16 ? Dtype::bf16 : Dtype::fp32;
+}
+
+// The modelled XLA flags (xla_flags.h) as tpusim's training step honours
+// them: collectives overlap compute as XLA's async collective fusion and
+// data-parallel all-reduce optimisation make them (tpusim's default
+// overlap); tpusim windows no einsum without sequence parallelism, as a
+// threshold no operand reaches; collectives on the SparseCores are not
+// modelled, but an all-reduce offload changes nothing in a step that has
+// no all-reduce (fsdp alone reduce-scatters its gradients).
+void check_flags(MaxTextConfig& cfg, const sim::YamlNode& at, const TrainParallelism& par) {
+  const XlaSettings& x = cfg.xla;
+  const bool all_reduces = par.data.degree * par.context.degree * par.expert.degree * par.tensor.degree > 1;
+  if (x.sparse_core_all_gather || x.sparse_core_reduce_scatter || (x.sparse_core_all_reduce && all_reduces))
+    unmodelled(cfg, at, "xla_tpu_enable_sparse_core_collective_offload_*", "collectives on the SparseCores");
+  if (x.windowed_einsum_threshold_mib >= 0 && x.windowed_einsum_threshold_mib < (1 << 20) && par.tensor.degree > 1)
+    unmodelled(cfg, at, "xla_jf_spmd_threshold_for_windowed_einsum_mib", "windowed einsums over tensor parallelism");
+}
+
+}  // namespace
+
+MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, const sim::YamlNode* flags,
+                              const Experiment& exp) {
+  MaxTextTrain out;
+  TrainSpec& s = out.spec;
+  s.model = model_of(cfg, config);
+  s.global_batch = cfg.global_batch();
+  if (s.global_batch == 0)
+    config["per_device_batch_size"].fail("per_device_batch_size x " + std::to_string(cfg.chips) +
+                                         " chips is less than one sequence");
+  mesh_of(cfg, config, exp, out);
+  check_flags(cfg, flags ? *flags : config, s.parallelism);
+  s.parallelism.microbatches = static_cast<std::uint32_t>(cfg.gradient_accumulation_steps);
+  s.precision.params = dtype_of(cfg, config, "weight_dtype", cfg.weight_dtype);
+  s.precision.optimizer =
+      dtype_of(cfg, config, "mu_dtype", cfg.mu_dtype_follows_weights ? cfg.weight_dtype : cfg.mu_dtype);
+  switch (cfg.quantization) {
+    case Quantization::none: break;
+    case Quantization::int8: s.precision.matmul = hw::NumberFormat::int8; break;
+    case Quantization::fp8: s.precision.matmul = hw::NumberFormat::fp8; break;
+    default:
+      unmodelled(cfg, key_or_config(config, "quantization"), "quantization",
+                 std::string("quantization ") + quantization_names().name(cfg.quantization));
+  }
+  s.optimizer = optimizer_cost(cfg.opt_type == OptimizerType::sgd ? Optimizer::sgd : Optimizer::adam, s.precision);
+  // Every named tensor where the policy puts it (MaxTextConfig::
+  // effective_remat), as tpusim's custom policy.
+  const RematTensors r = cfg.effective_remat();
+  const auto place = [](TensorPlacement p) {
+    return p == TensorPlacement::device ? TensorPlace::device
+           : p == TensorPlacement::offload ? TensorPlace::offload
+                                           : TensorPlace::remat;
+  };
+  s.remat = Remat::custom;
+  s.remat_tensors = {{"decoder_layer_input", place(r.decoder_layer_input)},
+                     {"context", place(r.context)},
+                     {"mlpwi", place(r.mlpwi)},
+                     {"mlpwi_0", place(r.mlpwi_0)},
+                     {"mlpwi_1", place(r.mlpwi_1)},
+                     {"mlpwo", place(r.mlpwo)},
+                     {"query_proj", place(r.query_proj)},
+                     {"key_proj", place(r.key_proj)},
+                     {"value_proj", place(r.value_proj)},
+                     {"qkv_proj", place(r.qkv_proj)},
+                     {"out_proj", place(r.out_proj)}};
+  return out;
+}
+
+}  // namespace workloads
