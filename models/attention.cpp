@@ -33,7 +33,15 @@ Names add_gqa_projections(LayerSpec& l, const Dims& d, const BlockShape& shape, 
   // With query/key norms, dQ and dK reach the projections through them.
   const std::string q_grad_from = qk_norm ? a + ".q_norm.bwd" : a + ".score.dQ";
   const std::string k_grad_from = qk_norm ? a + ".k_norm.bwd" : a + ".score.dK";
-  add_linear(l, {a + ".q", d.BT, d.D, d.NH, a + ".w_q", TpRole::column, a + ".q", p + ".ln1.out.grad", {p + ".ln1"},
+  add_linear(l, {a + ".q",
+                 d.BT,
+                 d.D,
+                 d.NH,
+                 a + ".w_q",
+                 TpRole::column,
+                 a + ".q",
+                 p + ".ln1.out.grad",
+                 {p + ".ln1"},
                  {q_grad_from}});
   add_linear(l, {a + ".k",
                  d.BT,
@@ -123,8 +131,8 @@ void add_attention_core_backward(LayerSpec& l, const Dims& d, const BlockShape& 
                                Causal::out_lower, false, true, true));
     eb.push_back(in_kernel(make_elementwise(a + ".softmax.recompute", ElementwiseOp::softmax, fwd, d.probs, true,
                                             a + ".probs", {a + ".score.recompute"})));
-    l.backward.push_back(
-        fused(mm(".context.dP", context, d.T, d.Hv, d.T, ".probs.grad", {a + ".o.dX"}), Causal::out_lower, false, true));
+    l.backward.push_back(fused(mm(".context.dP", context, d.T, d.Hv, d.T, ".probs.grad", {a + ".o.dX"}),
+                               Causal::out_lower, false, true));
     l.backward.push_back(fused(mm(".context.dV", context, d.T, d.T, d.Hv, ".v.grad", {a + ".softmax.recompute"}),
                                Causal::depth_from_row, true, false));
     eb.push_back(in_kernel(make_elementwise(a + ".softmax.bwd", ElementwiseOp::softmax, bwd, d.probs, true,

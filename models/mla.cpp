@@ -60,8 +60,9 @@ Names add_mla_projections(LayerSpec& l, const Dims& d, const BlockShape& shape, 
                    {a + ".q_latent_norm"},
                    {a + ".score.dQ"}});
   } else {
-    add_linear(l, {a + ".q", d.BT, d.D, d.NH, a + ".w_q", TpRole::column, a + ".q", ln1_grad, {p + ".ln1"},
-                   {a + ".score.dQ"}});
+    add_linear(
+        l,
+        {a + ".q", d.BT, d.D, d.NH, a + ".w_q", TpRole::column, a + ".q", ln1_grad, {p + ".ln1"}, {a + ".score.dQ"}});
   }
   // The rotary half of the keys comes straight from the down-projection,
   // so dK flows back into it as well as through W_UKV.
@@ -95,7 +96,8 @@ Names mla_input_grads(const BlockShape& shape, const BlockNames& n) {
 
 void add_mla_backward_norms(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNames& n) {
   const MlaDims m = mla_dims(d, *shape.cfg);
-  if (m.q_lora) l.elementwise_bwd.push_back(norm_backward(n.a + ".q_latent_norm", d.BT * m.q_lora, false, {n.a + ".q.dX"}));
+  if (m.q_lora)
+    l.elementwise_bwd.push_back(norm_backward(n.a + ".q_latent_norm", d.BT * m.q_lora, false, {n.a + ".q.dX"}));
   l.elementwise_bwd.push_back(norm_backward(n.a + ".kv_latent_norm", d.BT * m.kv_lora, false, {n.a + ".kv_up.dX"}));
 }
 

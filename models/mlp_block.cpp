@@ -32,18 +32,12 @@ std::string add_mlp_forward(LayerSpec& l, const Dims& d, const BlockShape& shape
   const std::string act = f + "." + c.mlp;
   add_linear(l, {f + ".up", d.BT, d.D, d.F, f + ".w_up", TpRole::column, f + ".up.out", in_grad, {in}, {act + ".bwd"}});
   if (gated)
-    add_linear(l, {f + ".gate",
-                   d.BT,
-                   d.D,
-                   d.F,
-                   f + ".w_gate",
-                   TpRole::column,
-                   f + ".gate.out",
-                   in_grad,
-                   {in},
-                   {act + ".bwd"}});
+    add_linear(
+        l,
+        {f + ".gate", d.BT, d.D, d.F, f + ".w_gate", TpRole::column, f + ".gate.out", in_grad, {in}, {act + ".bwd"}});
   l.elementwise_fwd.push_back(make_elementwise(act, activation_op(c.mlp), Pass::forward, d.BT * d.F, true,
-                                               f + ".act.out", gated ? Names{f + ".up", f + ".gate"} : Names{f + ".up"}));
+                                               f + ".act.out",
+                                               gated ? Names{f + ".up", f + ".gate"} : Names{f + ".up"}));
   add_linear(l, {f + ".down",
                  d.BT,
                  d.F,

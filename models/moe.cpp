@@ -183,5 +183,4 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   l.stash.push_back({f + ".combined", rd, b, "gradient of the gates (the weighted sum)"});
 }
 
-
 }  // namespace models

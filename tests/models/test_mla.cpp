@@ -47,11 +47,11 @@ double attention_params(const models::LayerSpec& l) {
 TEST_CASE("MLA: DeepSeek-V3's attention parameters from its published dimensions", "[models][mla]") {
   const auto m = models::build_transformer(deepseek_v3_attention(), 1);
   const double D = 7168, N = 128, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;
-  const double expected = D * q_lora + q_lora      // W_DQ and the query latent's norm
-                          + q_lora * N * (nope + rope)  // W_UQ
+  const double expected = D * q_lora + q_lora               // W_DQ and the query latent's norm
+                          + q_lora * N * (nope + rope)      // W_UQ
                           + D * (kv_lora + rope) + kv_lora  // W_DKV (with the shared rotary key) and its norm
-                          + kv_lora * N * (nope + v)    // W_UKV
-                          + N * v * D;                  // W_O
+                          + kv_lora * N * (nope + v)        // W_UKV
+                          + N * v * D;                      // W_O
   CHECK(attention_params(layer(m, "block0")) == expected);
   // 187.1 M per layer, as the dimensions give (11.4 B over 61 layers).
   CHECK(expected == Approx(187.1e6).epsilon(1e-3));
@@ -83,8 +83,8 @@ TEST_CASE("MLA: one layer's matmul FLOPs and stash by hand", "[models][mla]") {
   // query latent and its norm, the key/value latent with the rotary key and
   // its norm, Q, [k_nope, V], the probabilities (N T), the context (N v),
   // then the MLP's (LN2 input and output, gate, up, activation).
-  const double per_token = 2 * D + 2 * ql + (kvl + rope) + kvl + N * qk + N * (128 + v) + N * T + N * v + 2 * D +
-                           3 * 18432;
+  const double per_token =
+      2 * D + 2 * ql + (kvl + rope) + kvl + N * qk + N * (128 + v) + N * T + N * v + 2 * D + 3 * 18432;
   CHECK(double(l.activation_bytes()) == 2 * BT * per_token);
 }
 

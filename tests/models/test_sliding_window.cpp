@@ -88,8 +88,7 @@ TEST_CASE("Sliding window pattern: every k-th block global (Gemma 3's 5 local : 
   CHECK(local == 40);
 }
 
-TEST_CASE("Sliding window: materialized attention computes the whole square and masks it",
-          "[models][sliding_window]") {
+TEST_CASE("Sliding window: materialized attention computes the whole square and masks it", "[models][sliding_window]") {
   auto c = small(16, 0);
   c.attention = "materialized";
   const auto m = models::build_transformer(c, 1);

@@ -14,8 +14,7 @@ namespace test_vocab_tiling {
 using model_lookup::layer;
 using model_lookup::matmul;
 
-TEST_CASE("Vocabulary tiling divides the logits' stash by the tiles, model FLOPs unchanged",
-          "[models][vocab_tiling]") {
+TEST_CASE("Vocabulary tiling divides the logits' stash by the tiles, model FLOPs unchanged", "[models][vocab_tiling]") {
   models::TransformerConfig c;
   c.layers = 1;
   c.d_model = 256;

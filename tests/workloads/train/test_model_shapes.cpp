@@ -45,8 +45,9 @@ double gqa_projections(double H, double K) { return 2 * BT * (D * N * H + 2 * D 
 }  // namespace
 
 TEST_CASE("train: multi-head latent attention, MFU's FLOPs by hand", "[workloads][train][shapes]") {
-  const auto r = train("mla", "q_lora_rank: 128, kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16, "
-                              "v_head_dim: 48");
+  const auto r = train("mla",
+                       "q_lora_rank: 128, kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16, "
+                       "v_head_dim: 48");
   const double ql = 128, kvl = 64, n = 32, rope = 16, v = 48;
   // DeepSeek-V2 s.2.1: W_DQ, W_UQ, W_DKV (with the rotary key), W_UKV, W_O;
   // the materialized core over the whole T x T on n + r query/key and v
@@ -81,8 +82,9 @@ TEST_CASE("train: GeGLU, 3 matmuls of 2 BT D F forward", "[workloads][train][sha
 
 TEST_CASE("train: a dense block before a mixture of experts with a shared expert, batched or grouped",
           "[workloads][train][shapes]") {
-  const std::string moe = "head_dim: 64, mlp: swiglu, experts: 4, top_k: 1, shared_experts: 1, expert_d_ff: 512, "
-                          "first_dense_layers: 1";
+  const std::string moe =
+      "head_dim: 64, mlp: swiglu, experts: 4, top_k: 1, shared_experts: 1, expert_d_ff: 512, "
+      "first_dense_layers: 1";
   const auto batched = train("moe-batched", moe);
   const auto grouped = train("moe-grouped", moe + ", expert_matmul: grouped");
   const double attention = gqa_projections(64, N) + 2 * 2 * B * N * 64 * T * T;
