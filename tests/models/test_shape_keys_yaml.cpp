@@ -35,9 +35,10 @@ TEST_CASE("shape keys: latent attention, windows, experts' layout and tiling loa
   CHECK(m.qk_head_dim() == 12);
   CHECK(m.v_dim() == 8);
   CHECK(m.vocab_tiles == 4);
-  const auto g = load(kGqa + "  mlp: geglu\n  sliding_window: 8\n  sliding_window_pattern: 2\n  qk_norm: true\n"
-                             "  experts: 4\n  first_dense_layers: 1\n  moe_layer_step: 1\n"
-                             "  expert_matmul: grouped\n")
+  const auto g = load(kGqa +
+                      "  mlp: geglu\n  sliding_window: 8\n  sliding_window_pattern: 2\n  qk_norm: true\n"
+                      "  experts: 4\n  first_dense_layers: 1\n  moe_layer_step: 1\n"
+                      "  expert_matmul: grouped\n")
                      .transformer;
   CHECK(g.gated());
   CHECK(g.local_layer(0));
