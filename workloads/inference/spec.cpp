@@ -126,12 +126,12 @@ const sim::EnumNames<InferencePhase>& inference_phase_names() {
 
 const char* to_string(InferencePhase p) { return inference_phase_names().name(p); }
 
-TrainSpec InferenceSpec::forward_spec() const {
-  TrainSpec t;
-  t.model = model;
-  t.parallelism = parallelism;
-  t.precision.matmul = matmul_format();
-  return t;
+ForwardStep InferenceSpec::forward_step() const {
+  ForwardStep step;
+  step.model = model;
+  step.parallelism = parallelism;
+  step.matmul = matmul_format();
+  return step;
 }
 
 std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp) {

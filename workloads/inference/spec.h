@@ -18,7 +18,7 @@
 #include "sim/params.h"
 #include "sim/yaml_node.h"
 #include "workloads/inference/request_stream.h"
-#include "workloads/train/spec.h"
+#include "workloads/train/forward_step.h"
 
 namespace workloads {
 
@@ -64,9 +64,9 @@ struct InferenceSpec {
   hw::NumberFormat matmul_format() const {
     return dtype.weights != hw::NumberFormat::bf16 ? dtype.weights : dtype.kv_cache;
   }
-  // What build_forward_program reuses of the train kind: the model, the
-  // tensor parallelism, precision.matmul.
-  TrainSpec forward_spec() const;
+  // The forward pass a serving step runs (forward_step.h): the model, its
+  // parallelism, the format of its 8-bit matmuls.
+  ForwardStep forward_step() const;
 };
 
 // KV-cache bytes of one token of one sequence, all layers, on one chip of

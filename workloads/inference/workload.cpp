@@ -13,8 +13,9 @@
 #include "sim/output.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/train/experts.h"
+#include "workloads/train/forward_program.h"
 #include "workloads/train/memory.h"
-#include "workloads/train/program_builder.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
@@ -126,7 +127,7 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
                    double kv_bytes_per_chip, const sim::TraceRequest& trace) {
   const std::uint32_t tp = spec.parallelism.tensor.degree;
   const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
-  const TrainSpec forward = spec.forward_spec();
+  const ForwardStep forward = spec.forward_step();
   const StepRouting routing{moe_routing(forward, model), forward.parallelism.expert.degree};
   ForwardProgram program = build_forward_program(exp, forward, model, q, routing.layers);
   runtime::PodConfig config = pod_config(exp);
@@ -305,26 +306,28 @@ std::unique_ptr<Workload> load_inference_workload(const sim::YamlNode& node, con
   return std::make_unique<InferenceWorkload>(load_inference_spec(node, exp));
 }
 
-RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts) {
-  sim::WallTimer wall;
-  const TrainParallelism& par = spec.parallelism;
-  const std::uint32_t tp = par.tensor.degree;
-  const models::TransformerConfig& cfg = spec.model.transformer;
-  const InferenceMemory mem = inference_memory(exp, spec);
-  if (!spec.simulate_anyway && mem.total() > mem.capacity)
-    throw sim::SimFailure(
-        "does not fit in HBM: each chip needs " + binary_bytes(double(mem.total())) + " of " +
-        binary_bytes(double(mem.capacity)) + ": weights " + binary_bytes(double(mem.weights)) + ", KV cache " +
-        binary_bytes(double(mem.kv_cache)) + " (" + std::to_string(spec.replica_batch()) + " sequences x " +
-        std::to_string(cfg.seq_len) + " tokens of model.seq_len x " +
-        std::to_string(kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp)) + " B). " +
-        (mem.max_batch > 0 ? "The largest batch that fits is " + std::to_string(mem.max_batch) + " (workload.batch)"
-                           : std::string("The weights alone do not fit")) +
-        "; or use more tensor parallelism, 8-bit weights or KV cache, or set workload.simulate_anyway: true to "
-        "simulate it regardless");
+namespace {
 
-  const std::uint64_t b = spec.replica_batch();
-  const std::uint64_t per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, tp);
+// Throws sim::SimFailure when the weights and the KV cache of the batch
+// do not fit (unless simulate_anyway), naming the largest batch that does.
+void check_inference_fits(const InferenceSpec& spec, const InferenceMemory& mem) {
+  if (spec.simulate_anyway || mem.total() <= mem.capacity) return;
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  throw sim::SimFailure(
+      "does not fit in HBM: each chip needs " + binary_bytes(double(mem.total())) + " of " +
+      binary_bytes(double(mem.capacity)) + ": weights " + binary_bytes(double(mem.weights)) + ", KV cache " +
+      binary_bytes(double(mem.kv_cache)) + " (" + std::to_string(spec.replica_batch()) + " sequences x " +
+      std::to_string(cfg.seq_len) + " tokens of model.seq_len x " +
+      std::to_string(kv_bytes_per_token(cfg, spec.dtype.kv_cache, spec.parallelism.tensor.degree)) + " B). " +
+      (mem.max_batch > 0 ? "The largest batch that fits is " + std::to_string(mem.max_batch) + " (workload.batch)"
+                         : std::string("The weights alone do not fit")) +
+      "; or use more tensor parallelism, 8-bit weights or KV cache, or set workload.simulate_anyway: true to "
+      "simulate it regardless");
+}
+
+// result.inference's fields known before simulating.
+InferenceSection inference_section(const InferenceSpec& spec, const InferenceMemory& mem) {
+  const TrainParallelism& par = spec.parallelism;
   InferenceSection sec;
   sec.phase = to_string(spec.phase);
   sec.weights_dtype = hw::to_string(spec.dtype.weights);
@@ -338,9 +341,77 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
   sec.expert = {par.expert.axes, par.expert.degree};
   sec.weights_bytes = mem.weights;
   sec.kv_cache_bytes = mem.kv_cache;
-  sec.kv_cache_bytes_per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, 1);
+  sec.kv_cache_bytes_per_token = kv_bytes_per_token(spec.model.transformer, spec.dtype.kv_cache, 1);
   sec.max_batch_that_fits = mem.max_batch;
+  return sec;
+}
 
+// The rows of a request stream's section of the table.
+void stream_rows(sim::Table& t, const RequestStreamSection& st) {
+  t.section("request stream (" + std::to_string(st.requests) + " requests, " + st.batching + " batching, " +
+            std::to_string(st.slots_per_replica) + " slots per replica)");
+  const auto latency_row = [&t](const char* what, const RequestStreamSection::Latency& l) {
+    t.row(what, sim::si(l.p50, "s") + " p50", sim::si(l.p99, "s") + " p99, " + sim::si(l.mean, "s") + " mean");
+  };
+  latency_row("time to first token", st.ttft_s);
+  latency_row("time per output token", st.tpot_s);
+  t.row("tokens/s", sim::si(st.tokens_per_s, ""),
+        sim::si(st.tokens_per_s_per_chip, "") + " per chip over " + sim::si(st.makespan_s, "s"));
+  t.row("steps", std::to_string(st.prefill_steps) + " prefills, " + std::to_string(st.decode_steps) + " decodes",
+        "mean batch " + sim::fixed(st.mean_batch, 1) + "; " + std::to_string(st.steps_simulated) + " simulated");
+  if (!st.disaggregated) return;
+  const RequestStreamSection::Disaggregated& d = *st.disaggregated;
+  const auto pool = [](const RequestStreamSection::Pool& p) {
+    return std::to_string(p.chips) + (p.chips == 1 ? " chip, " : " chips, ") + std::to_string(p.replicas) +
+           (p.replicas == 1 ? " replica, " : " replicas, ") + sim::fixed(100 * p.utilization, 1) + "% busy";
+  };
+  t.row("prefill pool", pool(d.prefill));
+  t.row("decode pool", pool(d.decode));
+  t.row("KV transfer (" + d.link + ")", sim::si(d.kv_transfer_s_mean, "s") + " mean",
+        sim::si(d.kv_bytes_mean, "B") + " per request");
+}
+
+std::string inference_table(const Experiment& exp, const InferenceSpec& spec, const InferenceMemory& mem,
+                            const InferenceSection& sec, double wall_time_s) {
+  sim::Table t("tpusim: " + exp.name + " (inference: batch " + std::to_string(spec.batch) + ", prompt " +
+               std::to_string(spec.prompt_len) + ", decode " + std::to_string(spec.decode_len) + " on " +
+               pod_label(exp) + ")");
+  const auto step_rows = [&t](const char* what, const InferenceStep& s) {
+    t.section(what);
+    t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound);
+    t.row("weights", sim::si(s.weights_s, "s"),
+          sim::si(s.weights_bytes, "B") + " / HBM bandwidth" +
+              (s.experts_read ? " (" + sim::fixed(*s.experts_read, 2) + " experts a block)" : ""));
+    t.row("KV cache", sim::si(s.kv_s, "s"), sim::si(s.kv_bytes, "B") + " / HBM bandwidth");
+    t.row("compute", sim::si(s.compute_s, "s"), sim::si(s.flops, "FLOP") + " / peak");
+    t.row("communication", sim::si(s.communication_s, "s"), "collectives, mean per chip");
+  };
+  if (sec.prefill) step_rows("prefill (per chip)", *sec.prefill);
+  if (sec.decode) step_rows("decode step at the mean context (per chip)", *sec.decode);
+  t.section("serving");
+  if (sec.ttft_s) t.row("time to first token", sim::si(*sec.ttft_s, "s"));
+  if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
+  t.row("tokens/s", sim::si(sec.tokens_per_s, ""), sim::si(sec.tokens_per_s_per_chip, "") + " per chip");
+  t.row("memory per chip", binary_bytes(double(mem.total())),
+        "weights " + binary_bytes(double(mem.weights)) + ", KV cache " + binary_bytes(double(mem.kv_cache)) + " of " +
+            binary_bytes(double(mem.capacity)));
+  t.row("largest batch that fits", std::to_string(mem.max_batch));
+  if (sec.stream) stream_rows(t, *sec.stream);
+  t.row("wall time", sim::fixed(wall_time_s, 3), "s");
+  return t.str();
+}
+
+}  // namespace
+
+RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  const models::TransformerConfig& cfg = spec.model.transformer;
+  const InferenceMemory mem = inference_memory(exp, spec);
+  check_inference_fits(spec, mem);
+  InferenceSection sec = inference_section(spec, mem);
+
+  const std::uint64_t b = spec.replica_batch();
+  const std::uint64_t per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, spec.parallelism.tensor.degree);
   std::optional<PhaseRun> prefill, decode;
   if (spec.prefill()) {
     models::TransformerConfig prompt = cfg;
@@ -384,57 +455,8 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
   rep.collectives = pod_collectives(main.run);
   rep.stats = main.run.stats;
   rep.simulator = pod_simulator(exp, wall.seconds(), main.run);
-
-  sim::Table t("tpusim: " + exp.name + " (inference: batch " + std::to_string(spec.batch) + ", prompt " +
-               std::to_string(spec.prompt_len) + ", decode " + std::to_string(spec.decode_len) + " on " +
-               pod_label(exp) + ")");
-  const auto step_rows = [&t](const char* what, const InferenceStep& s) {
-    t.section(what);
-    t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound);
-    t.row("weights", sim::si(s.weights_s, "s"),
-          sim::si(s.weights_bytes, "B") + " / HBM bandwidth" +
-              (s.experts_read ? " (" + sim::fixed(*s.experts_read, 2) + " experts a block)" : ""));
-    t.row("KV cache", sim::si(s.kv_s, "s"), sim::si(s.kv_bytes, "B") + " / HBM bandwidth");
-    t.row("compute", sim::si(s.compute_s, "s"), sim::si(s.flops, "FLOP") + " / peak");
-    t.row("communication", sim::si(s.communication_s, "s"), "collectives, mean per chip");
-  };
-  if (sec.prefill) step_rows("prefill (per chip)", *sec.prefill);
-  if (sec.decode) step_rows("decode step at the mean context (per chip)", *sec.decode);
-  t.section("serving");
-  if (sec.ttft_s) t.row("time to first token", sim::si(*sec.ttft_s, "s"));
-  if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
-  t.row("tokens/s", sim::si(sec.tokens_per_s, ""), sim::si(sec.tokens_per_s_per_chip, "") + " per chip");
-  t.row("memory per chip", binary_bytes(double(mem.total())),
-        "weights " + binary_bytes(double(mem.weights)) + ", KV cache " + binary_bytes(double(mem.kv_cache)) + " of " +
-            binary_bytes(double(mem.capacity)));
-  t.row("largest batch that fits", std::to_string(mem.max_batch));
-  if (sec.stream) {
-    const RequestStreamSection& st = *sec.stream;
-    t.section("request stream (" + std::to_string(st.requests) + " requests, " + st.batching + " batching, " +
-              std::to_string(st.slots_per_replica) + " slots per replica)");
-    const auto latency_row = [&t](const char* what, const RequestStreamSection::Latency& l) {
-      t.row(what, sim::si(l.p50, "s") + " p50", sim::si(l.p99, "s") + " p99, " + sim::si(l.mean, "s") + " mean");
-    };
-    latency_row("time to first token", st.ttft_s);
-    latency_row("time per output token", st.tpot_s);
-    t.row("tokens/s", sim::si(st.tokens_per_s, ""),
-          sim::si(st.tokens_per_s_per_chip, "") + " per chip over " + sim::si(st.makespan_s, "s"));
-    t.row("steps", std::to_string(st.prefill_steps) + " prefills, " + std::to_string(st.decode_steps) + " decodes",
-          "mean batch " + sim::fixed(st.mean_batch, 1) + "; " + std::to_string(st.steps_simulated) + " simulated");
-    if (st.disaggregated) {
-      const RequestStreamSection::Disaggregated& d = *st.disaggregated;
-      const auto pool = [](const RequestStreamSection::Pool& p) {
-        return std::to_string(p.chips) + (p.chips == 1 ? " chip, " : " chips, ") + std::to_string(p.replicas) +
-               (p.replicas == 1 ? " replica, " : " replicas, ") + sim::fixed(100 * p.utilization, 1) + "% busy";
-      };
-      t.row("prefill pool", pool(d.prefill));
-      t.row("decode pool", pool(d.decode));
-      t.row("KV transfer (" + d.link + ")", sim::si(d.kv_transfer_s_mean, "s") + " mean",
-            sim::si(d.kv_bytes_mean, "B") + " per request");
-    }
-  }
-  t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
-  return RunOutput{to_json(rep), t.str(), main.run.trace_json};
+  const std::string table = inference_table(exp, spec, mem, sec, rep.simulator.wall_time_s);
+  return RunOutput{to_json(rep), table, main.run.trace_json};
 }
 
 }  // namespace workloads

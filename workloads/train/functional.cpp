@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "workloads/train/program_builder.h"
+#include "workloads/train/train_program.h"
 
 namespace workloads {
 

@@ -9,7 +9,7 @@
 
 #include "runtime/pod_run.h"
 #include "workloads/train/layout.h"
-#include "workloads/train/program_builder.h"
+#include "workloads/train/train_program.h"
 
 namespace workloads {
 

@@ -8,8 +8,8 @@
 #include "hw/bf16.h"
 #include "sim/error.h"
 #include "sim/units.h"
+#include "workloads/train/holdings.h"
 #include "workloads/train/pipeline_schedule.h"
-#include "workloads/train/program_builder.h"
 #include "workloads/train/ring_attention.h"
 #include "workloads/train/tensor_split.h"
 

@@ -16,8 +16,8 @@
 #include "hw/program.h"
 #include "models/model_spec.h"
 #include "workloads/train/layout.h"
-#include "workloads/train/program_builder.h"
 #include "workloads/train/spec.h"
+#include "workloads/train/train_program.h"
 
 namespace workloads {
 

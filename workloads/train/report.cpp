@@ -11,6 +11,7 @@
 #include "sim/trace.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/train/holdings.h"
 
 namespace workloads {
 

@@ -12,8 +12,8 @@
 #include "workloads/train/layout.h"
 #include "workloads/train/measure.h"
 #include "workloads/train/memory.h"
-#include "workloads/train/program_builder.h"
 #include "workloads/train/spec.h"
+#include "workloads/train/train_program.h"
 
 namespace workloads {
 
