@@ -22,4 +22,10 @@ std::uint64_t TransformerConfig::attended(std::uint64_t i, std::uint64_t context
   return local_layer(i) ? std::min(context, sliding_window) : context;
 }
 
+std::uint64_t TransformerConfig::kv_cache_elements(std::uint64_t context) const {
+  std::uint64_t tokens = 0;
+  for (std::uint64_t i = 0; i < layers; ++i) tokens += attended(i, context);
+  return tokens * kv_width();
+}
+
 }  // namespace models

@@ -85,6 +85,9 @@ struct TransformerConfig {
   // up-projections produce them (the absorbed form caching the latent is
   // not modelled).
   std::uint64_t kv_width() const { return kv() * (qk_head_dim() + v_dim()); }
+  // K and V elements one sequence's cache holds at `context` tokens, over
+  // all blocks: a local block keeps only its window's tokens.
+  std::uint64_t kv_cache_elements(std::uint64_t context) const;
   // Block i (0-based) has experts; block i attends within the sliding window.
   bool moe_layer(std::uint64_t i) const;
   bool local_layer(std::uint64_t i) const;

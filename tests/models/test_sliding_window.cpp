@@ -111,4 +111,22 @@ TEST_CASE("Sliding window: a local layer's decode step reads at most W cached ke
   CHECK(c.attended(0, 10) == 10);
 }
 
+TEST_CASE("Sliding window: the KV cache of Gemma 3 12B's 40 local and 8 global layers", "[models][sliding_window]") {
+  models::TransformerConfig c;
+  c.layers = 48;
+  c.heads = 16;
+  c.kv_heads = 8;
+  c.head_dim = 256;
+  c.sliding_window = 1024;
+  c.sliding_window_pattern = 6;
+  // K and V of 8 heads of 256 per token and layer; at 32768 tokens the
+  // local layers keep 1024 of them, the global ones all.
+  const double per_token_layer = 2 * 8 * 256;
+  CHECK(double(c.kv_cache_elements(32768)) == per_token_layer * (40 * 1024 + 8 * 32768));
+  CHECK(double(c.kv_cache_elements(512)) == per_token_layer * 48 * 512);
+  c.sliding_window = 0;
+  c.sliding_window_pattern = 0;
+  CHECK(double(c.kv_cache_elements(32768)) == per_token_layer * 48 * 32768);
+}
+
 }  // namespace test_sliding_window
