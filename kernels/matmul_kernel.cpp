@@ -78,7 +78,8 @@ CoreDmaEngines core_dma_engines(const hw::ChipConfig& chip, std::uint32_t core) 
 }
 
 bool MatmulFusion::operator<(const MatmulFusion& o) const {
-  return std::tie(a_on_chip, out_on_chip, causal, seq) < std::tie(o.a_on_chip, o.out_on_chip, o.causal, o.seq);
+  return std::tie(a_on_chip, out_on_chip, causal, seq, window) <
+         std::tie(o.a_on_chip, o.out_on_chip, o.causal, o.seq, o.window);
 }
 
 BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b, const MatmulFusion& f,
@@ -93,16 +94,23 @@ BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const Matm
   const std::uint64_t t = f.seq, p0 = r0 % t, p1 = (r0 + rows - 1) % t;
   const bool straddles = rows > t || p1 < p0;
   const std::uint64_t first = straddles ? 0 : p0, last = straddles ? t - 1 : p1;
+  // A window of w keys: query q sees keys q - w + 1 .. q, key j is seen by
+  // queries j .. j + w - 1.
+  const std::uint64_t w = f.window == 0 || f.window > t ? t : f.window;
+  const std::uint64_t lowest_key = first + 1 >= w ? first + 1 - w : 0;
+  const std::uint64_t last_query = std::min(t - 1, last + w - 1);
   switch (f.causal) {
-    case models::Causal::out_lower:  // C is queries x keys: keys 0 .. last
-      r.blocks = ceil_div(last + 1, b.bn);
-      r.last_cols = std::min(b.bn, n - (r.blocks - 1) * b.bn);
+    case models::Causal::out_lower: {  // C is queries x keys: keys lowest_key .. last
+      const std::uint64_t from = lowest_key / b.bn;
+      r.blocks = ceil_div(last + 1, b.bn) - from;
+      r.last_cols = std::min(b.bn, n - (from + r.blocks - 1) * b.bn);
       break;
-    case models::Causal::depth_upto_row:  // the contraction runs over keys 0 .. last
-      r.depth = std::min(k, ceil_div(last + 1, b.bk) * b.bk);
+    }
+    case models::Causal::depth_upto_row:  // the contraction runs over keys lowest_key .. last
+      r.depth = std::min(k, ceil_div(last + 1, b.bk) * b.bk) - lowest_key / b.bk * b.bk;
       break;
-    case models::Causal::depth_from_row:  // rows are keys, the contraction queries first .. t - 1
-      r.depth = k - first / b.bk * b.bk;
+    case models::Causal::depth_from_row:  // rows are keys, the contraction queries first .. last_query
+      r.depth = std::min(k, ceil_div(last_query + 1, b.bk) * b.bk) - first / b.bk * b.bk;
       break;
     case models::Causal::none: break;
   }

@@ -77,18 +77,22 @@ std::uint64_t block_step_cycles(const hw::ChipConfig& chip, std::uint64_t bm, st
 // diagonal of each seq x seq instance (the `count` instances are stacked
 // along the rows, `seq` rows each). Blocks the diagonal crosses are
 // computed whole and masked, as the kernel does: a causal kernel executes
-// more than the exact triangle's FLOPs (models::MatmulSpec::flops).
+// more than the exact triangle's FLOPs (models::MatmulSpec::flops). With
+// a sliding window (models::MatmulSpec::window) it also skips every block
+// wholly outside the band of the window's keys before each query.
 struct MatmulFusion {
   bool a_on_chip = false, out_on_chip = false;
   models::Causal causal = models::Causal::none;
-  std::uint64_t seq = 0;  // rows per instance; with causal, also its other sequence axis (k or n)
+  std::uint64_t seq = 0;     // rows per instance; with causal, also its other sequence axis (k or n)
+  std::uint64_t window = 0;  // with causal: keys per query, 0: all earlier ones
   bool fused() const { return a_on_chip || out_on_chip || causal != models::Causal::none; }
   bool operator<(const MatmulFusion& o) const;
 };
 
 // One block row of a kernel (rows bi * bm onward): the output blocks it
-// computes (columns from 0; the last `last_cols` wide) and the contraction
-// depth each walks (whole bk steps but the last).
+// computes (contiguous columns, from 0 unless a window starts them later;
+// the last `last_cols` wide) and the contraction depth each walks (whole
+// bk steps but the last).
 struct BlockRow {
   std::uint64_t rows = 0, blocks = 0, last_cols = 0, depth = 0;
 };

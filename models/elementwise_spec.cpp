@@ -47,6 +47,13 @@ ElementwiseCost elementwise_cost(ElementwiseOp op, Pass pass) {
       // silu' = s + g*s*(1-s) 4, d_gate = d_silu*silu' 1 = 12; reads gate,
       // up, dh; writes d_gate, d_up.
       return fwd ? ElementwiseCost{6, 3} : ElementwiseCost{12, 5};
+    case ElementwiseOp::geglu:
+      // fwd: GELU(gate) 8 (as gelu), * up 1 = 9; reads gate, up; writes h.
+      // bwd: recompute t = tanh(c(g + a g^3)) 6 and GELU(g) = 0.5g(1+t) 3,
+      // d_up = dh*GELU 1, d_gelu = dh*up 1, GELU'(g) 11 (as gelu's
+      // backward), d_gate = d_gelu*GELU' 1 = 23; reads gate, up, dh;
+      // writes d_gate, d_up.
+      return fwd ? ElementwiseCost{9, 3} : ElementwiseCost{23, 5};
     case ElementwiseOp::softmax:
       // fwd: ELECTRA's 5. The 1/sqrt(head_dim) scale is taken as folded into
       // W_q and the causal mask as a select, neither counted.
@@ -91,6 +98,7 @@ const char* to_string(ElementwiseOp op) {
     case ElementwiseOp::relu: return "relu";
     case ElementwiseOp::gelu: return "gelu";
     case ElementwiseOp::swiglu: return "swiglu";
+    case ElementwiseOp::geglu: return "geglu";
     case ElementwiseOp::softmax: return "softmax";
     case ElementwiseOp::cross_entropy: return "cross_entropy";
     case ElementwiseOp::embedding_lookup: return "embedding_lookup";

@@ -18,6 +18,7 @@ enum class ElementwiseOp {
   relu,
   gelu,              // tanh approximation (Hendrycks & Gimpel 2016)
   swiglu,            // silu(gate) * up (Shazeer 2020, arXiv:2002.05202)
+  geglu,             // gelu(gate) * up (Shazeer 2020; Gemma)
   softmax,           // attention probabilities, over the key positions
   cross_entropy,     // softmax over the classes/vocabulary + negative log likelihood
   embedding_lookup,  // gather rows of the table; backward: scatter-add into dE

@@ -5,8 +5,11 @@ namespace models {
 double MatmulSpec::causal_fraction() const {
   if (causal == Causal::none) return 1.0;
   // The sequence length is the two equal dimensions of the triangle.
-  const double t = double(causal == Causal::out_lower ? m : k);
-  return (t + 1.0) / (2.0 * t);
+  const std::uint64_t t = causal == Causal::out_lower ? m : k;
+  if (window == 0 || window >= t) return (double(t) + 1.0) / (2.0 * double(t));
+  // The first W queries see 1..W keys, the other T - W see W each.
+  const double w = double(window);
+  return (w * (w + 1.0) / 2.0 + double(t - window) * w) / (double(t) * double(t));
 }
 
 const char* to_string(Causal c) {

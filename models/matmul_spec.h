@@ -98,9 +98,23 @@ struct MatmulSpec {
   // projections).
   std::uint64_t tp_units = 0;
   Dim tp_excess = Dim::none;
+  // Sliding-window attention (docs/models.md#sliding-window-attention): a
+  // query attends to at most `window` keys, itself and the window - 1
+  // before it; 0: to every earlier key. A causal kernel skips the blocks
+  // wholly outside that band too; materialized attention computes the
+  // whole square and masks it, as it does the causal triangle.
+  std::uint64_t window = 0;
+  // An expert matmul (tokens != none) run as one grouped matmul over the
+  // chip's experts (MegaBlocks, Gale et al. 2022, arXiv:2211.15841; MaxText's
+  // megablox): count 1, `tokens` all the tokens its experts take, each row
+  // block multiplied by its expert's weight; false: `count` matmuls, one
+  // per expert.
+  bool grouped = false;
 
   // The share of the m x k x n products a causal kernel computes, over the
   // exact triangle of a T x T square: (T + 1) / 2T; 1 when not causal.
+  // Within a window W < T: the band, sum over queries i = 1..T of
+  // min(i, W), over T^2.
   double causal_fraction() const;
   // 2 FLOPs (multiply + add) per multiply-accumulate computed.
   double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n) * causal_fraction(); }

@@ -68,16 +68,17 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                                 "residual stream width D")
         .integer<std::uint64_t>("d_ff", &TransformerConfig::d_ff, "elements", std::nullopt, dim, "MLP hidden width F")
         .integer<std::uint64_t>("heads", &TransformerConfig::heads, "heads", std::nullopt, dim, "attention heads N")
-        .integer<std::uint64_t>("head_dim", &TransformerConfig::head_dim, "elements", std::nullopt, dim,
-                                "width of one head H (heads x head_dim need not equal d_model)")
+        .integer<std::uint64_t>("head_dim", &TransformerConfig::head_dim, "elements", 0, dim,
+                                "width of one head H (heads x head_dim need not equal d_model); required unless "
+                                "kv_lora_rank > 0")
         .integer<std::uint64_t>("seq_len", &TransformerConfig::seq_len, "tokens", std::nullopt,
                                 sim::between(1, kMaxWidth), "tokens per sequence T")
         .integer<std::uint64_t>("vocab", &TransformerConfig::vocab, "tokens", std::nullopt, sim::between(1, kMaxWidth),
                                 "vocabulary size V")
         .flag("tied_embeddings", &TransformerConfig::tied_embeddings, false,
               "the output layer reuses the embedding table (V x D parameters once, not twice)")
-        .choice("mlp", &TransformerConfig::mlp, {"relu", "gelu", "swiglu"}, std::string("gelu"),
-                "relu, gelu: 2 matrices, 2DF params; swiglu: gated, 3 matrices, 3DF params")
+        .choice("mlp", &TransformerConfig::mlp, {"relu", "gelu", "swiglu", "geglu"}, std::string("gelu"),
+                "relu, gelu: 2 matrices, 2DF params; swiglu, geglu: gated by SiLU or GELU, 3 matrices, 3DF params")
         .integer<std::uint64_t>("kv_heads", &TransformerConfig::kv_heads, "heads", 0, sim::between(0, 1 << 20),
                                 "key/value heads K (grouped-query attention; 1: multi-query); 0: as many as heads")
         .choice("attention", &TransformerConfig::attention, {"materialized", "flash"}, std::string("materialized"),
@@ -99,9 +100,52 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
         .integer<std::uint64_t>("expert_d_ff", &TransformerConfig::expert_d_ff, "elements", 0, sim::between(0, 1 << 20),
                                 "hidden width of one expert's MLP; 0: d_ff")
         .group("routing", &TransformerConfig::routing, routing_params())
+        .integer<std::uint64_t>("first_dense_layers", &TransformerConfig::first_dense_layers, "blocks", 0,
+                                sim::between(0, 1 << 16),
+                                "the first blocks keep a dense MLP of d_ff (DeepSeek-V3: 3); the rest follow "
+                                "moe_layer_step")
+        .integer<std::uint64_t>("moe_layer_step", &TransformerConfig::moe_layer_step, "blocks", 1,
+                                sim::between(1, 1 << 16),
+                                "after first_dense_layers, block i has experts when (i + 1) % step == 0, the others a "
+                                "dense MLP of d_ff (Llama 4 Maverick: 2)")
+        .choice("expert_matmul", &TransformerConfig::expert_matmul, {"batched", "grouped"}, std::string("batched"),
+                "batched: one matmul per expert on its tokens; grouped: one grouped matmul over the chip's experts "
+                "(megablox)")
+        .integer<std::uint64_t>("q_lora_rank", &TransformerConfig::q_lora_rank, "elements", 0, sim::between(0, 1 << 20),
+                                "multi-head latent attention: width of the query latent (0: queries projected "
+                                "straight from d_model)")
+        .integer<std::uint64_t>("kv_lora_rank", &TransformerConfig::kv_lora_rank, "elements", 0,
+                                sim::between(0, 1 << 20),
+                                "multi-head latent attention (DeepSeek-V2/V3): width of the key/value latent; 0: "
+                                "grouped-query attention")
+        .integer<std::uint64_t>("qk_nope_head_dim", &TransformerConfig::qk_nope_head_dim, "elements", 0,
+                                sim::between(0, 1 << 20),
+                                "latent attention: the part of a query/key head without rotary embedding")
+        .integer<std::uint64_t>("qk_rope_head_dim", &TransformerConfig::qk_rope_head_dim, "elements", 0,
+                                sim::between(0, 1 << 20),
+                                "latent attention: the rotary part of a query/key head (one key part shared by "
+                                "the heads)")
+        .integer<std::uint64_t>("v_head_dim", &TransformerConfig::v_head_dim, "elements", 0, sim::between(0, 1 << 20),
+                                "latent attention: width of a value head")
+        .integer<std::uint64_t>("sliding_window", &TransformerConfig::sliding_window, "tokens", 0,
+                                sim::between(0, kMaxWidth),
+                                "a local block's query attends to its W most recent keys (itself included); 0: no "
+                                "window, every block attends to all earlier keys")
+        .integer<std::uint64_t>("sliding_window_pattern", &TransformerConfig::sliding_window_pattern, "blocks", 0,
+                                sim::between(0, 1 << 16),
+                                "every k-th block ((i + 1) % k == 0) is global, the others local (Gemma 3: 6; Gemma "
+                                "2, gpt-oss: 2); 0: every block is local")
+        .flag("qk_norm", &TransformerConfig::qk_norm, false,
+              "a norm over each query and key head before the scores (Qwen3, Llama 4 Scout)")
+        .flag("post_norms", &TransformerConfig::post_norms, false,
+              "norms on the attention and MLP outputs before their residual adds (Gemma 2/3)")
+        .integer<std::uint64_t>("vocab_tiles", &TransformerConfig::vocab_tiles, "chunks", 1, sim::between(1, 1 << 16),
+                                "logits and loss computed in this many chunks of tokens, the backward recomputing "
+                                "each chunk's logits (MaxText's num_vocab_tiling); 1: all at once")
         .then([](const sim::YamlNode& node, TransformerConfig& c) {
           if (!c.moe()) {
-            for (const char* k : {"top_k", "capacity_factor", "shared_experts", "expert_d_ff", "routing"})
+            for (const char* k : {"top_k", "capacity_factor", "shared_experts", "expert_d_ff", "routing",
+                                  "first_dense_layers", "moe_layer_step", "expert_matmul"})
               if (node[k].present())
                 node[k].fail(std::string(k) + " configures a mixture of experts, and the model has none (experts: 0)");
             return;
@@ -124,6 +168,30 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                 at[e].fail("expert " + std::to_string(e) + "'s share " + std::to_string(loads[e] / sum) +
                            " is above 1 / top_k: a token goes to an expert at most once");
           }
+        })
+        .then([](const sim::YamlNode& node, TransformerConfig& c) {
+          if (c.mla()) {
+            for (const char* k : {"head_dim", "kv_heads", "qk_norm"})
+              if (node[k].present())
+                node[k].fail(std::string(k) +
+                             " configures grouped-query attention; with kv_lora_rank > 0 the heads are "
+                             "qk_nope_head_dim + qk_rope_head_dim wide (values v_head_dim)");
+            if (c.qk_nope_head_dim + c.qk_rope_head_dim == 0)
+              node["kv_lora_rank"].fail("latent attention needs qk_nope_head_dim and/or qk_rope_head_dim");
+            if (c.v_head_dim == 0) node["kv_lora_rank"].fail("latent attention needs v_head_dim");
+          } else {
+            for (const char* k : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+              if (node[k].present())
+                node[k].fail(std::string(k) + " configures multi-head latent attention, which needs kv_lora_rank > 0");
+            if (!node["head_dim"].present())
+              node["head_dim"].fail("missing required key (width of one head H; not needed with kv_lora_rank > 0)");
+          }
+          if (c.sliding_window_pattern && !c.sliding_window)
+            node["sliding_window_pattern"].fail("a pattern of local and global blocks needs a sliding_window");
+          if (c.post_norms && c.block != "serial")
+            node["post_norms"].fail("post_norms are modelled for serial blocks only (block: serial)");
+          if (c.post_norms && c.moe())
+            node["post_norms"].fail("post_norms are not modelled with a mixture of experts (experts > 0)");
         })
         .then([](const sim::YamlNode& node, TransformerConfig& c) {
           if (c.kv_heads != 0 && c.heads % c.kv_heads != 0)

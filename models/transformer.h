@@ -15,53 +15,25 @@
 //   relu:   W_down ReLU(W_up x)                     2 d_model d_ff params (MaxText's default)
 //   gelu:   W_down GELU(W_up x)                     2 d_model d_ff params (GPT-2/3)
 //   swiglu: W_down (SiLU(W_gate x) * W_up x)         3 d_model d_ff params (PaLM, LLaMA)
-// Formulas and what is stashed for backward: docs/models.md.
+//   geglu:  W_down (GELU(W_gate x) * W_up x)         3 d_model d_ff params (Gemma)
+// Each optional mechanism (multi-head latent attention, sliding windows,
+// query/key and post norms, mixtures of experts on some layers, vocabulary
+// tiling) is off by default and lives in its own file: attention.*, mla.*,
+// mlp_block.*, moe.*, lm_head.*. Formulas, sources and what is stashed for
+// backward: docs/models.md.
 #include <cstdint>
-#include <string>
 
 #include "models/model_spec.h"
-#include "models/routing.h"
+#include "models/transformer_config.h"
 
 namespace models {
-
-struct TransformerConfig {
-  std::uint64_t layers = 0;
-  std::uint64_t d_model = 0;
-  std::uint64_t d_ff = 0;
-  std::uint64_t heads = 0;
-  std::uint64_t head_dim = 0;
-  std::uint64_t seq_len = 0;
-  std::uint64_t vocab = 0;
-  bool tied_embeddings = false;            // the unembedding reuses the embedding table (transposed)
-  std::string mlp = "gelu";                // relu | gelu | swiglu
-  std::uint64_t kv_heads = 0;              // key/value heads; 0: as many as `heads`
-  std::string attention = "materialized";  // materialized | flash
-  std::string block = "serial";            // serial | parallel
-  // Mixture of experts (docs/models.md#mixture-of-experts): experts > 0
-  // replaces each block's MLP by a router and `experts` MLPs of
-  // expert_d_ff (0: d_ff), each token going to top_k of them, plus
-  // shared_experts MLPs every token goes through.
-  std::uint64_t experts = 0;
-  std::uint64_t top_k = 2;
-  double capacity_factor = 0;  // 0: no capacity (dropless)
-  std::uint64_t shared_experts = 0;
-  std::uint64_t expert_d_ff = 0;
-  RoutingConfig routing;
-  // Not a YAML key: the chips the experts are sharded over (expert
-  // parallelism), set by the training strategy for the model one chip
-  // runs. The chip holds experts / expert_shards of them and its experts
-  // take the tokens its `expert_shards` peers route to them.
-  std::uint64_t expert_shards = 1;
-
-  std::uint64_t kv() const { return kv_heads ? kv_heads : heads; }
-  bool moe() const { return experts > 0; }
-  std::uint64_t expert_width() const { return expert_d_ff ? expert_d_ff : d_ff; }
-};
 
 // The model for `batch` sequences of cfg.seq_len tokens. Layers, in order:
 // "embedding", "block0" .. "block<L-1>", "output" (final norm + logits),
 // "loss" (softmax cross-entropy). Throws std::invalid_argument on a zero
-// size, an unknown mlp variant or batch 0.
+// size, an unknown mlp variant, an inconsistent option or batch 0. A block
+// with experts has LayerSpec::routing_layer = its index among such blocks
+// (so a routing of moe_layers() layers covers them).
 ModelSpec build_transformer(const TransformerConfig& cfg, std::uint64_t batch);
 
 // Inference (docs/serving.md): forward passes only, no loss, no backward
