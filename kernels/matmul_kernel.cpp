@@ -9,6 +9,7 @@
 
 #include "hw/mxu_timing.h"
 #include "kernels/kernel_launch.h"
+#include "sim/error.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -176,6 +177,14 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
               best = b;
             }
           }
+  if (best_time == std::numeric_limits<double>::infinity())
+    throw sim::SimFailure(
+        "no blocking of a " + std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +
+        " matmul fits VMEM (" + std::to_string(chip.vmem) + " B per TensorCore): the smallest needs " +
+        std::to_string(MatmulBlocking{std::min<std::uint64_t>(m, 8), std::min<std::uint64_t>(k, chip.mxu.rows),
+                                      std::min<std::uint64_t>(n, chip.mxu.cols), 2, 1, bytes.in, bytes.out}
+                           .vmem_bytes()) +
+        " B");
   return best;
 }
 

@@ -309,6 +309,23 @@ const BadCase kCases[] = {
     {"virtual stages that do not divide a pipeline stage's layers", "run tests/data/bad/train_virtual_stages.yaml", 2,
      "tests/data/bad/train_virtual_stages.yaml:10:89:", "workload.parallelism.virtual_stages:",
      "4 virtual stages do not divide the 2 layers of each pipeline stage; chunks must hold equal numbers of layers"},
+    // kind: maxtext (docs/maxtext.md): MaxText's keys and flags.
+    {"a misspelt MaxText key", "run tests/data/maxtext/bad/unknown_key.yaml", 2,
+     "tests/data/maxtext/bad/unknown_key.yaml:9:5:", "workload.config.per_device_batch_sise:",
+     "unknown MaxText key 'per_device_batch_sise'; did you mean 'per_device_batch_size'?"},
+    {"a MaxText key that changes performance and is not modelled", "run tests/data/maxtext/bad/unmodelled_key.yaml",
+     2, "tests/data/maxtext/bad/unmodelled_key.yaml:11:5:", "workload.config.matmul_precision:",
+     "'matmul_precision' changes performance in a way tpusim does not model"},
+    {"a misspelt XLA flag", "run tests/data/maxtext/bad/unknown_xla_flag.yaml", 2,
+     "tests/data/maxtext/bad/unknown_xla_flag.yaml:8:53:", "workload.xla_flags:",
+     "unknown XLA flag '--xla_tpu_enable_async_colective_fusion'; did you mean "
+     "'xla_tpu_enable_async_collective_fusion'?"},
+    {"a MaxText mesh that does not fill the chips", "run tests/data/maxtext/bad/mesh_not_dividing.yaml", 2,
+     "tests/data/maxtext/bad/mesh_not_dividing.yaml:9:27:", "workload.config.ici_fsdp_parallelism:",
+     "the ici_*_parallelism values multiply to 6, not the 8 chips of a slice"},
+    {"a key the MaxText model file sets too", "run tests/data/maxtext/bad/model_key_twice.yaml", 2,
+     "tests/data/maxtext/bad/model_key_twice.yaml:10:5:", "workload.config.base_num_decoder_layers:",
+     "'base_num_decoder_layers' is set by the model file too"},
     {"a misspelt remat policy", "run tests/data/bad/train_remat_typo.yaml", 2,
      "tests/data/bad/train_remat_typo.yaml:8:10:", "workload.remat:",
      "unknown remat policy 'minimum'; expected one of: none (keep every activation the backward pass reads), full "

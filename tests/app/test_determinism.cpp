@@ -81,6 +81,7 @@ const KindCase kKinds[] = {
      "run configs/sweeps/amdahl-synthetic.base.yaml --set pod.shape=[4] --set workload.units=40 "
      "--set 'workload.unit={m: 512, k: 512, n: 512}'"},
     {"conv", "run configs/experiments/conv-resnet18-head-v4.yaml --set workload.batch=1 --trace"},
+    {"maxtext", "run configs/experiments/maxtext-llama3.1-70b-v6e-64.yaml"},
 };
 
 }  // namespace

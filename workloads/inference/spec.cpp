@@ -136,7 +136,9 @@ ForwardStep InferenceSpec::forward_step() const {
 
 std::uint64_t kv_bytes_per_token(const models::TransformerConfig& cfg, hw::NumberFormat kv, std::uint32_t tp) {
   // With more ranks than KV heads each rank holds one head (a replica).
-  return 2 * cfg.layers * std::max<std::uint64_t>(cfg.kv() / tp, 1) * cfg.head_dim * hw::element_bytes(kv);
+  // Each head caches its key and value widths (kv_width: head_dim each, or
+  // latent attention's key and value dimensions).
+  return cfg.layers * std::max<std::uint64_t>(cfg.kv() / tp, 1) * (cfg.kv_width() / cfg.kv()) * hw::element_bytes(kv);
 }
 
 const sim::ParamTable<InferenceSpec>& inference_params() {

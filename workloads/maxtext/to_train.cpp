@@ -11,8 +11,9 @@ namespace {
 // with allow_unmodelled an approximation the run lists.
 void unmodelled(MaxTextConfig& cfg, const sim::YamlNode& at, const std::string& key, const std::string& what) {
   if (!cfg.allow_unmodelled)
-    at.fail(what + "; tpusim does not model it yet (allow_unmodelled: true runs without it and lists it in "
-                   "result.approximations)");
+    at.fail(what +
+            "; tpusim does not model it yet (allow_unmodelled: true runs without it and lists it in "
+            "result.approximations)");
   cfg.approximations.push_back({key, "", at.location().str(), what + ": not modelled, run without it"});
 }
 
@@ -47,6 +48,8 @@ models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
   const std::vector<std::string>& act = m.mlp_activations;
   if (act.size() == 2 && act[0] == "silu" && act[1] == "linear") {
     t.mlp = "swiglu";
+  } else if (act.size() == 2 && act[0] == "gelu" && act[1] == "linear") {
+    t.mlp = "geglu";
   } else if (act.size() == 1 && (act[0] == "gelu" || act[0] == "relu")) {
     t.mlp = act[0];
   } else {
@@ -61,24 +64,46 @@ models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
     t.capacity_factor = cfg.moe.capacity_factor > 0 ? cfg.moe.capacity_factor : 0;
     t.shared_experts = m.shared_experts_in_use();
     t.expert_d_ff = m.expert_mlp_dim();
+    t.first_dense_layers = m.first_num_dense_layers;
+    t.moe_layer_step = m.interleave_moe_layer_step;
+    t.expert_matmul = cfg.moe.megablox || cfg.moe.sparse_matmul ? "grouped" : "batched";
   }
-  // The layer kinds MaxText builds that a uniform tpusim Transformer lacks.
-  for (const MaxTextModel::Layer& l : m.layers()) {
-    if (l.attention != AttentionType::global) {
+  if (m.attention_type == AttentionType::mla) {
+    t.q_lora_rank = m.q_lora_rank;
+    t.kv_lora_rank = m.kv_lora_rank;
+    t.qk_nope_head_dim = m.qk_nope_head_dim;
+    t.qk_rope_head_dim = m.qk_rope_head_dim;
+    t.v_head_dim = m.v_head_dim;
+  }
+  // Local (sliding-window) layers: every layer, or a pattern of local
+  // layers and one global (models/transformer_config.h).
+  const auto layers = m.layers();
+  std::uint64_t local = 0, period = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const MaxTextModel::Layer& l = layers[i];
+    if (l.attention == AttentionType::local_sliding) {
+      ++local;
+      t.sliding_window = l.window;
+    } else if (l.attention == AttentionType::global && local > 0 && period == 0) {
+      period = i + 1;
+    } else if (l.attention == AttentionType::chunk || l.attention == AttentionType::full) {
       unmodelled(cfg, at, "attention_type",
                  file + " has " + attention_type_names().name(l.attention) + " attention layers");
       break;
     }
   }
-  const auto layers = m.layers();
-  if (m.moe() && std::any_of(layers.begin(), layers.end(), [](const MaxTextModel::Layer& l) { return !l.moe; }))
-    unmodelled(cfg, at, "first_num_dense_layers", file + " mixes dense and mixture-of-experts layers");
-  if (m.use_qk_norm) unmodelled(cfg, at, "use_qk_norm", file + " normalises queries and keys");
-  if (m.use_post_attn_norm || m.use_post_ffw_norm)
-    unmodelled(cfg, at, "use_post_attn_norm", file + " has post-attention and post-MLP norms");
-  if (cfg.num_vocab_tiling > 1)
-    unmodelled(cfg, key_or_config(config, "num_vocab_tiling"), "num_vocab_tiling",
-               "vocabulary tiling (logits in chunks)");
+  if (local > 0 && local < layers.size()) {
+    t.sliding_window_pattern = period;
+    for (std::size_t i = 0; i < layers.size(); ++i)
+      if ((layers[i].attention == AttentionType::local_sliding) != (period == 0 || (i + 1) % period != 0)) {
+        unmodelled(cfg, at, "attention_type", file + "'s local and global layers follow no period tpusim has");
+        break;
+      }
+  }
+  t.layers = layers.size();  // gemma2 scans pairs: 2 x num_decoder_layers
+  t.qk_norm = m.use_qk_norm;
+  t.post_norms = m.use_post_attn_norm || m.use_post_ffw_norm;
+  t.vocab_tiles = cfg.num_vocab_tiling;
   return out;
 }
 
@@ -87,13 +112,11 @@ struct AxisUse {
   MaxTextAxis axis;
   ParallelAxes TrainParallelism::*field;
 };
-const AxisUse kAxisUses[] = {{MaxTextAxis::data, &TrainParallelism::data},
-                             {MaxTextAxis::stage, &TrainParallelism::pipeline},
-                             {MaxTextAxis::fsdp, &TrainParallelism::fsdp},
-                             {MaxTextAxis::fsdp_transpose, &TrainParallelism::fsdp},
-                             {MaxTextAxis::context, &TrainParallelism::context},
-                             {MaxTextAxis::tensor, &TrainParallelism::tensor},
-                             {MaxTextAxis::expert, &TrainParallelism::expert}};
+const AxisUse kAxisUses[] = {
+    {MaxTextAxis::data, &TrainParallelism::data},       {MaxTextAxis::stage, &TrainParallelism::pipeline},
+    {MaxTextAxis::fsdp, &TrainParallelism::fsdp},       {MaxTextAxis::fsdp_transpose, &TrainParallelism::fsdp},
+    {MaxTextAxis::context, &TrainParallelism::context}, {MaxTextAxis::tensor, &TrainParallelism::tensor},
+    {MaxTextAxis::expert, &TrainParallelism::expert}};
 
 // Whether ICI mesh axes of `sizes`, in this order, each take whole
 // consecutive physical axes of `shape` (interconnect/mesh.h's rule).
@@ -116,8 +139,8 @@ void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& 
   for (std::size_t i = 0; i < kMaxTextAxes; ++i) {
     const auto axis = static_cast<MaxTextAxis>(i);
     const std::string name = maxtext_axis_names().name(axis);
-    const auto use = std::find_if(std::begin(kAxisUses), std::end(kAxisUses),
-                                  [&](const AxisUse& u) { return u.axis == axis; });
+    const auto use =
+        std::find_if(std::begin(kAxisUses), std::end(kAxisUses), [&](const AxisUse& u) { return u.axis == axis; });
     for (const bool dcn : {false, true}) {
       const std::int64_t size = dcn ? cfg.mesh.dcn[i] : cfg.mesh.ici[i];
       if (size == 1) continue;
@@ -214,7 +237,7 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
   // effective_remat), as tpusim's custom policy.
   const RematTensors r = cfg.effective_remat();
   const auto place = [](TensorPlacement p) {
-    return p == TensorPlacement::device ? TensorPlace::device
+    return p == TensorPlacement::device    ? TensorPlace::device
            : p == TensorPlacement::offload ? TensorPlace::offload
                                            : TensorPlace::remat;
   };

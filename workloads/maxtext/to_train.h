@@ -42,7 +42,7 @@ namespace workloads {
 struct MaxTextTrain {
   TrainSpec spec;
   std::vector<std::pair<std::string, std::uint32_t>> mesh;  // in placement order
-  std::vector<std::string> dcn_axes;                         // mesh axes across the slices
+  std::vector<std::string> dcn_axes;                        // mesh axes across the slices
 };
 
 // `config` is the workload's `config:` mapping and `flags` its xla_flags

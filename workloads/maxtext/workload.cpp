@@ -68,6 +68,7 @@ const sim::ParamTable<MaxTextWorkloadKeys>& maxtext_workload_params() {
         .flag("allow_unmodelled", &MaxTextWorkloadKeys::allow_unmodelled, false,
               "run even when a key or flag changes performance in a way tpusim does not model; each is listed in "
               "result.approximations")
+        .informational("it changes which inputs run, not how: an unmodelled key's effect is left out and listed")
         .flag("simulate_anyway", &MaxTextWorkloadKeys::simulate_anyway, false,
               "run even when the step does not fit in HBM (result.memory.fits is then false)")
         .allow("kind");
@@ -78,9 +79,21 @@ const sim::ParamTable<MaxTextWorkloadKeys>& maxtext_workload_params() {
 
 nlohmann::json maxtext_workload_keys() {
   nlohmann::json j = maxtext_workload_params().describe();
-  nlohmann::json config = maxtext_keys().describe();
+  // config's keys as explain prints any table's: each MaxText key with its
+  // class (modelled, ignored, unmodelled) before its meaning.
+  nlohmann::json keys = nlohmann::json::array();
+  const nlohmann::json table = maxtext_keys().describe();
+  for (const auto& k : table["params"]) {
+    const std::string cls = k["class"];
+    keys.push_back({{"name", k["name"]},
+                    {"type", k.value("type", std::string("as MaxText reads it"))},
+                    {"unit", k.value("unit", std::string())},
+                    {"default", k.value("neutral", std::string("base.yml's"))},
+                    {"range", k.value("range", std::string())},
+                    {"description", "[" + cls + "] " + k["description"].get<std::string>()}});
+  }
   for (auto& p : j["params"])
-    if (p["name"] == "config") p["params"] = config["params"];
+    if (p["name"] == "config") p["params"] = keys;
   return j;
 }
 
@@ -92,8 +105,8 @@ std::unique_ptr<Workload> load_maxtext_workload(const sim::YamlNode& node, const
               std::to_string(exp.pod.devices_per_chip) + " per chip");
   const sim::YamlNode config = node["config"];
   const sim::YamlNode flags = node["xla_flags"];
-  MaxTextConfig cfg = load_maxtext_config(config, flags.present() ? &flags : nullptr, exp.pod.devices(),
-                                          exp.pod.slices, keys.allow_unmodelled);
+  MaxTextConfig cfg = load_maxtext_config(config, flags.present() ? &flags : nullptr, exp.pod.devices(), exp.pod.slices,
+                                          keys.allow_unmodelled);
   MaxTextTrain train = maxtext_to_train(cfg, config, flags.present() ? &flags : nullptr, exp);
   train.spec.simulate_anyway = keys.simulate_anyway;
   return std::make_unique<MaxTextWorkload>(std::move(cfg), std::move(train));

@@ -12,7 +12,8 @@ std::vector<models::LayerRouting> moe_routing(const ForwardStep& step, const mod
   const models::TransformerConfig& c = step.model.transformer;
   std::vector<models::LayerRouting> out;
   if (!step.model.moe()) return out;
-  for (std::uint64_t b = 0; b < c.layers; ++b)
+  // One routing per block with experts (LayerSpec::routing_layer counts them).
+  for (std::uint64_t b = 0; b < c.moe_layers(); ++b)
     out.push_back(models::route_layer(c.routing, static_cast<std::uint32_t>(c.experts),
                                       static_cast<std::uint32_t>(c.top_k), c.capacity_factor,
                                       step.parallelism.expert.degree, model.tokens(), b));

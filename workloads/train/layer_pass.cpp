@@ -161,7 +161,8 @@ void LayerPass::build_matmul(std::size_t i, const models::MatmulSpec& mm, const 
     const LocalMatmul l = local_matmul(mm, ctx_.tp());
     // Flash attention's fused matmuls: m is a sequence axis of each of
     // them (queries or keys), the triangle's side.
-    const kernels::MatmulFusion fusion{mm.a_on_chip, mm.out_on_chip, mm.causal, l.m};
+    // A sliding window's band: the kernel computes only the blocks it covers.
+    const kernels::MatmulFusion fusion{mm.a_on_chip, mm.out_on_chip, mm.causal, l.m, mm.window};
     sinks_[i] =
         kernels::append_program(prog_, ctx_.matmuls.get(l.count, l.m, l.k, l.n, fusion, quantized(mm, ctx_.quantize)),
                                 deps, " [" + label + "]");

@@ -56,10 +56,9 @@ TEST_CASE("serving: a sliding window cuts the local block's attention FLOPs by h
         Approx((per_pair + 5 * kBatch * kHeads) * (kContext - 64)).epsilon(1e-9));
 }
 
-// Hidden until workloads/inference's kv_bytes_per_token sizes the cache by
-// models::TransformerConfig::kv_width() (latent attention has no head_dim):
-// today it divides by a zero-byte cache.
-TEST_CASE("serving: a decode step of latent attention by hand", "[.][inference][shapes][mla]") {
+// The cache is sized by models::TransformerConfig::kv_width() (latent
+// attention has no head_dim).
+TEST_CASE("serving: a decode step of latent attention by hand", "[inference][shapes][mla]") {
   const std::string mla = "kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16, v_head_dim: 48";
   const auto a = serve("mla-decode", mla, "decode");
   const auto b = serve("mla-decode-q", mla + ", q_lora_rank: 128", "decode");

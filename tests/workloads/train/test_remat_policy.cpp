@@ -114,8 +114,7 @@ TEST_CASE("remat policy: each MaxText policy keeps, recomputes and offloads the 
   };
   for (const Case& c : cases) {
     const Split s = block_split(spec_with(c.remat, c.tensors));
-    INFO(workloads::to_string(c.remat) << ": device " << s.device << ", recomputed " << s.remat << ", host "
-                                       << s.host);
+    INFO(workloads::to_string(c.remat) << ": device " << s.device << ", recomputed " << s.remat << ", host " << s.host);
     CHECK(s.device == c.device);
     CHECK(s.host == c.host);
     CHECK(s.remat == kStash - c.device - c.host);
@@ -129,8 +128,8 @@ TEST_CASE("remat policy: the backward recomputes what it reads and the policy di
   // log-sum-exp and output are not saved), then everything after it that
   // the backward reads; not the Q, K, V projections, and not the down
   // projection or the last residual add, whose outputs no backward op reads.
-  const std::set<std::string> after_qkv = {"block1.ln1", a + "score",    a + "softmax",  a + "context", a + "o",
-                                           a + "residual", "block1.ln2", f + "up",       f + "gate",    f + "swiglu"};
+  const std::set<std::string> after_qkv = {"block1.ln1",   a + "score",  a + "softmax", a + "context", a + "o",
+                                           a + "residual", "block1.ln2", f + "up",      f + "gate",    f + "swiglu"};
   CHECK(recomputed_ops(spec_with(Remat::save_qkv_proj)) == after_qkv);
   // Offloading them saves the same recomputation.
   CHECK(recomputed_ops(spec_with(Remat::qkv_proj_offloaded)) == after_qkv);
@@ -194,21 +193,24 @@ workload:
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64, seq_len: 256, vocab: 4096}
   global_batch: 2
 )";
-  CHECK_THROWS_WITH(workloads::load_experiment(testing_workloads::write_yaml(
-                                                   "remat-tensors-alone", base + "  remat: full\n"
-                                                                                 "  remat_tensors: {query_proj: device}\n"),
-                                               {}),
-                    Catch::Contains("workload.remat_tensors: remat_tensors places MaxText's named tensors under "
-                                    "remat: custom; remat is full"));
   CHECK_THROWS_WITH(
-      workloads::load_experiment(testing_workloads::write_yaml("remat-tensors-typo", base + "  remat: custom\n"
-                                                                                            "  remat_tensors: {query_prj: device}\n"),
-                                 {}),
+      workloads::load_experiment(
+          testing_workloads::write_yaml("remat-tensors-alone", base + "  remat: full\n"
+                                                                      "  remat_tensors: {query_proj: device}\n"),
+          {}),
+      Catch::Contains("workload.remat_tensors: remat_tensors places MaxText's named tensors under "
+                      "remat: custom; remat is full"));
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(
+          testing_workloads::write_yaml("remat-tensors-typo", base + "  remat: custom\n"
+                                                                     "  remat_tensors: {query_prj: device}\n"),
+          {}),
       Catch::Contains("query_prj") && Catch::Contains("query_proj"));
   CHECK_THROWS_WITH(
-      workloads::load_experiment(testing_workloads::write_yaml("remat-tensors-place", base + "  remat: custom\n"
-                                                                                             "  remat_tensors: {query_proj: host}\n"),
-                                 {}),
+      workloads::load_experiment(
+          testing_workloads::write_yaml("remat-tensors-place", base + "  remat: custom\n"
+                                                                      "  remat_tensors: {query_proj: host}\n"),
+          {}),
       Catch::Contains("unknown tensor place 'host'"));
   CHECK_THROWS_WITH(workloads::load_experiment(
                         testing_workloads::write_yaml("remat-tensors-tile", base + "  remat: qkv_proj_offloaded\n"),

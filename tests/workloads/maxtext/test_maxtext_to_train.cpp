@@ -1,0 +1,104 @@
+// kind: maxtext against its hand-written twin: a MaxText configuration and
+// the kind: train experiment that says the same thing in tpusim's words
+// (docs/maxtext.md, "From MaxText to tpusim") give the same report; what
+// tpusim does not model is refused where it is asked for, or listed.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "workloads/experiment.h"
+#include "workloads/experiment_fixture.h"
+
+namespace test_maxtext_to_train {
+
+namespace {
+
+using testing_workloads::write_yaml;
+
+const char* const kPod = "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [2, 2], wraparound: false}\n";
+
+// Llama 3.1 8B's block (MaxText's llama3.1-8b.yml) cut to 2 layers, on 4
+// chips of FSDP, the published recipes' remat policy.
+std::string maxtext(const std::string& mesh = "ici_fsdp_parallelism: -1", const std::string& extra = "") {
+  return std::string(kPod) + R"(workload:
+  kind: maxtext
+  config: {model_name: llama3.1-8b, override_model_config: true, base_num_decoder_layers: 2,
+           per_device_batch_size: 1, max_target_length: 1024, attention: flash,
+           remat_policy: custom, decoder_layer_input: offload, query_proj: offload, key_proj: offload,
+           value_proj: offload, steps: 30, )" +
+         mesh + "}\n" + extra;
+}
+
+nlohmann::json run(const std::string& path) {
+  auto exp = workloads::load_experiment(path, {});
+  return exp.workload->run(exp, {}).report;
+}
+
+}  // namespace
+
+TEST_CASE("maxtext: a MaxText configuration and its kind: train twin give the same step", "[workloads][maxtext]") {
+  const auto mt = run(write_yaml("mt-llama", maxtext()));
+  // The twin, written by hand from the model file and base.yml: float32
+  // weights and Adam moments, bf16 matmuls, FSDP over the 4 chips (mesh
+  // axis fsdp), each named tensor where custom puts it (the rest
+  // recomputed, decoder_layer_input offloaded).
+  const auto train = run(write_yaml("mt-llama-twin", std::string(kPod) + R"(mesh: {fsdp: 4}
+workload:
+  kind: train
+  model: {type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, head_dim: 128,
+          seq_len: 1024, vocab: 128256, tied_embeddings: false, mlp: swiglu, attention: flash}
+  global_batch: 4
+  parallelism: {fsdp: fsdp}
+  precision: {params: float32, optimizer: float32}
+  remat: custom
+  remat_tensors: {decoder_layer_input: offload, query_proj: offload, key_proj: offload, value_proj: offload,
+                  context: remat, mlpwi: remat, mlpwi_0: remat, mlpwi_1: remat, mlpwo: remat, qkv_proj: remat,
+                  out_proj: remat}
+)"));
+  CHECK(mt["result"]["step_time_s"] == train["result"]["step_time_s"]);
+  CHECK(mt["result"]["memory"] == train["result"]["memory"]);
+  CHECK(mt["result"]["model_flops"] == train["result"]["model_flops"]);
+  CHECK(mt["result"]["host_offload"] == train["result"]["host_offload"]);
+  // What became of the keys: the mesh as laid out, a key without effect.
+  CHECK(mt["result"]["maxtext"]["mesh"] == nlohmann::json{{"fsdp", 4}});
+  CHECK(mt["result"]["maxtext"]["remat_policy"] == "custom");
+  bool steps_listed = false;
+  for (const auto& k : mt["result"]["ignored_keys"]) steps_listed = steps_listed || k["key"] == "steps";
+  CHECK(steps_listed);
+  CHECK(mt["result"]["approximations"].empty());
+}
+
+TEST_CASE("maxtext: SparseCore collective offload on a step with all-reduces is refused where the flag is, or listed",
+          "[workloads][maxtext][bad-input]") {
+  // Data parallelism over 2 chips all-reduces the gradients; the flag would
+  // move those all-reduces to the SparseCores, which tpusim does not model.
+  const std::string flags = "  xla_flags: \"--xla_tpu_enable_sparse_core_collective_offload_all_reduce=true\"\n";
+  const std::string path =
+      write_yaml("mt-sc", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2", flags));
+  CHECK_THROWS_WITH(workloads::load_experiment(path, {}),
+                    Catch::Contains("workload.xla_flags") && Catch::Contains("collectives on the SparseCores") &&
+                        Catch::Contains("allow_unmodelled"));
+  const auto r = run(write_yaml("mt-sc-allowed", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2",
+                                                         flags + "  allow_unmodelled: true\n")));
+  REQUIRE(r["result"]["approximations"].size() == 1);
+  CHECK(r["result"]["approximations"][0]["key"] == "xla_tpu_enable_sparse_core_collective_offload_*");
+  // With FSDP alone there is no all-reduce: the flag changes nothing.
+  CHECK_NOTHROW(workloads::load_experiment(write_yaml("mt-sc-fsdp", maxtext("ici_fsdp_parallelism: -1", flags)), {}));
+}
+
+TEST_CASE("maxtext: a mesh that lays onto no whole physical axes is refused, located at the config",
+          "[workloads][maxtext][bad-input]") {
+  // fsdp 2 x tensor 2 lays onto the 2 x 2 pod's x and y; on 4 x 4, fsdp 8
+  // would take x and half of y, which tpusim does not split.
+  CHECK_NOTHROW(workloads::load_experiment(
+      write_yaml("mt-mesh-ok", maxtext("ici_fsdp_parallelism: 2, ici_tensor_parallelism: 2")), {}));
+  const std::string ring8 =
+      "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [4, 4], wraparound: false}\n";
+  std::string text = maxtext("ici_fsdp_parallelism: 8, ici_tensor_parallelism: 2");
+  text.replace(0, std::string(kPod).size(), ring8);
+  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-mesh-split", text), {}),
+                    Catch::Contains("workload.config") &&
+                        Catch::Contains("does not lay onto whole physical axes of the 4x4 slice"));
+}
+
+}  // namespace test_maxtext_to_train
