@@ -15,7 +15,8 @@ namespace {
 
 using testing_workloads::write_yaml;
 
-const char* const kPod = "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [2, 2], wraparound: false}\n";
+const char* const kPod =
+    "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [2, 2], wraparound: false}\n";
 
 // Llama 3.1 8B's block (MaxText's llama3.1-8b.yml) cut to 2 layers, on 4
 // chips of FSDP, the published recipes' remat policy.
@@ -73,11 +74,10 @@ TEST_CASE("maxtext: SparseCore collective offload on a step with all-reduces is 
   // Data parallelism over 2 chips all-reduces the gradients; the flag would
   // move those all-reduces to the SparseCores, which tpusim does not model.
   const std::string flags = "  xla_flags: \"--xla_tpu_enable_sparse_core_collective_offload_all_reduce=true\"\n";
-  const std::string path =
-      write_yaml("mt-sc", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2", flags));
-  CHECK_THROWS_WITH(workloads::load_experiment(path, {}),
-                    Catch::Contains("workload.xla_flags") && Catch::Contains("collectives on the SparseCores") &&
-                        Catch::Contains("allow_unmodelled"));
+  const std::string path = write_yaml("mt-sc", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2", flags));
+  CHECK_THROWS_WITH(workloads::load_experiment(path, {}), Catch::Contains("workload.xla_flags") &&
+                                                              Catch::Contains("collectives on the SparseCores") &&
+                                                              Catch::Contains("allow_unmodelled"));
   const auto r = run(write_yaml("mt-sc-allowed", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2",
                                                          flags + "  allow_unmodelled: true\n")));
   REQUIRE(r["result"]["approximations"].size() == 1);
@@ -96,9 +96,9 @@ TEST_CASE("maxtext: a mesh that lays onto no whole physical axes is refused, loc
       "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [4, 4], wraparound: false}\n";
   std::string text = maxtext("ici_fsdp_parallelism: 8, ici_tensor_parallelism: 2");
   text.replace(0, std::string(kPod).size(), ring8);
-  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-mesh-split", text), {}),
-                    Catch::Contains("workload.config") &&
-                        Catch::Contains("does not lay onto whole physical axes of the 4x4 slice"));
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(write_yaml("mt-mesh-split", text), {}),
+      Catch::Contains("workload.config") && Catch::Contains("does not lay onto whole physical axes of the 4x4 slice"));
 }
 
 }  // namespace test_maxtext_to_train
