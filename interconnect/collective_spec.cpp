@@ -99,14 +99,6 @@ const sim::EnumNames<Algorithm>& algorithm_names_for(CollectiveOp op) {
   return per_op.at(op);
 }
 
-CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path) {
-  return collective_op_names().parse(name, key_path);
-}
-
-Algorithm parse_algorithm(const std::string& name, const std::string& key_path) {
-  return algorithm_names().parse(name, key_path);
-}
-
 const char* to_string(CollectiveOp op) { return collective_op_names().name(op); }
 
 const char* to_string(Algorithm a) { return algorithm_names().name(a); }

@@ -33,15 +33,13 @@ const std::vector<AlgorithmInfo>& collective_algorithms();
 const AlgorithmInfo& algorithm_info(Algorithm a);  // not automatic
 bool implements(Algorithm a, CollectiveOp op);     // auto: every op (it resolves to one that does)
 
-// The YAML spellings; parse_* throw sim::ConfigError at key_path for other words.
+// The YAML spellings (EnumNames::parse throws sim::ConfigError for other words).
 const sim::EnumNames<CollectiveOp>& collective_op_names();
 // auto and every algorithm, each described by the ops it implements and how.
 const sim::EnumNames<Algorithm>& algorithm_names();
 // The algorithms that implement `op` (not auto), each described by how: the
 // words a key fixed to one op takes (a training step's expert all-to-alls).
 const sim::EnumNames<Algorithm>& algorithm_names_for(CollectiveOp op);
-CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path);
-Algorithm parse_algorithm(const std::string& name, const std::string& key_path);
 const char* to_string(CollectiveOp op);
 const char* to_string(Algorithm a);
 

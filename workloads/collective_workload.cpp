@@ -139,8 +139,8 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   const std::string op = interconnect::to_string(spec_.op);
-  sim::Table t("tpusim: " + exp.name + " (" + op + ", " + rec.algorithm + ", " + sim::si(double(spec_.bytes), "B") +
-               " on " + pod_label(exp) + ")");
+  sim::Table t("tpusim: " + exp.name + " (" + op + ", " + interconnect::to_string(rec.algorithm) + ", " +
+               sim::si(double(spec_.bytes), "B") + " on " + pod_label(exp) + ")");
   t.row("participants per group", std::to_string(rec.participants), "(" + std::to_string(c.groups) + " groups)");
   t.row("time", sim::si(time_s, "s"));
   t.row("algbw", sim::si(rec.algbw_bytes_per_s, "B/s"));

@@ -154,8 +154,8 @@ TEST_CASE("collective validation: bad specs name the field", "[collective][valid
     s.op = CollectiveOp::all_to_all;
     s.algorithm = Algorithm::torus;
     CHECK(config_error([&] { s.validate(p); }).first == "workload.algorithm");
-    CHECK(config_error([] { parse_algorithm("tree", "workload.algorithm"); }).first == "workload.algorithm");
-    CHECK(config_error([] { parse_collective_op("reduce", "workload.op"); }).first == "workload.op");
+    CHECK(config_error([] { algorithm_names().parse("tree", "workload.algorithm"); }).first == "workload.algorithm");
+    CHECK(config_error([] { collective_op_names().parse("reduce", "workload.op"); }).first == "workload.op");
     s.algorithm = Algorithm::dimension_ordered;
     CHECK(config_error([&] { s.validate(p); }).first == "(no error)");
     for (auto op : {CollectiveOp::all_reduce, CollectiveOp::permute, CollectiveOp::broadcast}) {
@@ -242,11 +242,11 @@ TEST_CASE("collective validation: each op's algorithms and auto's choice", "[col
 TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL-tests", "[collective]") {
   for (auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
                   CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
-    CHECK(parse_collective_op(to_string(op), "") == op);
+    CHECK(collective_op_names().parse(to_string(op), "") == op);
   }
   for (auto a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
                  Algorithm::direct, Algorithm::dimension_ordered}) {
-    CHECK(parse_algorithm(to_string(a), "") == a);
+    CHECK(algorithm_names().parse(to_string(a), "") == a);
   }
   // nccl-tests doc/PERFORMANCE.md (docs/reference/formulas.md §1)
   CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == Approx(2.0 * 7 / 8));
