@@ -1,6 +1,9 @@
 #include "interconnect/collective_spec.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <stdexcept>
 
 #include "interconnect/mesh.h"
 #include "sim/error.h"
@@ -9,22 +12,58 @@
 namespace interconnect {
 
 namespace {
-bool allowed(CollectiveOp op, Algorithm a) {
-  switch (op) {
-    case CollectiveOp::all_reduce:
-    case CollectiveOp::reduce_scatter:
-    case CollectiveOp::all_gather:
-      return a == Algorithm::ring || a == Algorithm::bidirectional_ring || a == Algorithm::torus;
-    case CollectiveOp::all_to_all: return a == Algorithm::direct || a == Algorithm::dimension_ordered;
-    case CollectiveOp::permute: return a == Algorithm::direct;
-    case CollectiveOp::broadcast: return a == Algorithm::ring || a == Algorithm::bidirectional_ring;
-  }
-  return false;
-}
-
 // Ceiling on functional buffers: every chip's values are held in memory.
 constexpr std::uint64_t kMaxFunctionalElements = std::uint64_t{1} << 27;
+
+std::string op_list(const std::vector<CollectiveOp>& ops) {
+  std::string s;
+  for (CollectiveOp op : ops) s += (s.empty() ? "" : ", ") + std::string(to_string(op));
+  return s;
+}
 }  // namespace
+
+const std::vector<AlgorithmInfo>& collective_algorithms() {
+  using Op = CollectiveOp;
+  static const std::vector<AlgorithmInfo> table = [] {
+    const std::vector<Op> reductions = {Op::all_reduce, Op::reduce_scatter, Op::all_gather};
+    std::vector<Op> rings = reductions;
+    rings.push_back(Op::broadcast);  // a pipelined chain along the ring from the root
+    return std::vector<AlgorithmInfo>{
+        {Algorithm::ring, "ring", "one ring through the group", rings, {}},
+        {Algorithm::bidirectional_ring,
+         "bidirectional_ring",
+         "the ring both ways, half the data each way",
+         rings,
+         {Op::broadcast}},
+        // On one axis the torus is the bidirectional ring (or, on a mesh
+        // axis, the bidirectional line).
+        {Algorithm::torus, "torus", "streams along every axis in both directions at once", reductions, reductions},
+        {Algorithm::direct,
+         "direct",
+         "every block straight to its chip",
+         {Op::all_to_all, Op::permute},
+         {Op::all_to_all, Op::permute}},
+        {Algorithm::dimension_ordered,
+         "dimension_ordered",
+         "one phase per axis, blocks aggregated and forwarded",
+         {Op::all_to_all},
+         {},
+         false}};
+  }();
+  return table;
+}
+
+const AlgorithmInfo& algorithm_info(Algorithm a) {
+  for (const AlgorithmInfo& info : collective_algorithms())
+    if (info.algorithm == a) return info;
+  throw std::logic_error("algorithm_info: auto is no algorithm of its own");
+}
+
+bool implements(Algorithm a, CollectiveOp op) {
+  if (a == Algorithm::automatic) return true;
+  const std::vector<CollectiveOp>& ops = algorithm_info(a).ops;
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
 
 const sim::EnumNames<CollectiveOp>& collective_op_names() {
   static const sim::EnumNames<CollectiveOp> names("collective", {{CollectiveOp::all_reduce, "all_reduce", ""},
@@ -37,23 +76,27 @@ const sim::EnumNames<CollectiveOp>& collective_op_names() {
 }
 
 const sim::EnumNames<Algorithm>& algorithm_names() {
-  static const sim::EnumNames<Algorithm> names("algorithm",
-                                               {{Algorithm::automatic, "auto", "the op's default"},
-                                                {Algorithm::ring, "ring", ""},
-                                                {Algorithm::bidirectional_ring, "bidirectional_ring", ""},
-                                                {Algorithm::torus, "torus", "all_reduce, reduce_scatter, all_gather"},
-                                                {Algorithm::direct, "direct", "all_to_all, permute"},
-                                                {Algorithm::dimension_ordered, "dimension_ordered",
-                                                 "all_to_all: one phase per axis, blocks stored and forwarded"}});
+  static const sim::EnumNames<Algorithm> names = [] {
+    std::vector<sim::EnumChoice<Algorithm>> choices = {{Algorithm::automatic, "auto", "the op's default"}};
+    for (const AlgorithmInfo& a : collective_algorithms())
+      choices.push_back({a.algorithm, a.name, op_list(a.ops) + ": " + a.how});
+    return sim::EnumNames<Algorithm>("algorithm", std::move(choices));
+  }();
   return names;
 }
 
-CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path) {
-  return collective_op_names().parse(name, key_path);
-}
-
-Algorithm parse_algorithm(const std::string& name, const std::string& key_path) {
-  return algorithm_names().parse(name, key_path);
+const sim::EnumNames<Algorithm>& algorithm_names_for(CollectiveOp op) {
+  static const std::map<CollectiveOp, sim::EnumNames<Algorithm>> per_op = [] {
+    std::map<CollectiveOp, sim::EnumNames<Algorithm>> out;
+    for (const auto& o : collective_op_names().choices()) {
+      std::vector<sim::EnumChoice<Algorithm>> choices;
+      for (const AlgorithmInfo& a : collective_algorithms())
+        if (implements(a.algorithm, o.value)) choices.push_back({a.algorithm, a.name, a.how});
+      out.emplace(o.value, sim::EnumNames<Algorithm>(o.name + " algorithm", std::move(choices)));
+    }
+    return out;
+  }();
+  return per_op.at(op);
 }
 
 const char* to_string(CollectiveOp op) { return collective_op_names().name(op); }
@@ -62,12 +105,9 @@ const char* to_string(Algorithm a) { return algorithm_names().name(a); }
 
 Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested) {
   if (requested != Algorithm::automatic) return requested;
-  switch (op) {
-    case CollectiveOp::all_to_all:
-    case CollectiveOp::permute: return Algorithm::direct;
-    case CollectiveOp::broadcast: return Algorithm::bidirectional_ring;
-    default: return Algorithm::torus;
-  }
+  for (const AlgorithmInfo& a : collective_algorithms())
+    if (std::find(a.default_for.begin(), a.default_for.end(), op) != a.default_for.end()) return a.algorithm;
+  throw std::logic_error(std::string("resolve_algorithm: no default algorithm for ") + to_string(op));
 }
 
 double bus_bandwidth_factor(CollectiveOp op, int n) {
@@ -85,7 +125,7 @@ double bus_bandwidth_factor(CollectiveOp op, int n) {
 
 void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   const Algorithm algo = resolve_algorithm(op, algorithm);
-  if (!allowed(op, algo)) {
+  if (!implements(algo, op)) {
     sim::reject("workload.algorithm",
                 std::string("algorithm ") + to_string(algo) + " does not implement " + to_string(op));
   }
@@ -111,11 +151,11 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
       sim::reject("workload.pair_elements", "expected " + std::to_string(n) + " x " + std::to_string(n) +
                                                 " blocks, got " + std::to_string(pair_elements.size()));
     if (functional) sim::reject("functional", "an all_to_all with blocks per pair runs for its timing only");
-  } else if (algo == Algorithm::dimension_ordered && functional) {
+  } else if (functional && !algorithm_info(algo).functional) {
     // A dimension-ordered all-to-all forwards, in each phase, blocks that sit
     // at strided slots of the buffer; the schedule moves them as one message
     // per peer, so it has no element layout to check.
-    sim::reject("functional", "a dimension_ordered all_to_all runs for its timing only");
+    sim::reject("functional", std::string("a ") + to_string(algo) + " " + to_string(op) + " runs for its timing only");
   } else if ((op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather || op == CollectiveOp::all_to_all) &&
              elements % static_cast<std::uint64_t>(n) != 0) {
     sim::reject("workload.bytes", std::to_string(bytes) + " bytes (" + std::to_string(elements) + " elements of " +

@@ -13,17 +13,33 @@ namespace interconnect {
 
 enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast };
 
-// automatic picks the op's default: torus for all_reduce, reduce_scatter and
-// all_gather (on one axis it is the bidirectional ring, or the bidirectional
-// line on a mesh axis), direct for all_to_all and permute,
-// bidirectional_ring for broadcast. dimension_ordered: all_to_all only.
+// automatic picks the op's default (AlgorithmInfo::default_for).
 enum class Algorithm { automatic, ring, bidirectional_ring, torus, direct, dimension_ordered };
 
-// The YAML spellings; parse_* throw sim::ConfigError at key_path for other words.
+// One collective algorithm (algorithms.h has how each moves its data): the
+// one place its word, its line of description and the ops it implements are
+// spelled. algorithm_names(), algorithm_names_for(), resolve_algorithm() and
+// CollectiveSpec::validate() derive from this table.
+struct AlgorithmInfo {
+  Algorithm algorithm;
+  std::string name;                       // the YAML spelling
+  std::string how;                        // a line shown beside the word in messages
+  std::vector<CollectiveOp> ops;          // the ops it implements
+  std::vector<CollectiveOp> default_for;  // the ops `auto` gives it
+  bool functional = true;                 // moves real values (false: timing only)
+};
+// Every algorithm but automatic, in documentation order.
+const std::vector<AlgorithmInfo>& collective_algorithms();
+const AlgorithmInfo& algorithm_info(Algorithm a);  // not automatic
+bool implements(Algorithm a, CollectiveOp op);     // auto: every op (it resolves to one that does)
+
+// The YAML spellings (EnumNames::parse throws sim::ConfigError for other words).
 const sim::EnumNames<CollectiveOp>& collective_op_names();
+// auto and every algorithm, each described by the ops it implements and how.
 const sim::EnumNames<Algorithm>& algorithm_names();
-CollectiveOp parse_collective_op(const std::string& name, const std::string& key_path);
-Algorithm parse_algorithm(const std::string& name, const std::string& key_path);
+// The algorithms that implement `op` (not auto), each described by how: the
+// words a key fixed to one op takes (a training step's expert all-to-alls).
+const sim::EnumNames<Algorithm>& algorithm_names_for(CollectiveOp op);
 const char* to_string(CollectiveOp op);
 const char* to_string(Algorithm a);
 

@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "hw/program.h"
+#include "interconnect/collective_spec.h"
 #include "sim/stats.h"
 
 namespace runtime {
 
 struct CollectiveTiming {
-  std::string name, op, algorithm;
+  std::string name;
+  interconnect::CollectiveOp op = interconnect::CollectiveOp::all_reduce;
+  interconnect::Algorithm algorithm = interconnect::Algorithm::automatic;  // as resolved: never automatic
   int participants = 0;
   std::uint64_t bytes = 0;
   int groups = 0;                 // groups of participants (one per combination of the other axes)

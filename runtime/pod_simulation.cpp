@@ -535,8 +535,8 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     t.name = i < pp_.collective_names.size()
                  ? pp_.collective_names[i]
                  : interconnect::Collective::name_of(pp_.collectives[i].op, static_cast<int>(i));
-    t.op = interconnect::to_string(pp_.collectives[i].op);
-    t.algorithm = interconnect::to_string(collectives_->plan(i).algorithm);
+    t.op = pp_.collectives[i].op;
+    t.algorithm = collectives_->plan(i).algorithm;
     t.participants = collectives_->plan(i).group_size();
     t.groups = static_cast<int>(collectives_->plan(i).groups.size());
     for (const auto& [c, at] : collectives_->finish_times(i))

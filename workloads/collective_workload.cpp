@@ -18,6 +18,26 @@ namespace workloads {
 
 namespace {
 
+// "a, b and c"
+std::string op_list(const std::vector<interconnect::CollectiveOp>& ops) {
+  std::string s;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + std::string(interconnect::to_string(ops[i]));
+  return s;
+}
+
+// The `algorithm` key's description, from interconnect's table of
+// algorithms: what auto picks for each op, and the algorithms that run for
+// their timing only.
+std::string algorithm_key_description() {
+  std::string defaults, timing_only;
+  for (const interconnect::AlgorithmInfo& a : interconnect::collective_algorithms()) {
+    if (!a.default_for.empty()) defaults += (defaults.empty() ? "" : ", ") + a.name + " for " + op_list(a.default_for);
+    if (!a.functional) timing_only += "; " + a.name + ": " + op_list(a.ops) + ", " + a.how + " (timing only)";
+  }
+  return "auto: " + defaults + timing_only;
+}
+
 class CollectiveWorkload : public Workload {
  public:
   explicit CollectiveWorkload(interconnect::CollectiveSpec s) : spec_(std::move(s)) {}
@@ -119,8 +139,8 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   rep.simulator = pod_simulator(exp, wall.seconds(), run);
 
   const std::string op = interconnect::to_string(spec_.op);
-  sim::Table t("tpusim: " + exp.name + " (" + op + ", " + rec.algorithm + ", " + sim::si(double(spec_.bytes), "B") +
-               " on " + pod_label(exp) + ")");
+  sim::Table t("tpusim: " + exp.name + " (" + op + ", " + interconnect::to_string(rec.algorithm) + ", " +
+               sim::si(double(spec_.bytes), "B") + " on " + pod_label(exp) + ")");
   t.row("participants per group", std::to_string(rec.participants), "(" + std::to_string(c.groups) + " groups)");
   t.row("time", sim::si(time_s, "s"));
   t.row("algbw", sim::si(rec.algbw_bytes_per_s, "B/s"));
@@ -153,10 +173,7 @@ const sim::ParamTable<interconnect::CollectiveSpec>& collective_params() {
                                 "(all_reduce), the input (reduce_scatter, all_to_all), the output (all_gather), "
                                 "what is sent (permute, broadcast)")
         .enumeration("algorithm", &CollectiveSpec::algorithm, interconnect::algorithm_names(),
-                     interconnect::Algorithm::automatic,
-                     "auto: torus for all_reduce, reduce_scatter and all_gather, direct for all_to_all and permute, "
-                     "bidirectional_ring for broadcast; dimension_ordered: all_to_all one axis at a time "
-                     "(timing only)")
+                     interconnect::Algorithm::automatic, algorithm_key_description().c_str())
         .list("axes", &CollectiveSpec::axes, sim::text_item(), {0, std::numeric_limits<std::size_t>::max(), true},
               "every mesh axis", "mesh axes taking part: one name or a list")
         .integer<int>("element_bytes", &CollectiveSpec::element_bytes, "B", 4, sim::between(1, 8),

@@ -214,10 +214,15 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
   return std::make_unique<MatmulWorkload>(spec);
 }
 
-RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions& opts) {
-  sim::WallTimer wall;
-  // The chip as this format sees it (its MXU rate); bf16 is the chip itself.
-  const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
+namespace {
+
+// run_matmul's steps: choose and check the blocking, make the functional
+// operands, simulate the program on one chip, measure the run, and write the
+// result and the table.
+
+// The blocking given, or the kernel's choice, in the format's element size;
+// a SimFailure when no blocking fits VMEM or A, B and C do not fit HBM.
+kernels::MatmulBlocking checked_blocking(const hw::ChipConfig& chip, const MatmulWorkloadSpec& spec) {
   // A, B and C in the format (C as jnp.matmul returns two such operands' product).
   const std::uint64_t eb = hw::element_bytes(spec.dtype);
   kernels::MatmulBlocking blocking =
@@ -234,36 +239,42 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
   if (footprint > double(chip.hbm.capacity_bytes))
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(footprint, "B") + " of HBM but " + chip.name +
                           " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
+  return blocking;
+}
 
+// A functional run's values: random A and B from the spec's seed (integers
+// for int8), C zeroed; empty for a timing run.
+struct Operands {
   std::vector<hw::bf16> a, b;
   std::vector<float> y;
-  kernels::MatmulData data;
-  if (exp.functional) {
-    // The values and the host reference's two rows (runtime/run_budget.h).
-    runtime::MemoryEstimate memory;
-    memory.add("functional A, B and C", runtime::pe_operand_bytes({spec.m, spec.k, spec.n}) + 16.0 * spec.n);
-    runtime::check_memory(exp.limits, memory, "the functional matmul");
-    std::mt19937_64 rng(spec.seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::uniform_int_distribution<int> int8(-128, 127);
-    const bool integers = spec.dtype == hw::NumberFormat::int8;
-    a.resize(spec.m * spec.k);
-    b.resize(spec.k * spec.n);
-    for (auto& v : a) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
-    for (auto& v : b) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
-    y.assign(spec.m * spec.n, 0.0f);
-    data = {a.data(), b.data(), y.data()};
+  kernels::MatmulData data() {
+    return a.empty() ? kernels::MatmulData{} : kernels::MatmulData{a.data(), b.data(), y.data()};
   }
-  hw::Program program = kernels::matmul_program(chip, exp.fidelity, spec.m, spec.k, spec.n, blocking, data);
-  const kernels::MatmulTraffic traffic = kernels::matmul_traffic(spec.m, spec.k, spec.n, blocking);
-  const std::uint64_t footprint_bytes = eb * (spec.m * spec.k + spec.k * spec.n + spec.m * spec.n);
-  spdlog::debug(
-      "matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
-      spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers, blocking.accumulators,
-      program.ops.size(), traffic.total());
+};
 
-  runtime::PodProgram pp;
-  pp.add_chip(std::move(program));
+Operands random_operands(const Experiment& exp, const MatmulWorkloadSpec& spec) {
+  Operands o;
+  if (!exp.functional) return o;
+  // The values and the host reference's two rows (runtime/run_budget.h).
+  runtime::MemoryEstimate memory;
+  memory.add("functional A, B and C", runtime::pe_operand_bytes({spec.m, spec.k, spec.n}) + 16.0 * spec.n);
+  runtime::check_memory(exp.limits, memory, "the functional matmul");
+  std::mt19937_64 rng(spec.seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> int8(-128, 127);
+  const bool integers = spec.dtype == hw::NumberFormat::int8;
+  o.a.resize(spec.m * spec.k);
+  o.b.resize(spec.k * spec.n);
+  for (auto& v : o.a) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
+  for (auto& v : o.b) v = hw::bf16::from_float(integers ? float(int8(rng)) : dist(rng));
+  o.y.assign(spec.m * spec.n, 0.0f);
+  return o;
+}
+
+// Runs the program on one device of `chip`, MXU 0 dumping its cycles into
+// mxu.vcd when asked.
+runtime::PodRunResult simulate(const Experiment& exp, const hw::ChipConfig& chip, const runtime::PodProgram& pp,
+                               const RunOptions& opts) {
   if (opts.vcd) check_mxu_vcd(exp, pp.chip(0));
   std::unique_ptr<hw::MxuVcd> vcd;
   runtime::Observers watch;
@@ -274,36 +285,53 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
     };
   runtime::PodConfig config = one_device_config(exp);
   config.chip = chip;
-  const runtime::PodRunResult run = runtime::run_pod(config, pp, opts.trace, watch);
+  runtime::PodRunResult run = runtime::run_pod(config, pp, opts.trace, watch);
   vcd.reset();  // closes mxu.vcd
+  return run;
+}
 
+// What the run measured on its chip.
+struct Measured {
+  double step = 0, flops = 0, hbm_bytes = 0, vmem_bytes = 0, macs = 0, cycles = 0;
+  double mxu_busy_fraction = 0, hbm_busy_fraction = 0;
+};
+
+Measured measure(const hw::ChipConfig& chip, const MatmulWorkloadSpec& spec, const runtime::PodRunResult& run) {
   const sim::StatGroup& stats = run.chip_stats(0);
-  const double step = run.step_time_s;
-  const double flops = 2.0 * double(spec.m) * double(spec.k) * double(spec.n);
-  const double hbm_bytes = stats.value("hbm_bytes");
+  Measured m;
+  m.step = run.step_time_s;
+  m.flops = 2.0 * double(spec.m) * double(spec.k) * double(spec.n);
+  m.hbm_bytes = stats.value("hbm_bytes");
+  m.vmem_bytes = stats.value("vmem_bytes");
+  for (std::uint32_t x = 0; x < chip.mxus(); ++x) m.macs += stats.value("mxu" + std::to_string(x) + ".macs");
+  m.cycles = std::round(m.step * chip.clock);
+  m.mxu_busy_fraction = m.step > 0 ? stats.value("mxu_busy_time_max") / m.step : 0;
+  m.hbm_busy_fraction = m.step > 0 ? m.hbm_bytes / (chip.hbm.bandwidth_bytes_per_s * m.step) : 0;
+  return m;
+}
+
+// report.json's result (on what report_for filled in): the roofline, energy
+// and footprint of the run, its kernel's blocking, and the functional check
+// against the host.
+void fill_result(Result& res, const Experiment& exp, const hw::ChipConfig& chip, const MatmulWorkloadSpec& spec,
+                 const kernels::MatmulBlocking& blocking, const runtime::PodProgram& pp, const Measured& m,
+                 const Operands& o) {
   const double peak = chip.peak_flops_per_s();
   const double cells = double(chip.mxu.rows) * chip.mxu.cols * chip.mxus();
-  double macs = 0;
-  for (std::uint32_t m = 0; m < chip.mxus(); ++m) macs += stats.value("mxu" + std::to_string(m) + ".macs");
-  const double mxu_busy_max = stats.value("mxu_busy_time_max");
-  const double cycles = std::round(step * chip.clock);
-  const double mxu_busy_fraction = step > 0 ? mxu_busy_max / step : 0;
-  const double hbm_busy_fraction = step > 0 ? hbm_bytes / (chip.hbm.bandwidth_bytes_per_s * step) : 0;
-
-  Report rep = report_for(exp);
-  Result& res = rep.result;
-  res.step_time_s = step;
-  res.cycles = cycles;
-  res.flops = flops;
-  res.hbm_bytes = hbm_bytes;
-  res.arithmetic_intensity = hbm_bytes > 0 ? flops / hbm_bytes : 0;
-  res.achieved_flops_per_s = step > 0 ? flops / step : 0;
-  res.mfu = step > 0 ? flops / step / peak : 0;
-  res.mxu_utilization = cycles > 0 ? macs / (cells * cycles) : 0;
-  res.roofline = make_roofline(chip, flops, hbm_bytes, mxu_busy_fraction, hbm_busy_fraction, 0.0);
+  const std::uint64_t footprint_bytes =
+      hw::element_bytes(spec.dtype) * (spec.m * spec.k + spec.k * spec.n + spec.m * spec.n);
+  res.step_time_s = m.step;
+  res.cycles = m.cycles;
+  res.flops = m.flops;
+  res.hbm_bytes = m.hbm_bytes;
+  res.arithmetic_intensity = m.hbm_bytes > 0 ? m.flops / m.hbm_bytes : 0;
+  res.achieved_flops_per_s = m.step > 0 ? m.flops / m.step : 0;
+  res.mfu = m.step > 0 ? m.flops / m.step / peak : 0;
+  res.mxu_utilization = m.cycles > 0 ? m.macs / (cells * m.cycles) : 0;
+  res.roofline = make_roofline(chip, m.flops, m.hbm_bytes, m.mxu_busy_fraction, m.hbm_busy_fraction, 0.0);
   Energy energy;
-  add_chip_energy(energy, chip, macs, stats.value("vmem_bytes"), hbm_bytes);
-  energy.set_step(step);
+  add_chip_energy(energy, chip, m.macs, m.vmem_bytes, m.hbm_bytes);
+  energy.set_step(m.step);
   res.energy = energy;
   Memory mem;
   mem.per_chip_bytes = footprint_bytes;
@@ -321,37 +349,66 @@ RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, cons
                              blocking.vmem_bytes(),
                              chip.vmem,
                              pp.chip(0).ops.size(),
-                             traffic.total()};
+                             kernels::matmul_traffic(spec.m, spec.k, spec.n, blocking).total()};
   if (exp.functional) {
-    res.functional = spec.dtype == hw::NumberFormat::int8 ? check_int8_against_host(a, b, y, spec.m, spec.k, spec.n)
-                                                          : check_against_host(a, b, y, spec.m, spec.k, spec.n);
+    res.functional = spec.dtype == hw::NumberFormat::int8
+                         ? check_int8_against_host(o.a, o.b, o.y, spec.m, spec.k, spec.n)
+                         : check_against_host(o.a, o.b, o.y, spec.m, spec.k, spec.n);
   }
-  rep.per_chip = pod_per_chip(exp, run);
-  rep.collectives = pod_collectives(run);
-  rep.stats = run.stats;
-  rep.simulator = pod_simulator(exp, wall.seconds(), run);
+}
 
+std::string matmul_table(const Experiment& exp, const hw::ChipConfig& chip, const MatmulWorkloadSpec& spec,
+                         const kernels::MatmulBlocking& blocking, const Measured& m, const Report& rep,
+                         const RunOptions& opts) {
+  const double peak = chip.peak_flops_per_s();
+  const double step = m.step, flops = m.flops, hbm_bytes = m.hbm_bytes;
   sim::Table t("tpusim: " + exp.name + " (matmul " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                std::to_string(spec.n) + " on " + chip.name + ")");
   t.row("step time", sim::si(step, "s"));
-  t.row("cycles", sim::fixed(cycles, 0), "@ " + sim::si(chip.clock, "Hz"));
+  t.row("cycles", sim::fixed(m.cycles, 0), "@ " + sim::si(chip.clock, "Hz"));
   t.row("FLOPs", sim::si(flops, "FLOP"));
   t.row("HBM traffic", sim::si(hbm_bytes, "B"));
   t.row("arithmetic intensity", sim::fixed(hbm_bytes > 0 ? flops / hbm_bytes : 0, 1), "FLOP/B");
   t.row("ridge intensity", sim::fixed(peak / chip.hbm.bandwidth_bytes_per_s, 1), "FLOP/B");
-  t.row("bound (measured)", res.roofline.bound);
+  t.row("bound (measured)", rep.result.roofline.bound);
   t.row("achieved", sim::si(flops / step, "FLOP/s"), "of " + sim::si(peak, "FLOP/s") + " peak");
   t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
-  t.row("MXU busy (busiest)", sim::fixed(100.0 * mxu_busy_fraction, 1), "%");
-  t.row("HBM bandwidth used", sim::fixed(100.0 * hbm_busy_fraction, 1), "%");
+  t.row("MXU busy (busiest)", sim::fixed(100.0 * m.mxu_busy_fraction, 1), "%");
+  t.row("HBM bandwidth used", sim::fixed(100.0 * m.hbm_busy_fraction, 1), "%");
   t.row("blocking bm x bk x bn",
         std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " + std::to_string(blocking.bn));
   if (exp.functional)
     t.row("functional check",
-          std::get<FunctionalCheck>(res.functional).matches_reference ? "matches reference" : "MISMATCH");
+          std::get<FunctionalCheck>(rep.result.functional).matches_reference ? "matches reference" : "MISMATCH");
   if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
-  return RunOutput{to_json(rep), t.str(), run.trace_json};
+  return t.str();
+}
+
+}  // namespace
+
+RunOutput run_matmul(const Experiment& exp, const MatmulWorkloadSpec& spec, const RunOptions& opts) {
+  sim::WallTimer wall;
+  // The chip as this format sees it (its MXU rate); bf16 is the chip itself.
+  const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
+  const kernels::MatmulBlocking blocking = checked_blocking(chip, spec);
+  Operands operands = random_operands(exp, spec);
+  runtime::PodProgram pp;
+  pp.add_chip(kernels::matmul_program(chip, exp.fidelity, spec.m, spec.k, spec.n, blocking, operands.data()));
+  spdlog::debug(
+      "matmul {}x{}x{} on {}: blocks {}x{}x{}, {} buffers, {} accumulators, {} ops, {} B of HBM traffic planned",
+      spec.m, spec.k, spec.n, chip.name, blocking.bm, blocking.bk, blocking.bn, blocking.buffers, blocking.accumulators,
+      pp.chip(0).ops.size(), kernels::matmul_traffic(spec.m, spec.k, spec.n, blocking).total());
+  const runtime::PodRunResult run = simulate(exp, chip, pp, opts);
+  const Measured measured = measure(chip, spec, run);
+
+  Report rep = report_for(exp);
+  fill_result(rep.result, exp, chip, spec, blocking, pp, measured, operands);
+  rep.per_chip = pod_per_chip(exp, run);
+  rep.collectives = pod_collectives(run);
+  rep.stats = run.stats;
+  rep.simulator = pod_simulator(exp, wall.seconds(), run);
+  return RunOutput{to_json(rep), matmul_table(exp, chip, spec, blocking, measured, rep, opts), run.trace_json};
 }
 
 }  // namespace workloads

@@ -182,7 +182,6 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) 
   for (const auto& c : run.collectives) {
     const double t = c.time_s();
     const double algbw = t > 0 ? double(c.bytes) / t : 0.0;
-    const auto op = interconnect::parse_collective_op(c.op, "collectives");
     CollectiveRecord r;
     r.name = c.name;
     r.op = c.op;
@@ -194,7 +193,7 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) 
     if (c.gated_by >= 0) r.gated_by = static_cast<std::uint32_t>(c.gated_by);
     r.time_s = t;
     r.algbw_bytes_per_s = algbw;
-    r.busbw_bytes_per_s = algbw * interconnect::bus_bandwidth_factor(op, c.participants);
+    r.busbw_bytes_per_s = algbw * interconnect::bus_bandwidth_factor(c.op, c.participants);
     colls.push_back(r);
   }
   return colls;
@@ -206,9 +205,9 @@ void waiting_rows(sim::Table& t, const Communication& comm) {
     if (w.gated == 0) continue;
     std::string chips;
     for (const Waiting::Chip& g : w.chips) chips += (chips.empty() ? "chip " : ", ") + std::to_string(g.chip);
-    t.row("waited for (" + w.op + ")", chips + ": " + std::to_string(w.gated) + " of " + std::to_string(w.collectives) +
-                                           ", " + sim::si(w.wait_s, "s") + " in all (longest " +
-                                           sim::si(w.wait_max_s, "s") + ")");
+    t.row("waited for (" + std::string(interconnect::to_string(w.op)) + ")",
+          chips + ": " + std::to_string(w.gated) + " of " + std::to_string(w.collectives) + ", " +
+              sim::si(w.wait_s, "s") + " in all (longest " + sim::si(w.wait_max_s, "s") + ")");
   }
 }
 

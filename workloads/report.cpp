@@ -43,7 +43,7 @@ json to_json(const Communication& c) {
       json chips = json::array();
       for (const Waiting::Chip& g : w.chips)
         chips.push_back({{"chip", g.chip}, {"gated", g.gated}, {"wait_s", g.wait_s}});
-      ops.push_back({{"op", w.op},
+      ops.push_back({{"op", interconnect::to_string(w.op)},
                      {"collectives", w.collectives},
                      {"gated", w.gated},
                      {"wait_s", w.wait_s},
@@ -407,8 +407,8 @@ json to_json(const Result& r) {
 }
 
 json to_json(const CollectiveRecord& c) {
-  json j = {{"op", c.op},
-            {"algorithm", c.algorithm},
+  json j = {{"op", interconnect::to_string(c.op)},
+            {"algorithm", interconnect::to_string(c.algorithm)},
             {"participants", c.participants},
             {"bytes", c.bytes},
             {"time_s", c.time_s},

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "interconnect/collective_spec.h"
 #include "sim/stats.h"
 #include "workloads/experiment.h"
 
@@ -38,7 +39,7 @@ Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_byte
 // the first (gated), the first chips' waits (summed, and the longest), and
 // the chips that gated them, the longest summed wait first.
 struct Waiting {
-  std::string op;
+  interconnect::CollectiveOp op = interconnect::CollectiveOp::all_reduce;
   int collectives = 0, gated = 0;
   double wait_s = 0, wait_max_s = 0;
   struct Chip {
@@ -364,7 +365,8 @@ struct Result {
 
 struct CollectiveRecord {
   std::optional<std::string> name;  // pod runs
-  std::string op, algorithm;
+  interconnect::CollectiveOp op = interconnect::CollectiveOp::all_reduce;
+  interconnect::Algorithm algorithm = interconnect::Algorithm::automatic;
   int participants = 0;
   std::optional<int> groups;
   std::uint64_t bytes = 0;

@@ -273,10 +273,12 @@ const BadCase kCases[] = {
      "value 4294967296 is out of range: expected between 0 and 2147483647"},
     {"a misspelt collective algorithm", "run tests/data/bad/collective_algorithm_typo.yaml", 2,
      "tests/data/bad/collective_algorithm_typo.yaml:8:14:", "workload.algorithm:",
-     "unknown algorithm 'bidirectional-ring'; expected one of: auto (the op's default), ring, bidirectional_ring, "
-     "torus (all_reduce, reduce_scatter, all_gather), direct (all_to_all, permute), dimension_ordered (all_to_all: "
-     "one phase per axis, blocks stored and forwarded); did you mean "
-     "'bidirectional_ring'?"},
+     "unknown algorithm 'bidirectional-ring'; expected one of: auto (the op's default), ring (all_reduce, "
+     "reduce_scatter, all_gather, broadcast: one ring through the group), bidirectional_ring (all_reduce, "
+     "reduce_scatter, all_gather, broadcast: the ring both ways, half the data each way), torus (all_reduce, "
+     "reduce_scatter, all_gather: streams along every axis in both directions at once), direct (all_to_all, permute: "
+     "every block straight to its chip), dimension_ordered (all_to_all: one phase per axis, blocks aggregated and "
+     "forwarded); did you mean 'bidirectional_ring'?"},
     {"a misspelt collective key", "run tests/data/bad/collective_unknown_key.yaml", 2,
      "tests/data/bad/collective_unknown_key.yaml:8:3:", "workload.element_byte:",
      "unknown key 'element_byte'; did you mean 'element_bytes'?"},

@@ -1,10 +1,15 @@
 // Bad input is a sim::ConfigError whose key path names the field (exit 2).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "interconnect/collective_spec.h"
 #include "interconnect/pod_config.h"
 #include "interconnect/run_collective.h"
 #include "sim/error.h"
+#include "sim/params.h"
 
 namespace test_collective_validation {
 
@@ -149,8 +154,8 @@ TEST_CASE("collective validation: bad specs name the field", "[collective][valid
     s.op = CollectiveOp::all_to_all;
     s.algorithm = Algorithm::torus;
     CHECK(config_error([&] { s.validate(p); }).first == "workload.algorithm");
-    CHECK(config_error([] { parse_algorithm("tree", "workload.algorithm"); }).first == "workload.algorithm");
-    CHECK(config_error([] { parse_collective_op("reduce", "workload.op"); }).first == "workload.op");
+    CHECK(config_error([] { algorithm_names().parse("tree", "workload.algorithm"); }).first == "workload.algorithm");
+    CHECK(config_error([] { collective_op_names().parse("reduce", "workload.op"); }).first == "workload.op");
     s.algorithm = Algorithm::dimension_ordered;
     CHECK(config_error([&] { s.validate(p); }).first == "(no error)");
     for (auto op : {CollectiveOp::all_reduce, CollectiveOp::permute, CollectiveOp::broadcast}) {
@@ -190,14 +195,58 @@ TEST_CASE("collective validation: bad specs name the field", "[collective][valid
   }
 }
 
+// Which algorithm implements which op and what auto picks, as
+// docs/interconnect.md ("Algorithms and their steps") and docs/interface.md
+// list them, against every list derived from interconnect's one table.
+TEST_CASE("collective validation: each op's algorithms and auto's choice", "[collective]") {
+  using Names = std::vector<std::string>;
+  struct Row {
+    CollectiveOp op;
+    Names algorithms;
+    Algorithm automatic;
+  };
+  const Names rings = {"ring", "bidirectional_ring"};
+  const Names reductions = {"ring", "bidirectional_ring", "torus"};
+  const std::vector<Row> rows = {{CollectiveOp::all_reduce, reductions, Algorithm::torus},
+                                 {CollectiveOp::reduce_scatter, reductions, Algorithm::torus},
+                                 {CollectiveOp::all_gather, reductions, Algorithm::torus},
+                                 {CollectiveOp::all_to_all, {"direct", "dimension_ordered"}, Algorithm::direct},
+                                 {CollectiveOp::permute, {"direct"}, Algorithm::direct},
+                                 {CollectiveOp::broadcast, rings, Algorithm::bidirectional_ring}};
+  CHECK(algorithm_names().names() ==
+        Names{"auto", "ring", "bidirectional_ring", "torus", "direct", "dimension_ordered"});
+  const PodNetworkConfig p = good_pod();
+  for (const Row& row : rows) {
+    INFO(to_string(row.op));
+    CHECK(algorithm_names_for(row.op).names() == row.algorithms);
+    CHECK(resolve_algorithm(row.op, Algorithm::automatic) == row.automatic);
+    CollectiveSpec s = good_spec();
+    s.op = row.op;
+    for (const auto& a : algorithm_names().choices()) {
+      INFO(a.name);
+      s.algorithm = a.value;
+      const bool listed = std::find(row.algorithms.begin(), row.algorithms.end(), a.name) != row.algorithms.end();
+      const auto [key, msg] = config_error([&] { s.validate(p); });
+      if (listed || a.value == Algorithm::automatic) {
+        CHECK(key == "(no error)");
+      } else {
+        CHECK(key == "workload.algorithm");
+        CHECK(msg.find("algorithm " + a.name + " does not implement " + to_string(row.op)) != std::string::npos);
+      }
+    }
+  }
+  // A key fixed to one op takes its algorithms only: auto is no word of it.
+  CHECK(config_error([] { algorithm_names_for(CollectiveOp::all_to_all).parse("auto", "k"); }).first == "k");
+}
+
 TEST_CASE("collective validation: names round-trip and busbw factors follow NCCL-tests", "[collective]") {
   for (auto op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
                   CollectiveOp::all_to_all, CollectiveOp::permute, CollectiveOp::broadcast}) {
-    CHECK(parse_collective_op(to_string(op), "") == op);
+    CHECK(collective_op_names().parse(to_string(op), "") == op);
   }
   for (auto a : {Algorithm::automatic, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
                  Algorithm::direct, Algorithm::dimension_ordered}) {
-    CHECK(parse_algorithm(to_string(a), "") == a);
+    CHECK(algorithm_names().parse(to_string(a), "") == a);
   }
   // nccl-tests doc/PERFORMANCE.md (docs/reference/formulas.md §1)
   CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == Approx(2.0 * 7 / 8));

@@ -153,18 +153,6 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
         " nor replicate evenly on its ranks; use a tensor degree that divides them or that they divide");
 }
 
-namespace {
-// The all-to-all algorithms (interconnect::Algorithm) an expert exchange
-// can take; other words are a located error when read.
-const sim::EnumNames<interconnect::Algorithm>& expert_all_to_all_names() {
-  static const sim::EnumNames<interconnect::Algorithm> names(
-      "expert all-to-all algorithm", {{interconnect::Algorithm::direct, "direct", "every block straight to its chip"},
-                                      {interconnect::Algorithm::dimension_ordered, "dimension_ordered",
-                                       "one phase per physical axis, blocks aggregated and forwarded"}});
-  return names;
-}
-}  // namespace
-
 const sim::ParamTable<TrainParallelism>& parallelism_params() {
   static const sim::ParamTable<TrainParallelism> t = [] {
     sim::ParamTable<TrainParallelism> p("parallelism",
@@ -193,7 +181,8 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
                 "expert parallelism: a mixture of experts' experts sharded over these axes, which split the batch "
                 "too; tokens go to their experts' chips and back by all-to-alls",
                 [](const sim::YamlNode& n, TrainParallelism& out) { read_parallel_axes(n, out.expert); })
-        .enumeration("expert_all_to_all", &TrainParallelism::expert_all_to_all, expert_all_to_all_names(),
+        .enumeration("expert_all_to_all", &TrainParallelism::expert_all_to_all,
+                     interconnect::algorithm_names_for(interconnect::CollectiveOp::all_to_all),
                      interconnect::Algorithm::direct,
                      "the algorithm of the expert axes' dispatch and combine all-to-alls (dimension_ordered: one "
                      "phase per physical axis, the same as direct on one)")

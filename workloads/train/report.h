@@ -31,6 +31,7 @@ struct TrainRun {
 };
 
 Report train_report(const TrainRun& r);
+// The text table on stdout (table.cpp).
 std::string train_table(const TrainRun& r, const Report& report);
 
 }  // namespace workloads
