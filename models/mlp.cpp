@@ -9,7 +9,7 @@ namespace models {
 
 namespace {
 
-ElementwiseOp activation_op(const std::string& name) {
+ElementwiseOp mlp_activation(const std::string& name) {
   if (name == "relu") return ElementwiseOp::relu;
   if (name == "gelu") return ElementwiseOp::gelu;
   throw std::invalid_argument("build_mlp: activation must be relu or gelu, got '" + name + "'");
@@ -83,7 +83,7 @@ ModelSpec build_mlp(const MlpConfig& cfg, std::uint64_t batch) {
   for (auto w : cfg.widths)
     if (w == 0) throw std::invalid_argument("build_mlp: widths must be >= 1");
   if (batch == 0) throw std::invalid_argument("build_mlp: batch must be >= 1");
-  const ElementwiseOp act = activation_op(cfg.activation);
+  const ElementwiseOp act = mlp_activation(cfg.activation);
 
   ModelSpec m;
   m.type = "mlp";
