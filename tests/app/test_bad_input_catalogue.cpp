@@ -311,6 +311,9 @@ const BadCase kCases[] = {
     {"virtual stages that do not divide a pipeline stage's layers", "run tests/data/bad/train_virtual_stages.yaml", 2,
      "tests/data/bad/train_virtual_stages.yaml:10:89:", "workload.parallelism.virtual_stages:",
      "4 virtual stages do not divide the 2 layers of each pipeline stage; chunks must hold equal numbers of layers"},
+    {"context parallelism with a sliding window", "run tests/data/bad/train_context_sliding_window.yaml", 2,
+     "tests/data/bad/train_context_sliding_window.yaml:8:26:", "workload.parallelism.context:",
+     "the model has a sliding window (model.sliding_window), which tpusim's ring attention does not model"},
     // kind: maxtext (docs/maxtext.md): MaxText's keys and flags.
     {"a misspelt MaxText key", "run tests/data/maxtext/bad/unknown_key.yaml", 2,
      "tests/data/maxtext/bad/unknown_key.yaml:9:5:", "workload.config.per_device_batch_sise:",

@@ -162,6 +162,16 @@ void check_context(const sim::YamlNode& node, const TrainSpec& spec) {
         "context parallelism runs ring attention, a blockwise kernel: it needs model.attention: flash (the model "
         "has " +
         spec.model.transformer.attention + ")");
+  // Ring attention passes whole K and V blocks around (ring_attention.h):
+  // not a sliding window's band, nor latent attention's compressed keys.
+  if (spec.model.transformer.sliding_window > 0)
+    at.fail(
+        "context parallelism runs ring attention over every key block; the model has a sliding window "
+        "(model.sliding_window), which tpusim's ring attention does not model");
+  if (spec.model.transformer.mla())
+    at.fail(
+        "context parallelism runs ring attention over K and V blocks; the model has latent attention "
+        "(model.kv_lora_rank), which tpusim's ring attention does not model");
   const std::uint64_t t = spec.model.transformer.seq_len;
   if (t % (2 * std::uint64_t{n}) != 0)
     node["model"]["seq_len"].fail("seq_len " + std::to_string(t) + " does not split into 2 x " + std::to_string(n) +
