@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
+
+#include "models/model_config.h"
+#include "workloads/train/parallelism.h"
 
 namespace workloads {
 
@@ -207,6 +211,32 @@ void check_flags(MaxTextConfig& cfg, const sim::YamlNode& at, const TrainParalle
     unmodelled(cfg, at, "xla_jf_spmd_threshold_for_windowed_einsum_mib", "windowed einsums over tensor parallelism");
 }
 
+// What kind: train checks when it loads (spec.cpp), located at the MaxText
+// keys that set it, so that nothing is left to fail in the run: the batch
+// over the replicas and accumulation steps, the model's split over
+// tensor and expert parallelism, and the model itself.
+void check_step(const sim::YamlNode& config, const TrainSpec& s) {
+  const TrainParallelism& p = s.parallelism;
+  if (s.global_batch % p.batch_shards() != 0 || s.replica_batch() % p.microbatches != 0)
+    key_or_config(config, "per_device_batch_size")
+        .fail("the global batch of " + std::to_string(s.global_batch) + " sequences does not divide over " +
+              std::to_string(p.batch_shards()) + " replicas x " + std::to_string(p.microbatches) +
+              " accumulation steps");
+  const models::TransformerConfig& t = s.model.transformer;
+  const std::uint64_t tp = p.tensor.degree;
+  if (tp > 1 && (t.heads % tp != 0 || t.d_ff % tp != 0 || (t.kv() % tp != 0 && tp % t.kv() != 0)))
+    key_or_config(config, "ici_tensor_parallelism")
+        .fail("tensor parallelism of " + std::to_string(tp) + " does not split the model's " + std::to_string(t.heads) +
+              " query heads, " + std::to_string(t.kv()) + " key/value heads and MLP of " + std::to_string(t.d_ff) +
+              " evenly (tpusim splits heads and MLP widths whole, as Megatron does)");
+  check_expert_split(key_or_config(config, "ici_expert_parallelism"), s.model, p.expert.degree);
+  try {
+    models::build_model(s.chip_model(), s.microbatch_size());
+  } catch (const std::exception& e) {  // a size models refuses, or a product past 64 bits
+    model_key(config).fail(std::string("the model as MaxText's keys give it: ") + e.what());
+  }
+}
+
 }  // namespace
 
 MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, const sim::YamlNode* flags,
@@ -253,6 +283,7 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
                      {"value_proj", place(r.value_proj)},
                      {"qkv_proj", place(r.qkv_proj)},
                      {"out_proj", place(r.out_proj)}};
+  check_step(config, s);
   return out;
 }
 

@@ -101,4 +101,22 @@ TEST_CASE("maxtext: a mesh that lays onto no whole physical axes is refused, loc
       Catch::Contains("workload.config") && Catch::Contains("does not lay onto whole physical axes of the 4x4 slice"));
 }
 
+TEST_CASE("maxtext: a batch or a tensor split the step cannot take is refused at the MaxText key that sets it",
+          "[workloads][maxtext][bad-input]") {
+  // A quarter sequence per chip: 1 sequence over 4 FSDP replicas.
+  std::string text = maxtext();
+  text.replace(text.find("per_device_batch_size: 1"), 24, "per_device_batch_size: 0.25");
+  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-batch", text), {}),
+                    Catch::Contains("workload.config.per_device_batch_size:") &&
+                        Catch::Contains("the global batch of 1 sequences does not divide over 4 replicas"));
+  // Llama 3.1 8B's 8 KV heads over tensor parallelism of 4 split; its 14336
+  // MLP does; 32 query heads do: fine. Over 3 (a 3-chip axis) nothing splits.
+  const std::string ring3 = "chip: tpu-v6e\nfidelity: kernel\npod: {topology: ring, shape: [3], wraparound: true}\n";
+  std::string tp3 = maxtext("ici_fsdp_parallelism: 1, ici_tensor_parallelism: -1");
+  tp3.replace(0, std::string(kPod).size(), ring3);
+  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-tp3", tp3), {}),
+                    Catch::Contains("workload.config.ici_tensor_parallelism:") &&
+                        Catch::Contains("tensor parallelism of 3 does not split the model's 32 query heads"));
+}
+
 }  // namespace test_maxtext_to_train
