@@ -113,7 +113,7 @@ bool as_number(const std::string& s, double& out) {
 }
 
 // The MaxTextConfig field a named per-tensor remat key sets.
-TensorPlacement& remat_field(MaxTextConfig& c, const std::string& name) {
+TensorPlace& remat_field(MaxTextConfig& c, const std::string& name) {
   RematTensors& t = c.remat_tensors;
   if (name == "decoder_layer_input") return t.decoder_layer_input;
   if (name == "context") return t.context;
@@ -285,9 +285,9 @@ void add_run_keys(MaxTextKeyTable& t) {
     t.custom(
         name, "device | remat | offload", "this named tensor under remat_policy: custom",
         [key](const sim::YamlNode& n, C& c) {
-          const TensorPlacement p = tensor_placement_names().parse(n);
+          const TensorPlace p = tensor_place_names().parse(n);
           // pyconfig.py validate_and_assign_remat_tensors.
-          if (key == "decoder_layer_input" && p == TensorPlacement::remat)
+          if (key == "decoder_layer_input" && p == TensorPlace::remat)
             n.fail("the decoder layer's input cannot be rematerialized (it is the scan's carry): device or offload");
           remat_field(c, key) = p;
         });

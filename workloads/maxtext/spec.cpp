@@ -68,14 +68,6 @@ const sim::EnumNames<RematPolicy>& remat_policy_names() {
   return names;
 }
 
-const sim::EnumNames<TensorPlacement>& tensor_placement_names() {
-  static const sim::EnumNames<TensorPlacement> names(
-      "tensor placement", {{TensorPlacement::device, "device", "kept in HBM"},
-                           {TensorPlacement::remat, "remat", "recomputed in the backward pass"},
-                           {TensorPlacement::offload, "offload", "to pinned host memory and back"}});
-  return names;
-}
-
 const sim::EnumNames<Quantization>& quantization_names() {
   static const sim::EnumNames<Quantization> names("quantization",
                                                   {{Quantization::none, "", "bfloat16 matmuls"},
@@ -174,7 +166,7 @@ RematTensors MaxTextConfig::effective_remat() const {
   // saves (device) or offloads; every other named tensor is recomputed. The
   // decoder layer's input is the scan's carry, kept on the device unless
   // custom says otherwise.
-  using P = TensorPlacement;
+  using P = TensorPlace;
   RematTensors t;  // decoder_layer_input device, the rest remat
   auto set = [](std::initializer_list<P*> which, P p) {
     for (P* x : which) *x = p;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/params.h"
+#include "workloads/train/remat_policy.h"
 
 namespace workloads {
 
@@ -69,27 +70,26 @@ enum class RematPolicy {
 };
 const sim::EnumNames<RematPolicy>& remat_policy_names();
 
-// One named tensor's fate under remat_policy: custom: kept in HBM for the
-// backward pass (device), recomputed in it (remat), or copied to pinned host
-// memory in the forward pass and back for the backward (offload).
-enum class TensorPlacement { device, remat, offload };
-const sim::EnumNames<TensorPlacement>& tensor_placement_names();
+// One named tensor's fate under remat_policy (the training step's
+// TensorPlace, remat_policy.h): kept in HBM for the backward pass (device),
+// recomputed in it (remat), or copied to pinned host memory in the forward
+// pass and back for the backward (offload).
 
 // The per-tensor keys, each device | remat | offload (base.yml defaults:
 // decoder_layer_input device, the rest remat). They take effect only under
 // remat_policy: custom; effective_remat() gives every policy's placements.
 struct RematTensors {
-  TensorPlacement decoder_layer_input = TensorPlacement::device;
-  TensorPlacement context = TensorPlacement::remat;  // attention output before the output projection
-  TensorPlacement mlpwi = TensorPlacement::remat;    // MLP up projection (not gated)
-  TensorPlacement mlpwi_0 = TensorPlacement::remat;  // gated MLP: the gate projection
-  TensorPlacement mlpwi_1 = TensorPlacement::remat;  // gated MLP: the up projection
-  TensorPlacement mlpwo = TensorPlacement::remat;    // MLP down projection
-  TensorPlacement query_proj = TensorPlacement::remat;
-  TensorPlacement key_proj = TensorPlacement::remat;
-  TensorPlacement value_proj = TensorPlacement::remat;
-  TensorPlacement qkv_proj = TensorPlacement::remat;  // fused_qkv's one projection
-  TensorPlacement out_proj = TensorPlacement::remat;
+  TensorPlace decoder_layer_input = TensorPlace::device;
+  TensorPlace context = TensorPlace::remat;  // attention output before the output projection
+  TensorPlace mlpwi = TensorPlace::remat;    // MLP up projection (not gated)
+  TensorPlace mlpwi_0 = TensorPlace::remat;  // gated MLP: the gate projection
+  TensorPlace mlpwi_1 = TensorPlace::remat;  // gated MLP: the up projection
+  TensorPlace mlpwo = TensorPlace::remat;    // MLP down projection
+  TensorPlace query_proj = TensorPlace::remat;
+  TensorPlace key_proj = TensorPlace::remat;
+  TensorPlace value_proj = TensorPlace::remat;
+  TensorPlace qkv_proj = TensorPlace::remat;  // fused_qkv's one projection
+  TensorPlace out_proj = TensorPlace::remat;
 };
 
 // quantization: "" (bf16 matmuls), int8 (AQT int8), intmp (mixed, for

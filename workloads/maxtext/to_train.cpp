@@ -266,23 +266,18 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
   // Every named tensor where the policy puts it (MaxTextConfig::
   // effective_remat), as tpusim's custom policy.
   const RematTensors r = cfg.effective_remat();
-  const auto place = [](TensorPlacement p) {
-    return p == TensorPlacement::device    ? TensorPlace::device
-           : p == TensorPlacement::offload ? TensorPlace::offload
-                                           : TensorPlace::remat;
-  };
   s.remat = Remat::custom;
-  s.remat_tensors = {{"decoder_layer_input", place(r.decoder_layer_input)},
-                     {"context", place(r.context)},
-                     {"mlpwi", place(r.mlpwi)},
-                     {"mlpwi_0", place(r.mlpwi_0)},
-                     {"mlpwi_1", place(r.mlpwi_1)},
-                     {"mlpwo", place(r.mlpwo)},
-                     {"query_proj", place(r.query_proj)},
-                     {"key_proj", place(r.key_proj)},
-                     {"value_proj", place(r.value_proj)},
-                     {"qkv_proj", place(r.qkv_proj)},
-                     {"out_proj", place(r.out_proj)}};
+  s.remat_tensors = {{"decoder_layer_input", r.decoder_layer_input},
+                     {"context", r.context},
+                     {"mlpwi", r.mlpwi},
+                     {"mlpwi_0", r.mlpwi_0},
+                     {"mlpwi_1", r.mlpwi_1},
+                     {"mlpwo", r.mlpwo},
+                     {"query_proj", r.query_proj},
+                     {"key_proj", r.key_proj},
+                     {"value_proj", r.value_proj},
+                     {"qkv_proj", r.qkv_proj},
+                     {"out_proj", r.out_proj}};
   check_step(config, s);
   return out;
 }

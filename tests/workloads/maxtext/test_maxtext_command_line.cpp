@@ -25,7 +25,7 @@ TEST_CASE("maxtext command line: key=value words after the launcher, flags from 
   const sim::YamlNode flags = sim::YamlNode(YAML::Node(cl.xla_flags), "command line", "LIBTPU_INIT_ARGS");
   const auto cfg = workloads::load_maxtext_config(cl.config, &flags, 8, 1, false);
   CHECK(cfg.global_batch() == 48);
-  CHECK(cfg.effective_remat().decoder_layer_input == workloads::TensorPlacement::offload);
+  CHECK(cfg.effective_remat().decoder_layer_input == workloads::TensorPlace::offload);
   CHECK(cfg.xla.scoped_vmem_limit_kib == 98304);
   // A flow list is a list: one activation, so no longer a gated MLP.
   CHECK_FALSE(cfg.model.gated_mlp());

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using workloads::AttentionType;
 using workloads::MaxTextAxis;
 using workloads::MaxTextConfig;
-using workloads::TensorPlacement;
+using workloads::TensorPlace;
 
 namespace {
 
@@ -144,7 +144,7 @@ TEST_CASE("maxtext recipes: each loads with no unmodelled key and the published 
 }
 
 TEST_CASE("maxtext recipes: remat policies as published", "[maxtext][recipes]") {
-  using P = TensorPlacement;
+  using P = TensorPlace;
   // Llama 3.1 70B on v6e: decoder input and Q, K, V offloaded, the rest recomputed.
   const auto l70 = load_recipe("v6e-l70b-256").effective_remat();
   CHECK(l70.decoder_layer_input == P::offload);
