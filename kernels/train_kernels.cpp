@@ -7,6 +7,7 @@
 #include "kernels/kernel_launch.h"
 #include "kernels/kernel_ops.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/program_append.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -82,6 +83,27 @@ void spread_mxus(hw::Program& p, std::uint32_t from, std::uint32_t to) {
     if (op.engine.kind == hw::EngineKind::mxu) op.engine.index = op.engine.index / from * to + op.engine.index % from;
 }
 
+// Dynamic quantization of the two bf16 operands ahead of an 8-bit matmul,
+// as AQT runs it in training (github.com/google/aqt, aqt/jax/v2; MaxText's
+// int8 and fp8 training, layers/quantizations.py): a calibration pass
+// reads the operand for its per-channel absolute maximum (abs, max: 2
+// FLOPs per element), a quantization pass reads it again, scales, rounds
+// and clips it and writes the 8-bit copy (4 FLOPs) that the matmul reads.
+// Both operands are activations or freshly gathered weights, quantized at
+// every use; the int32 product's rescale rides the matmul's output.
+hw::Program after_quantizing(const hw::Program& matmul, const hw::ChipConfig& chip, hw::Fidelity fidelity,
+                             std::uint64_t format_bytes, std::uint64_t a_elements, std::uint64_t b_elements) {
+  hw::Program p;
+  std::vector<std::uint32_t> ready;
+  for (const auto& [operand, elements] : {std::pair{"A", a_elements}, std::pair{"B", b_elements}}) {
+    const StreamWork quantize{2 * hw::kBf16Bytes * elements, format_bytes * elements, elements, 6};
+    const auto done = append_stream(p, chip, fidelity, quantize, {}, std::string("quantize ") + operand);
+    ready.insert(ready.end(), done.begin(), done.end());
+  }
+  append_program(p, matmul, ready, "");
+  return p;
+}
+
 }  // namespace
 
 const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std::uint64_t k, std::uint64_t n,
@@ -111,6 +133,8 @@ const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std
     if (!folded) prog = plan_matmul(chip, rows, k, n, b).program;
   }
   spread_mxus(prog, chip.mxus_per_core, simulated_chip().mxus_per_core);
+  if (quantized && operands_ == OperandQuantization::at_use)
+    prog = after_quantizing(prog, chip, fidelity_, bytes.in, count * m * k, count * k * n);
   return cache_.emplace(key, std::move(prog)).first->second;
 }
 

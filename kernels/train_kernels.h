@@ -36,11 +36,17 @@ inline constexpr std::uint64_t kMinStepsPerCore = 32;
 // bf16. The step runs on simulated_chip(), the chip as the format sees it
 // (hw::ChipConfig::for_format: `rate` arrays for each of the chip's MXUs),
 // on which a bf16 matmul uses each core's first mxus_per_core arrays,
-// as many as the chip has: the bf16 peak.
+// as many as the chip has: the bf16 peak. Operands in the 8-bit format are
+// either stored so (serving's weights and KV cache) or quantized from bf16
+// at every use (training: AQT's calibration and quantization passes on the
+// vector unit ahead of the matmul).
+enum class OperandQuantization { stored, at_use };
+
 class MatmulPrograms {
  public:
-  MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity, hw::NumberFormat format = hw::NumberFormat::bf16)
-      : chip_(std::move(chip)), fidelity_(fidelity), format_(format) {}
+  MatmulPrograms(hw::ChipConfig chip, hw::Fidelity fidelity, hw::NumberFormat format = hw::NumberFormat::bf16,
+                 OperandQuantization operands = OperandQuantization::stored)
+      : chip_(std::move(chip)), fidelity_(fidelity), format_(format), operands_(operands) {}
   // `count` independent m x k x n matmuls, as one program (cached).
   // A fused kernel's (`fusion`, matmul_kernel.h) on-chip operands and
   // causal skipping are modelled at kernel fidelity; at tile and pe
@@ -53,6 +59,7 @@ class MatmulPrograms {
   hw::ChipConfig chip_;
   hw::Fidelity fidelity_;
   hw::NumberFormat format_;
+  OperandQuantization operands_;
   std::map<std::pair<std::array<std::uint64_t, 5>, MatmulFusion>, hw::Program> cache_;
 };
 

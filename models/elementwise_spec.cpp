@@ -70,6 +70,11 @@ ElementwiseCost elementwise_cost(ElementwiseOp op, Pass pass) {
       // bwd: scatter-add of dY into the rows of dE: one add per element
       // (read dY, read and write dE).
       return fwd ? ElementwiseCost{0, 2} : ElementwiseCost{1, 3};
+    case ElementwiseOp::routing_mask:
+      // fwd only: compare the token's buffer position with the cell's 1,
+      // times its gate weight 1; writes the mask (the one-hot positions'
+      // cumulative count is per token and expert, not per cell).
+      return {2, 1};
   }
   throw std::logic_error("elementwise_cost: unknown op");
 }
@@ -102,6 +107,7 @@ const char* to_string(ElementwiseOp op) {
     case ElementwiseOp::softmax: return "softmax";
     case ElementwiseOp::cross_entropy: return "cross_entropy";
     case ElementwiseOp::embedding_lookup: return "embedding_lookup";
+    case ElementwiseOp::routing_mask: return "routing_mask";
   }
   return "?";
 }

@@ -22,6 +22,7 @@ enum class ElementwiseOp {
   softmax,           // attention probabilities, over the key positions
   cross_entropy,     // softmax over the classes/vocabulary + negative log likelihood
   embedding_lookup,  // gather rows of the table; backward: scatter-add into dE
+  routing_mask,      // one-hot position in an expert's buffer x the token's gate weight (GShard)
 };
 
 // FLOPs per element and BF16 tensors touched per element (read + written,

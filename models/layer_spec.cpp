@@ -13,11 +13,10 @@ double sum_flops(const std::vector<Op>& ops) {
   return f;
 }
 
-// Matmuls of the model's own work, or only those that recompute.
-double matmul_flops(const std::vector<MatmulSpec>& ops, bool recompute) {
+// The model's share of the matmuls' FLOPs, or what they execute beyond it.
+double matmul_flops(const std::vector<MatmulSpec>& ops, bool extra) {
   double f = 0;
-  for (const auto& op : ops)
-    if (op.recompute == recompute) f += op.flops();
+  for (const auto& op : ops) f += extra ? op.flops() - op.model_flops() : op.model_flops();
   return f;
 }
 
@@ -39,7 +38,8 @@ std::uint64_t LayerSpec::activation_bytes() const {
 
 double LayerSpec::forward_matmul_flops() const { return matmul_flops(forward, false); }
 double LayerSpec::backward_matmul_flops() const { return matmul_flops(backward, false); }
-double LayerSpec::recompute_matmul_flops() const { return matmul_flops(forward, true) + matmul_flops(backward, true); }
+double LayerSpec::extra_matmul_flops() const { return matmul_flops(forward, true) + matmul_flops(backward, true); }
+double LayerSpec::executed_forward_matmul_flops() const { return sum_flops(forward); }
 double LayerSpec::forward_elementwise_flops() const { return sum_flops(elementwise_fwd); }
 double LayerSpec::backward_elementwise_flops() const { return sum_flops(elementwise_bwd); }
 

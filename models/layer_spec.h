@@ -36,7 +36,7 @@ struct ParamSpec {
 struct StashSpec {
   std::string name;  // the tensor, e.g. "block3.attn.softmax.out"
   std::uint64_t elements = 0;
-  std::uint64_t bytes_per_element = sim::kBf16Bytes;  // BF16, or 4 for int32 token ids
+  std::uint64_t bytes_per_element = sim::kBf16Bytes;  // BF16; 4: int32 token ids; 3: a bool + BF16 mask pair
   std::string why;                                    // which backward op reads it
   std::uint64_t bytes() const { return elements * bytes_per_element; }
 };
@@ -78,11 +78,14 @@ struct LayerSpec {
   std::uint64_t param_count() const;
   std::uint64_t param_bytes() const;       // BF16: the size of this layer's gradient all-reduce
   std::uint64_t activation_bytes() const;  // sum of the stash
-  // Matmul FLOPs of the model's own work (recomputation left out: it is in
-  // recompute_matmul_flops, which a kernel executes on top).
+  // Matmul FLOPs of the model's own work; what a kernel executes on top
+  // (recomputation, capacity padding, one-hot dispatch: MatmulSpec::
+  // model_flops) is in extra_matmul_flops; executed_forward_matmul_flops is
+  // all a forward pass runs (a rematerialized layer runs it again).
   double forward_matmul_flops() const;
   double backward_matmul_flops() const;
-  double recompute_matmul_flops() const;
+  double extra_matmul_flops() const;
+  double executed_forward_matmul_flops() const;
   double forward_elementwise_flops() const;
   double backward_elementwise_flops() const;
   double forward_flops() const { return forward_matmul_flops() + forward_elementwise_flops(); }

@@ -36,6 +36,7 @@ const char* to_string(MatmulKind k) {
     case MatmulKind::linear: return "linear";
     case MatmulKind::attention_score: return "attention_score";
     case MatmulKind::attention_context: return "attention_context";
+    case MatmulKind::dispatch: return "dispatch";
   }
   return "?";
 }

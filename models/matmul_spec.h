@@ -19,7 +19,14 @@ enum class Pass { forward, backward_data, backward_weight };
 // of the two activation x activation matmuls of attention,
 // scores = Q K^T and context = softmax(scores) V (Vaswani et al. 2017, eq. 1).
 // Backward matmuls keep the kind of the forward matmul they differentiate.
-enum class MatmulKind { linear, attention_score, attention_context };
+// dispatch: a one-hot routing einsum of a mixture of experts (activations x
+// a mask, GShard's dispatch and combine), executed work that is not the
+// model's.
+enum class MatmulKind { linear, attention_score, attention_context, dispatch };
+
+inline bool is_attention(MatmulKind k) {
+  return k == MatmulKind::attention_score || k == MatmulKind::attention_context;
+}
 
 // Which input operand is a model parameter.
 enum class Operand { none, a, b };
@@ -84,6 +91,10 @@ struct MatmulSpec {
   // Work done again to save memory (flash attention's backward recomputes
   // S = Q K^T): executed FLOPs, not model FLOPs.
   bool recompute = false;
+  // The share of the products that is the model's work: below 1 for an
+  // expert's capacity-padded buffer (rows no token fills), 0 for one-hot
+  // dispatch (MatmulKind::dispatch). MFU counts model_flops, HFU flops.
+  double model_share = 1;
   // An expert's matmul (mixture of experts): `count` is the chip's experts,
   // and this dimension (m of the forward and dX, k of dW) the tokens each
   // takes under uniform routing; the strategy gives each expert the tokens
@@ -118,6 +129,7 @@ struct MatmulSpec {
   double causal_fraction() const;
   // 2 FLOPs (multiply + add) per multiply-accumulate computed.
   double flops() const { return 2.0 * double(count) * double(m) * double(k) * double(n) * causal_fraction(); }
+  double model_flops() const { return recompute ? 0.0 : flops() * model_share; }
 };
 
 const char* to_string(Pass p);

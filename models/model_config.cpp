@@ -108,9 +108,11 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                                 sim::between(1, 1 << 16),
                                 "after first_dense_layers, block i has experts when (i + 1) % step == 0, the others a "
                                 "dense MLP of d_ff (Llama 4 Maverick: 2)")
-        .choice("expert_matmul", &TransformerConfig::expert_matmul, {"batched", "grouped"}, std::string("batched"),
+        .choice("expert_matmul", &TransformerConfig::expert_matmul, {"batched", "grouped", "einsum"},
+                std::string("batched"),
                 "batched: one matmul per expert on its tokens; grouped: one grouped matmul over the chip's experts "
-                "(megablox)")
+                "(megablox); einsum: GShard's one-hot dispatch and combine einsums into capacity-padded buffers "
+                "(MaxText without megablox/sparse_matmul; needs a capacity_factor)")
         .integer<std::uint64_t>("q_lora_rank", &TransformerConfig::q_lora_rank, "elements", 0, sim::between(0, 1 << 20),
                                 "multi-head latent attention: width of the query latent (0: queries projected "
                                 "straight from d_model)")

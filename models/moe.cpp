@@ -24,6 +24,54 @@ std::uint64_t uniform_expert_tokens(const TransformerConfig& c, std::uint64_t to
   return m;
 }
 
+// The rows one expert computes per microbatch under GShard's one-hot
+// einsum dispatch (Lepikhin et al. 2020, arXiv:2006.16668, Algorithm 2;
+// MaxText's dense_matmul, layers/moe.py generate_masks): each sequence is
+// a group whose tokens fill a buffer of C = int(max(ceil(T top_k / E) cf,
+// cf)) rows per expert, computed whether or not the router fills it; with
+// no capacity (cf <= 0) every expert computes every token ("BSM,EMH").
+std::uint64_t einsum_capacity(const TransformerConfig& c, std::uint64_t seq) {
+  if (c.capacity_factor <= 0) return seq;
+  const double fair = std::ceil(double(checked_mul(seq, c.top_k, "routed tokens")) / double(c.experts));
+  return static_cast<std::uint64_t>(std::max(fair * c.capacity_factor, c.capacity_factor));
+}
+
+// GShard's dispatch and combine as the einsums MaxText runs (layers/moe.py
+// dense_matmul), per group (sequence) of T tokens and E x C buffer rows:
+//   masks     one-hot buffer position x gate weight      B x T x E x C
+//   dispatch  "BSM,BSEC->EBCM": buffers = mask^T x       (E C, T, D)
+//   combine   "EBCM,BSEC->BSM": y = cmask x buffers       (T, E C, D)
+// and their backward: the buffers' gradient (E C, T, D), the combine
+// mask's (T, D, E C: on to the gates), the input's (T, E C, D). One-hot
+// products, not the model's work: kind dispatch, executed FLOPs only.
+void add_einsum_routing(LayerSpec& l, const Dims& d, const std::string& f, std::uint64_t E, std::uint64_t C) {
+  const std::uint64_t EC = checked_mul(E, C, "expert buffer rows");
+  const std::uint64_t cells = checked_mul(d.BT, EC, "routing masks");
+  const auto einsum = [&](const std::string& name, Pass pass, std::uint64_t m, std::uint64_t k, std::uint64_t n,
+                          const std::string& out, Names after) {
+    MatmulSpec mm;
+    mm.name = name;
+    mm.kind = MatmulKind::dispatch;
+    mm.pass = pass;
+    mm.count = d.B;
+    mm.m = m;
+    mm.k = k;
+    mm.n = n;
+    mm.output = out;
+    mm.after = std::move(after);
+    mm.model_share = 0;
+    (pass == Pass::forward ? l.forward : l.backward).push_back(mm);
+  };
+  l.elementwise_fwd.push_back(make_elementwise(f + ".masks", ElementwiseOp::routing_mask, Pass::forward, cells, false,
+                                               f + ".masks.out", {f + ".gates"}));
+  einsum(f + ".dispatch.einsum", Pass::forward, EC, d.T, d.D, f + ".buffers", {f + ".masks"});
+  einsum(f + ".combine.einsum", Pass::forward, d.T, EC, d.D, f + ".combined.sum", {f + ".combine"});
+  einsum(f + ".combine.einsum.dY", Pass::backward_data, EC, d.T, d.D, f + ".combined.grad.buffers", {});
+  einsum(f + ".combine.einsum.dMask", Pass::backward_data, d.T, d.D, EC, f + ".masks.grad", {});
+  einsum(f + ".dispatch.einsum.dX", Pass::backward_data, d.T, EC, d.D, f + ".dispatch.in.grad", {f + ".dispatch.bwd"});
+  l.stash.push_back({f + ".masks.out", cells, kBf16Bytes + 1, "the combine (bf16) and dispatch (bool) masks"});
+}
+
 bool is_dense_mlp(const std::string& name, const std::string& f) { return name.compare(0, f.size() + 1, f + ".") == 0; }
 
 }  // namespace
@@ -48,6 +96,7 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   const char* gate_why = c.mlp == "geglu" ? "GeGLU backward" : "SwiGLU backward";
   const ElementwiseOp act_op = activation_op(c.mlp);
   const bool grouped = c.expert_matmul == "grouped";
+  const bool einsum = c.expert_matmul == "einsum";
   const auto dense = [&](const auto& op) { return is_dense_mlp(op.name, f) || op.name == p + ".ln2.bwd"; };
   const auto drop = [&](auto& v) { v.erase(std::remove_if(v.begin(), v.end(), dense), v.end()); };
   drop(l.params);
@@ -59,7 +108,10 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   l.routing_layer = ordinal;
 
   const std::uint64_t E = c.experts, F = c.expert_width(), local = E / c.expert_shards;
-  const std::uint64_t m = uniform_expert_tokens(c, d.BT), routed = checked_mul(local, m, "routed tokens");
+  const std::uint64_t C = einsum ? einsum_capacity(c, d.T) : 0;
+  const std::uint64_t m =
+      einsum ? checked_mul(d.B, C, c.expert_shards, "expert buffers") : uniform_expert_tokens(c, d.BT);
+  const std::uint64_t routed = checked_mul(local, m, "routed tokens");
   const std::uint64_t x = d.BT * d.D, gates = checked_mul(d.BT, E, "router logits");
   const std::uint64_t rd = checked_mul(routed, d.D, "routed activations");
   const std::uint64_t rf = checked_mul(routed, F, "expert activations");
@@ -94,7 +146,9 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
                  {f + ".gates.bwd"}});
   ef.push_back(
       make_elementwise(f + ".gates", ElementwiseOp::softmax, fwd, gates, false, f + ".gates.out", {f + ".router"}));
-  l.exchange_fwd.push_back({f + ".dispatch", true, rd, d.D, f + ".dispatched", {f + ".gates"}});
+  if (einsum) add_einsum_routing(l, d, f, E, C);
+  l.exchange_fwd.push_back(
+      {f + ".dispatch", true, rd, d.D, f + ".dispatched", {einsum ? f + ".dispatch.einsum" : f + ".gates"}});
   // The experts: a batched matmul over the chip's experts, m its tokens.
   const auto expert = [&](const std::string& name, std::uint64_t k, std::uint64_t n, const std::string& w,
                           const std::string& out, const std::string& grad, Names after, Names after_bwd) {
@@ -106,6 +160,14 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
     for (auto* v : {&l.forward, &l.backward})
       for (std::size_t j = v == &l.forward ? fw : bw; j < v->size(); ++j) {
         MatmulSpec& mm = (*v)[j];
+        if (einsum) {
+          // Capacity-padded buffers: every expert computes all its rows,
+          // however many the router fills.
+          mm.tokens = Dim::none;
+          mm.count = local;
+          mm.model_share = std::min(1.0, double(uniform_expert_tokens(c, d.BT)) / double(m));
+          continue;
+        }
         if (!grouped) {
           mm.count = local;
           continue;
@@ -126,8 +188,8 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   ef.push_back(a);
   expert(e + ".down", F, d.D, e + ".w_down", e + ".down.out", e + ".act.out.grad", {act}, {f + ".combine.bwd"});
   l.exchange_fwd.push_back({f + ".combine", false, rd, d.D, f + ".combined", {e + ".down"}});
-  Names sum{f + ".combine", p + ".attn.residual"};
-  Names ln2_after{f + ".dispatch.bwd", f + ".router.dX"};
+  Names sum{einsum ? f + ".combine.einsum" : f + ".combine", p + ".attn.residual"};
+  Names ln2_after{einsum ? f + ".dispatch.einsum.dX" : f + ".dispatch.bwd", f + ".router.dX"};
   if (c.shared_experts) {
     const std::uint64_t SF = c.shared_experts * F;
     const std::string sact = sh + "." + c.mlp;
@@ -161,14 +223,15 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   ef.push_back(make_elementwise(f + ".residual", ElementwiseOp::residual_add, fwd, x, false, p + ".out", sum));
 
   // Backward: the output gradient to the experts, through them, back.
-  l.exchange_bwd.push_back({f + ".combine.bwd", true, rd, d.D, f + ".combined.grad", {}});
+  l.exchange_bwd.push_back(
+      {f + ".combine.bwd", true, rd, d.D, f + ".combined.grad", einsum ? Names{f + ".combine.einsum.dY"} : Names{}});
   ElementwiseSpec ab = make_elementwise(act + ".bwd", act_op, bwd, rf, false, e + ".act.in.grad", {e + ".down.dX"});
   ab.routed_width = F;
   eb.push_back(ab);
   l.exchange_bwd.push_back({f + ".dispatch.bwd", false, rd, d.D, f + ".dispatched.grad.back",
                             gated ? Names{e + ".up.dX", e + ".gate.dX"} : Names{e + ".up.dX"}});
   eb.push_back(make_elementwise(f + ".gates.bwd", ElementwiseOp::softmax, bwd, gates, false, f + ".logits.grad",
-                                {f + ".combine.bwd"}));
+                                {einsum ? f + ".combine.einsum.dMask" : f + ".combine.bwd"}));
   eb.push_back(
       make_elementwise(p + ".ln2.bwd", ElementwiseOp::layernorm, bwd, x, false, p + ".ln2.in.grad", ln2_after));
   eb.push_back(make_elementwise(f + ".residual.bwd", ElementwiseOp::residual_add, bwd, x, false,

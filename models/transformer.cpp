@@ -162,8 +162,12 @@ void check_config(const TransformerConfig& cfg, std::uint64_t batch) {
     if (cfg.expert_shards == 0 || cfg.experts % cfg.expert_shards != 0)
       fail("the expert-parallel chips must divide the experts");
     if (cfg.moe_layer_step == 0) fail("moe_layer_step must be >= 1");
-    if (cfg.expert_matmul != "batched" && cfg.expert_matmul != "grouped")
-      fail("expert_matmul must be batched or grouped");
+    if (cfg.expert_matmul != "batched" && cfg.expert_matmul != "grouped" && cfg.expert_matmul != "einsum")
+      fail("expert_matmul must be batched, grouped or einsum");
+    if (cfg.expert_matmul == "einsum" && cfg.capacity_factor <= 0)
+      fail("expert_matmul: einsum fills capacity-padded buffers: it needs a capacity_factor > 0");
+    if (cfg.expert_matmul == "einsum" && cfg.expert_shards > 1)
+      fail("expert_matmul: einsum with expert parallelism (the all-to-all of padded buffers) is not modelled");
   }
 }
 
@@ -233,7 +237,7 @@ ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t b
     const std::uint64_t keys = checked_mul(instances, cached, "cached keys");
     const std::uint64_t scores = checked_mul(keys, group, "attention scores");
     for (MatmulSpec& mm : l.forward) {
-      if (mm.kind == MatmulKind::linear) continue;
+      if (!is_attention(mm.kind)) continue;
       // scores = q_group (group x H) K^T (H x context), context = P (group x context) V (context x Hv),
       // per sequence and kv head; a decode query sees every cached key (no mask).
       const bool score = mm.kind == MatmulKind::attention_score;

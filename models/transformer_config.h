@@ -41,7 +41,10 @@ struct TransformerConfig {
   // How a chip runs its experts' matmuls: batched (one matmul per expert on
   // the tokens it takes) or grouped (one grouped matmul over all of them,
   // MegaBlocks' / MaxText's megablox, MatmulSpec::grouped).
-  std::string expert_matmul = "batched";  // batched | grouped
+  // einsum: GShard's one-hot dispatch and combine einsums into buffers of
+  // capacity_factor-padded rows per expert and sequence (MaxText's
+  // dense_matmul), the experts batched over those buffers.
+  std::string expert_matmul = "batched";  // batched | grouped | einsum
   // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 s.2.1;
   // docs/models.md#multi-head-latent-attention), on when kv_lora_rank > 0:
   // keys and values come up from a kv_lora_rank latent, queries from a

@@ -123,6 +123,35 @@ TEST_CASE("model matmuls in 8 bits: one-byte A and B, bf16 C, the format's peak,
     }
 }
 
+TEST_CASE("a training step's 8-bit matmul quantizes both bf16 operands first (AQT), a stored one does not",
+          "[kernels][train][formats]") {
+  // AQT's dynamic quantization (train_kernels.cpp after_quantizing): per
+  // operand element a calibration read and a quantization read of bf16
+  // (4 bytes), an 8-bit write (1 byte), 6 vector FLOPs; on top of the
+  // matmul a stored-operand program runs.
+  const std::uint64_t m = 4096, k = 2048, n = 8192;
+  for (const char* fidelity : {"tile", "kernel"}) {
+    INFO(fidelity << " fidelity");
+    const auto exp = one_chip("tpu-v6e", fidelity);
+    kernels::MatmulPrograms stored(exp.chip, exp.fidelity, hw::NumberFormat::int8);
+    kernels::MatmulPrograms at_use(exp.chip, exp.fidelity, hw::NumberFormat::int8,
+                                   kernels::OperandQuantization::at_use);
+    const Ran s = run_on_one_chip(exp, stored.get(1, m, k, n, {}, true), stored.simulated_chip());
+    const Ran q = run_on_one_chip(exp, at_use.get(1, m, k, n, {}, true), at_use.simulated_chip());
+    const double elements = double(m * k + k * n);
+    CHECK(double(q.hbm_bytes - s.hbm_bytes) == Approx(5 * elements).epsilon(1e-3));
+    CHECK(q.flops - s.flops == Approx(6 * elements).epsilon(1e-3));
+    // The two passes stream at most at HBM speed, one after the other
+    // before the matmul: at least their bytes over the peak bandwidth.
+    CHECK(q.time_s - s.time_s >= 5 * elements / exp.chip.hbm.bandwidth_bytes_per_s * 0.99);
+    // A bf16 matmul of the same program set is not quantized.
+    const Ran b = run_on_one_chip(exp, at_use.get(1, m, k, n, {}, false), at_use.simulated_chip());
+    const Ran b0 = run_on_one_chip(exp, stored.get(1, m, k, n, {}, false), stored.simulated_chip());
+    CHECK(b.hbm_bytes == b0.hbm_bytes);
+    CHECK(b.time_s == b0.time_s);
+  }
+}
+
 // Flash attention's fused matmuls at kernel fidelity (matmul_kernel.h
 // MatmulFusion) against hand counts for a blocking of square beta x beta
 // blocks along the sequence (head_dim H in one step): the causal kernel

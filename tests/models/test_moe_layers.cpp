@@ -5,7 +5,9 @@
 // experts when (i + 1) % step == 0), each with its own width (d_ff dense,
 // expert_d_ff experts), shared experts beside the routed ones; dropless
 // routing's tokens per expert; and a grouped matmul (megablox) doing the
-// same FLOPs as the per-expert batch, in one matmul over all the tokens.
+// same FLOPs as the per-expert batch, in one matmul over all the tokens;
+// GShard's one-hot einsum dispatch (MaxText without megablox) against a hand
+// count of its buffers, einsums and padding.
 #include <catch2/catch.hpp>
 
 #include "model_lookup.h"
@@ -108,6 +110,63 @@ TEST_CASE("Dropless experts: each takes tokens x top_k / experts; grouped is one
   CHECK(expert_fwd == 2 * tokens * 2 * 3 * D * EF);
   CHECK(lg.forward_matmul_flops() == lb.forward_matmul_flops());
   CHECK(lg.backward_matmul_flops() == lb.backward_matmul_flops());
+}
+
+TEST_CASE("Einsum dispatch: capacity-padded buffers, dispatch and combine einsums, model FLOPs unpadded",
+          "[models][moe_layers]") {
+  auto c = small_moe();
+  c.expert_matmul = "einsum";
+  c.capacity_factor = 1.25;
+  const std::uint64_t B = 4, T = 64, E = 8, D = 256, EF = 512;
+  const auto m = models::build_transformer(c, B);
+  const auto& l = layer(m, "block0");
+  // MaxText's generate_masks: C = int(max(ceil(T top_k / E) cf, cf)) =
+  // ceil(64 x 2 / 8) x 1.25 = 20 rows per expert and sequence.
+  const std::uint64_t C = 20;
+  const auto& up = matmul(l, "block0.mlp.experts.up");
+  CHECK(up.count == E);
+  CHECK(up.m == B * C);
+  CHECK(up.tokens == models::Dim::none);         // padded: not resized by routing
+  CHECK(up.model_share == Approx(16.0 / 20.0));  // 64 x 2 / 8 = 16 tokens fill 20 rows
+  // dispatch "BSM,BSEC->EBCM" per sequence: (E C) x T x D; combine the other way.
+  const auto& dispatch = matmul(l, "block0.mlp.dispatch.einsum");
+  CHECK(dispatch.kind == models::MatmulKind::dispatch);
+  CHECK(dispatch.count == B);
+  CHECK(dispatch.m == E * C);
+  CHECK(dispatch.k == T);
+  CHECK(dispatch.n == D);
+  const auto& combine = matmul(l, "block0.mlp.combine.einsum");
+  CHECK(combine.m == T);
+  CHECK(combine.k == E * C);
+  CHECK(combine.n == D);
+  for (const char* bwd : {".combine.einsum.dY", ".combine.einsum.dMask", ".dispatch.einsum.dX"})
+    CHECK(matmul(l, std::string("block0.mlp") + bwd).flops() == Approx(2.0 * B * T * E * C * D));
+  // Executed beyond the model: five einsums of 2 B T E C D, and the
+  // experts' padding (4 of every 20 rows) in their three forward and six
+  // backward matmuls of 2 E (B C) D EF each.
+  const double einsums = 5 * 2.0 * B * T * E * C * D;
+  const double padding = 9 * 2.0 * E * B * (C - 16) * D * EF;
+  CHECK(l.extra_matmul_flops() == Approx(einsums + padding));
+  // The model's work is the dropless one: every token through top_k experts.
+  c.expert_matmul = "batched";
+  c.capacity_factor = 0;
+  const auto& dropless = layer(models::build_transformer(c, B), "block0");
+  CHECK(l.forward_matmul_flops() == Approx(dropless.forward_matmul_flops()));
+  CHECK(l.backward_matmul_flops() == Approx(dropless.backward_matmul_flops()));
+  // The masks: B T E C cells, a bool and a bf16 weight each.
+  bool masks = false;
+  for (const auto& st : l.stash)
+    if (st.name == "block0.mlp.masks.out") masks = st.bytes() == B * T * E * C * 3;
+  CHECK(masks);
+}
+
+TEST_CASE("Einsum dispatch needs a capacity and no expert parallelism", "[models][moe_layers]") {
+  auto c = small_moe();
+  c.expert_matmul = "einsum";
+  CHECK_THROWS_WITH(models::build_transformer(c, 1), Catch::Contains("needs a capacity_factor > 0"));
+  c.capacity_factor = 1.0;
+  c.expert_shards = 2;
+  CHECK_THROWS_WITH(models::build_transformer(c, 1), Catch::Contains("not modelled"));
 }
 
 }  // namespace test_moe_layers

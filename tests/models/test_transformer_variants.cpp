@@ -85,8 +85,8 @@ TEST_CASE("flash attention keeps no T x T tensor and skips the causal half", "[m
   };
   CHECK(attention_model_flops(blk) == Approx(core * frac));
   CHECK(attention_model_flops(layer(mat, "block0")) == Approx(mat_core));
-  CHECK(blk.recompute_matmul_flops() == Approx(2 * B * N * T * T * H * frac));
-  CHECK(layer(mat, "block0").recompute_matmul_flops() == 0);
+  CHECK(blk.extra_matmul_flops() == Approx(2 * B * N * T * T * H * frac));
+  CHECK(layer(mat, "block0").extra_matmul_flops() == 0);
   // What stays in VMEM: S and dP (outputs), P and dS (inputs).
   CHECK(matmul(blk, "block0.attn.score").out_on_chip);
   CHECK(matmul(blk, "block0.attn.context").a_on_chip);

@@ -34,8 +34,8 @@ TEST_CASE("Vocabulary tiling divides the logits' stash by the tiles, model FLOPs
   CHECK(double(layer(tiled, "loss").activation_bytes()) == 2 * BT * V / 16 + labels);
 
   CHECK(tiled.matmul_flops_per_step() == whole.matmul_flops_per_step());
-  CHECK(layer(whole, "output").recompute_matmul_flops() == 0);
-  CHECK(layer(tiled, "output").recompute_matmul_flops() == 2 * BT * D * V);
+  CHECK(layer(whole, "output").extra_matmul_flops() == 0);
+  CHECK(layer(tiled, "output").extra_matmul_flops() == 2 * BT * D * V);
   CHECK(matmul(layer(tiled, "output"), "output.logits.recompute").recompute);
 }
 

@@ -184,6 +184,10 @@ InferenceSpec load_inference_spec(const sim::YamlNode& node, const Experiment& e
     model["type"].fail("inference serves a decoder Transformer (type: transformer); the model is an " +
                        spec.model.type);
   const models::TransformerConfig& cfg = spec.model.transformer;
+  if (cfg.moe() && cfg.expert_matmul == "einsum")
+    model.fail(
+        "expert_matmul: einsum (a training step's capacity-padded dispatch) is not modelled for serving, "
+        "which runs one matmul per expert on the tokens it takes");
   if (spec.prompt_len + spec.decode_len > cfg.seq_len)
     node[node["decode_len"].present() ? "decode_len" : "prompt_len"].fail(
         "prompt_len " + std::to_string(spec.prompt_len) + " + decode_len " + std::to_string(spec.decode_len) +

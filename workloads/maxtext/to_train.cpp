@@ -70,7 +70,19 @@ models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
     t.expert_d_ff = m.expert_mlp_dim();
     t.first_dense_layers = m.first_num_dense_layers;
     t.moe_layer_step = m.interleave_moe_layer_step;
-    t.expert_matmul = cfg.moe.megablox || cfg.moe.sparse_matmul ? "grouped" : "batched";
+    // MaxText's RoutedMoE: sparse_matmul (megablox or ragged dot) sorts the
+    // tokens by expert; otherwise dense_matmul's one-hot einsums fill
+    // capacity-padded buffers, or without a capacity run every expert on
+    // every token.
+    if (cfg.moe.megablox || cfg.moe.sparse_matmul) {
+      t.expert_matmul = "grouped";
+    } else if (t.capacity_factor > 0) {
+      t.expert_matmul = "einsum";
+    } else {
+      unmodelled(cfg, key_or_config(config, "sparse_matmul"), "sparse_matmul",
+                 "dense experts without a capacity (sparse_matmul: false, capacity_factor <= 0: every expert "
+                 "computes every token)");
+    }
   }
   if (m.attention_type == AttentionType::mla) {
     t.q_lora_rank = m.q_lora_rank;

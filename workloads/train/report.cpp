@@ -76,8 +76,8 @@ Work work(const TrainRun& r) {
     double recomputed = 0;
     for (std::size_t l = 0; l < m.layers.size(); ++l) {
       const models::LayerSpec& layer = m.layers[l];
-      recomputed += layer.recompute_matmul_flops();
-      if (rematerialized(r.spec, m, l)) recomputed += recomputed_forward(r.spec, layer).forward_matmul_flops();
+      recomputed += layer.extra_matmul_flops();
+      if (rematerialized(r.spec, m, l)) recomputed += recomputed_forward(r.spec, layer).executed_forward_matmul_flops();
     }
     w.executed_matmul_flops += m.matmul_flops_per_step() * times + recomputed * times;
   }

@@ -50,7 +50,7 @@ class RingPass {
   // Attention matmuls, then the elementwise ops that read only core ops.
   void find_core() {
     for (const auto& mm : mms_)
-      if (mm.kind != models::MatmulKind::linear) {
+      if (models::is_attention(mm.kind)) {
         core_.insert(mm.name);
         halved_ = halved_ || mm.causal != models::Causal::none;
       }

@@ -119,4 +119,41 @@ TEST_CASE("maxtext: a batch or a tensor split the step cannot take is refused at
                         Catch::Contains("tensor parallelism of 3 does not split the model's 32 query heads"));
 }
 
+TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded buffers; without a capacity, refused",
+          "[workloads][maxtext]") {
+  // Mixtral 8x7B's block (E 8, top 2, D 4096, expert F 14336) cut to 2
+  // layers, 1 sequence of 1024 per chip: C = ceil(1024 x 2 / 8) x 1.25 =
+  // 320 buffer rows per expert, 256 of them filled.
+  const auto mixtral = [](const std::string& moe) {
+    return std::string(kPod) + R"(workload:
+  kind: maxtext
+  config: {model_name: mixtral-8x7b, override_model_config: true, base_num_decoder_layers: 2,
+           per_device_batch_size: 1, max_target_length: 1024, attention: flash, remat_policy: full,
+           ici_fsdp_parallelism: -1, )" +
+           moe +
+           "}
+           ";
+  };
+  const auto grouped = run(write_yaml("mt-moe-grouped", mixtral("capacity_factor: 1.25")));
+  const auto einsum =
+      run(write_yaml("mt-moe-einsum", mixtral("megablox: false, sparse_matmul: false, capacity_factor: 1.25")));
+  const auto executed_over_model = [](const nlohmann::json& r) {
+    return r["result"]["hfu"].get<double>() / r["result"]["mfu"].get<double>();
+  };
+  // The model's FLOPs are the same; the einsum run executes at least, per
+  // layer and chip, the five einsums of 2 T E C D and the padding's 64 rows
+  // per expert in the experts' nine matmuls of 2 E rows D F (the forward's
+  // again under full remat comes on top).
+  CHECK(einsum["result"]["model_flops"].get<double>() == Approx(grouped["result"]["model_flops"].get<double>()));
+  const double T = 1024, E = 8, C = 320, D = 4096, F = 14336, layers = 2;
+  const double extra = layers * (5 * 2 * T * E * C * D + 9 * 2 * E * (C - 256) * D * F);
+  const double model_per_chip = grouped["result"]["model_flops"].get<double>() / 4;
+  CHECK(executed_over_model(einsum) - executed_over_model(grouped) >= extra / model_per_chip);
+  CHECK(executed_over_model(einsum) - executed_over_model(grouped) <= 2 * extra / model_per_chip);
+  // Dense experts with no capacity: every expert on every token, not modelled.
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(write_yaml("mt-moe-dense", mixtral("megablox: false, sparse_matmul: false")), {}),
+      Catch::Contains("workload.config") && Catch::Contains("dense experts without a capacity"));
+}
+
 }  // namespace test_maxtext_to_train
