@@ -171,13 +171,13 @@ void Chip::start(const Op& op, Completion done) {
       return;
     }
     case EngineKind::scalar: {
-      std::get<LaunchOp>(op.payload);  // the only op of a scalar unit
+      const std::uint64_t ps = launch_ps_ + std::get<LaunchOp>(op.payload).hold_ps;  // the only op of a scalar unit
       if (op.engine.index >= config_.tensorcores) throw std::logic_error("op '" + op.name + "': no such TensorCore");
-      if (launch_ps_ == 0) {
+      if (ps == 0) {
         done();  // no time: done in the delta cycle it started in
         return;
       }
-      after_ps(launch_ps_, done);
+      after_ps(ps, done);
       return;
     }
     case EngineKind::ici: break;

@@ -75,7 +75,9 @@ sim::ParamTable<HostParams> host_params() {
       .real("nic_bandwidth", &HostParams::nic_bandwidth, "B/s", 2.5e10, sim::positive(),
             "all of the host's NICs into the DCN together, each way")
       .integer<std::uint64_t>("memory", &HostParams::memory, "B", 512ull << 30, sim::at_least(1),
-                              "the host's DRAM, shared by its chips (what remat: offload may fill)");
+                              "the host's DRAM, shared by its chips (what remat: offload may fill)")
+      .real("dcn_sync", &HostParams::dcn_sync, "s", 0.0, sim::between(0, 1),
+            "TensorCore stall per ring step of a collective across slices (calibrated: docs/calibration.md#dcn-sync)");
   return t;
 }
 

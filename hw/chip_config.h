@@ -33,6 +33,10 @@ struct HostParams {
   double pcie_bandwidth = 0;  // bytes/s each way, per chip
   double nic_bandwidth = 0;   // bytes/s each way, all of the host's NICs
   std::uint64_t memory = 0;   // bytes of DRAM, all of the host's (remat: offload keeps activations there)
+  // Seconds a TensorCore issues nothing while a collective across slices
+  // takes one step of its ring (the hosts' DCN handshake),
+  // docs/calibration.md#dcn-sync; 0: none.
+  double dcn_sync = 0;
   // One chip's share of the host's DRAM.
   std::uint64_t memory_per_chip() const { return memory / chips; }
 };

@@ -77,8 +77,12 @@ struct RecvOp {
 
 // The launch of one kernel, on a core's scalar unit, before the kernel's
 // first ops: it takes the chip's kernel_launch (ChipConfig), the fixed cost
-// of issuing a kernel (docs/calibration.md#kernel-launch).
-struct LaunchOp {};
+// of issuing a kernel (docs/calibration.md#kernel-launch), plus `hold_ps`
+// during which the unit issues nothing else: a collective across slices
+// synchronising with the hosts (docs/calibration.md#dcn-sync).
+struct LaunchOp {
+  std::uint64_t hold_ps = 0;
+};
 
 using OpPayload = std::variant<MatmulOp, VectorOp, DmaOp, CommOp, SendOp, RecvOp, KernelOp, LaunchOp>;
 

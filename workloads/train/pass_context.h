@@ -36,23 +36,35 @@ struct QuantizedMatmuls {
 };
 bool quantized(const models::MatmulSpec& mm, const QuantizedMatmuls& q);
 
+// A training step's collective across slices holds the TensorCore's
+// scalar unit (no kernel is issued) for host.dcn_sync per step of its
+// ring: 2 (n - 1) for an all-reduce, n - 1 for the others, n the slices
+// its mesh axes span (docs/calibration.md#dcn-sync).
+struct DcnSync {
+  std::unordered_map<std::string, std::uint32_t> dcn_axes;  // mesh axis across slices -> its size
+  double step_s = 0;
+  std::uint64_t hold_ps(interconnect::CollectiveOp op, const std::vector<std::string>& axes) const;
+};
+DcnSync dcn_sync(const Experiment& exp);
+
 // Chips that name the same collective join the same one: the first chip to
 // name it defines it, the others get its index.
 class CollectiveRegistry {
  public:
-  explicit CollectiveRegistry(TrainProgram& out) : out_(out) {}
+  explicit CollectiveRegistry(TrainProgram& out, DcnSync sync = {}) : out_(out), sync_(std::move(sync)) {}
   std::uint32_t add(const std::string& name, interconnect::CollectiveOp op, std::uint64_t bytes,
                     const std::vector<std::string>& axes, CollectivePurpose purpose,
                     std::uint32_t element_bytes = hw::kBf16Bytes, std::vector<std::uint64_t> pair_elements = {},
                     interconnect::Algorithm algorithm = interconnect::Algorithm::automatic);
   // A collective op on the chip's ICI queue `queue`, of the collective
-  // `name` (added as `add` does), after `deps`.
+  // `name` (added as `add` does), after `deps` (and its DCN hold).
   std::uint32_t op(hw::Program& prog, const std::string& name, std::uint32_t queue, interconnect::CollectiveOp op,
                    std::uint64_t bytes, const std::vector<std::string>& axes, CollectivePurpose purpose,
                    const Deps& deps, std::uint32_t element_bytes = hw::kBf16Bytes);
 
  private:
   TrainProgram& out_;
+  DcnSync sync_;
   std::unordered_map<std::string, std::uint32_t> by_name_;
 };
 

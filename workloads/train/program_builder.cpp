@@ -345,9 +345,9 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
                                  const models::ModelSpec& micro) {
   TrainProgram out;
   const ForwardStep step = spec.forward_step();
-  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, step.matmul);
+  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, step.matmul, kernels::OperandQuantization::at_use);
   out.chip = matmuls.simulated_chip();
-  CollectiveRegistry collectives(out);
+  CollectiveRegistry collectives(out, dcn_sync(exp));
   out.routing = train_routing(step, micro);
   const PassContext ctx{exp, step, micro, matmuls, collectives, {}, &out.routing, 0, ""};
   // Per-replica input lengths (input.h): the model a replica runs, built
