@@ -75,7 +75,8 @@ std::uint32_t Family::degree(Axis a) const {
 std::string Family::label() const {
   if (mesh.empty()) return "data 1";
   std::string s;
-  for (const MeshPart& m : mesh) s += (s.empty() ? "" : " x ") + std::string(to_string(m.axis)) + " " + std::to_string(m.degree);
+  for (const MeshPart& m : mesh)
+    s += (s.empty() ? "" : " x ") + std::string(to_string(m.axis)) + " " + std::to_string(m.degree);
   return s;
 }
 
@@ -85,8 +86,8 @@ std::vector<std::string> remat_choices(const PlanSpec& spec) {
   return {"none", "minimal", "full", "offload"};
 }
 
-CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike,
-                                  bool moe, bool placement) {
+CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike, bool moe,
+                                  bool placement) {
   std::vector<std::uint32_t> dims;
   for (std::uint32_t d : shape)
     if (d > 1) dims.push_back(d);
@@ -103,8 +104,8 @@ CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::u
   CandidateSet set;
   std::set<std::vector<std::uint32_t>> degrees_seen;
   const std::vector<std::string> remats = remat_choices(spec);
-  const std::vector<std::uint32_t> micro = spec.microbatches.empty() ? std::vector<std::uint32_t>{1, 2, 4, 8}
-                                                                     : spec.microbatches;
+  const std::vector<std::uint32_t> micro =
+      spec.microbatches.empty() ? std::vector<std::uint32_t>{1, 2, 4, 8} : spec.microbatches;
   for (const auto& mesh : meshes) {
     Family f{"", mesh};
     if (!keeps_fixed(spec, f)) continue;

@@ -19,9 +19,9 @@ struct MeshPart {
 };
 
 struct Family {
-  std::string id;               // f000, f001, ...
-  std::vector<MeshPart> mesh;   // in placement order (x first); degree-1 parallelisms left out
-  std::string label() const;    // "fsdp 16 x tensor 16", "data 1" for one chip
+  std::string id;              // f000, f001, ...
+  std::vector<MeshPart> mesh;  // in placement order (x first); degree-1 parallelisms left out
+  std::string label() const;   // "fsdp 16 x tensor 16", "data 1" for one chip
   std::uint32_t degree(Axis a) const;
 };
 
@@ -41,8 +41,8 @@ struct CandidateSet {
 // then interchangeable). `moe`: the model has experts (the expert axis applies). `placement`:
 // false for a MaxText model, whose mesh order MaxText's reader chooses,
 // so meshes of the same degrees are one family.
-CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike,
-                                  bool moe, bool placement);
+CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike, bool moe,
+                                  bool placement);
 
 // The default remat policies of a model kind.
 std::vector<std::string> remat_choices(const PlanSpec& spec);

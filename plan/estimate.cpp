@@ -1,6 +1,7 @@
 #include "plan/estimate.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -38,9 +39,10 @@ Step step_of(const std::string& text, const std::string& path) {
     return s;
   }
   const sim::YamlNode flags = w["xla_flags"];
-  workloads::MaxTextConfig cfg = workloads::load_maxtext_config(
-      w["config"], flags.present() ? &flags : nullptr, loaded.pod.devices(), loaded.pod.slices, false);
-  workloads::MaxTextTrain train = workloads::maxtext_to_train(cfg, w["config"], flags.present() ? &flags : nullptr, loaded);
+  workloads::MaxTextConfig cfg = workloads::load_maxtext_config(w["config"], flags.present() ? &flags : nullptr,
+                                                                loaded.pod.devices(), loaded.pod.slices, false);
+  workloads::MaxTextTrain train =
+      workloads::maxtext_to_train(cfg, w["config"], flags.present() ? &flags : nullptr, loaded);
   s.exp.mesh = train.mesh;
   s.exp.pod.dcn_axes = train.dcn_axes;
   s.spec = std::move(train.spec);
@@ -50,9 +52,9 @@ Step step_of(const std::string& text, const std::string& path) {
 // The fullest chip's largest item, as memory_breakdown names them.
 std::pair<std::string, std::uint64_t> largest_item(const ChipMemory& m) {
   const std::pair<const char*, std::uint64_t> items[] = {
-      {"parameters", m.params},        {"gradients", m.grads},
-      {"optimizer state", m.optimizer}, {"activations", m.activations},
-      {"gathered weights", m.gathered}, {"rematerialized layer", m.rematerialized},
+      {"parameters", m.params},           {"gradients", m.grads},
+      {"optimizer state", m.optimizer},   {"activations", m.activations},
+      {"gathered weights", m.gathered},   {"rematerialized layer", m.rematerialized},
       {"ring attention buffers", m.ring}, {"host offload buffers", m.offload_buffers}};
   std::pair<std::string, std::uint64_t> best{"", 0};
   for (const auto& [name, bytes] : items)
@@ -71,9 +73,9 @@ bool recomputes_forward(const TrainSpec& spec) {
 }
 
 struct ModelTotals {
-  double matmul_flops = 0;            // forward + backward matmuls the chips must run, the whole batch
-  double block_forward_flops = 0;     // the blocks' forward matmuls (remat full's recompute)
-  std::uint64_t block_params = 0;     // parameters of the repeated blocks
+  double matmul_flops = 0;         // forward + backward matmuls the chips must run, the whole batch
+  double block_forward_flops = 0;  // the blocks' forward matmuls (remat full's recompute)
+  std::uint64_t block_params = 0;  // parameters of the repeated blocks
   std::uint64_t blocks = 0;
 };
 
@@ -116,7 +118,8 @@ void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec) {
   const ModelTotals t = totals_of(spec);
   const double chips = double(exp.pod.devices());
   std::uint32_t rate = 1;
-  if (spec.precision.matmul != hw::NumberFormat::bf16) rate = std::max<std::uint32_t>(1, chip.format_rate(spec.precision.matmul));
+  if (spec.precision.matmul != hw::NumberFormat::bf16)
+    rate = std::max<std::uint32_t>(1, chip.format_rate(spec.precision.matmul));
   const double peak = chip.peak_flops_per_s() * chip.compute_efficiency * double(rate);
   const double flops = t.matmul_flops + (recomputes_forward(spec) ? t.block_forward_flops : 0.0);
   const double p = par.pipeline.degree, m = par.microbatches;
@@ -164,7 +167,16 @@ Estimate estimate_candidate(const std::string& text, const std::string& path, do
     return e;
   }
   const models::ModelSpec micro = models::build_model(s.spec.chip_model(), s.spec.microbatch_size());
-  const workloads::TrainLayout layout = workloads::make_train_layout(s.exp, s.spec.parallelism, micro);
+  workloads::TrainLayout layout;
+  try {
+    layout = workloads::make_train_layout(s.exp, s.spec.parallelism, micro);
+  } catch (const std::logic_error& err) {
+    // What the loader let through and the step cannot lay out (kind:
+    // maxtext does not check that the stages divide the layers): tpusim
+    // run would stop with an internal error, so the planner skips it.
+    e.message = std::string("tpusim cannot lay this step out: ") + err.what();
+    return e;
+  }
   const std::vector<ChipMemory> memory = workloads::train_memory(s.spec, layout, micro);
   const auto fullest = std::max_element(memory.begin(), memory.end(),
                                         [](const ChipMemory& a, const ChipMemory& b) { return a.total() < b.total(); });

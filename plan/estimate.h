@@ -27,8 +27,8 @@ namespace plan {
 struct Estimate {
   enum class Status { fits, does_not_fit, invalid };
   Status status = Status::invalid;
-  std::string message;             // invalid: the loader's error; does not fit: what is over
-  std::uint64_t memory_bytes = 0;  // HBM of the fullest chip
+  std::string message;               // invalid: the loader's error; does not fit: what is over
+  std::uint64_t memory_bytes = 0;    // HBM of the fullest chip
   std::uint64_t capacity_bytes = 0;  // what a chip may fill (max_memory_fraction of HBM)
   std::string largest_item;          // of the fullest chip: "activations", "optimizer", ...
   std::uint64_t largest_item_bytes = 0;

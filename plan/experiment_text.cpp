@@ -49,7 +49,8 @@ void train_workload(std::ostringstream& y, const PlanSpec& spec, const Family& f
 
 void maxtext_workload(std::ostringstream& y, const PlanSpec& spec, const Family& f, const Candidate& c) {
   y << "workload:\n  kind: maxtext\n  config:\n    model_name: " << spec.maxtext_model
-    << "\n    max_target_length: " << spec.seq_len << "\n    per_device_batch_size: " << per_device_batch(spec, c.microbatches)
+    << "\n    max_target_length: " << spec.seq_len
+    << "\n    per_device_batch_size: " << per_device_batch(spec, c.microbatches)
     << "\n    gradient_accumulation_steps: " << c.microbatches << "\n    remat_policy: " << c.remat << "\n";
   for (std::size_t i = 0; i < kAxes; ++i)
     y << "    " << maxtext_key(static_cast<Axis>(i)) << ": " << f.degree(static_cast<Axis>(i)) << "\n";
@@ -61,8 +62,8 @@ void maxtext_workload(std::ostringstream& y, const PlanSpec& spec, const Family&
 std::string experiment_text(const PlanSpec& spec, const Slice& slice, const std::string& chip, const Family& f,
                             const Candidate& c) {
   std::ostringstream y;
-  y << "# tpusim plan " << spec.name << ", candidate " << c.id << " (" << f.label() << ", remat " << c.remat
-    << ", " << c.microbatches << " microbatch" << (c.microbatches == 1 ? "" : "es") << ")\n";
+  y << "# tpusim plan " << spec.name << ", candidate " << c.id << " (" << f.label() << ", remat " << c.remat << ", "
+    << c.microbatches << " microbatch" << (c.microbatches == 1 ? "" : "es") << ")\n";
   y << "name: " << spec.name << "-" << c.id << "\nchip: " << chip << "\npod: " << slice.pod_yaml << "\n";
   if (spec.is_maxtext()) {
     maxtext_workload(y, spec, f, c);

@@ -128,8 +128,8 @@ std::string family_reason(const PlanResult& plan, std::size_t family) {
   if (least_over < std::numeric_limits<double>::infinity()) {
     const Estimate& e = plan.results[closest].estimate;
     return "does not fit by " + gib(least_over) + " at the least (" + describe(plan, closest) + " needs " +
-           gib(double(e.memory_bytes)) + " of " + gib(double(e.capacity_bytes)) + "; largest item " +
-           e.largest_item + " " + gib(double(e.largest_item_bytes)) + ")";
+           gib(double(e.memory_bytes)) + " of " + gib(double(e.capacity_bytes)) + "; largest item " + e.largest_item +
+           " " + gib(double(e.largest_item_bytes)) + ")";
   }
   return "invalid: " + plan.results[m.front()].estimate.message;
 }
@@ -141,10 +141,11 @@ std::string plan_table(const PlanResult& plan, std::size_t rows) {
     << " " << s.chip << " (" << plan.slice.pod_yaml << "), " << s.batch() << " sequences of " << s.seq_len << "\n";
   std::size_t counts[6] = {};
   for (const auto& r : plan.results) ++counts[static_cast<int>(r.outcome)];
-  o << "  " << plan.set.candidates.size() << " candidates in " << plan.set.families.size() << " meshes: "
-    << counts[int(Outcome::simulated)] << " ranked, " << counts[int(Outcome::does_not_fit)] << " do not fit, "
-    << counts[int(Outcome::pruned_by_bound)] << " pruned by their bound, " << counts[int(Outcome::invalid)]
-    << " invalid, " << counts[int(Outcome::failed)] << " failed" << (counts[int(Outcome::over_cap)] ? ", " : "")
+  o << "  " << plan.set.candidates.size() << " candidates in " << plan.set.families.size()
+    << " meshes: " << counts[int(Outcome::simulated)] << " ranked, " << counts[int(Outcome::does_not_fit)]
+    << " do not fit, " << counts[int(Outcome::pruned_by_bound)] << " pruned by their bound, "
+    << counts[int(Outcome::invalid)] << " invalid, " << counts[int(Outcome::failed)] << " failed"
+    << (counts[int(Outcome::over_cap)] ? ", " : "")
     << (counts[int(Outcome::over_cap)] ? std::to_string(counts[int(Outcome::over_cap)]) + " over max_simulations" : "")
     << "\n\n";
   char line[320];
@@ -175,9 +176,8 @@ nlohmann::json plan_json(const PlanResult& plan) {
                  ranking = nlohmann::json::array();
   for (std::size_t i = 0; i < plan.set.candidates.size(); ++i) candidates.push_back(candidate_json(plan, i));
   for (std::size_t f = 0; f < plan.set.families.size(); ++f)
-    families.push_back({{"id", plan.set.families[f].id},
-                        {"mesh", plan.set.families[f].label()},
-                        {"reason", family_reason(plan, f)}});
+    families.push_back(
+        {{"id", plan.set.families[f].id}, {"mesh", plan.set.families[f].label()}, {"reason", family_reason(plan, f)}});
   for (std::size_t i : plan.ranking) ranking.push_back(plan.set.candidates[i].id);
   nlohmann::json counts = nlohmann::json::object();
   for (const Outcome o : {Outcome::simulated, Outcome::does_not_fit, Outcome::pruned_by_bound, Outcome::invalid,
@@ -208,12 +208,28 @@ nlohmann::json plan_json(const PlanResult& plan) {
 }
 
 std::string plan_csv(const PlanResult& plan) {
-  static const char* const kColumns[] = {"id", "family", "mesh", "remat", "microbatches", "outcome", "rank",
-                                         "lower_bound_s", "compute_bound_s", "communication_bound_s",
-                                         "communication_bound_by", "memory_estimate_bytes", "memory_capacity_bytes",
-                                         "largest_memory_item", "step_time_s", "tokens_per_s_per_chip", "mfu",
-                                         "per_chip_memory_bytes", "exposed_communication_s", "bubble_fraction",
-                                         "experiment", "reason"};
+  static const char* const kColumns[] = {"id",
+                                         "family",
+                                         "mesh",
+                                         "remat",
+                                         "microbatches",
+                                         "outcome",
+                                         "rank",
+                                         "lower_bound_s",
+                                         "compute_bound_s",
+                                         "communication_bound_s",
+                                         "communication_bound_by",
+                                         "memory_estimate_bytes",
+                                         "memory_capacity_bytes",
+                                         "largest_memory_item",
+                                         "step_time_s",
+                                         "tokens_per_s_per_chip",
+                                         "mfu",
+                                         "per_chip_memory_bytes",
+                                         "exposed_communication_s",
+                                         "bubble_fraction",
+                                         "experiment",
+                                         "reason"};
   std::string csv;
   for (const char* c : kColumns) csv += std::string(csv.empty() ? "" : ",") + c;
   csv += "\n";

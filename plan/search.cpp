@@ -151,8 +151,8 @@ PlanResult run_plan(const PlanSpec& spec, const SearchOptions& opts) {
   PlanResult plan;
   plan.spec = spec;
   plan.slice = plan_slice(spec);
-  plan.set = enumerate_candidates(spec, plan.slice.shape, plan.slice.alike_wraparound, has_experts(spec),
-                                  !spec.is_maxtext());
+  plan.set =
+      enumerate_candidates(spec, plan.slice.shape, plan.slice.alike_wraparound, has_experts(spec), !spec.is_maxtext());
   const fs::path dir = fs::path(opts.out_dir) / "candidates";
   const std::string chip = chip_reference(spec, (dir / "c.yaml").string());
   std::vector<std::size_t> fits;

@@ -30,7 +30,7 @@ const char* to_string(Outcome o);
 struct CandidateResult {
   Estimate estimate;
   Outcome outcome = Outcome::invalid;
-  std::string path;  // its experiment file
+  std::string path;   // its experiment file
   std::string error;  // failed: what its run said
   // Simulated: from its report.json.
   double step_s = 0, tokens_per_s_per_chip = 0, mfu = 0, exposed_communication_s = 0;

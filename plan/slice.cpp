@@ -47,8 +47,8 @@ Slice plan_slice(const PlanSpec& spec) {
     workloads::pod_params().load(pod, p);
     s.shape = p.shape;
     s.pod_yaml = spec.pod_yaml;
-    s.alike_wraparound = std::adjacent_find(p.wraparound.begin(), p.wraparound.end(), std::not_equal_to<>()) ==
-                         p.wraparound.end();
+    s.alike_wraparound =
+        std::adjacent_find(p.wraparound.begin(), p.wraparound.end(), std::not_equal_to<>()) == p.wraparound.end();
     return s;
   }
   const hw::ChipConfig chip = hw::load_chip(sim::YamlNode::load_file(spec.chip_file));
@@ -61,8 +61,8 @@ Slice plan_slice(const PlanSpec& spec) {
     // 4x4x4 cubes, axes that are multiples of 4 (the squarest shapes this
     // gives, 4x4x4, 4x4x8, 4x8x8, 8x8x16, ..., are also rule (4)'s tori);
     // (2) v5e and v6e wrap only axes of 16.
-    const bool wraps = three_d ? std::all_of(s.shape.begin(), s.shape.end(), [](std::uint32_t x) { return x % 4 == 0; })
-                               : d == 16;
+    const bool wraps =
+        three_d ? std::all_of(s.shape.begin(), s.shape.end(), [](std::uint32_t x) { return x % 4 == 0; }) : d == 16;
     wrap.push_back(wraps ? "true" : "false");
   }
   s.alike_wraparound = std::adjacent_find(wrap.begin(), wrap.end(), std::not_equal_to<>()) == wrap.end();

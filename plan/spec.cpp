@@ -95,9 +95,9 @@ void load_remat(const sim::YamlNode& n, PlanSpec& spec) {
   for (std::size_t i = 0; i < n.size(); ++i) {
     // The model's kind says which words: tpusim's remat (kind: train) or
     // MaxText's remat_policy (kind: maxtext).
-    const std::string word = spec.is_maxtext() ? workloads::remat_policy_names().name(
-                                                     workloads::remat_policy_names().parse(n[i]))
-                                               : workloads::remat_names().name(workloads::remat_names().parse(n[i]));
+    const std::string word = spec.is_maxtext()
+                                 ? workloads::remat_policy_names().name(workloads::remat_policy_names().parse(n[i]))
+                                 : workloads::remat_names().name(workloads::remat_names().parse(n[i]));
     if (word == std::string("custom")) n[i].fail("a custom policy needs its per-tensor keys; name a fixed policy");
     if (std::find(spec.remat.begin(), spec.remat.end(), word) != spec.remat.end()) n[i].fail("listed twice");
     spec.remat.push_back(word);
@@ -166,8 +166,7 @@ const sim::ParamTable<PlanSpec>& plan_params() {
         .custom("chip", {"string", "", "", ""}, "the chip, as an experiment's chip: names it", load_chip, true)
         .integer<std::uint32_t>("chips", &PlanSpec::chips, "chips", 0, sim::between(0, kMaxChips),
                                 "chips of one slice (the planner lays them out as the chip's slices are)")
-        .custom("pod", {"mapping", "", "from chips", ""}, "the slice itself, as an experiment's pod: mapping",
-                load_pod)
+        .custom("pod", {"mapping", "", "from chips", ""}, "the slice itself, as an experiment's pod: mapping", load_pod)
         .integer<std::uint64_t>("global_batch", &PlanSpec::global_batch, "sequences", 0, sim::between(0, 1 << 24),
                                 "sequences per step")
         .integer<std::uint64_t>("tokens", &PlanSpec::tokens, "tokens", 0, sim::between(0, 1ull << 40),
@@ -176,8 +175,11 @@ const sim::ParamTable<PlanSpec>& plan_params() {
                 "the parallelisms candidates may use: data, fsdp, tensor, pipeline, context, expert", load_axes)
         .custom("fixed", {"mapping of parallelism to degree", "", "nothing", ""},
                 "degrees every candidate keeps, e.g. {tensor: 4}", load_fixed)
-        .custom("remat", {"list of policies", "", "none, minimal, full, offload (MaxText: full, minimal, "
-                                                  "minimal_offloaded)", ""},
+        .custom("remat",
+                {"list of policies", "",
+                 "none, minimal, full, offload (MaxText: full, minimal, "
+                 "minimal_offloaded)",
+                 ""},
                 "the remat policies tried: tpusim's remat words, or MaxText's remat_policy for a MaxText model",
                 load_remat)
         .custom("microbatches", {"list of integer", "", "1, 2, 4, 8", ""},

@@ -52,10 +52,10 @@ struct PlanSpec {
   std::uint64_t global_batch = 0;
   std::uint64_t tokens = 0;  // per step, instead of global_batch
   std::uint64_t seq_len = 0;
-  std::vector<Axis> axes;                      // empty: every one the model allows
-  std::map<Axis, std::uint32_t> fixed;         // degree each candidate keeps
-  std::vector<std::string> remat;              // empty: the model kind's defaults
-  std::vector<std::uint32_t> microbatches;     // empty: 1, 2, 4, 8
+  std::vector<Axis> axes;                   // empty: every one the model allows
+  std::map<Axis, std::uint32_t> fixed;      // degree each candidate keeps
+  std::vector<std::string> remat;           // empty: the model kind's defaults
+  std::vector<std::uint32_t> microbatches;  // empty: 1, 2, 4, 8
   double max_memory_fraction = 1.0;
   Objective objective = Objective::step_time;
   std::uint32_t top = 3;
