@@ -54,6 +54,9 @@ void maxtext_workload(std::ostringstream& y, const PlanSpec& spec, const Family&
     << "\n    gradient_accumulation_steps: " << c.microbatches << "\n    remat_policy: " << c.remat << "\n";
   for (std::size_t i = 0; i < kAxes; ++i)
     y << "    " << maxtext_key(static_cast<Axis>(i)) << ": " << f.degree(static_cast<Axis>(i)) << "\n";
+  if (!spec.maxtext_keys.empty())
+    for (const auto& kv : YAML::Load(spec.maxtext_keys))
+      y << "    " << kv.first.Scalar() << ": " << sim::flow_yaml(kv.second) << "\n";
   if (!spec.xla_flags.empty()) y << "  xla_flags: " << sim::flow_yaml(YAML::Node(spec.xla_flags)) << "\n";
 }
 

@@ -98,7 +98,10 @@ void load_remat(const sim::YamlNode& n, PlanSpec& spec) {
     const std::string word = spec.is_maxtext()
                                  ? workloads::remat_policy_names().name(workloads::remat_policy_names().parse(n[i]))
                                  : workloads::remat_names().name(workloads::remat_names().parse(n[i]));
-    if (word == std::string("custom")) n[i].fail("a custom policy needs its per-tensor keys; name a fixed policy");
+    // MaxText's custom policy takes its per-tensor keys from `maxtext:`;
+    // kind: train's needs remat_tensors, which a plan does not give.
+    if (word == std::string("custom") && !spec.is_maxtext())
+      n[i].fail("a custom policy needs its per-tensor places; name a fixed policy");
     if (std::find(spec.remat.begin(), spec.remat.end(), word) != spec.remat.end()) n[i].fail("listed twice");
     spec.remat.push_back(word);
   }
@@ -108,6 +111,24 @@ void load_microbatches(const sim::YamlNode& n, PlanSpec& spec) {
   if (!n.is_sequence() || n.size() == 0) n.fail("expected a non-empty list of microbatch counts, e.g. [1, 2, 4]");
   for (std::size_t i = 0; i < n.size(); ++i)
     spec.microbatches.push_back(sim::read_integer_as<std::uint32_t>(n[i], sim::between(1, 65536), ""));
+}
+
+// The MaxText keys a planner's candidate sets itself.
+bool planner_key(const std::string& key) {
+  static const char* const kOwn[] = {"model_name", "per_device_batch_size", "max_target_length",
+                                     "gradient_accumulation_steps", "remat_policy"};
+  for (const char* k : kOwn)
+    if (key == k) return true;
+  return key.rfind("ici_", 0) == 0 || key.rfind("dcn_", 0) == 0;
+}
+
+void load_maxtext_keys(const sim::YamlNode& n, PlanSpec& spec) {
+  if (!spec.is_maxtext()) n.fail("MaxText keys need a MaxText model (model: <model_name>)");
+  if (!n.is_map()) n.fail("expected a mapping of MaxText keys, e.g. {weight_dtype: float32}");
+  for (const auto& key : n.keys())
+    if (planner_key(key))
+      n[key].fail("the planner chooses " + key + " for each candidate; leave it out (fixed: fixes a mesh degree)");
+  spec.maxtext_keys = sim::flow_yaml(n.raw());
 }
 
 // What needs several keys: the chips, the batch and the sequence.
@@ -192,6 +213,10 @@ const sim::ParamTable<PlanSpec>& plan_params() {
                                 "best candidates written as runnable experiment files best-<k>.yaml")
         .text("xla_flags", &PlanSpec::xla_flags, "",
               "the libtpu flags a MaxText model's candidates run with (kind: maxtext's xla_flags)")
+        .custom("maxtext", {"mapping", "", "none", ""},
+                "further MaxText keys every candidate of a MaxText model runs with (not the mesh, batch, sequence, "
+                "remat_policy or accumulation, which the planner chooses)",
+                load_maxtext_keys)
         .integer<std::uint32_t>("max_simulations", &PlanSpec::max_simulations, "", 0, sim::between(0, 100000),
                                 "simulate at most this many candidates, lowest bound first (0: no cap)")
         .flag("exhaustive", &PlanSpec::exhaustive, false,

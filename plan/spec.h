@@ -15,6 +15,7 @@
 //   objective: step_time                  # step_time | tokens_per_s_per_chip | mfu
 //   top: 3                                # best candidates written as experiment files
 //   xla_flags: "--xla_tpu_enable_async_collective_fusion=true ..."   # MaxText candidates' flags
+//   maxtext: {weight_dtype: float32, megablox: true}                  # and further MaxText keys
 // Every key is declared once in plan_params(); `tpusim explain plan`
 // prints them. Bad input is a located sim::ConfigError (exit 2).
 #include <cstdint>
@@ -60,6 +61,7 @@ struct PlanSpec {
   Objective objective = Objective::step_time;
   std::uint32_t top = 3;
   std::string xla_flags;              // a MaxText model's candidates run with these libtpu flags
+  std::string maxtext_keys;           // and these MaxText keys (one-line YAML mapping; empty: none)
   std::uint32_t max_simulations = 0;  // 0: no cap
   bool exhaustive = false;            // simulate every candidate that fits (no bound pruning)
 
