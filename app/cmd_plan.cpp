@@ -45,7 +45,7 @@ PlanOptions parse_options(const std::vector<std::string>& args, bool& help) {
                                                             "a MaxText model_name (configs/maxtext/models/)")(
       "chip", po::value(&o.chip), "the chip (configs/chips/)")("chips", po::value(&o.chips), "chips in the slice")(
       "batch", po::value(&o.batch), "global batch, sequences per step")("tokens", po::value(&o.tokens),
-                                                                         "tokens per step, instead of --batch")(
+                                                                        "tokens per step, instead of --batch")(
       "seq", po::value(&o.seq), "tokens per sequence")("remat", po::value(&o.remat),
                                                        "remat policies to try, comma-separated")(
       "axes", po::value(&o.axes), "parallelisms to consider, comma-separated (data,fsdp,tensor,...)")(
@@ -59,7 +59,8 @@ PlanOptions parse_options(const std::vector<std::string>& args, bool& help) {
   if (help) return o;
   if (vm.count("jobs") && o.jobs < 1) throw UsageError("-j: expected a number of processes >= 1");
   const bool flags = !o.model.empty() || !o.chip.empty() || o.chips || o.batch || o.tokens || o.seq;
-  if (o.plan_path.empty() && !flags) throw UsageError("plan needs a plan file, or --model, --chip, --chips, --batch and --seq");
+  if (o.plan_path.empty() && !flags)
+    throw UsageError("plan needs a plan file, or --model, --chip, --chips, --batch and --seq");
   if (!o.plan_path.empty() && flags) throw UsageError("give a plan file or the flags --model ..., not both");
   o.plot = !vm["no-plot"].as<bool>();
   return o;
@@ -96,8 +97,8 @@ int cmd_plan(const std::vector<std::string>& args) {
   bool help = false;
   const PlanOptions o = parse_options(args, help);
   if (help) return 0;
-  plan::PlanSpec spec = o.plan_path.empty() ? plan::load_plan_text(plan_text(o), "command line")
-                                            : plan::load_plan_file(o.plan_path);
+  plan::PlanSpec spec =
+      o.plan_path.empty() ? plan::load_plan_text(plan_text(o), "command line") : plan::load_plan_file(o.plan_path);
   if (o.exhaustive) spec.exhaustive = true;
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
   const std::string flag = o.out_dir.empty() ? "output folder" : "--out";
