@@ -48,15 +48,13 @@ double mib_after(const std::string& text, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("plan: the best equals brute force, the bound is below every step, and -j changes nothing",
-          "[plan][slow]") {
+TEST_CASE("plan: the best equals brute force, the bound is below every step, and -j changes nothing", "[plan][slow]") {
   TempDir pruned("plan-pruned"), pruned_j2("plan-pruned-j2"), brute("plan-brute");
   const auto a = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 1 --out " + pruned.path.string());
   REQUIRE(a.status == 0);
   const auto b = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 2 --out " + pruned_j2.path.string());
   REQUIRE(b.status == 0);
-  const auto c =
-      run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 2 --exhaustive --out " + brute.path.string());
+  const auto c = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 2 --exhaustive --out " + brute.path.string());
   REQUIRE(c.status == 0);
   const nlohmann::json p = plan_json(pruned), e = plan_json(brute);
 
@@ -97,8 +95,7 @@ TEST_CASE("plan: the best equals brute force, the bound is below every step, and
 TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its memory says", "[plan]") {
   TempDir dir("plan-fit");
   // max_simulations 1: only the memory is under test here.
-  std::ofstream(dir / "p.yaml") << file_text(std::string(TPUSIM_SOURCE_DIR) + "/" + kPlan)
-                                << "max_simulations: 1\n";
+  std::ofstream(dir / "p.yaml") << file_text(std::string(TPUSIM_SOURCE_DIR) + "/" + kPlan) << "max_simulations: 1\n";
   const auto r = run_tpusim("plan " + (dir / "p.yaml") + " --no-plot -j 1 --out " + (dir / "out"));
   REQUIRE(r.status == 0);
   std::ifstream in(dir / "out/plan.json");
@@ -135,14 +132,13 @@ TEST_CASE("plan: bad plans are located errors with exit 2", "[plan]") {
   };
   const Case cases[] = {
       {"model: llama3.1-70c\nseq_len: 8192\n" + base, "p.yaml:1:8: model:", "did you mean 'llama3.1-70b'"},
-      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "axes: [data, tensr]\n", "p.yaml:6:14: axes[1]:",
-       "tensor"},
-      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "fixed: {tensor: 3}\n", "p.yaml:6:17: fixed.tensor:",
-       "does not divide the 4 chips"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "axes: [data, tensr]\n", "p.yaml:6:14: axes[1]:", "tensor"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "fixed: {tensor: 3}\n",
+       "p.yaml:6:17: fixed.tensor:", "does not divide the 4 chips"},
       {"model: llama3.1-8b\n" + base, "p.yaml:1:1", "seq_len"},
       {"model: llama3.1-8b\nseq_len: 8192\nchip: tpu-v5e\nchips: 4\n", "p.yaml:1:1", "global_batch"},
-      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "remat: [full, offload]\n", "p.yaml:6:15: remat[1]:",
-       "minimal_offloaded"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "remat: [full, offload]\n",
+       "p.yaml:6:15: remat[1]:", "minimal_offloaded"},
   };
   for (const Case& k : cases) {
     std::ofstream(dir / "p.yaml") << k.text;
