@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
 
 #include "app/cli_runner.h"
+#include "plan/spec.h"
 
 namespace test_plan {
 
@@ -148,6 +150,16 @@ TEST_CASE("plan: bad plans are located errors with exit 2", "[plan]") {
     CHECK(r.output.find(k.where) != std::string::npos);
     CHECK(r.output.find(k.says) != std::string::npos);
   }
+}
+
+TEST_CASE("plan: every shipped plan file loads", "[plan]") {
+  int loaded = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TPUSIM_SOURCE_DIR) + "/configs/plans")) {
+    INFO(e.path().string());
+    CHECK_NOTHROW(plan::load_plan_file(e.path().string()));
+    ++loaded;
+  }
+  CHECK(loaded >= 1);
 }
 
 }  // namespace test_plan
