@@ -10,6 +10,7 @@ namespace app {
 
 int cmd_run(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
+int cmd_plan(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_scalesim(const std::vector<std::string>& args);

@@ -23,6 +23,7 @@
 #include "app/explain/mxu_walkthrough.h"
 #include "app/html_page.h"
 #include "hw/chip_config.h"
+#include "plan/spec.h"
 #include "sim/output.h"
 #include "sim/params.h"
 #include "sweep/spec.h"
@@ -400,6 +401,7 @@ std::vector<KeyTopic> key_topics() {
       {"multislice", "keys of a pod of several slices joined by DCN (`pod: {slices, slice, dcn, dcn_axes}`), SI units:",
        [] { return workloads::multislice_params().describe(); }},
       {"sweep", "sweep file keys (configs/sweeps/*.yaml):", [] { return sweep::sweep_params().describe(); }},
+      {"plan", "plan file keys (tpusim plan PLAN.yaml; docs/plan.md):", [] { return plan::plan_params().describe(); }},
       {"scalesim", "SCALE-Sim v2 config keys (`tpusim scalesim CONFIG.cfg TOPOLOGY.csv`; [section] key = value):",
        [] { return workloads::scalesim_config_params().describe(); }},
   };

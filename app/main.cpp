@@ -24,6 +24,10 @@ const char* kUsage =
     "                          run an experiment at many points (chips, batch, ...) as\n"
     "                          parallel processes (or under mpirun); writes sweep.csv,\n"
     "                          summary.json (speedup, Amdahl fit) and its pictures\n"
+    "  plan PLAN.yaml [--out DIR] [-j N] [--exhaustive] [--no-plot]\n"
+    "  plan --model M --chip C --chips N --batch B --seq T [--out DIR] [-j N]\n"
+    "                          find the fastest mesh, remat and microbatches for a model on a\n"
+    "                          slice: ranked plan.csv, plan.json, best-<k>.yaml, plan.png\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  scalesim CONFIG.cfg TOPOLOGY.csv [--out DIR] [--fidelity tile|pe]\n"
     "                          SCALE-Sim v2 inputs (config, convolution or GEMM topology) on a\n"
@@ -83,6 +87,7 @@ int dispatch(int argc, char** argv) {
   std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
   if (cmd == "run") return app::cmd_run(rest);
   if (cmd == "sweep") return app::cmd_sweep(rest);
+  if (cmd == "plan") return app::cmd_plan(rest);
   if (cmd == "validate") return app::cmd_validate(rest);
   if (cmd == "explain") return app::cmd_explain(rest);
   if (cmd == "scalesim") return app::cmd_scalesim(rest);

@@ -31,13 +31,6 @@ nlohmann::json at(const nlohmann::json& report, const char* pointer) {
   return report.contains(p) ? report.at(p) : nlohmann::json(nullptr);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string csv_json(const nlohmann::json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return csv_field(v.get<std::string>());
@@ -319,6 +312,13 @@ void write_sweep_outputs(const std::string& out_dir, const SweepOutputs& outputs
   s["execution"] = execution;
   sim::write_file_atomic((fs::path(out_dir) / "sweep.csv").string(), outputs.csv);
   sim::write_file_atomic((fs::path(out_dir) / "summary.json").string(), s.dump(2) + "\n");
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 }  // namespace sweep

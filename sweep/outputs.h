@@ -27,6 +27,9 @@ struct SweepOutputs {
   nlohmann::json summary;  // without `execution`
 };
 
+// A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s);
+
 // `finished` maps point id -> record; points without one are "not_run".
 SweepOutputs summarize_sweep(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                              const std::map<std::string, PointRecord>& finished);

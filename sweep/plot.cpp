@@ -40,7 +40,8 @@ std::string find_plot_script(const std::string& name) {
   return "";
 }
 
-PlotResult draw_plot(const std::string& out_dir, const std::string& script_name, const std::string& image) {
+PlotResult draw_plot(const std::string& out_dir, const std::string& script_name, const std::string& image,
+                     const std::string& input) {
   PlotResult r;
   const std::string script = find_plot_script(script_name);
   if (script.empty()) {
@@ -56,7 +57,7 @@ PlotResult draw_plot(const std::string& out_dir, const std::string& script_name,
   r.path = (dir / image).string();
   ChildExit ex;
   try {
-    ex = wait_for(spawn_process({kPython, script, (dir / "summary.json").string(), r.path}, log.string()));
+    ex = wait_for(spawn_process({kPython, script, (dir / input).string(), r.path}, log.string()));
   } catch (const std::runtime_error& e) {
     r.note = std::string("no plot: ") + e.what();
     return r;

@@ -17,8 +17,10 @@ struct PlotResult {
   std::string note;  // why not, when not
 };
 
-// DIR/<image> drawn by scripts/<script_name> from DIR/summary.json.
-PlotResult draw_plot(const std::string& out_dir, const std::string& script_name, const std::string& image);
+// DIR/<image> drawn by scripts/<script_name> from DIR/<input> (tpusim
+// plan's plot reads plan.json).
+PlotResult draw_plot(const std::string& out_dir, const std::string& script_name, const std::string& image,
+                     const std::string& input = "summary.json");
 
 // The script, from the source tree or beside the binary; "" when not found.
 std::string find_plot_script(const std::string& name);

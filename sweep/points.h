@@ -18,6 +18,7 @@ struct SweepPoint {
   std::uint32_t chips = 0;             // of its pod; 0 when the loader could not tell
   std::vector<std::string> inputs;     // every file its experiment reads (workloads::Experiment::inputs)
   std::string digest;                  // inputs_digest (record.h), set by the sweep command
+  std::string experiment;              // its own experiment file (tpusim plan's candidates); empty: the sweep's
 };
 
 // product: the first axis varies slowest; zip: the i-th values together.

@@ -19,8 +19,17 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-SweepProgress::SweepProgress(std::size_t total, std::size_t already_done, int jobs)
-    : total_(total), done_(already_done), jobs_(std::max(1, jobs)), tty_(::isatty(STDERR_FILENO) != 0) {}
+SweepProgress::SweepProgress(std::size_t total, std::size_t already_done, int jobs, std::string what)
+    : total_(total),
+      done_(already_done),
+      jobs_(std::max(1, jobs)),
+      what_(std::move(what)),
+      tty_(::isatty(STDERR_FILENO) != 0) {}
+
+void SweepProgress::skipped() {
+  if (total_ > 0) --total_;
+  if (tty_) print("");
+}
 
 void SweepProgress::started(const std::string&) {
   ++running_;
@@ -42,7 +51,7 @@ void SweepProgress::print(const std::string& event) {
   // Points left x mean point time / workers: rough, as points differ in size.
   if (timed_ > 0) eta = clock_text(double(left) * work_s_ / double(timed_) / double(jobs_));
   if (left == 0) eta = "0:00";
-  std::string line = "sweep: " + std::to_string(done_) + "/" + std::to_string(total_) + " done";
+  std::string line = what_ + ": " + std::to_string(done_) + "/" + std::to_string(total_) + " done";
   if (failed_) line += " (" + std::to_string(failed_) + " failed)";
   line += ", " + std::to_string(running_) + " running, elapsed " + clock_text(elapsed_.seconds()) + ", ETA " + eta;
   if (tty_) {

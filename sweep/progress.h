@@ -5,6 +5,7 @@
 // finished point (logs, CI).
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "sim/host.h"
 
@@ -13,10 +14,14 @@ namespace sweep {
 class SweepProgress {
  public:
   // `already_done`: points finished by an earlier run (--resume).
-  SweepProgress(std::size_t total, std::size_t already_done, int jobs);
+  // `what` starts the line ("sweep", "plan").
+  SweepProgress(std::size_t total, std::size_t already_done, int jobs, std::string what = "sweep");
   void started(const std::string& id);
   // `here`: run by this process's workers (not another MPI rank's).
   void finished(const std::string& id, bool ok, double wall_time_s, bool here);
+  // A point that will not run after all (tpusim plan's pruned candidates):
+  // it leaves the total.
+  void skipped();
   void close();  // ends a redrawn line
 
  private:
@@ -24,6 +29,7 @@ class SweepProgress {
   std::size_t total_, done_, failed_ = 0, running_ = 0, timed_ = 0;
   double work_s_ = 0;  // wall time of the points finished in this run
   int jobs_;
+  std::string what_;
   bool tty_;
   sim::WallTimer elapsed_;
 };

@@ -121,12 +121,14 @@ RunEnd run_points(const std::vector<const SweepPoint*>& todo, const RunnerOption
     }
     while (!stopping && next < todo.size() && static_cast<int>(running.size()) < jobs) {
       const SweepPoint& p = *todo[next++];
+      if (opts.still_wanted && !opts.still_wanted(p)) continue;
       const fs::path dir = point_dir(opts.out_dir, p.id);
       fs::create_directories(dir);
       // A stale result must never pass for this run's.
       fs::remove(dir / "point.json");
       fs::remove(dir / "report.json");
-      std::vector<std::string> argv = {opts.executable, "run", opts.experiment_path, "--out", dir.string()};
+      std::vector<std::string> argv = {
+          opts.executable, "run", p.experiment.empty() ? opts.experiment_path : p.experiment, "--out", dir.string()};
       for (const auto& o : p.overrides) {
         argv.push_back("--set");
         argv.push_back(o);

@@ -25,6 +25,10 @@ struct RunnerOptions {
   // Called about every 20 ms while workers run (MPI rank 0 receives the
   // other ranks' points there); empty: the runner just sleeps in waitpid.
   std::function<void()> poll;
+  // Asked just before a point starts; false skips it (no process, no
+  // record, no on_finished): tpusim plan stops simulating candidates whose
+  // lower bound is above the best step found. Empty: every point runs.
+  std::function<bool(const SweepPoint&)> still_wanted;
 };
 
 enum class RunEnd { completed, interrupted };

@@ -50,7 +50,8 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-// Finds "<name>.yaml" (or a path) among the search dirs; fails at `ref`.
+}  // namespace
+
 std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path, const std::string& sub,
                                const std::string& what) {
   std::string name = ref.as_string();
@@ -78,8 +79,6 @@ std::string resolve_named_file(const sim::YamlNode& ref, const std::string& expe
   }
   ref.fail(msg);
 }
-
-}  // namespace
 
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path) {
   return search_dirs(experiment_path, "chips");

@@ -137,6 +137,11 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 Experiment load_experiment_text(const std::string& text, const std::string& path,
                                 const std::vector<std::string>& overrides = {});
 
+// The file a `chip:` or `pod:` value names: a path (relative to
+// `experiment_path`'s folder), or "<name>.yaml" in config_search_dirs(sub);
+// fails at `ref` with the nearest known name ("what": "chip", "pod").
+std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path, const std::string& sub,
+                               const std::string& what);
 // Where chip files are looked up: next to the experiment, in
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);

@@ -1,0 +1,50 @@
+#pragma once
+// The planner's search space (docs/plan.md, "Candidates"): every way to
+// lay the parallelisms on the slice's physical axes, each mesh axis taking
+// whole consecutive physical axes (interconnect/mesh.h's rule, which the
+// experiment loader then applies to each candidate), times each remat
+// policy and microbatch count. A family is one mesh: its candidates differ
+// only in remat and microbatches.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/spec.h"
+
+namespace plan {
+
+struct MeshPart {
+  Axis axis;
+  std::uint32_t degree;
+};
+
+struct Family {
+  std::string id;              // f000, f001, ...
+  std::vector<MeshPart> mesh;  // in placement order (x first); degree-1 parallelisms left out
+  std::string label() const;   // "fsdp 16 x tensor 16", "data 1" for one chip
+  std::uint32_t degree(Axis a) const;
+};
+
+struct Candidate {
+  std::string id;  // c0000, c0001, ...
+  std::size_t family = 0;
+  std::string remat;
+  std::uint32_t microbatches = 1;
+};
+
+struct CandidateSet {
+  std::vector<Family> families;
+  std::vector<Candidate> candidates;
+};
+
+// `alike`: the slice's axes all wrap or all do not (axes of one size are
+// then interchangeable). `moe`: the model has experts (the expert axis applies). `placement`:
+// false for a MaxText model, whose mesh order MaxText's reader chooses,
+// so meshes of the same degrees are one family.
+CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike, bool moe,
+                                  bool placement);
+
+// The default remat policies of a model kind.
+std::vector<std::string> remat_choices(const PlanSpec& spec);
+
+}  // namespace plan

@@ -1,0 +1,44 @@
+#pragma once
+// What the planner knows of a candidate before simulating it (docs/plan.md,
+// "Pruning"): whether it loads (as `tpusim run` would load its file),
+// whether it fits (the training step's own memory count, train_memory),
+// and a lower bound on its simulated step time:
+//
+//   compute: the linear layers' matmul FLOPs of the step (forward and
+//     backward; with remat full the forward again) over the chips at the
+//     MXUs' sustained peak, times (m + p - 1) / m with p pipeline stages
+//     and m microbatches (the 1F1B fill and drain: the last stage starts
+//     after p - 1 stage-forwards, the first ends p - 1 stage-backwards after
+//     the others; Narayanan et al. 2021 s.2.2);
+//   communication: the bytes a chip must receive (FSDP's weight gathers,
+//     (N - 1)/N of a layer's BF16 weights per gather) or send (the data
+//     axes' gradient reduction and tensor parallelism's activation
+//     reductions, (N - 1)/N of what it holds) over all its ICI links at once.
+//
+// Each is work one chip cannot do faster, so the step takes at least the
+// larger of them. Elementwise work, the optimizer, latency and the MXU's
+// fill and drain are left out, which keeps it a bound (tests/plan check it
+// against every simulated candidate).
+#include <cstdint>
+#include <string>
+
+namespace plan {
+
+struct Estimate {
+  enum class Status { fits, does_not_fit, invalid };
+  Status status = Status::invalid;
+  std::string message;               // invalid: the loader's error; does not fit: what is over
+  std::uint64_t memory_bytes = 0;    // HBM of the fullest chip
+  std::uint64_t capacity_bytes = 0;  // what a chip may fill (max_memory_fraction of HBM)
+  std::string largest_item;          // of the fullest chip: "activations", "optimizer", ...
+  std::uint64_t largest_item_bytes = 0;
+  double compute_s = 0, communication_s = 0;
+  std::string communication_by;  // the collectives that dominate the communication bound
+  double bound_s() const { return compute_s > communication_s ? compute_s : communication_s; }
+};
+
+// `text` is the candidate's experiment, `path` where it is (chip files are
+// looked up from there).
+Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction);
+
+}  // namespace plan

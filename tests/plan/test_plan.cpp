@@ -1,0 +1,165 @@
+// tpusim plan (plan/): the planner's best equals brute-force simulation of
+// every candidate, its lower bound is below every simulated step, what it
+// reports does not depend on -j, its does-not-fit reasons count memory as a
+// hand count does, and bad plan files are located errors (exit 2).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "app/cli_runner.h"
+#include "plan/spec.h"
+
+namespace test_plan {
+
+using testing_cli::run_tpusim;
+using testing_cli::TempDir;
+
+namespace {
+
+const char* kPlan = "tests/data/plan/small-v5e-4.yaml";
+
+nlohmann::json plan_json(const TempDir& dir) {
+  std::ifstream in(dir / "plan.json");
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+const nlohmann::json& candidate(const nlohmann::json& plan, const std::string& id) {
+  for (const auto& c : plan["candidates"])
+    if (c["id"] == id) return c;
+  FAIL("no candidate " << id);
+  return plan;
+}
+
+// The number before `unit` after `label` in a reason ("parameters 508.0 MiB").
+double mib_after(const std::string& text, const std::string& label) {
+  const std::regex re(label + " ([0-9.]+) (MiB|GiB)");
+  std::smatch m;
+  REQUIRE(std::regex_search(text, m, re));
+  return std::stod(m[1]) * (m[2] == "GiB" ? 1024.0 : 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("plan: the best equals brute force, the bound is below every step, and -j changes nothing", "[plan][slow]") {
+  TempDir pruned("plan-pruned"), pruned_j2("plan-pruned-j2"), brute("plan-brute");
+  const auto a = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 1 --out " + pruned.path.string());
+  REQUIRE(a.status == 0);
+  const auto b = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 2 --out " + pruned_j2.path.string());
+  REQUIRE(b.status == 0);
+  const auto c = run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 2 --exhaustive --out " + brute.path.string());
+  REQUIRE(c.status == 0);
+  const nlohmann::json p = plan_json(pruned), e = plan_json(brute);
+
+  // Brute force: the shortest step of every candidate that fits, simulated.
+  std::string fastest;
+  double fastest_s = INFINITY;
+  std::size_t simulated = 0;
+  for (const auto& cand : e["candidates"]) {
+    if (cand["outcome"] != "simulated") continue;
+    ++simulated;
+    if (cand["step_time_s"].get<double>() < fastest_s) fastest_s = cand["step_time_s"], fastest = cand["id"];
+    // The bound is a lower bound of the simulated step (plan/estimate.h).
+    INFO(cand["id"] << " " << cand["mesh"] << " remat " << cand["remat"] << " m " << cand["microbatches"]);
+    CHECK(cand["lower_bound_s"].get<double>() <= cand["step_time_s"].get<double>());
+  }
+  CHECK(simulated == e["counts"]["candidates"].get<std::size_t>() - e["counts"]["does_not_fit"].get<std::size_t>());
+  REQUIRE(simulated > 10);
+  CHECK(p["best"]["id"] == fastest);
+  CHECK(p["best"]["step_time_s"].get<double>() == fastest_s);
+  // Pruning did prune, and only what could not win.
+  REQUIRE(p["counts"]["pruned_by_bound"].get<int>() > 0);
+  for (const auto& cand : p["candidates"])
+    if (cand["outcome"] == "pruned_by_bound") CHECK(candidate(e, cand["id"])["step_time_s"].get<double>() >= fastest_s);
+
+  // -j 1 and -j 2 report the same bytes (plan.json's execution section aside).
+  CHECK(file_text(pruned / "plan.csv") == file_text(pruned_j2 / "plan.csv"));
+  nlohmann::json p2 = plan_json(pruned_j2), p1 = p;
+  p1.erase("execution");
+  p2.erase("execution");
+  CHECK(p1 == p2);
+  // The best is a runnable experiment: the same step again.
+  TempDir rerun("plan-rerun");
+  const auto r = run_tpusim("run " + (pruned / "best-1.yaml") + " --out " + rerun.path.string());
+  REQUIRE(r.status == 0);
+  CHECK(testing_cli::read_report(rerun.path.string())["result"]["step_time_s"].get<double>() == fastest_s);
+}
+
+TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its memory says", "[plan]") {
+  TempDir dir("plan-fit");
+  // max_simulations 1: only the memory is under test here.
+  std::ofstream(dir / "p.yaml") << file_text(std::string(TPUSIM_SOURCE_DIR) + "/" + kPlan) << "max_simulations: 1\n";
+  const auto r = run_tpusim("plan " + (dir / "p.yaml") + " --no-plot -j 1 --out " + (dir / "out"));
+  REQUIRE(r.status == 0);
+  std::ifstream in(dir / "out/plan.json");
+  const nlohmann::json p = nlohmann::json::parse(in);
+  // c0000: data 4, remat none, 1 microbatch: every chip holds the whole
+  // model. Parameters by hand (models/transformer.h's GPT block: Q, K, V,
+  // O of d x heads x head_dim, up and down of d x d_ff, two layer norms of
+  // scale and bias; a tied embedding of vocab x d; the final norm):
+  const double L = 4, D = 1024, F = 4096, HQ = 8 * 128, V = 32000;
+  const double params = L * (4 * D * HQ + 2 * D * F + 4 * D) + V * D + 2 * D;
+  const nlohmann::json& c = candidate(p, "c0000");
+  REQUIRE(c["outcome"] == "does_not_fit");
+  const std::string why = c["reason"];
+  INFO(why);
+  // ZeRO's count for Adam with BF16 parameters: 2 + 2 + 12 bytes each
+  // (docs/training.md, the optimizer table), printed to 0.1 MiB.
+  CHECK(std::abs(mib_after(why, "parameters") - 2 * params / 1048576) < 0.06);
+  CHECK(std::abs(mib_after(why, "gradients") - 2 * params / 1048576) < 0.06);
+  CHECK(std::abs(mib_after(why, "optimizer") - 12 * params / 1048576) < 0.06);
+  // The capacity is max_memory_fraction of the v5e's 16 GiB
+  // (docs/reference/tpu-specs.md#v5e.hbm_capacity), and the excess the
+  // reason leads with is the estimate over it.
+  CHECK(c["memory_capacity_bytes"].get<double>() == std::floor(0.1 * 16.0 * 1073741824.0));
+  const double over = c["memory_estimate_bytes"].get<double>() - c["memory_capacity_bytes"].get<double>();
+  // (printed in GiB to 0.1: within half of that)
+  CHECK(std::abs(mib_after(why, "does not fit by") - over / 1048576) < 0.05 * 1024);
+}
+
+TEST_CASE("plan: bad plans are located errors with exit 2", "[plan]") {
+  TempDir dir("plan-bad");
+  const std::string base = "chip: tpu-v5e\nchips: 4\nglobal_batch: 16\n";
+  struct Case {
+    std::string text, where, says;
+  };
+  const Case cases[] = {
+      {"model: llama3.1-70c\nseq_len: 8192\n" + base, "p.yaml:1:8: model:", "did you mean 'llama3.1-70b'"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "axes: [data, tensr]\n", "p.yaml:6:14: axes[1]:", "tensor"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "fixed: {tensor: 3}\n",
+       "p.yaml:6:17: fixed.tensor:", "does not divide the 4 chips"},
+      {"model: llama3.1-8b\n" + base, "p.yaml:1:1", "seq_len"},
+      {"model: llama3.1-8b\nseq_len: 8192\nchip: tpu-v5e\nchips: 4\n", "p.yaml:1:1", "global_batch"},
+      {"model: llama3.1-8b\nseq_len: 8192\n" + base + "remat: [full, offload]\n",
+       "p.yaml:6:15: remat[1]:", "minimal_offloaded"},
+  };
+  for (const Case& k : cases) {
+    std::ofstream(dir / "p.yaml") << k.text;
+    const auto r = run_tpusim("plan " + (dir / "p.yaml") + " --out " + (dir / "out"));
+    INFO(k.text << "\n-> " << r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(k.where) != std::string::npos);
+    CHECK(r.output.find(k.says) != std::string::npos);
+  }
+}
+
+TEST_CASE("plan: every shipped plan file loads", "[plan]") {
+  int loaded = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TPUSIM_SOURCE_DIR) + "/configs/plans")) {
+    INFO(e.path().string());
+    CHECK_NOTHROW(plan::load_plan_file(e.path().string()));
+    ++loaded;
+  }
+  CHECK(loaded >= 1);
+}
+
+}  // namespace test_plan
