@@ -137,6 +137,11 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 Experiment load_experiment_text(const std::string& text, const std::string& path,
                                 const std::vector<std::string>& overrides = {});
 
+// The same for a parsed document (a validation case's inline experiment,
+// workloads/validation_case.h); `path` names it as for a file there.
+Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
+                                const std::vector<std::string>& overrides = {});
+
 // Where chip files are looked up: next to the experiment, in
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);
