@@ -58,9 +58,8 @@ const sim::ParamTable<ValidationCase::Approximation>& approximation_params() {
         .informational("scripts/validate runs it; tpusim run takes the file itself")
         .text("differs", &ValidationCase::Approximation::differs, std::nullopt, "what it does not do faithfully")
         .informational("describes the approximation")
-        .custom(
-            "set", {"mapping", "", "none", ""}, "--set overrides of the approximation",
-            [](const sim::YamlNode& n, ValidationCase::Approximation& a) { a.set = read_settings(n); })
+        .custom("set", {"mapping", "", "none", ""}, "--set overrides of the approximation",
+                [](const sim::YamlNode& n, ValidationCase::Approximation& a) { a.set = read_settings(n); })
         .informational("scripts/validate passes them with the approximation");
     return p;
   }();
@@ -113,17 +112,16 @@ const sim::ParamTable<ValidationCase>& validation_case_params() {
             "the experiment: a file relative to the repository, or an inline experiment mapping",
             [](const sim::YamlNode& n, ValidationCase& c) { c.experiment_node = n; }, true)
         .informational("the experiment's own keys are walked in its tables")
-        .custom(
-            "set", {"mapping", "", "none", ""}, "--set overrides of the experiment for this case",
-            [](const sim::YamlNode& n, ValidationCase& c) { c.set = read_settings(n); })
+        .custom("set", {"mapping", "", "none", ""}, "--set overrides of the experiment for this case",
+                [](const sim::YamlNode& n, ValidationCase& c) { c.set = read_settings(n); })
         .informational("--set overrides, walked as the experiment's keys")
         .list("missing", &ValidationCase::missing, sim::text_item(), {}, "none",
               "capabilities tpusim lacks to run the case faithfully; then it is not run")
         .informational("read by scripts/validate")
         .optional_group("approximation", &ValidationCase::approximation, approximation_params(), "none")
-        .custom(
-            "band", {"number", "", "null", ">= 0"}, "the largest |error| the case may have (null before its first run)",
-            [](const sim::YamlNode& n, ValidationCase& c) { c.band = sim::read_real(n, sim::at_least(0), ""); })
+        .custom("band", {"number", "", "null", ">= 0"},
+                "the largest |error| the case may have (null before its first run)",
+                [](const sim::YamlNode& n, ValidationCase& c) { c.band = sim::read_real(n, sim::at_least(0), ""); })
         .informational("read by scripts/validate")
         .text("notes", &ValidationCase::notes, std::string(""), "anything else about the case")
         .informational("describes the measurement");

@@ -12,8 +12,8 @@
 namespace test_validation_summary {
 
 TEST_CASE("validate: the summary of a fixture equals a hand computation", "[scripts][validation]") {
-  const auto r = testing_cli::run_in_source_tree(
-      "python3 scripts/validate --summarize tests/data/validation/summary-rows.json");
+  const auto r =
+      testing_cli::run_in_source_tree("python3 scripts/validate --summarize tests/data/validation/summary-rows.json");
   INFO(r.output);
   REQUIRE(r.status == 0);
   const nlohmann::json s = nlohmann::json::parse(r.output);
