@@ -29,6 +29,7 @@
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
 #include "workloads/scalesim.h"
+#include "workloads/validation_case.h"
 #include "workloads/workload.h"
 
 namespace po = boost::program_options;
@@ -404,6 +405,8 @@ std::vector<KeyTopic> key_topics() {
       {"plan", "plan file keys (tpusim plan PLAN.yaml; docs/plan.md):", [] { return plan::plan_params().describe(); }},
       {"scalesim", "SCALE-Sim v2 config keys (`tpusim scalesim CONFIG.cfg TOPOLOGY.csv`; [section] key = value):",
        [] { return workloads::scalesim_config_params().describe(); }},
+      {"case", "validation case keys (validation/cases/*.yaml, run by `tpusim run CASE.yaml`; validation/README.md):",
+       [] { return workloads::validation_case_params().describe(); }},
   };
   for (const auto& k : workloads::workload_kinds())
     topics.push_back({k.name, "workload keys of kind: " + k.name + " (" + k.description + "), SI units:", k.keys});

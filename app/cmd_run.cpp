@@ -14,6 +14,7 @@
 #include "sim/output.h"
 #include "sim/trace.h"
 #include "workloads/experiment.h"
+#include "workloads/validation_case.h"
 
 namespace po = boost::program_options;
 
@@ -48,7 +49,9 @@ workloads::Experiment hlo_experiment(const po::variables_map& vm, const std::vec
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  po::options_description opts("tpusim run EXPERIMENT.yaml | tpusim run --hlo FILE --chip NAME [--pod POD]");
+  po::options_description opts(
+      "tpusim run EXPERIMENT.yaml | tpusim run validation/cases/CASE.yaml | tpusim run --hlo FILE --chip NAME [--pod "
+      "POD]");
   std::vector<std::string> sets;
   std::string out_dir;
   opts.add_options()("help,h", "this text")("out", po::value(&out_dir),
@@ -84,7 +87,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!hlo && !vm.count("experiment")) throw UsageError("run needs an experiment file (or --hlo FILE --chip NAME)");
 
   workloads::Experiment exp =
-      hlo ? hlo_experiment(vm, sets) : workloads::load_experiment(vm["experiment"].as<std::string>(), sets);
+      hlo ? hlo_experiment(vm, sets) : workloads::load_run_file(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
   const std::string html_path = vm.count("html") ? vm["html"].as<std::string>() : "";
   if (vm.count("html")) check_html_path("--html", html_path);  // before the run, not after it

@@ -13,6 +13,7 @@
 #include "sim/units.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -142,7 +143,7 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
   sim::Table t("tpusim: " + exp.name + " (" + op + ", " + interconnect::to_string(rec.algorithm) + ", " +
                sim::si(double(spec_.bytes), "B") + " on " + pod_label(exp) + ")");
   t.row("participants per group", std::to_string(rec.participants), "(" + std::to_string(c.groups) + " groups)");
-  t.row("time", sim::si(time_s, "s"));
+  t.row("time", sim::si(time_s, "s"), validation_remark(exp));
   t.row("algbw", sim::si(rec.algbw_bytes_per_s, "B/s"));
   t.row("busbw", sim::si(rec.busbw_bytes_per_s, "B/s"));
   t.row("link utilization max", sim::fixed(100 * run.link_utilization_max, 1), "%");

@@ -11,6 +11,7 @@
 #include "sim/output.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -158,8 +159,8 @@ RunOutput run_conv(const Experiment& exp, const ConvWorkloadSpec& spec, const Ru
   for (const auto& l : section.layers)
     t.row(l.name, std::to_string(l.m) + " x " + std::to_string(l.k) + " x " + std::to_string(l.n), "M x K x N");
   t.row("MACs (simulated)", sim::fixed(macs, 0), "layers: " + std::to_string(layer_macs));
-  t.row("step time", sim::si(step, "s"));
-  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%");
+  t.row("step time", sim::si(step, "s"), validation_remark(exp));
+  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%  " + validation_remark(exp));
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return RunOutput{to_json(rep), t.str(), run.trace_json};
 }

@@ -535,8 +535,6 @@ const sim::ParamTable<Experiment>& experiment_params() {
   return t;
 }
 
-namespace {
-
 Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
                                 const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) root.apply_override(o);
@@ -549,6 +547,8 @@ Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
   experiment_params().load(root, exp);
   return exp;
 }
+
+namespace {
 
 // Validates a chip, pod or experiment document; returns its kind, or
 // "sweep" for a sweep (which the caller checks from its file).

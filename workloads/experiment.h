@@ -142,6 +142,12 @@ Experiment load_experiment_text(const std::string& text, const std::string& path
 // fails at `ref` with the nearest known name ("what": "chip", "pod").
 std::string resolve_named_file(const sim::YamlNode& ref, const std::string& experiment_path, const std::string& sub,
                                const std::string& what);
+
+// The same for a parsed document (a validation case's inline experiment,
+// workloads/validation_case.h); `path` names it as for a file there.
+Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
+                                const std::vector<std::string>& overrides = {});
+
 // Where chip files are looked up: next to the experiment, in
 // $TPUSIM_CONFIG_DIR/chips, and in the source tree's configs/chips.
 std::vector<std::string> chip_search_dirs(const std::string& experiment_path);

@@ -16,6 +16,10 @@ struct MatmulWorkloadSpec {
   hw::NumberFormat dtype = hw::NumberFormat::bf16;  // of A, B and C
   kernels::MatmulBlocking blocking;                 // bm/bk/bn 0 = chosen by the kernel
   std::uint64_t seed = 1;                           // operands of functional runs
+  // Host time on the timed path of a call (Python dispatch and the host
+  // round trip of a measurement timed from the host), in series with the
+  // chip's time: docs/matmul.md#host-dispatch. 0: the chip's time alone.
+  double host_dispatch = 0;
 };
 
 // Every key of `kind: matmul` (tpusim explain matmul).

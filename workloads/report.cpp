@@ -558,6 +558,7 @@ Report report_for(const Experiment& exp) {
   r.pod_links = exp.pod.links;
   r.stragglers = exp.stragglers;
   r.result.clock_hz = exp.chip.clock;
+  r.validation = validation_for(exp);
   return r;
 }
 
@@ -613,6 +614,11 @@ nlohmann::json to_json(const Report& r) {
     for (const auto& l : *r.links) links.push_back(to_json(l));
     j["links"] = links;
   }
+  if (r.validation)
+    j["result"]["validation"] = {{"group", r.validation->group},
+                                 {"cases", r.validation->cases},
+                                 {"median_abs_error", or_null(r.validation->median_abs_error)},
+                                 {"signed_mean_error", or_null(r.validation->signed_mean_error)}};
   if (r.stats) j["stats"] = r.stats->to_json();
   return j;
 }

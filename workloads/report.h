@@ -16,6 +16,7 @@
 #include "interconnect/collective_spec.h"
 #include "sim/stats.h"
 #include "workloads/experiment.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -461,6 +462,9 @@ struct Report {
   std::vector<interconnect::LinkFault> pod_links;  // degraded and failed links (pod.links in the JSON when any)
   std::vector<StragglerSpec> stragglers;  // with the chips drawn for a fraction (stragglers in the JSON when any)
   Result result;
+  // result.validation in the JSON: the validation group most like the run
+  // and its measured error (workloads/validation.h), set by report_for.
+  std::optional<Validation> validation;
   std::vector<CollectiveRecord> collectives;
   std::vector<PerChip> per_chip;
   std::optional<std::vector<LinkRecord>> links;  // kind: collective: every link direction

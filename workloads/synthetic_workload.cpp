@@ -11,6 +11,7 @@
 #include "sim/params.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -177,9 +178,9 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
         "serial_fraction " + sim::fixed(spec.serial_fraction, 4));
   t.row("parallel units", std::to_string(spec.parallel_units()),
         "at most " + std::to_string(spec.parallel_units_on(0, chips)) + " per chip");
-  t.row("step time", sim::si(step, "s"));
+  t.row("step time", sim::si(step, "s"), validation_remark(exp));
   t.row("communication (per chip)", sim::si(comm, "s"));
-  t.row("MFU", sim::fixed(step > 0 ? 100.0 * flops / step / peak : 0.0, 1), "%");
+  t.row("MFU", sim::fixed(step > 0 ? 100.0 * flops / step / peak : 0.0, 1), "%  " + validation_remark(exp));
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return RunOutput{to_json(rep), t.str(), run.trace_json};
 }

@@ -13,6 +13,7 @@
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
 #include "workloads/scalesim.h"
+#include "workloads/validation_case.h"
 #include "workloads/workload.h"
 
 namespace config_topics {
@@ -23,10 +24,13 @@ struct Topic {
 };
 
 inline std::vector<Topic> topics() {
-  std::vector<Topic> t = {
-      {"chip", hw::chip_params().describe()},      {"experiment", workloads::experiment_params().describe()},
-      {"pod", workloads::pod_params().describe()}, {"multislice", workloads::multislice_params().describe()},
-      {"sweep", sweep::sweep_params().describe()}, {"scalesim", workloads::scalesim_config_params().describe()}};
+  std::vector<Topic> t = {{"chip", hw::chip_params().describe()},
+                          {"experiment", workloads::experiment_params().describe()},
+                          {"pod", workloads::pod_params().describe()},
+                          {"multislice", workloads::multislice_params().describe()},
+                          {"sweep", sweep::sweep_params().describe()},
+                          {"scalesim", workloads::scalesim_config_params().describe()},
+                          {"case", workloads::validation_case_params().describe()}};
   for (const auto& k : workloads::workload_kinds()) t.push_back({k.name, k.keys()});
   return t;
 }

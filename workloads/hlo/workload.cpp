@@ -13,6 +13,7 @@
 #include "sim/output.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -319,14 +320,14 @@ RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& 
 
   sim::Table t("tpusim: " + exp.name + " (HLO " + spec.module->name + " %" + entry_of(spec).name + " on " +
                pod_label(exp) + ")");
-  t.row("step time", sim::si(sum.step_s, "s"));
+  t.row("step time", sim::si(sum.step_s, "s"), validation_remark(exp));
   t.row("instructions executed", std::to_string(hp.steps.size()));
   t.row("FLOPs per device (dots)", sim::si(flops, "FLOP"));
   t.row("HBM bytes per device", sim::si(bytes, "B"));
   t.row("communication (per chip)", sim::si(sum.comm_s, "s"));
   t.row("exposed communication", sim::si(sum.exposed_s(), "s"));
   t.row("overlap fraction", sum.comm_s > 0 ? sim::fixed(sum.overlap_fraction(), 3) : "-");
-  t.row("MFU", sim::fixed(100.0 * flops / sum.step_s / exp.chip.peak_flops_per_s(), 1), "%");
+  t.row("MFU", sim::fixed(100.0 * flops / sum.step_s / exp.chip.peak_flops_per_s(), 1), "%  " + validation_remark(exp));
   for (const auto& [name, g] : top(by_opcode))
     t.row("  " + name + " x" + std::to_string(g.count), sim::si(g.time_s, "s"), sim::si(g.bytes, "B"));
   for (const HloStep& s : hp.steps)

@@ -17,6 +17,7 @@
 #include "workloads/train/forward_program.h"
 #include "workloads/train/memory.h"
 #include "workloads/train/tensor_split.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -376,9 +377,9 @@ std::string inference_table(const Experiment& exp, const InferenceSpec& spec, co
   sim::Table t("tpusim: " + exp.name + " (inference: batch " + std::to_string(spec.batch) + ", prompt " +
                std::to_string(spec.prompt_len) + ", decode " + std::to_string(spec.decode_len) + " on " +
                pod_label(exp) + ")");
-  const auto step_rows = [&t](const char* what, const InferenceStep& s) {
+  const auto step_rows = [&t, &exp](const char* what, const InferenceStep& s) {
     t.section(what);
-    t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound);
+    t.row("step time", sim::si(s.step_s, "s"), "bound: " + s.bound + "  " + validation_remark(exp));
     t.row("weights", sim::si(s.weights_s, "s"),
           sim::si(s.weights_bytes, "B") + " / HBM bandwidth" +
               (s.experts_read ? " (" + sim::fixed(*s.experts_read, 2) + " experts a block)" : ""));
@@ -391,7 +392,8 @@ std::string inference_table(const Experiment& exp, const InferenceSpec& spec, co
   t.section("serving");
   if (sec.ttft_s) t.row("time to first token", sim::si(*sec.ttft_s, "s"));
   if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
-  t.row("tokens/s", sim::si(sec.tokens_per_s, ""), sim::si(sec.tokens_per_s_per_chip, "") + " per chip");
+  t.row("tokens/s", sim::si(sec.tokens_per_s, ""),
+        sim::si(sec.tokens_per_s_per_chip, "") + " per chip  " + validation_remark(exp));
   t.row("memory per chip", binary_bytes(double(mem.total())),
         "weights " + binary_bytes(double(mem.weights)) + ", KV cache " + binary_bytes(double(mem.kv_cache)) + " of " +
             binary_bytes(double(mem.capacity)));

@@ -12,6 +12,7 @@
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
 #include "workloads/sharding/functional.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -280,13 +281,13 @@ RunOutput run_sharded_matmul(const Experiment& exp, const ShardedMatmulSpec& spe
   t.row("plan", plan.summary);
   t.row("local matmul",
         std::to_string(plan.local_m) + " x " + std::to_string(plan.local_k) + " x " + std::to_string(plan.local_n));
-  t.row("step time", sim::si(step, "s"));
+  t.row("step time", sim::si(step, "s"), validation_remark(exp));
   t.row("compute (per chip)", sim::si(compute, "s"));
   t.row("communication (per chip)", sim::si(comm, "s"));
   t.row("exposed communication", sim::si(comm - hidden, "s"));
   t.row("overlap fraction", comm > 0 ? sim::fixed(hidden / comm, 3) : "-");
   for (const auto& c : run.collectives) t.row("  " + c.name, sim::si(c.time_s(), "s"), sim::si(double(c.bytes), "B"));
-  t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%");
+  t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%  " + validation_remark(exp));
   t.row("bound (measured)", res.roofline.bound);
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return RunOutput{to_json(rep), t.str(), run.trace_json};

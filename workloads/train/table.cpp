@@ -9,6 +9,7 @@
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
 #include "workloads/train/report.h"
+#include "workloads/validation.h"
 
 namespace workloads {
 
@@ -47,9 +48,9 @@ void split_rows(sim::Table& t, const TrainRun& r) {
 // The step's speed and where its time went: compute, communication, waits.
 void time_rows(sim::Table& t, const TrainRun& r, const Result& res) {
   const TrainSection& train = *res.train;
-  t.row("step time", sim::si(res.step_time_s, "s"));
-  t.row("tokens/s", sim::si(train.tokens_per_s, ""));
-  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%");
+  t.row("step time", sim::si(res.step_time_s, "s"), validation_remark(r.exp));
+  t.row("tokens/s", sim::si(train.tokens_per_s, ""), validation_remark(r.exp));
+  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%  " + validation_remark(r.exp));
   if (r.spec.remat != Remat::none || train.hfu != res.mfu) t.row("HFU", sim::fixed(100.0 * train.hfu, 1), "%");
   t.row("arithmetic intensity", sim::fixed(res.arithmetic_intensity, 1), "FLOP/B");
   t.row("forward / backward / optimizer", sim::si(train.forward_s, "s") + " / " + sim::si(train.backward_s, "s") +
