@@ -7,6 +7,12 @@
 
 namespace app {
 
+std::string validate_path(const std::string& path) {
+  const std::string kind = workloads::validate_file(path);
+  if (kind == "sweep") sweep::expand_sweep(sweep::load_sweep_spec(path));  // loads every point's experiment
+  return kind;
+}
+
 int cmd_validate(const std::vector<std::string>& args) {
   if (args.empty()) throw UsageError("validate needs at least one file");
   for (const auto& a : args) {
@@ -16,9 +22,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
   for (const auto& path : args) {
-    const std::string kind = workloads::validate_file(path);
-    if (kind == "sweep") sweep::expand_sweep(sweep::load_sweep_spec(path));  // loads every point's experiment
-    std::cout << path << ": ok (" << kind << ")\n";
+    std::cout << path << ": ok (" << validate_path(path) << ")\n";
   }
   return 0;
 }
