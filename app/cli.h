@@ -14,6 +14,11 @@ int cmd_plan(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_scalesim(const std::vector<std::string>& args);
+int cmd_compare(const std::vector<std::string>& args);
+
+// What `tpusim validate PATH` checks (a chip, pod, experiment or sweep file,
+// a sweep with every point's experiment): the file's kind, or sim::ConfigError.
+std::string validate_path(const std::string& path);
 
 // Raised for command-line misuse; exit 2.
 struct UsageError : std::runtime_error {

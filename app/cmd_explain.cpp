@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "app/chip_diff.h"
 #include "app/cli.h"
 #include "app/command_line.h"
 #include "app/explain/mxu_explain.h"
@@ -426,6 +427,7 @@ int cmd_explain(const std::vector<std::string>& args) {
     std::cout << "tpusim explain mxu [options]: one MXU op explained (tpusim explain mxu --help)\n"
                  "tpusim explain mxu --walk --rows 4 --cols 4 --m 6 --k 4 --n 4: the array, cycle by cycle\n"
                  "tpusim explain chip: the keys of a chip file, with units, defaults and ranges\n"
+                 "tpusim explain chip --diff A B: two chips side by side, the keys that differ marked\n"
                  "tpusim explain experiment | pod | sweep: the keys of an experiment file, a pod, a sweep file\n"
                  "tpusim explain scalesim: the keys of a SCALE-Sim config file (tpusim scalesim)\n"
                  "tpusim explain KIND: the workload keys of one kind (";
@@ -435,6 +437,11 @@ int cmd_explain(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "mxu") return explain_mxu(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (args[0] == "chip" && args.size() > 1 && args[1] == "--diff") {
+    if (args.size() != 4) throw UsageError("explain chip --diff takes two chips, e.g. --diff tpu-v5e tpu-v6e");
+    std::cout << chip_diff(args[2], args[3]);
+    return 0;
+  }
   for (const auto& t : key_topics()) {
     if (t.name != args[0]) continue;
     if (args.size() > 1) throw UsageError("explain " + t.name + " takes no options, got '" + args[1] + "'");

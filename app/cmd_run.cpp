@@ -10,8 +10,9 @@
 #include "app/cli.h"
 #include "app/command_line.h"
 #include "app/html_page.h"
+#include "app/run_experiment.h"
+#include "app/run_folder.h"
 #include "app/run_page.h"
-#include "sim/output.h"
 #include "sim/trace.h"
 #include "workloads/experiment.h"
 #include "workloads/validation_case.h"
@@ -54,9 +55,11 @@ int cmd_run(const std::vector<std::string>& args) {
       "POD]");
   std::vector<std::string> sets;
   std::string out_dir;
-  opts.add_options()("help,h", "this text")("out", po::value(&out_dir),
-                                            "output directory (default runs/<experiment-name>/)")(
-      "set", po::value(&sets)->composing(), "override a scalar: KEY.PATH=VALUE (repeatable)")(
+  opts.add_options()("help,h", "this text")(
+      "out", po::value(&out_dir),
+      "output directory (default runs/<experiment-name>/, or runs/<experiment-name>-2/, -3/, ... when an earlier "
+      "run's report.json is there)")("set", po::value(&sets)->composing(),
+                                     "override a scalar: KEY.PATH=VALUE (repeatable)")(
       "trace", po::bool_switch(), "write trace.json (Perfetto / Chrome trace)")(
       "html", po::value<std::string>()->value_name("FILE.html"),
       "also write the run as one self-contained web page: engines over time per simulated chip, the pipeline "
@@ -102,24 +105,17 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   ro.vcd = vm["vcd"].as<bool>();
-  ro.out_dir = out_dir.empty() ? (std::filesystem::path("runs") / exp.name).string() : out_dir;
+  ro.out_dir = out_dir.empty() ? default_run_folder(exp.name) : out_dir;
 
   if (ro.vcd && exp.workload->kind() != "matmul")
     throw UsageError("--vcd records the PE array of MXU 0 on chip 0 in kind: matmul runs (fidelity: pe); this is a " +
                      exp.workload->kind() + " experiment");
-  prepare_output_dir(ro.out_dir, {"report.json", "trace.json", "mxu.vcd"}, out_dir.empty() ? "output folder" : "--out");
-  // What a killed run left here; then this run's outputs, replaced as one
-  // set once it has succeeded (a failed run leaves the earlier set as it was).
-  sim::remove_stale_temps(ro.out_dir);
-  sim::OutputSet outputs(ro.out_dir, {"report.json", "trace.json", "mxu.vcd"});
-  if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
-  workloads::RunOutput out = exp.workload->run(exp, ro);
+  workloads::RunOutput out = run_experiment(exp, ro, out_dir.empty() ? "output folder" : "--out");
   const std::string report_path = (std::filesystem::path(ro.out_dir) / "report.json").string();
-  if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
-  outputs.write("report.json", out.report.dump(2) + "\n");
-  outputs.commit();
   if (!html_path.empty()) write_html_page("--html", html_path, render_run_html(out.report, out.trace_json));
   std::cout << out.table << "report: " << report_path << "\n";
+  if (out_dir.empty() && ro.out_dir != (std::filesystem::path("runs") / exp.name).string())
+    std::cout << "(runs/" << exp.name << "/ holds an earlier run, kept; --out DIR chooses the folder)\n";
   if (!html_path.empty()) std::cout << "page: " << html_path << "\n";
   return 0;
 }

@@ -8,6 +8,17 @@
 
 namespace app {
 
+std::string validate_path(const std::string& path) {
+  const sim::YamlNode root = sim::YamlNode::load_file(path);
+  if (workloads::is_validation_case(root)) {
+    workloads::load_validation_case(root, path);  // the case's keys and its experiment with its overrides
+    return "validation case";
+  }
+  const std::string kind = workloads::validate_file(path);
+  if (kind == "sweep") sweep::expand_sweep(sweep::load_sweep_spec(path));  // loads every point's experiment
+  return kind;
+}
+
 int cmd_validate(const std::vector<std::string>& args) {
   if (args.empty()) throw UsageError("validate needs at least one file");
   for (const auto& a : args) {
@@ -18,15 +29,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     }
   }
   for (const auto& path : args) {
-    const sim::YamlNode root = sim::YamlNode::load_file(path);
-    if (workloads::is_validation_case(root)) {
-      workloads::load_validation_case(root, path);  // the case's keys and its experiment with its overrides
-      std::cout << path << ": ok (validation case)\n";
-      continue;
-    }
-    const std::string kind = workloads::validate_file(path);
-    if (kind == "sweep") sweep::expand_sweep(sweep::load_sweep_spec(path));  // loads every point's experiment
-    std::cout << path << ": ok (" << kind << ")\n";
+    std::cout << path << ": ok (" << validate_path(path) << ")\n";
   }
   return 0;
 }

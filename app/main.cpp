@@ -29,6 +29,9 @@ const char* kUsage =
     "                          find the fastest mesh, remat and microbatches for a model on a\n"
     "                          slice: ranked plan.csv, plan.json, best-<k>.yaml, plan.png\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
+    "  compare A B [--json] [--html FILE]\n"
+    "                          two runs (folders or report.json files) side by side: step time,\n"
+    "                          phases, exposed communication, memory, busy fractions, what moved most\n"
     "  scalesim CONFIG.cfg TOPOLOGY.csv [--out DIR] [--fidelity tile|pe]\n"
     "                          SCALE-Sim v2 inputs (config, convolution or GEMM topology) on a\n"
     "                          fold-serial array; writes COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv,\n"
@@ -40,6 +43,7 @@ const char* kUsage =
     "                          the systolic array cycle by cycle (pe fidelity, up to 16x16);\n"
     "                          --vcd writes every PE's signals for GTKWave\n"
     "  explain chip            the keys of a chip file: units, defaults, ranges\n"
+    "  explain chip --diff A B two chips side by side, the keys that differ marked\n"
     "  explain experiment | pod | sweep | KIND\n"
     "                          the keys of an experiment, a pod, a sweep file or a workload\n"
     "                          kind (tpusim explain --help lists the kinds)\n"
@@ -91,6 +95,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "validate") return app::cmd_validate(rest);
   if (cmd == "explain") return app::cmd_explain(rest);
   if (cmd == "scalesim") return app::cmd_scalesim(rest);
+  if (cmd == "compare") return app::cmd_compare(rest);
   throw app::UsageError("unknown command '" + cmd + "'");
 }
 

@@ -101,6 +101,13 @@ const sim::ParamTable<ChipConfig>& chip_params() {
     sim::ParamTable<ChipConfig> t("chip", "one TPU chip");
     t.text("name", &ChipConfig::name, "", "chip name, e.g. tpu-v4")
         .informational("a label in reports")
+        .custom("base", {"chip file name", "", "none", ""},
+                "in an experiment's `chip:` mapping only: a shipped chip whose keys the mapping's other keys "
+                "change, e.g. {base: tpu-v5e, hbm: {bandwidth: 2.4e12}} (a what-if; report.json's "
+                "experiment.chip)",
+                [](const sim::YamlNode& n, ChipConfig&) {
+                  n.fail("a chip file cannot name a base; an experiment's chip: mapping can (chip: {base: NAME, ...})");
+                })
         .real("clock", &ChipConfig::clock, "Hz", std::nullopt, sim::between(1e6, 1e10),
               // The period is a whole number of the kernel's picoseconds: at
               // most 10 GHz keeps its rounding within 0.5 %; at least 1 MHz

@@ -331,10 +331,12 @@ void PodSimulation::run() {
   for (const auto& s : seqs_)
     if (s) s->rethrow_failure();
   std::vector<std::string> stuck;
-  for (std::size_t c = 0; c < seqs_.size() && stuck.size() < 12; ++c) {
+  std::size_t waiting_chips = 0;  // all of them; `stuck` lists the first 12
+  for (std::size_t c = 0; c < seqs_.size(); ++c) {
     if (!seqs_[c]) continue;
     const std::vector<std::uint32_t> pending = seqs_[c]->pending_ops();
     if (pending.empty()) continue;
+    if (++waiting_chips > 12) continue;
     const hw::Op& op = pp_.chip(static_cast<std::uint32_t>(c)).ops[pending.front()];
     stuck.push_back("chip " + std::to_string(c) + " waits in '" + op.name + "' (" +
                     hw::engine_kind_name(op.engine.kind) + std::to_string(op.engine.index) + "), " +
@@ -349,7 +351,9 @@ void PodSimulation::run() {
   const std::vector<std::string> waiting = collectives_->pending();
   for (std::size_t i = 0; i < waiting.size() && i < kMaxLines; ++i) msg += "\n  " + waiting[i];
   if (waiting.size() > kMaxLines) msg += "\n  ... and " + std::to_string(waiting.size() - kMaxLines) + " more";
-  throw sim::SimFailure(msg);
+  throw sim::SimFailure(msg, {{"time_s", sc_core::sc_time_stamp().to_seconds()},
+                              {"waiting_chips", double(waiting_chips)},
+                              {"pending_collective_steps", double(waiting.size())}});
 }
 
 PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {

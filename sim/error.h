@@ -3,6 +3,8 @@
 // (docs/interface.md): bad input (2) and a simulated system that fails (3).
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sim {
 
@@ -48,7 +50,16 @@ class ConfigError : public std::runtime_error {
 // deadlock, runaway. Exit 3.
 class SimFailure : public std::runtime_error {
  public:
+  using Numbers = std::vector<std::pair<std::string, double>>;
   using std::runtime_error::runtime_error;
+  // `numbers`: the figures the message quotes, by name (needed_bytes,
+  // capacity_bytes, chip, ...), for callers that read them rather than the
+  // text (the Python module's tpusim.SimulationFailed).
+  SimFailure(const std::string& what, Numbers numbers) : std::runtime_error(what), numbers_(std::move(numbers)) {}
+  const Numbers& numbers() const { return numbers_; }
+
+ private:
+  Numbers numbers_;
 };
 
 }  // namespace sim

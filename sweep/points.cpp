@@ -83,6 +83,7 @@ std::uint64_t chips_of_pod(sim::YamlNode pod, const std::string& experiment_path
 
 std::uint32_t chips_in_document(const std::string& experiment_path, const std::vector<std::string>& overrides) {
   sim::YamlNode root = sim::YamlNode::load_file(experiment_path);
+  workloads::open_for_overrides(root, overrides, workloads::what_if_tables());
   for (const auto& o : overrides) root.apply_override(o);
   const sim::YamlNode pod = root["pod"];
   if (!pod.present()) return 1;

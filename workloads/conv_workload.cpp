@@ -122,7 +122,8 @@ RunOutput run_conv(const Experiment& exp, const ConvWorkloadSpec& spec, const Ru
     const std::uint64_t bytes = hw::kBf16Bytes * (g.m * g.k + g.k * g.n + g.m * g.n);
     if (bytes > chip.hbm.capacity_bytes)
       throw sim::SimFailure("does not fit: layer " + l.name + "'s im2col GEMM needs " + sim::si(double(bytes), "B") +
-                            " of HBM but " + chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
+                                " of HBM but " + chip.name + " has " + sim::si(double(chip.hbm.capacity_bytes), "B"),
+                            {{"needed_bytes", double(bytes)}, {"capacity_bytes", double(chip.hbm.capacity_bytes)}});
     footprint = std::max(footprint, bytes);
     const hw::Program mm = kernels::matmul_program(chip, exp.fidelity, g.m, g.k, g.n, blocking);
     after = kernels::append_program(program, mm, after, " [" + l.name + "]");

@@ -88,10 +88,14 @@ std::vector<std::string> config_search_dirs(const std::string& experiment_path, 
   return search_dirs(experiment_path, sub);
 }
 
-hw::ChipConfig load_chip_option(const std::string& name, const std::string& option) {
+std::string chip_file_option(const std::string& name, const std::string& option) {
   const sim::SourceLocation where{"command line", 0, 0};
   const sim::YamlNode ref(YAML::Node(name), where.file, option, where);
-  return hw::load_chip(sim::YamlNode::load_file(resolve_named_file(ref, "", "chips", "chip")));
+  return resolve_named_file(ref, "", "chips", "chip");
+}
+
+hw::ChipConfig load_chip_option(const std::string& name, const std::string& option) {
+  return hw::load_chip(sim::YamlNode::load_file(chip_file_option(name, option)));
 }
 
 const sim::EnumNames<Replicas>& replicas_names() {
@@ -179,14 +183,18 @@ void load_mesh(const sim::YamlNode& mesh, Experiment& exp) {
 
 // One slice: a pod file name (looked up in pods/) or an inline mapping.
 void load_one_pod(const sim::YamlNode& pod, Experiment& exp) {
-  if (pod.is_scalar()) {
-    const std::string file = resolve_named_file(pod, exp.config_path, "pods", "pod");
+  const bool based = pod.is_map() && pod["base"].present();
+  if (pod.is_scalar() || based) {
+    const sim::YamlNode name = based ? pod["base"] : pod;
+    const std::string file = resolve_named_file(name, exp.config_path, "pods", "pod");
     exp.inputs.push_back(file);
     const sim::YamlNode pod_doc = sim::YamlNode::load_file(file);
-    pod_params().load(pod_doc["pod"].present() ? pod_doc["pod"] : pod_doc, exp.pod);
-  } else {
-    pod_params().load(pod, exp.pod);
+    const sim::YamlNode base = pod_doc["pod"].present() ? pod_doc["pod"] : pod_doc;
+    pod_params().load(base, exp.pod);
+    if (!based) return;
+    exp.pod_what_if = lay_over_base(pod, base, name.as_string());  // checked on its own above
   }
+  pod_params().load(pod, exp.pod);
 }
 
 // A mapping with any of these keys is a pod of several slices.
@@ -234,7 +242,15 @@ void check_dcn_axes(const sim::YamlNode& root, Experiment& exp) {
 
 // `chip:` a chip file name (looked up in chips/) or an inline mapping.
 void load_chip_ref(const sim::YamlNode& chip, Experiment& exp) {
-  if (chip.is_map()) {
+  if (chip.is_map() && chip["base"].present()) {
+    const std::string file = resolve_named_file(chip["base"], exp.config_path, "chips", "chip");
+    exp.chip_ref = chip["base"].as_string();
+    exp.inputs.push_back(file);
+    const sim::YamlNode base = sim::YamlNode::load_file(file);
+    hw::load_chip(base);  // the file on its own: its own mistakes located in it
+    exp.chip_what_if = lay_over_base(chip, base, exp.chip_ref);
+    exp.chip = hw::load_chip(chip);
+  } else if (chip.is_map()) {
     exp.chip_ref = "inline";
     exp.chip = hw::load_chip(chip);
   } else {
@@ -289,8 +305,14 @@ void load_links(const sim::YamlNode& node, PodSpec& pod) {
 const sim::ParamTable<PodSpec>& pod_params() {
   static const sim::ParamTable<PodSpec> t = [] {
     sim::ParamTable<PodSpec> p("pod", "chips joined by ICI links: a ring or a 2D/3D torus");
-    p.enumeration("topology", &PodSpec::topology, interconnect::topology_kinds(), interconnect::TopologyKind::ring,
-                  "ring (1 axis), torus2d (2), torus3d (3)")
+    p.custom("base", {"pod file name", "", "none", ""},
+             "in an experiment's `pod:` mapping only: a shipped pod whose keys the mapping's other keys change, "
+             "e.g. {base: v5e-4x4, link_bandwidth: 9e10} (a what-if; report.json's experiment.pod)",
+             [](const sim::YamlNode& n, PodSpec&) {
+               n.fail("a pod file cannot name a base; an experiment's pod: mapping can (pod: {base: NAME, ...})");
+             })
+        .enumeration("topology", &PodSpec::topology, interconnect::topology_kinds(), interconnect::TopologyKind::ring,
+                     "ring (1 axis), torus2d (2), torus3d (3)")
         .list("shape", &PodSpec::shape, sim::integer_item<std::uint32_t>("chips", sim::between(1, kMaxChips)), {},
               nullptr, "chips along each axis, one size per axis of the topology; at most 65536 chips in all")
         .list("wraparound", &PodSpec::wraparound, sim::flag_item(), {0, std::numeric_limits<std::size_t>::max(), true},
@@ -535,8 +557,13 @@ const sim::ParamTable<Experiment>& experiment_params() {
   return t;
 }
 
+std::map<std::string, nlohmann::json> what_if_tables() {
+  return {{"chip", hw::chip_params().describe()}, {"pod", pod_params().describe()}};
+}
+
 Experiment load_experiment_node(sim::YamlNode root, const std::string& path,
                                 const std::vector<std::string>& overrides) {
+  open_for_overrides(root, overrides, what_if_tables());  // --set chip.KEY on a named chip (workloads/what_if.h)
   for (const auto& o : overrides) root.apply_override(o);
   if (!root.is_map()) root.fail("an experiment file must be a mapping with at least 'chip' and 'workload'");
   Experiment exp;

@@ -15,6 +15,7 @@
 #include "runtime/pod_run.h"
 #include "sim/params.h"
 #include "sim/yaml_node.h"
+#include "workloads/what_if.h"
 #include "workloads/workload.h"
 
 namespace workloads {
@@ -92,6 +93,7 @@ struct Experiment {
   std::vector<std::string> overrides;
   std::string workload_yaml;
   std::string chip_ref;  // file name or "inline"
+  std::optional<WhatIf> chip_what_if, pod_what_if;
   // One simulated device: the chip file's chip, or with devices > 1 its
   // share (hw::ChipConfig::device); chip_file keeps the whole chip.
   hw::ChipConfig chip;
@@ -118,6 +120,9 @@ const sim::ParamTable<Experiment>& experiment_params();
 const sim::ParamTable<PodSpec>& pod_params();
 const sim::ParamTable<PodSpec>& multislice_params();
 const sim::ParamTable<runtime::Limits>& limits_params();
+// {"chip": ..., "pod": ...}: the tables --set paths on a named chip or pod
+// are checked against (open_for_overrides, workloads/what_if.h).
+std::map<std::string, nlohmann::json> what_if_tables();
 
 // The experiment's pod as the interconnect sees it, and as the runtime runs it.
 interconnect::PodNetworkConfig pod_network_config(const Experiment& exp);
@@ -157,6 +162,8 @@ std::vector<std::string> config_search_dirs(const std::string& experiment_path, 
 // or a name looked up as `chip:` is, the current directory standing for
 // the experiment's. Throws sim::ConfigError.
 hw::ChipConfig load_chip_option(const std::string& name, const std::string& option);
+// The file that chip is (load_chip_option's lookup, without loading it).
+std::string chip_file_option(const std::string& name, const std::string& option);
 
 // Detects what a YAML file is (chip, pod, experiment, sweep) and validates
 // a chip, pod or experiment; returns the kind. A sweep's points are checked

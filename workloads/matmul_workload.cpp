@@ -243,7 +243,8 @@ kernels::MatmulBlocking checked_blocking(const hw::ChipConfig& chip, const Matmu
                                          double(spec.m) * double(spec.n));
   if (footprint > double(chip.hbm.capacity_bytes))
     throw sim::SimFailure("does not fit: A, B and C need " + sim::si(footprint, "B") + " of HBM but " + chip.name +
-                          " has " + sim::si(double(chip.hbm.capacity_bytes), "B"));
+                              " has " + sim::si(double(chip.hbm.capacity_bytes), "B"),
+                          {{"needed_bytes", footprint}, {"capacity_bytes", double(chip.hbm.capacity_bytes)}});
   return blocking;
 }
 

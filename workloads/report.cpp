@@ -557,6 +557,8 @@ Report report_for(const Experiment& exp) {
   r.wraparound = exp.pod.wraparound;
   r.pod_links = exp.pod.links;
   r.stragglers = exp.stragglers;
+  r.chip_what_if = exp.chip_what_if;
+  r.pod_what_if = exp.pod_what_if;
   r.result.clock_hz = exp.chip.clock;
   r.validation = validation_for(exp);
   return r;
@@ -592,6 +594,17 @@ nlohmann::json to_json(const Report& r) {
               {"chip", r.chip}}},
             {"result", to_json(r.result)},
             {"simulator", to_json(r.simulator)}};
+  // What-ifs: the shipped file and the keys laid over it, each value as
+  // JSON where its YAML is JSON too (numbers, lists), else as its text.
+  for (const auto& [section, what_if] : {std::pair{"chip", &r.chip_what_if}, std::pair{"pod", &r.pod_what_if}}) {
+    if (!*what_if) continue;
+    json keys = json::object();
+    for (const auto& [key, yaml] : (*what_if)->keys) {
+      json v = json::parse(yaml, nullptr, false);
+      keys[key] = v.is_discarded() ? json(yaml) : v;
+    }
+    j["experiment"][section] = {{"base", (*what_if)->base}, {"overridden", keys}};
+  }
   for (const interconnect::LinkFault& f : r.pod_links)
     j["pod"]["links"].push_back(
         {{"from", f.from}, {"to", f.to}, {"bandwidth", f.fraction()}, {"failed", f.failed}, {"one_way", f.one_way}});

@@ -461,6 +461,7 @@ struct Report {
   std::vector<bool> wraparound;
   std::vector<interconnect::LinkFault> pod_links;  // degraded and failed links (pod.links in the JSON when any)
   std::vector<StragglerSpec> stragglers;  // with the chips drawn for a fraction (stragglers in the JSON when any)
+  std::optional<WhatIf> chip_what_if, pod_what_if;  // experiment.chip / experiment.pod in the JSON when given
   Result result;
   // result.validation in the JSON: the validation group most like the run
   // and its measured error (workloads/validation.h), set by report_for.

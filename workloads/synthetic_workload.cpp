@@ -133,10 +133,11 @@ RunOutput run_synthetic(const Experiment& exp, const SyntheticSpec& spec, const 
       kernels::plan_matmul(chip, u.m, u.k, u.n, kernels::choose_blocking(chip, u.m, u.k, u.n));
   const std::uint64_t per_chip_bytes = unit_plan.hbm_footprint + (spec.state_bytes + chips - 1) / chips;
   if (per_chip_bytes > chip.hbm.capacity_bytes)
-    throw sim::SimFailure("does not fit: each of the " + std::to_string(chips) + " chips needs " +
-                          sim::si(double(per_chip_bytes), "B") +
-                          " (its share of state_bytes plus one unit's operands) but " + chip.name + " has " +
-                          sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM");
+    throw sim::SimFailure(
+        "does not fit: each of the " + std::to_string(chips) + " chips needs " + sim::si(double(per_chip_bytes), "B") +
+            " (its share of state_bytes plus one unit's operands) but " + chip.name + " has " +
+            sim::si(double(chip.hbm.capacity_bytes), "B") + " of HBM",
+        {{"needed_bytes", double(per_chip_bytes)}, {"capacity_bytes", double(chip.hbm.capacity_bytes)}});
 
   const runtime::PodProgram pp = build_synthetic_program(exp, spec);
   const runtime::PodRunResult run = runtime::run_pod(pod_config(exp), pp, opts.trace);

@@ -316,14 +316,17 @@ void check_inference_fits(const InferenceSpec& spec, const InferenceMemory& mem)
   const models::TransformerConfig& cfg = spec.model.transformer;
   throw sim::SimFailure(
       "does not fit in HBM: each chip needs " + binary_bytes(double(mem.total())) + " of " +
-      binary_bytes(double(mem.capacity)) + ": weights " + binary_bytes(double(mem.weights)) + ", KV cache " +
-      binary_bytes(double(mem.kv_cache)) + " (" + std::to_string(spec.replica_batch()) + " sequences x " +
-      std::to_string(cfg.seq_len) + " tokens of model.seq_len x " +
-      std::to_string(kv_bytes_per_token(cfg, spec.dtype.kv_cache, spec.parallelism.tensor.degree)) + " B). " +
-      (mem.max_batch > 0 ? "The largest batch that fits is " + std::to_string(mem.max_batch) + " (workload.batch)"
-                         : std::string("The weights alone do not fit")) +
-      "; or use more tensor parallelism, 8-bit weights or KV cache, or set workload.simulate_anyway: true to "
-      "simulate it regardless");
+          binary_bytes(double(mem.capacity)) + ": weights " + binary_bytes(double(mem.weights)) + ", KV cache " +
+          binary_bytes(double(mem.kv_cache)) + " (" + std::to_string(spec.replica_batch()) + " sequences x " +
+          std::to_string(cfg.seq_len) + " tokens of model.seq_len x " +
+          std::to_string(kv_bytes_per_token(cfg, spec.dtype.kv_cache, spec.parallelism.tensor.degree)) + " B). " +
+          (mem.max_batch > 0 ? "The largest batch that fits is " + std::to_string(mem.max_batch) + " (workload.batch)"
+                             : std::string("The weights alone do not fit")) +
+          "; or use more tensor parallelism, 8-bit weights or KV cache, or set workload.simulate_anyway: true to "
+          "simulate it regardless",
+      {{"needed_bytes", double(mem.total())},
+       {"capacity_bytes", double(mem.capacity)},
+       {"max_batch", double(mem.max_batch)}});
 }
 
 // result.inference's fields known before simulating.

@@ -189,12 +189,14 @@ void check_host_memory_fits(const std::vector<ChipMemory>& memory, const hw::Hos
     if (memory[c].host > memory[worst].host) worst = c;
   const std::uint64_t share = host.memory_per_chip();
   if (memory.empty() || memory[worst].host <= share) return;
-  throw sim::SimFailure("does not fit in host memory: chip " + std::to_string(worst) + " offloads " +
-                        binary_bytes(double(memory[worst].host)) + " of activations (remat: offload), its share of " +
-                        "the host's DRAM is " + binary_bytes(double(share)) + " (host.memory " +
-                        binary_bytes(double(host.memory)) + " over " + std::to_string(host.chips) +
-                        " chips). Use remat: full, fewer microbatches in flight, more chips, or set "
-                        "workload.simulate_anyway: true to simulate it regardless");
+  throw sim::SimFailure(
+      "does not fit in host memory: chip " + std::to_string(worst) + " offloads " +
+          binary_bytes(double(memory[worst].host)) + " of activations (remat: offload), its share of " +
+          "the host's DRAM is " + binary_bytes(double(share)) + " (host.memory " + binary_bytes(double(host.memory)) +
+          " over " + std::to_string(host.chips) +
+          " chips). Use remat: full, fewer microbatches in flight, more chips, or set "
+          "workload.simulate_anyway: true to simulate it regardless",
+      {{"chip", double(worst)}, {"needed_bytes", double(memory[worst].host)}, {"capacity_bytes", double(share)}});
 }
 
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity) {
@@ -204,9 +206,13 @@ void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout&
   if (memory.empty() || memory[worst].total() <= capacity) return;
   throw sim::SimFailure(
       "does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
-      std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
-      ". Use fsdp, remat: full, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
-      "(1f1b), or set workload.simulate_anyway: true to simulate it regardless");
+          std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
+          ". Use fsdp, remat: full, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
+          "(1f1b), or set workload.simulate_anyway: true to simulate it regardless",
+      {{"chip", double(worst)},
+       {"stage", double(layout.roles[worst].stage)},
+       {"needed_bytes", double(memory[worst].total())},
+       {"capacity_bytes", double(capacity)}});
 }
 
 }  // namespace workloads

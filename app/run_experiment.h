@@ -1,0 +1,23 @@
+#pragma once
+// One experiment run as `tpusim run` runs it, for every caller: the CLI's
+// run command and the Python module (python/) call this, so there is one
+// copy of what a run does and writes.
+#include <string>
+
+#include "workloads/experiment.h"
+#include "workloads/workload.h"
+
+namespace app {
+
+// report.json's text: the one serialization both the CLI and Python give.
+std::string report_text(const workloads::RunOutput& out);
+
+// Simulates `exp`. With `ro.out_dir` set, first makes the folder ready
+// (prepare_output_dir; `flag` names it in errors), then writes report.json
+// (and trace.json, mxu.vcd when asked) there as one set, replaced only once
+// the run has succeeded. With `ro.out_dir` empty, nothing is written.
+// Throws sim::ConfigError (exit 2) and sim::SimFailure (exit 3).
+workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads::RunOptions ro,
+                                    const std::string& flag = "--out");
+
+}  // namespace app
