@@ -347,9 +347,10 @@ void PodSimulation::run() {
   for (const auto& s : stuck) msg += "\n  " + s;
   // As many lines as a reader takes in, then how many more there are.
   constexpr std::size_t kMaxLines = 20;
-  const std::vector<std::string> waiting = collectives_->pending();
-  for (std::size_t i = 0; i < waiting.size() && i < kMaxLines; ++i) msg += "\n  " + waiting[i];
-  if (waiting.size() > kMaxLines) msg += "\n  ... and " + std::to_string(waiting.size() - kMaxLines) + " more";
+  std::size_t total = 0;
+  const std::vector<std::string> waiting = collectives_->pending(kMaxLines, total);
+  for (const std::string& line : waiting) msg += "\n  " + line;
+  if (total > waiting.size()) msg += "\n  ... and " + std::to_string(total - waiting.size()) + " more";
   throw sim::SimFailure(msg);
 }
 
