@@ -215,7 +215,8 @@ int explain_mxu(const std::vector<std::string>& args) {
     throw UsageError("--play: expected seconds per cycle between 0 and 60, got " + std::to_string(play_seconds));
   if (play && no_pager) throw UsageError("--play and --no-pager: choose one (--no-pager never waits)");
   if (walk && json) throw UsageError("--walk and --json: choose one (the walk-through is text)");
-  if (html) check_html_path("--html", html_path);
+  if (html) check_output_file("--html", html_path);
+  if (vcd) check_output_file("--vcd", vcd_path);
   if (own && !(walk || html))
     throw UsageError("--a and --b: your own operands are for --walk or --html (the other modes count cycles only)");
   if (own && !(vm.count("a") && vm.count("b"))) throw UsageError("--a and --b: give both A and B");

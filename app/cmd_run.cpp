@@ -30,7 +30,9 @@ namespace {
 // experiment file of that folder. Values go in as YAML double-quoted
 // scalars (JSON strings), except --pod and --mesh when they are mappings.
 workloads::Experiment hlo_experiment(const po::variables_map& vm, const std::vector<std::string>& sets) {
-  const std::filesystem::path hlo = std::filesystem::absolute(vm["hlo"].as<std::string>()).lexically_normal();
+  // The path as given (a relative one stays relative: no absolute path of
+  // this machine in the report), named from a location beside the file.
+  const std::filesystem::path hlo = std::filesystem::path(vm["hlo"].as<std::string>()).lexically_normal();
   if (!vm.count("chip")) throw UsageError("--hlo needs --chip (a chip file name such as tpu-v6e)");
   const auto scalar = [](const std::string& v) { return nlohmann::json(v).dump(); };
   const auto value = [&scalar](const std::string& v) { return !v.empty() && v[0] == '{' ? v : scalar(v); };
@@ -41,7 +43,7 @@ workloads::Experiment hlo_experiment(const po::variables_map& vm, const std::vec
   std::string text = "name: " + scalar(stem) + "\nchip: " + scalar(vm["chip"].as<std::string>()) + "\n";
   if (vm.count("pod")) text += "pod: " + value(vm["pod"].as<std::string>()) + "\n";
   if (vm.count("mesh")) text += "mesh: " + vm["mesh"].as<std::string>() + "\n";
-  text += "workload:\n  kind: hlo\n  file: " + scalar(hlo.string()) + "\n";
+  text += "workload:\n  kind: hlo\n  file: " + scalar(hlo.filename().string()) + "\n";
   if (vm.count("entry")) text += "  entry: " + scalar(vm["entry"].as<std::string>()) + "\n";
   if (vm["cut-short"].as<bool>()) text += "  cut_short: true\n";
   return workloads::load_experiment_text(text, (hlo.parent_path() / "(tpusim run --hlo)").string(), sets);
@@ -93,7 +95,7 @@ int cmd_run(const std::vector<std::string>& args) {
       hlo ? hlo_experiment(vm, sets) : workloads::load_run_file(vm["experiment"].as<std::string>(), sets);
   workloads::RunOptions ro;
   const std::string html_path = vm.count("html") ? vm["html"].as<std::string>() : "";
-  if (vm.count("html")) check_html_path("--html", html_path);  // before the run, not after it
+  if (vm.count("html")) check_output_file("--html", html_path);  // before the run, not after it
   ro.trace = vm["trace"].as<bool>() || vm.count("trace-chips") > 0 || !html_path.empty();
   if (vm.count("trace-chips")) {
     try {

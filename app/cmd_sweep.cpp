@@ -14,6 +14,7 @@
 
 #include "app/cli.h"
 #include "app/command_line.h"
+#include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
 #include "sweep/mpi.h"
@@ -213,6 +214,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
   prepare_output_dir(out_dir, {"sweep.csv", "summary.json", "speedup.png", "serving.png", "published.png"},
                      o.out_dir.empty() ? "output folder" : "--out");
+  // Each point writes below OUT/points/: a link there would take every
+  // point's files out of the folder (the output-path policy, sim/output.h).
+  if (std::error_code ec; fs::is_symlink(fs::path(out_dir) / "points", ec))
+    throw sim::ConfigError({(o.out_dir.empty() ? "output folder " : "--out ") + out_dir, 0, 0}, "",
+                           "points in it is a symbolic link; a sweep writes its points only inside its folder");
   const std::string program = file_digest(self_executable());
   for (auto& p : points) p.digest = inputs_digest(p.inputs, program);
 

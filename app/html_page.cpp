@@ -8,13 +8,16 @@
 
 namespace app {
 
-void check_html_path(const std::string& option, const std::string& path) {
+void check_output_file(const std::string& option, const std::string& path) {
   if (path.empty()) throw UsageError(option + ": expected a file name");
   // sim::write_file_atomic would create a missing folder; a mistyped one is
   // refused instead.
   const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
   if (!std::filesystem::is_directory(folder))
     throw UsageError(option + ": cannot write '" + path + "': no folder '" + folder.string() + "'");
+  // The one output-path policy (sim/output.h): a regular file or nothing.
+  const std::string problem = sim::output_path_problem(path);
+  if (!problem.empty()) throw UsageError(option + ": cannot write '" + path + "': it " + problem);
 }
 
 void write_html_page(const std::string& option, const std::string& path, const std::string& page) {

@@ -7,6 +7,7 @@
 
 #include "app/cli.h"
 #include "sim/error.h"
+#include "sim/output.h"
 
 namespace app {
 
@@ -19,8 +20,12 @@ void prepare_output_dir(const std::string& dir, const std::vector<std::string>& 
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) fail("exists and is not a directory");
   fs::create_directories(dir, ec);
   if (ec) fail("cannot create it: " + ec.message());
-  for (const auto& f : files)
-    if (fs::is_directory(fs::path(dir) / f, ec)) fail(f + " in it is a directory; the run writes a file there");
+  // The output-path policy (sim/output.h) for every file the run writes,
+  // before any work.
+  for (const auto& f : files) {
+    const std::string problem = sim::output_path_problem((fs::path(dir) / f).string());
+    if (!problem.empty()) fail(f + " in it " + problem + "; the run writes a file there");
+  }
   // Writable: the atomic writer makes a temporary file beside each output.
   const fs::path probe = fs::path(dir) / (".tpusim-write-test." + std::to_string(::getpid()));
   {

@@ -2,10 +2,12 @@
 
 #include "app/cli.h"
 #include "sim/output.h"
+#include "workloads/report.h"
 
 namespace app {
 
-std::string report_text(const workloads::RunOutput& out) { return out.report.dump(2) + "\n"; }
+// The report as written: workloads::report_text refuses a non-finite number.
+std::string report_text(const workloads::RunOutput& out) { return workloads::report_text(out.report); }
 
 workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads::RunOptions ro,
                                     const std::string& flag) {

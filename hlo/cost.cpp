@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "sim/error.h"
 
@@ -473,8 +475,22 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
         const nlohmann::json::json_pointer ptr(path);
         if (!j->contains(ptr)) continue;
         const nlohmann::json& est = (*j)[ptr];
+        // A count: not negative (flops: -1e30 ran as a number), finite, and
+        // below 2^62, so the casts below cannot wrap.
+        auto count = [&](const char* key) -> std::optional<double> {
+          if (!est.contains(key)) return std::nullopt;
+          const std::optional<double> v = number(est[key]);
+          if (v && !(*v >= 0 && *v < 4.6e18)) {
+            std::ostringstream shown;
+            shown << *v;
+            fail(module_, in,
+                 std::string("cost_estimate.") + key + " is " + shown.str() +
+                     ": a count of the kernel's work must be at least 0 and below 2^62");
+          }
+          return v;
+        };
         if (est.contains("flops"))
-          if (auto f = number(est["flops"])) {
+          if (auto f = count("flops")) {
             // As one matmul of those FLOPs over the result's elements.
             Matmul mm{std::max<std::uint64_t>(1, c.elements), 1, 1};
             mm.k = static_cast<std::uint64_t>(std::llround(std::max(1.0, *f / 2.0 / double(mm.m))));
@@ -482,7 +498,7 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
             c.flops = mm.flops();
           }
         if (est.contains("bytes_accessed"))
-          if (auto b = number(est["bytes_accessed"])) {
+          if (auto b = count("bytes_accessed")) {
             c.read_bytes = static_cast<std::uint64_t>(*b);
             c.written_bytes = 0;
           }

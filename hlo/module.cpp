@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <functional>
 #include <numeric>
 #include <set>
-#include <sstream>
 
+#include "sim/checked_size.h"
 #include "sim/error.h"
+#include "sim/input_file.h"
 
 namespace hlo {
 
@@ -150,21 +149,34 @@ class Cursor {
   int line_ = 1, column_ = 1;
 };
 
-Shape parse_shape(Cursor& c) {
+// Tuples nest a few levels in what XLA prints; a bound keeps the recursion
+// here (and in Shape::bytes and str) off the end of the stack (a tuple
+// 50,000 deep was a SIGSEGV).
+constexpr int kMaxShapeDepth = 64;
+
+Shape parse_shape(Cursor& c, int depth = 0) {
   c.skip_space();
   Shape s;
+  const Location at = c.where();
   if (c.consume("(")) {
+    if (depth >= kMaxShapeDepth)
+      fail(c.file(), at, "shape", "tuple shapes nest deeper than " + std::to_string(kMaxShapeDepth) + " levels");
     s.tuple = true;
     c.skip_space();
     if (c.consume(")")) return s;
+    sim::Size bits = 0;  // the tuple's arrays, checked: Shape::bytes may then sum them unchecked
     for (;;) {
-      s.elements.push_back(parse_shape(c));
+      s.elements.push_back(parse_shape(c, depth + 1));
+      try {
+        bits = bits.plus(s.elements.back().bytes(), "bytes of the tuple's arrays");
+      } catch (const std::overflow_error& e) {
+        fail(c.file(), at, "shape", std::string(e.what()) + ": no device holds it");
+      }
       c.skip_space();
       if (c.consume(")")) return s;
       c.expect(",", "shape");
     }
   }
-  const Location at = c.where();
   while (std::isalnum(static_cast<unsigned char>(c.peek()))) {
     s.type += c.peek();
     c.advance();
@@ -187,6 +199,15 @@ Shape parse_shape(Cursor& c) {
       if (c.consume("]")) break;
       c.expect(",", "shape");
     }
+  }
+  // Element counts and bits in checked arithmetic (sim/checked_size.h):
+  // f32[2^32, 2^32] wrapped to 0 elements and was costed as nothing.
+  try {
+    sim::Size bits = 1;
+    for (const std::int64_t d : s.dims) bits = bits.times(static_cast<std::uint64_t>(d), "elements");
+    bits.times(static_cast<std::uint64_t>(std::max(1, element_bits(s.type))), "bits").plus(7, "bits");
+  } catch (const std::overflow_error& e) {
+    fail(c.file(), at, "shape", s.str() + ": " + e.what() + ": no device holds it");
   }
   if (c.peek() == '{') {
     // The layout: minor-to-major, tiles, and the memory space S(n).
@@ -370,24 +391,41 @@ void check_references(const Module& m) {
 
 // XLA's call graph has no cycles; a computation that calls itself, directly
 // or through others, would send every cost walk round it forever. Depth-first
-// over the computations: meeting one still on the path is a cycle.
+// over the computations, with an explicit stack (a chain of 50,000 calls
+// must not recurse 50,000 deep): meeting one still on the path is a cycle.
 void check_no_call_cycle(const Module& m) {
   enum class Mark { unseen, on_path, done };
   std::vector<Mark> mark(m.computations.size(), Mark::unseen);
-  std::function<void(std::size_t)> visit = [&](std::size_t c) {
-    mark[c] = Mark::on_path;
-    for (const Instruction& in : m.computations[c].instructions)
-      for (const std::string& callee : called(in)) {
-        const std::size_t k = m.index.at(callee);
-        if (mark[k] == Mark::on_path)
-          fail(m.file, in.where, "instruction %" + in.name,
-               "calls %" + callee + ", which is already calling it: a cycle in the call graph (XLA's has none)");
-        if (mark[k] == Mark::unseen) visit(k);
-      }
-    mark[c] = Mark::done;
+  struct Frame {
+    std::size_t comp;
+    std::vector<std::pair<const Instruction*, std::string>> calls;  // what it calls, in order
+    std::size_t next = 0;
   };
-  for (std::size_t c = 0; c < m.computations.size(); ++c)
-    if (mark[c] == Mark::unseen) visit(c);
+  auto frame = [&](std::size_t c) {
+    Frame f{c, {}, 0};
+    for (const Instruction& in : m.computations[c].instructions)
+      for (std::string& callee : called(in)) f.calls.emplace_back(&in, std::move(callee));
+    mark[c] = Mark::on_path;
+    return f;
+  };
+  for (std::size_t root = 0; root < m.computations.size(); ++root) {
+    if (mark[root] != Mark::unseen) continue;
+    std::vector<Frame> path{frame(root)};
+    while (!path.empty()) {
+      Frame& f = path.back();
+      if (f.next == f.calls.size()) {
+        mark[f.comp] = Mark::done;
+        path.pop_back();
+        continue;
+      }
+      const auto& [in, callee] = f.calls[f.next++];
+      const std::size_t k = m.index.at(callee);
+      if (mark[k] == Mark::on_path)
+        fail(m.file, in->where, "instruction %" + in->name,
+             "calls %" + callee + ", which is already calling it: a cycle in the call graph (XLA's has none)");
+      if (mark[k] == Mark::unseen) path.push_back(frame(k));
+    }
+  }
 }
 
 }  // namespace
@@ -526,11 +564,7 @@ Module parse_module(const std::string& full_text, const std::string& file, bool 
 }
 
 Module load_module(const std::string& path, bool cut_short) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::ConfigError(sim::SourceLocation{path, 0, 0}, "hlo", "cannot read the HLO file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_module(text.str(), path, cut_short);
+  return parse_module(sim::read_input_text(path, kMaxModuleBytes, "an HLO module"), path, cut_short);
 }
 
 namespace {

@@ -85,8 +85,18 @@ struct Module {
 // (MaxText's reference modules keep its first 2000 lines): it is parsed up
 // to its last whole computation and may lack the ENTRY (docs/hlo.md).
 Module parse_module(const std::string& text, const std::string& file, bool cut_short = false);
-// Reads and parses a file (a file that cannot be read is a ConfigError).
+// Reads and parses a file (a file that cannot be read, is not a regular file
+// or is larger than kMaxModuleBytes is a ConfigError).
 Module load_module(const std::string& path, bool cut_short = false);
+
+// The largest HLO text tpusim reads: the modules XLA prints for the largest
+// models are tens of MB (MaxText's Llama-3-8B layer dump is 0.3 MB per
+// 2000 lines); a 1 GB file ran out of memory while parsing.
+inline constexpr std::uintmax_t kMaxModuleBytes = std::uintmax_t(256) << 20;
+// Host bytes the parsed module holds per byte of text (measured on
+// tests/data/hlo/maxtext-llama3_8b-v6e-4.hlo.txt, docs/hardening.md), for the
+// memory budget checked before reading (workloads/hlo).
+inline constexpr double kModuleBytesPerTextByte = 8.0;
 
 // Replica groups in every form XLA prints: explicit `{{0,1},{2,3}}`, iota
 // `[2,2]<=[4]` and `[4,2]<=[2,2,2]T(1,0,2)`, mesh axes

@@ -304,15 +304,19 @@ std::string Collective::name_of(CollectiveOp op, int id) {
 
 std::string Collective::name() const { return name_of(plan_->op, id_); }
 
-std::vector<std::string> Collective::pending() const {
+std::vector<std::string> Collective::pending(std::size_t max_lines, std::size_t* total) const {
   const Topology& topo = net_.topology();
   std::vector<std::string> out;
+  // Lines past max_lines are counted, not written: describing every waiting
+  // chip of a 65,536-chip pod took minutes after a runaway stop.
+  std::size_t count = 0;
+  const auto more = [&] { return count++ < max_lines; };
   for (int chip = 0; chip < static_cast<int>(chips_.size()); ++chip) {
     const ChipRun& c = chips_[chip];
     if (c.finished) continue;
     if (!c.joined) {
       if (!net_.translations().is_rep(chip)) continue;  // its orbit chip stands for it
-      out.push_back(name() + ": " + topo.describe(chip) + " never joined");
+      if (more()) out.push_back(name() + ": " + topo.describe(chip) + " never joined");
       continue;
     }
     const int streams = static_cast<int>(plan_->chips[chip].streams.size());
@@ -323,7 +327,7 @@ std::vector<std::string> Collective::pending() const {
       const int passes = static_cast<int>(stream.phases[sr.phase].passes.size());
       for (int p = 0; p < passes; ++p) {
         const PassRun& run = pass_runs_[sr.first_pass + p];
-        if (run.outstanding == 0) continue;
+        if (run.outstanding == 0 || !more()) continue;
         std::string line = name() + ": " + topo.describe(chip) + " in " + run.pass->describe() + ", step " +
                            std::to_string(run.step + 1) + " of " + std::to_string(run.pass->steps()) + ":";
         const std::size_t sends = run.current.sends.size();
@@ -339,6 +343,7 @@ std::vector<std::string> Collective::pending() const {
       }
     }
   }
+  if (total) *total += count;
   return out;
 }
 

@@ -50,8 +50,10 @@ class Collective : public NetworkClient, public ReductionListener {
   void set_input(int chip, const std::vector<double>& values);  // before join
   std::vector<double> output(int chip) const;
 
-  // One line per chip that never joined or has unfinished operations.
-  std::vector<std::string> pending() const;
+  // One line per chip that never joined or has unfinished operations, at
+  // most `max_lines` of them; `total` (when given) is increased by how many
+  // there are in all.
+  std::vector<std::string> pending(std::size_t max_lines = SIZE_MAX, std::size_t* total = nullptr) const;
   std::string name() const;  // "all_reduce#0"
   static std::string name_of(CollectiveOp op, int id);
   const CollectivePlan& plan() const { return *plan_; }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "sim/kernel.h"
 #include "sim/output.h"
 
 namespace interconnect {
@@ -271,8 +272,20 @@ void Network::run_due() {
   const Ps t = sc_core::sc_time_stamp().value();
   drain_now_ = t;
   draining_ = true;
-  for (;;) {
-    while (!queue_.empty() && queue_.top_time() <= t) dispatch(queue_.pop());
+  // One instant can hold millions of entries (every chip's step of a
+  // collective on a big pod): the host-time deadline is polled every 4096
+  // (sim/kernel.h), and past it the drain stops with the rest queued (the
+  // run then ends as a runaway, exit 3).
+  std::uint32_t polled = 0;
+  for (bool stop = false; !stop;) {
+    while (!queue_.empty() && queue_.top_time() <= t) {
+      dispatch(queue_.pop());
+      if ((++polled & 4095) == 0 && sim::host_deadline_passed()) {
+        stop = true;
+        break;
+      }
+    }
+    if (stop) break;
     end_of_instant();
     if (queue_.empty() || queue_.top_time() > t) break;
   }

@@ -49,11 +49,12 @@ interconnect::Collective& PodCollectives::simulated(std::size_t i) {
   return *colls_[i];
 }
 
-std::vector<std::string> PodCollectives::pending() const {
+std::vector<std::string> PodCollectives::pending(std::size_t max_lines, std::size_t& total) const {
   std::vector<std::string> out;
+  total = 0;
   for (const auto& c : colls_)
     if (c)
-      for (auto& line : c->pending()) out.push_back(std::move(line));
+      for (auto& line : c->pending(max_lines - std::min(max_lines, out.size()), &total)) out.push_back(std::move(line));
   return out;
 }
 

@@ -48,8 +48,9 @@ class PodCollectives : public interconnect::NetworkClient {
   // The simulation of collective i (made now if need be); for functional
   // inputs and outputs.
   interconnect::Collective& simulated(std::size_t i);
-  // One line per unfinished part of a simulated collective.
-  std::vector<std::string> pending() const;
+  // One line per unfinished part of a simulated collective, at most
+  // `max_lines`; `total` gets how many there are in all.
+  std::vector<std::string> pending(std::size_t max_lines, std::size_t& total) const;
 
   // Chips `members` join collective i now, all at once; on_done runs when
   // the last of them has finished its part.

@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <systemc>
 
+#include "sim/error.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/output.h"
@@ -43,6 +45,7 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
   sc_time slice(1, sc_core::SC_US);
   const sc_time min_slice = sc_core::sc_get_time_resolution();
   const sim::WallTimer wall;
+  sim::arm_host_deadline(limits.max_wall_time_s);  // inside a slice too (sim/kernel.h)
   const double every_s = limits.progress_interval_s;
   double next_progress_s = every_s;
   SimulationEnd r;
@@ -57,7 +60,7 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
     sc_core::sc_start(end - now < slice ? end - now : slice, sc_core::SC_RUN_TO_TIME);
     const std::uint64_t after = events();
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED || sc_core::sc_end_of_simulation_invoked()) {
-      r.reason = SimulationEnd::Reason::stopped;
+      r.reason = sim::host_deadline_tripped() ? SimulationEnd::Reason::wall_limit : SimulationEnd::Reason::stopped;
       break;
     }
     if (!sc_core::sc_pending_activity()) {
@@ -89,9 +92,32 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
       if (slice < min_slice) slice = min_slice;
     }
   }
+  sim::disarm_host_deadline();
   r.events = events();
   r.sim_time_s = sc_core::sc_time_stamp().to_seconds();
   return r;
+}
+
+LoopGuard::LoopGuard(const Limits& limits, std::string what)
+    : limits_(limits), what_(std::move(what)), next_progress_s_(limits.progress_interval_s) {}
+
+void LoopGuard::check(double sim_time_s) {
+  ++iterations_;
+  if (sim_time_s >= 0 || std::isnan(sim_time_s)) {
+    if (!(sim_time_s <= limits_.max_sim_time_s))
+      throw sim::SimFailure("runaway: " + what_ + " reached " + sim::g3(sim_time_s, "s") +
+                            " of simulated time, past limits.max_sim_time (" + sim::g3(limits_.max_sim_time_s, "s") +
+                            ")");
+  }
+  const double wall_s = wall_.seconds();
+  if (wall_s > limits_.max_wall_time_s)
+    throw sim::SimFailure("runaway: host time reached limits.max_wall_time (" + sim::si(limits_.max_wall_time_s, "s") +
+                          ") in " + what_ + " after " + std::to_string(iterations_) + " steps");
+  if (limits_.progress_interval_s > 0 && wall_s >= next_progress_s_) {
+    spdlog::info("progress: {} of host time, {}, {} steps{}", sim::si(wall_s, "s"), what_, iterations_,
+                 sim_time_s >= 0 ? ", " + sim::si(sim_time_s, "s") + " simulated" : std::string());
+    next_progress_s_ = wall_s + limits_.progress_interval_s;
+  }
 }
 
 }  // namespace runtime

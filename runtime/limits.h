@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "sim/host.h"
+
 namespace runtime {
 
 // Runaway protection (`limits:` in an experiment). A run that reaches either
@@ -52,5 +54,26 @@ struct SimulationEnd {
 // (slices stop growing at about 2 M events). Nothing of it reaches a
 // result.
 SimulationEnd simulate_within(const Limits& limits, const std::function<std::uint64_t()>& extra_events = nullptr);
+
+// The same limits for a long host loop outside SystemC (the request-stream
+// scheduler, statistics over the chips of a big pod): check() on each
+// iteration throws sim::SimFailure (exit 3, "runaway: ...") once the
+// simulated time the loop reached passes limits.max_sim_time (or is not a
+// number) or its host time passes limits.max_wall_time, and logs a progress
+// line every limits.progress_interval, as simulate_within does. `what`
+// names the loop in those lines ("the request stream").
+class LoopGuard {
+ public:
+  LoopGuard(const Limits& limits, std::string what);
+  // `sim_time_s`: the loop's simulated time; negative when it has none.
+  void check(double sim_time_s = -1.0);
+
+ private:
+  const Limits& limits_;
+  std::string what_;
+  sim::WallTimer wall_;
+  double next_progress_s_;
+  std::uint64_t iterations_ = 0;
+};
 
 }  // namespace runtime

@@ -99,7 +99,8 @@ void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, 
   } else {
     for (std::uint32_t c = 0; c < pp.chip_count(); ++c) simulated.push_back(&pp.chip(c));
   }
-  check_pod_budget(config.limits, config.chip, config.fidelity, simulated, static_cast<int>(pp.chip_count()), trace);
+  check_pod_budget(config.limits, config.chip, config.fidelity, simulated, static_cast<int>(pp.chip_count()),
+                   pp.collectives.size(), trace);
 }
 
 // A straggler (PodConfig::scale) runs its replicas' program on a slower

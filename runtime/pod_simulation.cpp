@@ -9,6 +9,7 @@
 #include "interconnect/algorithms.h"
 #include "interconnect/network_factory.h"
 #include "runtime/busy_time.h"
+#include "runtime/limits.h"
 #include "runtime/program_trace.h"
 #include "sim/error.h"
 #include "sim/host.h"
@@ -348,12 +349,13 @@ void PodSimulation::run() {
   for (const auto& s : stuck) msg += "\n  " + s;
   // As many lines as a reader takes in, then how many more there are.
   constexpr std::size_t kMaxLines = 20;
-  const std::vector<std::string> waiting = collectives_->pending();
-  for (std::size_t i = 0; i < waiting.size() && i < kMaxLines; ++i) msg += "\n  " + waiting[i];
-  if (waiting.size() > kMaxLines) msg += "\n  ... and " + std::to_string(waiting.size() - kMaxLines) + " more";
+  std::size_t total = 0;
+  const std::vector<std::string> waiting = collectives_->pending(kMaxLines, total);
+  for (const std::string& line : waiting) msg += "\n  " + line;
+  if (total > waiting.size()) msg += "\n  ... and " + std::to_string(total - waiting.size()) + " more";
   throw sim::SimFailure(msg, {{"time_s", sc_core::sc_time_stamp().to_seconds()},
                               {"waiting_chips", double(waiting_chips)},
-                              {"pending_collective_steps", double(waiting.size())}});
+                              {"pending_collective_steps", double(total)}});
 }
 
 PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
@@ -393,7 +395,10 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // members of its group finished (representatives).
   std::vector<std::uint64_t> at(n, 0);
   std::vector<std::size_t> stamp(n, SIZE_MAX), members(n, 0);
+  // Collectives x chips: minutes on a big pod, so under the run's limits.
+  LoopGuard guard(config_.limits, "the replica check");
   for (std::size_t i = 0; i < collectives_->size(); ++i) {
+    guard.check();
     const auto finished = collectives_->finish_times(i);
     for (const auto& [c, t] : finished) {
       stamp[c] = i;
@@ -534,7 +539,9 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
   r.reductions_on_chip = reduction_ != nullptr;
   r.collectives_replayed = static_cast<int>(collectives_->replayed());
+  LoopGuard guard(config_.limits, "collecting the statistics");  // collectives x chips, below
   for (std::size_t i = 0; i < collectives_->size(); ++i) {
+    guard.check();
     CollectiveTiming t;
     t.name = i < pp_.collective_names.size()
                  ? pp_.collective_names[i]

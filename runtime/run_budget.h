@@ -50,9 +50,11 @@ inline constexpr double kPeCyclesPerHostSecond = 3e9;
 void check_pe_cycles(const Limits& limits, double cycles, const std::string& what);
 
 // Memory of a pod run whose simulated chips run `programs` (one entry per
-// simulated chip), in a pod of `pod_chips`, with a trace or without, and at
-// pe fidelity its PE-cycle budget; throws as the checks above.
+// simulated chip), in a pod of `pod_chips` joined by `collectives`, with a
+// trace or without, and at pe fidelity its PE-cycle budget; throws as the
+// checks above.
 void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fidelity fidelity,
-                      const std::vector<const hw::Program*>& programs, int pod_chips, bool trace);
+                      const std::vector<const hw::Program*>& programs, int pod_chips, std::size_t collectives,
+                      bool trace);
 
 }  // namespace runtime

@@ -21,7 +21,14 @@ struct SourceLocation {
 // A value quoted in an error message: 'value', or its first 60 characters
 // and its length when it is longer, so a huge scalar does not become a huge
 // message.
+// Raw bytes are escaped (printable).
 std::string quote_short(const std::string& value);
+
+// Bytes of the well-formed UTF-8 sequence at `at` (RFC 3629), 0 if there is none.
+std::size_t utf8_sequence(const std::string& s, std::size_t at);
+// `s` with control characters and bytes that are not UTF-8 written as \xNN,
+// so an error line never carries raw bytes of the input.
+std::string printable(const std::string& s);
 
 class ConfigError : public std::runtime_error {
  public:

@@ -1,5 +1,6 @@
 #include "sim/output.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,29 +9,83 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 namespace sim {
 
+std::string output_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status own = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(own)) return "";
+  auto kind = [](const fs::file_status& st) -> std::string {
+    switch (st.type()) {
+      case fs::file_type::regular: return "";
+      case fs::file_type::directory: return "is a directory";
+      case fs::file_type::fifo: return "is a FIFO";
+      case fs::file_type::socket: return "is a socket";
+      case fs::file_type::character:
+      case fs::file_type::block: return "is a device";
+      default: return "is not a regular file";
+    }
+  };
+  if (!fs::is_symlink(own)) {
+    const std::string k = kind(own);
+    return k.empty() ? "" : k + "; tpusim writes only regular files";
+  }
+  // A link: its target must stay in the link's own folder, and be a regular
+  // file or nothing yet.
+  const fs::path folder = fs::weakly_canonical(fs::absolute(path, ec).parent_path(), ec);
+  const fs::path target = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec || target.parent_path() != folder)
+    return "is a symbolic link to a file outside its folder; tpusim does not write through it";
+  const fs::file_status to = fs::status(target, ec);
+  if (ec || !fs::exists(to)) return "";
+  const std::string k = kind(to);
+  return k.empty() ? "" : "is a symbolic link to a file that " + k + "; tpusim writes only regular files";
+}
+
+void check_output_path(const std::string& path) {
+  const std::string problem = output_path_problem(path);
+  if (!problem.empty()) throw std::runtime_error(path + ": " + problem);
+}
+
+void write_new_file(const std::string& tmp, const std::string& content) {
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
+  check_output_path(path);
   fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   const fs::path tmp = temp_path(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
+  write_new_file(tmp.string(), content);
   std::error_code ec;
   fs::rename(tmp, p, ec);
   if (ec) {
-    fs::remove(tmp);
+    fs::remove(tmp, ec);
     throw std::runtime_error("cannot rename " + tmp.string() + " to " + path + ": " + ec.message());
   }
 }
@@ -68,16 +123,17 @@ OutputSet::~OutputSet() {
 }
 
 void OutputSet::write(const std::string& name, const std::string& content) {
-  const std::string tmp = stage(name);
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + tmp);
+  const std::string tmp = temp_path((std::filesystem::path(dir_) / name).string());
+  check_output_path((std::filesystem::path(dir_) / name).string());
+  staged_.emplace_back(name, tmp);
+  write_new_file(tmp, content);
 }
 
 std::string OutputSet::stage(const std::string& name, const std::string& ext) {
   const std::string tmp = temp_path((std::filesystem::path(dir_) / name).string(), ext);
+  check_output_path((std::filesystem::path(dir_) / name).string());
   staged_.emplace_back(name, tmp);
+  write_new_file(tmp, "");
   return tmp;
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/output.h"
 #include "sweep/process.h"
 
 namespace sweep {
@@ -56,8 +57,13 @@ PlotResult draw_plot(const std::string& out_dir, const std::string& script_name,
   const fs::path log = dir / (script_name + ".log");
   r.path = (dir / image).string();
   ChildExit ex;
+  // Drawn under a temporary name ending in .png (matplotlib picks the format
+  // from it) and renamed into place (sim::OutputSet: the output-path policy).
+  sim::OutputSet picture(out_dir, {image});
   try {
-    ex = wait_for(spawn_process({kPython, script, (dir / input).string(), r.path}, log.string()));
+    const std::string staged = picture.stage(image, ".png");
+    ex = wait_for(spawn_process({kPython, script, (dir / input).string(), staged}, log.string()));
+    if (ex.exit_code == 0) picture.commit();
   } catch (const std::runtime_error& e) {
     r.note = std::string("no plot: ") + e.what();
     return r;

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "sim/output.h"
+
 namespace sweep {
 
 pid_t spawn_process(const std::vector<std::string>& argv, const std::string& log_path) {
@@ -20,7 +22,12 @@ pid_t spawn_process(const std::vector<std::string>& argv, const std::string& log
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t parent = ::getpid();
-  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The output-path policy (sim/output.h) for the log too: never through a
+  // link (O_NOFOLLOW), never waiting on a FIFO (O_NONBLOCK: no reader is an
+  // error), and only a regular file.
+  const std::string problem = sim::output_path_problem(log_path);
+  if (!problem.empty()) throw std::runtime_error("cannot write " + log_path + ": it " + problem);
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (log < 0) throw std::runtime_error("cannot write " + log_path + ": " + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) {

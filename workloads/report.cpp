@@ -1,7 +1,9 @@
 #include "workloads/report.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "sim/error.h"
 #include "sim/host.h"
 
 namespace workloads {
@@ -634,6 +636,36 @@ nlohmann::json to_json(const Report& r) {
                                  {"signed_mean_error", or_null(r.validation->signed_mean_error)}};
   if (r.stats) j["stats"] = r.stats->to_json();
   return j;
+}
+
+namespace {
+
+// The key path of the first number in `j` that is not finite, or "".
+std::string non_finite_at(const nlohmann::json& j, const std::string& path) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>()) ? "" : path;
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string at = non_finite_at(it.value(), path.empty() ? it.key() : path + "." + it.key());
+      if (!at.empty()) return at;
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const std::string at = non_finite_at(j[i], path + "[" + std::to_string(i) + "]");
+      if (!at.empty()) return at;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string report_text(const nlohmann::json& report) {
+  const std::string at = non_finite_at(report, "");
+  if (!at.empty())
+    throw sim::SimFailure("the run's " + at +
+                          " is not a finite number (inf or nan): the simulated quantity is beyond what the model "
+                          "can state, from an input far outside its range; report.json is not written");
+  return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace workloads

@@ -480,4 +480,11 @@ Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t
 
 nlohmann::json to_json(const Report& report);
 
+// The text of report.json, the one writer every command uses: refuses
+// (sim::SimFailure, exit 3) a number that is not finite, naming its key path
+// (nlohmann::json prints inf and nan as null: a report once held 13 nulls
+// where step times belong), and writes text that is not UTF-8 with
+// U+FFFD in its place (a name read from an input never breaks the report).
+std::string report_text(const nlohmann::json& report);
+
 }  // namespace workloads

@@ -190,6 +190,7 @@ const sim::ParamTable<ScaleSimConfig>& scalesim_config_params() {
 }
 
 ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string& origin) {
+  sim::check_utf8(text, origin);
   const nlohmann::json tables = scalesim_config_params().describe();
   const std::vector<std::string> lines = split_lines(text);
   std::ostringstream yaml;
@@ -329,9 +330,21 @@ std::string join(const std::vector<std::string>& v) {
 // operand matrices in memory; tpusim's closed form needs products to fit).
 constexpr std::uint64_t kMaxSize = 1ull << 24;
 
+// Layers a topology may run, depthwise rows expanded: SCALE-Sim's shipped
+// networks have tens to hundreds (MobileNet's depthwise rows a few thousand
+// channels in all); a 14 MB file of 4096-channel DP rows expanded to 10^9
+// layers and 4.8 GB before anything ran.
+constexpr std::uint64_t kMaxLayers = 1ull << 16;
+
+std::string too_many_layers(std::uint64_t adding) {
+  return "this row adds " + std::to_string(adding) + " layer" + (adding == 1 ? "" : "s") + " past the " +
+         std::to_string(kMaxLayers) + " a topology may run (a depthwise DP row runs one layer per channel)";
+}
+
 }  // namespace
 
 ScaleSimTopology parse_scalesim_topology(const std::string& text, const std::string& origin) {
+  sim::check_utf8(text, origin);
   const std::vector<std::string> lines = split_lines(text);
   if (lines.empty() || trim(lines[0]).empty())
     throw sim::ConfigError({origin, 1, 1}, "",
@@ -413,12 +426,15 @@ ScaleSimTopology parse_scalesim_topology(const std::string& text, const std::str
         throw sim::ConfigError({origin, line, f[5].column}, label + ".Channels",
                                "a depthwise (DP) layer runs as one layer per channel; at most 4096 channels");
       l.channels = 1;
+      if (topo.layers.size() + channels > kMaxLayers)
+        throw sim::ConfigError({origin, line, f[5].column}, label + ".Channels", too_many_layers(channels));
       for (std::uint64_t ch = 0; ch < channels; ++ch) {
         models::ConvLayer one = l;
         one.name = name + "Channel_" + std::to_string(ch);
         topo.layers.push_back({one, line});
       }
     } else {
+      if (topo.layers.size() + 1 > kMaxLayers) throw sim::ConfigError({origin, line, 1}, label, too_many_layers(1));
       topo.layers.push_back({l, line});
     }
   }

@@ -1,12 +1,15 @@
 #include "app/explain/mxu_vcd_op.h"
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "hw/mxu.h"
 #include "hw/mxu_timing.h"
 #include "hw/mxu_vcd.h"
 #include "sim/error.h"
 #include "sim/kernel.h"
+#include "sim/output.h"
 
 namespace explain {
 
@@ -53,12 +56,27 @@ MxuVcdOpResult run_mxu_op_to_vcd(const std::string& path, const hw::MxuConfig& c
   } catch (const sim::ConfigError& e) {
     throw e.at({"command line"}, "--vcd");
   }
+  // Written beside `path` under a temporary name and renamed into place
+  // when the op has run (sim::OutputSet: the output-path policy, a fresh
+  // temporary file, never a write through a FIFO or a link).
+  const std::filesystem::path where(path);
+  if (where.extension() != ".vcd" || where.stem().empty())
+    throw sim::ConfigError({"command line"}, "--vcd", "the VCD file name must end in .vcd, got '" + path + "'");
+  std::optional<sim::OutputSet> out;
+  std::string staged;
+  try {
+    out.emplace(where.has_parent_path() ? where.parent_path().string() : ".",
+                std::vector<std::string>{where.filename().string()});
+    staged = out->stage(where.filename().string(), ".vcd");
+  } catch (const std::runtime_error& e) {
+    throw sim::ConfigError({"command line"}, "--vcd", std::string("cannot write '") + path + "': " + e.what());
+  }
   sim::reset_kernel();
   {
     auto mxu = std::make_unique<hw::Mxu>("mxu", config, period, hw::Fidelity::pe);
     std::unique_ptr<hw::MxuVcd> vcd;
     try {
-      vcd = std::make_unique<hw::MxuVcd>(path, config);
+      vcd = std::make_unique<hw::MxuVcd>(staged, config);
     } catch (const sim::ConfigError& e) {
       throw e.at({"command line"}, "--vcd");
     }
@@ -70,6 +88,7 @@ MxuVcdOpResult run_mxu_op_to_vcd(const std::string& path, const hw::MxuConfig& c
     result.signals = vcd->signals();
     vcd.reset();  // closes the file before the modules go
   }
+  out->commit();
   return result;
 }
 

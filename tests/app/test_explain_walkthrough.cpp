@@ -177,9 +177,9 @@ TEST_CASE("explain mxu: bad walk-through flags exit 2 with a message", "[app][ex
       {"--walk --rows 4 --cols 4 --a '1,2'", "give both A and B"},
       {"--rows 4 --cols 4 --a '1,2' --b '1;2'", "for --walk or --html"},
       {"--walk --rows 4 --cols 4 --m 3 --a '1,2' --b '1;2'", "--m 3 disagrees"},
-      {"--html /dev/null --rows 17 --cols 4 --m 4 --k 4 --n 4", "arrays up to 16x16"},
-      {"--html /dev/null --rows 4 --cols 4 --m 40 --k 4 --n 4", "--m up to 32"},
-      {"--html /dev/null --rows 4 --cols 4 --m 4 --k 4 --n 4 --dataflow os", "is not drawn"},
+      {"--html /tmp/tpusim-test-never-written.html --rows 17 --cols 4 --m 4 --k 4 --n 4", "arrays up to 16x16"},
+      {"--html /tmp/tpusim-test-never-written.html --rows 4 --cols 4 --m 40 --k 4 --n 4", "--m up to 32"},
+      {"--html /tmp/tpusim-test-never-written.html --rows 4 --cols 4 --m 4 --k 4 --n 4 --dataflow os", "is not drawn"},
       {"--html /no/such/dir/page.html --rows 4 --cols 4 --m 4 --k 4 --n 4", "cannot write"},
   };
   for (const Bad& c : cases) {

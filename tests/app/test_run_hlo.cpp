@@ -27,6 +27,8 @@ TEST_CASE("run --hlo: the flags run what the equivalent experiment file runs", "
   CHECK(b["result"]["step_time_s"] == a["result"]["step_time_s"]);
   CHECK(b["result"]["hlo"]["flops_per_device"] == a["result"]["hlo"]["flops_per_device"]);
   CHECK(b["experiment"]["name"] == "sharded-matmul-v5e-2x4");
+  // The file as given, relative (an absolute path told of the machine).
+  CHECK(b["result"]["hlo"]["file"] == "configs/hlo/sharded-matmul-v5e-2x4.hlo.txt");
 }
 
 TEST_CASE("run --hlo: misused flags exit 2 with a message", "[app][hlo]") {

@@ -8,6 +8,7 @@
 #include "interconnect/mesh.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
+#include "runtime/run_budget.h"
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
@@ -148,6 +149,13 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
         cs.axes = step.axes;
       }
       if (!step.axes.empty() || !cs.pairs.empty()) {
+        // Checked here, at the instruction, not later by the runtime (which
+        // knows no file: "<input>: workload.pairs").
+        try {
+          cs.validate(net);
+        } catch (const sim::ConfigError& e) {
+          throw e.at(sim::SourceLocation{m.file, coll.where.line, coll.where.column}, "instruction %" + coll.name);
+        }
         step.collective = static_cast<int>(out.pod.collectives.size());
         out.pod.collectives.push_back(cs);
         out.pod.collective_names.push_back(in.name);
@@ -235,6 +243,16 @@ std::unique_ptr<Workload> load_hlo_workload(const sim::YamlNode& node, const Exp
   if (path.is_relative()) path = std::filesystem::path(node.location().file).parent_path() / path;
   spec.file = path.lexically_normal().string();
   if (!std::filesystem::is_regular_file(spec.file)) node["file"].fail("no HLO file " + sim::quote_short(spec.file));
+  // The parse's cost, against limits.max_memory before reading (a 1 GB
+  // module ran out of memory in the parser: an internal error).
+  std::error_code ec;
+  const auto text_bytes = std::filesystem::file_size(spec.file, ec);
+  if (!ec && text_bytes <= hlo::kMaxModuleBytes) {
+    runtime::MemoryEstimate est;
+    est.add("the HLO text (" + sim::si(double(text_bytes), "B") + ") and its parsed module",
+            double(text_bytes) * (1.0 + hlo::kModuleBytesPerTextByte));
+    runtime::check_memory(exp.limits, est, "reading the HLO module");
+  }
   spec.module = std::make_shared<const hlo::Module>(hlo::load_module(spec.file, spec.cut_short));
   if (!spec.module->entry && spec.entry.empty())
     node["entry"].fail("the module has no ENTRY computation; name the one to run");

@@ -36,6 +36,7 @@ double prefill(const std::vector<Request>& requests, const std::vector<std::size
   for (const auto& [length, group] : by_length) {
     const double dt = costs.prefill_s(group.size(), length);
     t += dt;
+    if (costs.at_step) costs.at_step(t);
     run.prefill_s += dt;
     ++run.prefill_steps;
     for (std::size_t r : group) run.requests[r].first_token_s = t;
@@ -53,6 +54,7 @@ double decode(const std::vector<Request>& requests, std::vector<Sequence>& runni
   const std::uint64_t batch = running.size();
   const double dt = costs.decode_s(batch, context / double(batch));
   t += dt;
+  if (costs.at_step) costs.at_step(t);
   run.decode_s += dt;
   run.mean_batch += double(batch);
   ++run.decode_steps;
@@ -114,6 +116,7 @@ void serve_decode_replica(const std::vector<Request>& requests, const std::vecto
       pending.pop_front();
       const double dt = costs.kv_transfer_s(requests[r].prompt_len);
       link_free = std::max({prefilled[r], link_free, t}) + dt;
+      if (costs.at_step) costs.at_step(link_free);
       run.kv_transfer_s += dt;
       landing.push_back({link_free, r});
     }
@@ -194,6 +197,7 @@ StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slo
     while (next < requests.size() && requests[next].arrival_s <= t) waiting.push_back(next++);
     if (running.empty() && waiting.empty()) {
       t = requests[next].arrival_s;
+      if (costs.at_step) costs.at_step(t);
       continue;
     }
     const bool admit = batching == Batching::continuous ? running.size() < slots : running.empty();

@@ -48,6 +48,11 @@ struct StepCosts {
   // Disaggregated serving only: moving one request's KV cache of
   // `prompt_len` tokens from its prefill replica to its decode replica.
   std::function<double(std::uint64_t prompt_len)> kv_transfer_s;
+  // Called with the end of every step and transfer the scheduler stamps (the
+  // stream's simulated time): the caller's budgets (limits.max_sim_time,
+  // max_wall_time, progress lines) act inside the scheduler's loops, and
+  // may end the run by throwing. Unset: no check.
+  std::function<void(double t)> at_step;
 };
 
 struct RequestOutcome {

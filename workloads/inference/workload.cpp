@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/limits.h"
 #include "runtime/pod_run.h"
 #include "sim/error.h"
 #include "sim/host.h"
@@ -181,7 +182,17 @@ std::function<double(std::uint64_t)> kv_transfer(const Experiment& exp, std::uin
   const double hosts = std::ceil(double(exp.pod.slice_chips() * exp.pod.devices_per_chip) / per_host);
   const double bw = std::min({dcn.host_bandwidth, dcn.nic_bandwidth / std::min(per_host, double(tp)),
                               hosts * dcn.nic_bandwidth / dcn.oversubscription / double(tp)});
-  return [=](std::uint64_t prompt_len) { return dcn.latency + double(per_token * prompt_len) / bw; };
+  const double max_s = exp.limits.max_sim_time_s;
+  return [=](std::uint64_t prompt_len) {
+    // In closed form, not simulated: held to the simulation's limit here
+    // (pod.dcn.nic_bandwidth: 1e-300 gave inf and nan in the report).
+    const double bytes = double(per_token * prompt_len), t = dcn.latency + bytes / bw;
+    if (!(t <= max_s))
+      throw sim::SimFailure("runaway: the KV transfer of a " + std::to_string(prompt_len) + "-token prompt (" +
+                            sim::g3(bytes, "B") + " per chip at " + sim::g3(bw, "B/s") + " over DCN) takes " +
+                            sim::g3(t, "s") + ", past limits.max_sim_time (" + sim::g3(max_s, "s") + ")");
+    return t;
+  };
 }
 
 // The request stream over simulated steps. Each replica (data-parallel
@@ -227,6 +238,11 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
   };
 
+  // The scheduler's loops under the run's limits (simulated time, host
+  // time, progress lines): a stream of 1e-12 requests/s reached 1e12 s,
+  // where a double no longer resolves a step (TTFT came out 0 s).
+  runtime::LoopGuard guard(exp.limits, "the request stream");
+  costs.at_step = [&guard](double t) { guard.check(t); };
   const std::vector<Request> requests = generate_requests(rs);
   const std::uint32_t replicas = spec.parallelism.batch_shards();
   std::vector<StreamRun> runs;
