@@ -22,7 +22,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, pos, vm)) return 0;
   if (!vm.count("a") || !vm.count("b")) throw UsageError("compare needs two runs: tpusim compare A B");
   const std::string html = vm.count("html") ? vm["html"].as<std::string>() : "";
-  if (vm.count("html")) check_html_path("--html", html);
+  if (vm.count("html")) check_output_file("--html", html);
   const std::string a = vm["a"].as<std::string>(), b = vm["b"].as<std::string>();
   const nlohmann::json cmp = compare_reports(read_report(a), read_report(b), a, b);
   std::cout << (vm["json"].as<bool>() ? cmp.dump(2) + "\n" : compare_text(cmp));

@@ -12,6 +12,7 @@
 #include "kernels/matmul_kernel.h"
 #include "kernels/train_kernels.h"
 #include "models/transformer.h"
+#include "nominal_chip.h"
 #include "runtime/pod_run.h"
 #include "workloads/experiment.h"
 
@@ -40,7 +41,7 @@ Ran run_on_one_chip(const workloads::Experiment& exp, const hw::Program& prog,
 
 workloads::Experiment one_chip(const std::string& chip, const std::string& fidelity = "tile") {
   return workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v4.yaml",
-                                    {"chip=" + chip, "fidelity=" + fidelity});
+                                    {nominal_chip::set(chip), "fidelity=" + fidelity});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nominal_chip.h"
 #include "workloads/experiment.h"
 
 namespace testing_workloads {
@@ -33,8 +34,7 @@ inline std::string write_yaml(const std::string& name, const std::string& text) 
 // 8 v4 chips on a ring, data parallel: an MLP of four 2048 x 2048 layers,
 // 16384 samples, SGD (the data-parallel and straggler tests' step).
 inline std::string dp_mlp_ring_of_8() {
-  return write_yaml("dp-mlp-ring-8", R"(
-chip: tpu-v4
+  return write_yaml("dp-mlp-ring-8", "chip: " + nominal_chip::chip("tpu-v4") + R"(
 pod: {topology: ring, shape: [8]}
 mesh: {data: 8}
 workload:

@@ -3,6 +3,7 @@
 // crossover where the ridge intensity says it is.
 #include <catch2/catch.hpp>
 
+#include "nominal_chip.h"
 #include "workloads/experiment.h"
 #include "workloads/matmul_crossover.h"
 
@@ -13,6 +14,7 @@ using workloads::load_experiment;
 namespace {
 
 nlohmann::json run(const std::string& file, std::vector<std::string> sets = {}) {
+  if (file.find("-v4") != std::string::npos) sets.insert(sets.begin(), nominal_chip::set("tpu-v4"));
   auto exp = load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/" + file, sets);
   return exp.workload->run(exp, {}).report;
 }

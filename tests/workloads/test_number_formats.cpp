@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "nominal_chip.h"
 #include "workloads/experiment.h"
 #include "workloads/matmul_crossover.h"
 
@@ -19,10 +20,10 @@ namespace {
 
 nlohmann::json run(const std::string& chip, const std::string& dtype, std::uint64_t m, std::uint64_t k,
                    std::uint64_t n) {
-  auto exp =
-      load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v5e.yaml",
-                      {"chip=" + chip, "fidelity=tile", "workload.dtype=" + dtype, "workload.m=" + std::to_string(m),
-                       "workload.k=" + std::to_string(k), "workload.n=" + std::to_string(n)});
+  auto exp = load_experiment(
+      std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v5e.yaml",
+      {nominal_chip::set(chip), "fidelity=tile", "workload.dtype=" + dtype, "workload.m=" + std::to_string(m),
+       "workload.k=" + std::to_string(k), "workload.n=" + std::to_string(n)});
   return exp.workload->run(exp, {}).report["result"];
 }
 
@@ -131,7 +132,7 @@ const Ridge kRidges[] = {
 nlohmann::json run_default(const std::string& chip, const std::string& dtype, std::uint64_t m, std::uint64_t k,
                            std::uint64_t n) {
   auto exp = load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/matmul-v5e.yaml",
-                             {"chip=" + chip, "workload.dtype=" + dtype, "workload.m=" + std::to_string(m),
+                             {nominal_chip::set(chip), "workload.dtype=" + dtype, "workload.m=" + std::to_string(m),
                               "workload.k=" + std::to_string(k), "workload.n=" + std::to_string(n)});
   return exp.workload->run(exp, {}).report["result"];
 }

@@ -242,6 +242,11 @@ void check_step(const sim::YamlNode& config, const TrainSpec& s) {
               " query heads, " + std::to_string(t.kv()) + " key/value heads and MLP of " + std::to_string(t.d_ff) +
               " evenly (tpusim splits heads and MLP widths whole, as Megatron does)");
   check_expert_split(key_or_config(config, "ici_expert_parallelism"), s.model, p.expert.degree);
+  const std::uint64_t ranges = std::uint64_t{p.pipeline.degree} * p.virtual_stages;
+  if (ranges > 1 && t.layers % ranges != 0)
+    key_or_config(config, "ici_pipeline_parallelism")
+        .fail("a pipeline of " + std::to_string(p.pipeline.degree) + " stages x " + std::to_string(p.virtual_stages) +
+              " repeats does not divide the model's " + std::to_string(t.layers) + " layers");
   try {
     models::build_model(s.chip_model(), s.microbatch_size());
   } catch (const std::exception& e) {  // a size models refuses, or a product past 64 bits

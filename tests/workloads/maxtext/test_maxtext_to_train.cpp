@@ -117,6 +117,12 @@ TEST_CASE("maxtext: a batch or a tensor split the step cannot take is refused at
   CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-tp3", tp3), {}),
                     Catch::Contains("workload.config.ici_tensor_parallelism:") &&
                         Catch::Contains("tensor parallelism of 3 does not split the model's 32 query heads"));
+  // 2 layers over a pipeline of 4 stages: exit 2 at the key (it was an
+  // internal error from the stage split).
+  CHECK_THROWS_WITH(workloads::load_experiment(
+                        write_yaml("mt-pp4", maxtext("ici_fsdp_parallelism: 1, ici_pipeline_parallelism: -1")), {}),
+                    Catch::Contains("workload.config.ici_pipeline_parallelism:") &&
+                        Catch::Contains("does not divide the model's 2 layers"));
 }
 
 TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded buffers; without a capacity, refused",
@@ -130,9 +136,7 @@ TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded bu
   config: {model_name: mixtral-8x7b, override_model_config: true, base_num_decoder_layers: 2,
            per_device_batch_size: 1, max_target_length: 1024, attention: flash, remat_policy: full,
            ici_fsdp_parallelism: -1, )" +
-           moe +
-           "}
-           ";
+           moe + "}\n";
   };
   const auto grouped = run(write_yaml("mt-moe-grouped", mixtral("capacity_factor: 1.25")));
   const auto einsum =

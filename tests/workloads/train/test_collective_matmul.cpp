@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "nominal_chip.h"
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
@@ -24,21 +25,18 @@ using testing_workloads::write_yaml;
 // (per token, 2 x width / 4 FLOPs at 275 TFLOP/s against 2 D x 3/4 bytes at
 // 2 x 45 GB/s: width / 9200 times as long), so the collectives can hide.
 nlohmann::json run(bool collective_matmul, const std::string& widths) {
-  const std::string path = write_yaml(std::string("cm") + (collective_matmul ? "on" : "off") + widths,
-                                      R"(
-chip: tpu-v4
+  const std::string path = write_yaml(
+      std::string("cm") + (collective_matmul ? "on" : "off") + widths, "chip: " + nominal_chip::chip("tpu-v4") + R"(
 fidelity: kernel
 pod: {topology: ring, shape: [4], wraparound: [true]}
 mesh: {model: 4}
 workload:
   kind: train
-  model: {type: transformer, layers: 1, d_model: 1024, )" +
-                                          widths + R"(, seq_len: 2048, vocab: 4096}
+  model: {type: transformer, layers: 1, d_model: 1024, )" + widths + R"(, seq_len: 2048, vocab: 4096}
   global_batch: 4
   parallelism: {tensor: model, sequence: true}
   optimizer: sgd
-  collective_matmul: )" + (collective_matmul ? "true" : "false") +
-                                          "\n");
+  collective_matmul: )" + (collective_matmul ? "true" : "false") + "\n");
   auto exp = workloads::load_experiment(path);
   return exp.workload->run(exp, {}).report;
 }

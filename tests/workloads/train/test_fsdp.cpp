@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nominal_chip.h"
 #include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
@@ -33,7 +34,7 @@ std::string small_gpt(const std::string& name, const std::string& mesh, const st
                       int global_batch = 8) {
   const std::string pod = mesh.find(',') == std::string::npos ? "{topology: ring, shape: [4], wraparound: true}"
                                                               : "{topology: torus2d, shape: [2, 2], wraparound: false}";
-  return write_yaml(name, "chip: tpu-v4\npod: " + pod + "\nmesh: " + mesh + R"(
+  return write_yaml(name, "chip: " + nominal_chip::chip("tpu-v4") + "\npod: " + pod + "\nmesh: " + mesh + R"(
 workload:
   kind: train
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, head_dim: 64,

@@ -23,6 +23,12 @@ using testing_workloads::write_yaml;
 // above the ridge.
 constexpr double kPeakBf16 = 4 * 128 * 128 * 2 * 1.5e9;  // tpu-v5e.yaml: 4 MXUs x 128 x 128 x 2 x 1.5 GHz
 constexpr double kF = 2.0 * 8192.0 * 8192.0 * 8192.0;
+// AQT's quantization of a quantized matmul's two bf16 operands (8192^2
+// elements each) before it: 4 bytes read and 1 written per element
+// (docs/calibration.md#number-formats), at most once per matmul on the
+// step's critical path, at least none of it (the weights' pass may run
+// beside the previous matmul's MXU work).
+constexpr double kQuantizeBytes = 2 * 8192.0 * 8192.0 * 5;
 
 std::string mlp_v5e() {
   return write_yaml("precision-mlp-v5e", R"(
@@ -49,8 +55,11 @@ TEST_CASE("precision.matmul int8: the quantized matmuls' FLOPs at twice the rate
   const double quantized = 5 * kF;
   const double t_bf16 = bf16["result"]["step_time_s"], t_int8 = int8["result"]["step_time_s"];
   const double saved = quantized / kPeakBf16 - quantized / (2 * kPeakBf16);
-  INFO("bf16 step " << t_bf16 << " s, int8 " << t_int8 << " s, hand count " << t_bf16 - saved << " s");
-  CHECK(t_int8 == Approx(t_bf16 - saved).epsilon(0.03));
+  const double quantize = 5 * kQuantizeBytes / 8.1e11;  // tpu-v5e.yaml hbm.bandwidth
+  INFO("bf16 step " << t_bf16 << " s, int8 " << t_int8 << " s, hand count " << t_bf16 - saved << " s + up to "
+                    << quantize << " s of quantization");
+  CHECK(t_int8 >= (t_bf16 - saved) * 0.99);
+  CHECK(t_int8 <= (t_bf16 - saved + quantize) * 1.03);
   // Model FLOPs and MFU's peak are bf16's: MFU rises by the time saved.
   CHECK(int8["result"]["flops"].get<double>() == bf16["result"]["flops"].get<double>());
   CHECK(int8["result"]["mfu"].get<double>() == Approx(bf16["result"]["mfu"].get<double>() * t_bf16 / t_int8));
@@ -63,12 +72,14 @@ TEST_CASE("precision.matmul fp8 on v5p (fp8 at the bf16 rate): the compute-bound
           "[workloads][train][formats]") {
   // docs/reference/tpu-specs.md#v5p.peak_fp8_flops_per_chip: 459 TFLOP/s,
   // bf16's. One-byte operands halve the matmuls' operand bytes, which a
-  // compute-bound step does not wait for.
+  // compute-bound step does not wait for; what it pays is AQT's
+  // quantization of the five quantized matmuls' operands, at most.
   const std::string path = mlp_v5e();
   const auto bf16 = run(path, {"chip=tpu-v5p"});
   const auto fp8 = run(path, {"chip=tpu-v5p", "workload.precision={matmul: fp8}"});
-  CHECK(fp8["result"]["step_time_s"].get<double>() ==
-        Approx(bf16["result"]["step_time_s"].get<double>()).epsilon(0.01));
+  const double t_bf16 = bf16["result"]["step_time_s"], t_fp8 = fp8["result"]["step_time_s"];
+  CHECK(t_fp8 >= t_bf16 * 0.99);
+  CHECK(t_fp8 <= (t_bf16 + 5 * kQuantizeBytes / 2.46e12) * 1.01);  // tpu-v5p.yaml hbm.bandwidth
 }
 
 }  // namespace test_precision_matmul
