@@ -35,7 +35,7 @@ struct PlanOptions {
   bool exhaustive = false, plot = true;
 };
 
-PlanOptions parse_options(const std::vector<std::string>& args, bool& help) {
+PlanOptions parse_plan_options(const std::vector<std::string>& args, bool& help) {
   po::options_description opts("tpusim plan PLAN.yaml | tpusim plan --model M --chip C --chips N --batch B --seq T");
   PlanOptions o;
   opts.add_options()("help,h", "this text")("out", po::value(&o.out_dir), "output directory (default runs/<name>/)")(
@@ -95,7 +95,7 @@ std::string plan_text(const PlanOptions& o) {
 
 int cmd_plan(const std::vector<std::string>& args) {
   bool help = false;
-  const PlanOptions o = parse_options(args, help);
+  const PlanOptions o = parse_plan_options(args, help);
   if (help) return 0;
   plan::PlanSpec spec =
       o.plan_path.empty() ? plan::load_plan_text(plan_text(o), "command line") : plan::load_plan_file(o.plan_path);
