@@ -15,6 +15,7 @@ int cmd_validate(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_scalesim(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
+int cmd_maxtext(const std::vector<std::string>& args);
 
 // What `tpusim validate PATH` checks (a chip, pod, experiment or sweep file,
 // a sweep with every point's experiment): the file's kind, or sim::ConfigError.

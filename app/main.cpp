@@ -28,6 +28,9 @@ const char* kUsage =
     "  plan --model M --chip C --chips N --batch B --seq T [--out DIR] [-j N]\n"
     "                          find the fastest mesh, remat and microbatches for a model on a\n"
     "                          slice: ranked plan.csv, plan.json, best-<k>.yaml, plan.png\n"
+    "  maxtext --chip C (--pod AxB | --chips N) [--slices N] [--out DIR] WORD...\n"
+    "                          a pasted MaxText launch (model_name=... key=value ...,\n"
+    "                          LIBTPU_INIT_ARGS=...) run as kind: maxtext; writes experiment.yaml\n"
     "  validate FILE.yaml      check a chip, pod or experiment file; run nothing\n"
     "  compare A B [--json] [--html FILE]\n"
     "                          two runs (folders or report.json files) side by side: step time,\n"
@@ -96,6 +99,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "explain") return app::cmd_explain(rest);
   if (cmd == "scalesim") return app::cmd_scalesim(rest);
   if (cmd == "compare") return app::cmd_compare(rest);
+  if (cmd == "maxtext") return app::cmd_maxtext(rest);
   throw app::UsageError("unknown command '" + cmd + "'");
 }
 

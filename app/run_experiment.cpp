@@ -1,17 +1,44 @@
 #include "app/run_experiment.h"
 
 #include "app/cli.h"
+#include "plan/fit_advice.h"
+#include "sim/error.h"
+#include "sim/input_file.h"
 #include "sim/output.h"
 #include "workloads/report.h"
 
 namespace app {
+
+namespace {
+
+// The workload's run; a training step that does not fit in HBM is told
+// what to change (plan/fit_advice.h), the planner's count over its own file
+// and overrides. Advice that cannot be made (an experiment given as text
+// with no file behind it) leaves the message as it was.
+workloads::RunOutput simulate(const workloads::Experiment& exp, const workloads::RunOptions& ro) {
+  try {
+    return exp.workload->run(exp, ro);
+  } catch (const sim::SimFailure& f) {
+    const std::string kind = exp.workload->kind();
+    if (std::string(f.what()).rfind("does not fit in HBM", 0) != 0 || (kind != "train" && kind != "maxtext")) throw;
+    std::string advice;
+    try {
+      advice = plan::describe(plan::fit_advice(sim::read_config_text(exp.config_path), exp.config_path, exp.overrides));
+    } catch (const std::exception&) {
+      throw f;
+    }
+    throw sim::SimFailure(std::string(f.what()) + ". " + advice, f.numbers());
+  }
+}
+
+}  // namespace
 
 // The report as written: workloads::report_text refuses a non-finite number.
 std::string report_text(const workloads::RunOutput& out) { return workloads::report_text(out.report); }
 
 workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads::RunOptions ro,
                                     const std::string& flag) {
-  if (ro.out_dir.empty()) return exp.workload->run(exp, ro);
+  if (ro.out_dir.empty()) return simulate(exp, ro);
   const std::vector<std::string> files{"report.json", "trace.json", "mxu.vcd"};
   prepare_output_dir(ro.out_dir, files, flag);
   // What a killed run left here; then this run's outputs, replaced as one
@@ -19,7 +46,7 @@ workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads:
   sim::remove_stale_temps(ro.out_dir);
   sim::OutputSet outputs(ro.out_dir, files);
   if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
-  workloads::RunOutput out = exp.workload->run(exp, ro);
+  workloads::RunOutput out = simulate(exp, ro);
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
   outputs.write("report.json", report_text(out));
   outputs.commit();

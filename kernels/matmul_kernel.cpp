@@ -10,6 +10,7 @@
 #include "hw/mxu_timing.h"
 #include "kernels/kernel_launch.h"
 #include "sim/error.h"
+#include "sim/output.h"
 #include "sim/units.h"
 
 namespace kernels {
@@ -144,6 +145,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
   const double cycle = 1.0 / chip.sustained_clock();
   const double bw = chip.hbm.sustained_bytes_per_s();
   const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
+  bool fits_vmem = false;
   for (std::uint64_t bm : edge_candidates(m, 8))
     for (std::uint64_t bk : edge_candidates(k, chip.mxu.rows))
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
@@ -151,6 +153,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
           for (std::uint32_t accs : {2u, 1u}) {
             MatmulBlocking b{bm, bk, bn, buffers, accs, bytes.in, bytes.out};
             if (b.vmem_bytes() > chip.vmem) continue;
+            fits_vmem = true;
             const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
             // Per step: MXU time C, load time L (latency + the core's share of
             // bandwidth), and the HBM time the load engines leave idle on
@@ -177,6 +180,13 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
               best = b;
             }
           }
+  // Blockings that fit but whose every estimate overflows: a chip too slow
+  // to finish (an HBM bandwidth or clock near zero), not a VMEM problem.
+  if (fits_vmem && !(best_time < std::numeric_limits<double>::infinity()))
+    throw sim::SimFailure("no blocking of a " + std::to_string(m) + " x " + std::to_string(k) + " x " +
+                          std::to_string(n) + " matmul has a finite time on this chip (HBM " + sim::g3(bw, "B/s") +
+                          " sustained, clock " + sim::g3(chip.sustained_clock(), "Hz") +
+                          "): every blocking that fits VMEM would take longer than a double can count");
   if (best_time == std::numeric_limits<double>::infinity())
     throw sim::SimFailure(
         "no blocking of a " + std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +

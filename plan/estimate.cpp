@@ -22,19 +22,16 @@ using workloads::ChipMemory;
 using workloads::Experiment;
 using workloads::TrainSpec;
 
-// The training step a candidate's experiment runs, on the mesh it runs on:
-// kind: train's spec, or kind: maxtext's translation of its config.
-struct Step {
-  Experiment exp;
-  TrainSpec spec;
-};
+}  // namespace
 
-Step step_of(const std::string& text, const std::string& path) {
-  Experiment loaded = workloads::load_experiment_text(text, path);  // every check tpusim run makes
-  const sim::YamlNode root = sim::YamlNode::load_string(text, path);
+TrainStep train_step_of(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  Experiment loaded = workloads::load_experiment_text(text, path, overrides);  // every check tpusim run makes
+  sim::YamlNode root = sim::YamlNode::load_string(text, path);
+  for (const auto& o : overrides)  // the workload's (the loader above took the rest: what-ifs on a named chip)
+    if (o.rfind("workload", 0) == 0) root.apply_override(o);
   const sim::YamlNode w = root["workload"];
-  Step s{workloads::experiment_settings(loaded), {}};
-  if (w["kind"].as_string() == "train") {
+  TrainStep s{w["kind"].as_string(), workloads::experiment_settings(loaded), {}};
+  if (s.kind == "train") {
     s.spec = workloads::load_train_spec(w, loaded);
     return s;
   }
@@ -48,6 +45,8 @@ Step step_of(const std::string& text, const std::string& path) {
   s.spec = std::move(train.spec);
   return s;
 }
+
+namespace {
 
 // The fullest chip's largest item, as memory_breakdown names them.
 std::pair<std::string, std::uint64_t> largest_item(const ChipMemory& m) {
@@ -157,11 +156,12 @@ void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec) {
 
 }  // namespace
 
-Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction) {
+Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction,
+                            const std::vector<std::string>& overrides) {
   Estimate e;
-  Step s;
+  TrainStep s;
   try {
-    s = step_of(text, path);
+    s = train_step_of(text, path, overrides);
   } catch (const sim::ConfigError& err) {
     e.message = err.detail().empty() ? err.what() : err.key_path() + ": " + err.detail();
     return e;

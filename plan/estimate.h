@@ -21,6 +21,10 @@
 // against every simulated candidate).
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "workloads/experiment.h"
+#include "workloads/train/spec.h"
 
 namespace plan {
 
@@ -38,7 +42,18 @@ struct Estimate {
 };
 
 // `text` is the candidate's experiment, `path` where it is (chip files are
-// looked up from there).
-Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction);
+// looked up from there), `overrides` --set strings applied to it.
+Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction,
+                            const std::vector<std::string>& overrides = {});
+
+// The training step an experiment runs, on the mesh it runs on: kind:
+// train's spec, or kind: maxtext's translation of its config (and its
+// kind, "train" or "maxtext"). Throws sim::ConfigError as the loader does.
+struct TrainStep {
+  std::string kind;
+  workloads::Experiment exp;
+  workloads::TrainSpec spec;
+};
+TrainStep train_step_of(const std::string& text, const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace plan

@@ -52,8 +52,13 @@ Slice plan_slice(const PlanSpec& spec) {
     return s;
   }
   const hw::ChipConfig chip = hw::load_chip(sim::YamlNode::load_file(spec.chip_file));
+  return slice_of_shape(chip, square_factors(spec.chips, chip.ici.links_per_chip >= 6 ? 3 : 2));
+}
+
+Slice slice_of_shape(const hw::ChipConfig& chip, const std::vector<std::uint32_t>& shape) {
+  Slice s;
   const bool three_d = chip.ici.links_per_chip >= 6;
-  s.shape = square_factors(spec.chips, three_d ? 3 : 2);
+  s.shape = shape;
   std::vector<std::string> dims, wrap;
   for (std::uint32_t d : s.shape) {
     dims.push_back(std::to_string(d));
@@ -66,8 +71,11 @@ Slice plan_slice(const PlanSpec& spec) {
     wrap.push_back(wraps ? "true" : "false");
   }
   s.alike_wraparound = std::adjacent_find(wrap.begin(), wrap.end(), std::not_equal_to<>()) == wrap.end();
-  s.pod_yaml = std::string("{topology: ") + (three_d ? "torus3d" : "torus2d") + ", shape: " + flow_list(dims) +
-               ", wraparound: " + flow_list(wrap) + "}";
+  s.pod_yaml = std::string("{topology: ") +
+               (shape.size() == 3   ? "torus3d"
+                : shape.size() == 2 ? "torus2d"
+                                    : "ring") +
+               ", shape: " + flow_list(dims) + ", wraparound: " + flow_list(wrap) + "}";
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip_config.h"
 #include "plan/spec.h"
 
 namespace plan {
@@ -21,5 +22,9 @@ struct Slice {
 // Throws sim::ConfigError (located at the plan's chips) when the chip
 // count does not lay out as a slice of the chip's topology.
 Slice plan_slice(const PlanSpec& spec);
+
+// A slice of `chip` with physical axes `shape` (x first; a ring, 2D or 3D
+// torus by their count), each axis wrapping by the same rules.
+Slice slice_of_shape(const hw::ChipConfig& chip, const std::vector<std::uint32_t>& shape);
 
 }  // namespace plan

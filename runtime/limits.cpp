@@ -20,8 +20,20 @@ namespace {
 constexpr std::uint64_t kSliceEvents = std::uint64_t{1} << 21;
 }  // namespace
 
+double memory_limit_bytes(const Limits& limits) {
+  if (limits.max_memory_bytes) return *limits.max_memory_bytes;
+  const double machine = double(sim::machine_memory_bytes());
+  return machine > 0 ? machine / 2 : 8e9;  // ASSUMPTION: 8 GB when the machine does not say
+}
+
 std::string SimulationEnd::describe(const Limits& limits) const {
   switch (reason) {
+    case Reason::memory_limit:
+      return "memory: the simulation's host memory passed " +
+             (limits.max_memory_bytes ? "limits.max_memory (" + sim::si(memory_limit_bytes(limits), "B") + ")"
+                                      : "half the machine's memory (" + sim::si(memory_limit_bytes(limits), "B") +
+                                            "; raise it with limits.max_memory)") +
+             " at " + sim::si(sim_time_s, "s") + " of simulated time";
     case Reason::time_limit:
       return "runaway: simulated time reached limits.max_sim_time (" + sim::si(limits.max_sim_time_s, "s") + ")";
     case Reason::event_limit:
@@ -48,6 +60,7 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
   sim::arm_host_deadline(limits.max_wall_time_s);  // inside a slice too (sim/kernel.h)
   const double every_s = limits.progress_interval_s;
   double next_progress_s = every_s;
+  const double memory_limit = memory_limit_bytes(limits);
   SimulationEnd r;
   for (;;) {
     const sc_time now = sc_core::sc_time_stamp();
@@ -69,6 +82,10 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
     }
     if (after > limits.max_events) {
       r.reason = SimulationEnd::Reason::event_limit;
+      break;
+    }
+    if (double(sim::current_rss_bytes()) > memory_limit) {
+      r.reason = SimulationEnd::Reason::memory_limit;
       break;
     }
     // Host time: a slice also halves when it took more than an eighth of
@@ -113,6 +130,11 @@ void LoopGuard::check(double sim_time_s) {
   if (wall_s > limits_.max_wall_time_s)
     throw sim::SimFailure("runaway: host time reached limits.max_wall_time (" + sim::si(limits_.max_wall_time_s, "s") +
                           ") in " + what_ + " after " + std::to_string(iterations_) + " steps");
+  // The resident size every 1024 steps (a /proc read costs microseconds).
+  if (iterations_ % 1024 == 0 && double(sim::current_rss_bytes()) > memory_limit_bytes(limits_))
+    throw sim::SimFailure("memory: " + what_ + " passed " + sim::si(memory_limit_bytes(limits_), "B") +
+                          " of host memory (limits.max_memory, or half the machine's) after " +
+                          std::to_string(iterations_) + " steps");
   if (limits_.progress_interval_s > 0 && wall_s >= next_progress_s_) {
     spdlog::info("progress: {} of host time, {}, {} steps{}", sim::si(wall_s, "s"), what_, iterations_,
                  sim_time_s >= 0 ? ", " + sim::si(sim_time_s, "s") + " simulated" : std::string());

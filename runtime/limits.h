@@ -28,14 +28,18 @@ struct Limits {
   double progress_interval_s = 10.0;
 };
 
+// limits.max_memory, or half the machine's memory when it is not given.
+double memory_limit_bytes(const Limits& limits);
+
 // How a bounded simulation (simulate_within) ended.
 struct SimulationEnd {
-  enum class Reason { idle, stopped, time_limit, event_limit, wall_limit };
+  enum class Reason { idle, stopped, time_limit, event_limit, wall_limit, memory_limit };
   Reason reason = Reason::idle;  // idle: nothing left to happen; stopped: sc_stop() (an op failed)
   std::uint64_t events = 0;      // as counted against limits.max_events
   double sim_time_s = 0;
   bool runaway() const {
-    return reason == Reason::time_limit || reason == Reason::event_limit || reason == Reason::wall_limit;
+    return reason == Reason::time_limit || reason == Reason::event_limit || reason == Reason::wall_limit ||
+           reason == Reason::memory_limit;
   }
   // "runaway: ..." naming the limit that was reached (for runaway ends).
   std::string describe(const Limits& limits) const;
@@ -44,9 +48,12 @@ struct SimulationEnd {
 // Runs the elaborated simulation in slices of simulated time until nothing
 // is pending, an op stops it, or a limit is reached; `extra_events` counts
 // events the kernel does not see (the ICI network's). The limits are
-// checked between slices, so a run may overshoot max_events by part of one
+// checked between slices (memory too: the process's resident size against
+// memory_limit_bytes, so a run its estimate let through still stops at the
+// limit), so a run may overshoot max_events by part of one
 // slice (slices shrink as the budget runs out); the outcome is deterministic,
-// except where max_wall_time (host time) ends a run.
+// except where max_wall_time (host time) or max_memory (host memory) ends a
+// run.
 //
 // A long run says it is alive: every limits.progress_interval of host time
 // a line on stderr (spdlog info) gives the host time, the simulated time
@@ -59,7 +66,8 @@ SimulationEnd simulate_within(const Limits& limits, const std::function<std::uin
 // scheduler, statistics over the chips of a big pod): check() on each
 // iteration throws sim::SimFailure (exit 3, "runaway: ...") once the
 // simulated time the loop reached passes limits.max_sim_time (or is not a
-// number) or its host time passes limits.max_wall_time, and logs a progress
+// number), its host time passes limits.max_wall_time or (checked every
+// 1024 iterations) its resident memory passes max_memory, and logs a progress
 // line every limits.progress_interval, as simulate_within does. `what`
 // names the loop in those lines ("the request stream").
 class LoopGuard {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "runtime/pod_simulation.h"
 #include "runtime/run_budget.h"
@@ -88,8 +90,9 @@ bool replays_valid(const PodConfig& config, const PodProgram& pp) {
 
 // What a simulation of `pp` holds in host memory and, at pe fidelity, how
 // many PE cycles it runs, checked before it is built: with replicas, one
-// chip per program (the groups), else every chip.
-void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, bool trace) {
+// chip per program (the groups), else every chip; a trace records the ops
+// of the chips it writes (by default the simulated ones).
+void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, const sim::TraceRequest& trace) {
   std::vector<const hw::Program*> simulated;
   if (replicas) {
     std::vector<bool> used(pp.programs.size(), false);
@@ -99,8 +102,24 @@ void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, 
   } else {
     for (std::uint32_t c = 0; c < pp.chip_count(); ++c) simulated.push_back(&pp.chip(c));
   }
-  check_pod_budget(config.limits, config.chip, config.fidelity, simulated, static_cast<int>(pp.chip_count()),
-                   pp.collectives.size(), trace);
+  // Each program's distinct collectives, once per chip that runs it.
+  std::vector<double> collectives_of(pp.programs.size(), 0);
+  for (std::size_t p = 0; p < pp.programs.size(); ++p) {
+    std::set<std::uint32_t> seen;
+    for (const hw::Op& op : pp.programs[p].ops)
+      if (const auto* comm = std::get_if<hw::CommOp>(&op.payload)) seen.insert(comm->collective);
+    collectives_of[p] = double(seen.size());
+  }
+  PodRunSize size;
+  size.pod_chips = static_cast<int>(pp.chip_count());
+  for (const std::uint32_t p : pp.program_of) size.collective_chips += collectives_of[p];
+  if (trace.on && trace.chips.empty()) {
+    for (const hw::Program* p : simulated) size.trace_events += double(p->ops.size());
+  } else if (trace.on) {
+    for (const std::uint32_t c : trace.chips)
+      if (c < pp.chip_count()) size.trace_events += double(pp.chip(c).ops.size());
+  }
+  check_pod_budget(config.limits, config.chip, config.fidelity, simulated, size);
 }
 
 // A straggler (PodConfig::scale) runs its replicas' program on a slower
@@ -151,7 +170,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
     // premise broken during the run leaves the next to run.
     bool replays = replays_valid(config, pp), translations = true;
     for (;;) {
-      check_budget(config, pp, true, trace.on);
+      check_budget(config, pp, true, trace);
       PodSimulation sim(config, pp, {true, replays, translations});
       sim.elaborate(observers);
       sim.run();
@@ -185,7 +204,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
       break;
     }
   }
-  check_budget(config, pp, false, trace.on);
+  check_budget(config, pp, false, trace);
   PodSimulation sim(config, pp, {});
   sim.elaborate(observers);
   sim.run();

@@ -36,14 +36,19 @@ constexpr double kOpBytes = 724;
 // per chip, less kChipStateBytes, over 2720 ops.
 constexpr double kOpRunBytes = 33;
 // Per trace event: the recorded event (sim::TraceWriter) and its text in
-// trace.json. `kind: matmul` at tile fidelity, 16384^3, with and without
-// --trace (24833 events): 225 B per event.
-constexpr double kTraceEventBytes = 225;
-// Per collective per chip of the pod: when the chip finished it, as the
+// trace.json, held twice while the text is assembled. The GPT-2-small
+// data-parallel step on 512 v4 chips (train-dp-v4 on 8x8x8), every chip
+// traced (1,000,000 events, the cap) against none (2026-12-07): 752 MB
+// more, 750 B per event. (A 16384^3 matmul at tile fidelity, 28,930
+// events, gives 514 B: fewer arguments per event.)
+constexpr double kTraceEventBytes = 750;
+// Per participant per collective: when the chip finished it, as the
 // collective records it, as the report's per-chip ends copy it and as the
 // replica check reads it: three (chip, time) pairs of 16 B. ASSUMPTION:
 // from the structures' sizes, not measured; a 65,536-chip step's estimate
-// was 2.2x low without it (issue 46).
+// was 2.2x low without it (issue 46). Counted per participant, not per
+// chip of the pod: GPT-3 on 1024 v4 chips (16 stages, each collective
+// within one stage) was estimated at 4.4 GB and peaks at 0.7 GB.
 constexpr double kCollectiveChipBytes = 48;
 
 std::string count(double n) { return sim::fixed(n, 0); }
@@ -61,12 +66,6 @@ std::string MemoryEstimate::str() const {
   for (std::size_t i = 0; i < parts_.size(); ++i)
     s += (i ? ", " : "") + parts_[i].first + ": " + sim::si(parts_[i].second, "B");
   return s + ")";
-}
-
-double memory_limit_bytes(const Limits& limits) {
-  if (limits.max_memory_bytes) return *limits.max_memory_bytes;
-  const double machine = double(sim::machine_memory_bytes());
-  return machine > 0 ? machine / 2 : 8e9;  // ASSUMPTION: 8 GB when the machine does not say
 }
 
 void check_memory(const Limits& limits, const MemoryEstimate& estimate, const std::string& what) {
@@ -101,9 +100,14 @@ void check_pe_cycles(const Limits& limits, double cycles, const std::string& wha
                         "); use fidelity: tile or kernel, or raise limits.max_pe_cycles");
 }
 
+void check_program_memory(const Limits& limits, double ops, const std::string& what) {
+  MemoryEstimate e;
+  e.add(count(ops) + " ops built x " + sim::si(kOpBytes, "B"), ops * kOpBytes);
+  check_memory(limits, e, what);
+}
+
 void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fidelity fidelity,
-                      const std::vector<const hw::Program*>& programs, int pod_chips, std::size_t collectives,
-                      bool trace) {
+                      const std::vector<const hw::Program*>& programs, const PodRunSize& size) {
   // The distinct programs in order of first use, and how many simulated
   // chips run each (an order independent of addresses: sums are the same
   // every run).
@@ -129,15 +133,14 @@ void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fide
   const double chips = double(programs.size());
   MemoryEstimate e;
   e.add(count(chips) + " chips simulated x " + sim::si(kChipStateBytes, "B"), chips * kChipStateBytes);
-  e.add(count(pod_chips) + " chips in the pod x " + sim::si(kPodChipBytes, "B"), pod_chips * kPodChipBytes);
+  e.add(count(size.pod_chips) + " chips in the pod x " + sim::si(kPodChipBytes, "B"), size.pod_chips * kPodChipBytes);
   e.add(count(planned) + " ops x " + sim::si(kOpBytes, "B"), planned * kOpBytes);
   e.add(count(run) + " ops run x " + sim::si(kOpRunBytes, "B"), run * kOpRunBytes);
-  if (collectives > 0)
-    e.add(count(double(collectives)) + " collectives x " + count(pod_chips) + " chips x " +
-              sim::si(kCollectiveChipBytes, "B"),
-          double(collectives) * pod_chips * kCollectiveChipBytes);
-  if (trace) {
-    const double events = std::min(run, double(sim::TraceWriter::kMaxEvents));
+  if (size.collective_chips > 0)
+    e.add(count(size.collective_chips) + " collective ends x " + sim::si(kCollectiveChipBytes, "B"),
+          size.collective_chips * kCollectiveChipBytes);
+  if (size.trace_events > 0) {
+    const double events = std::min(size.trace_events, double(sim::TraceWriter::kMaxEvents));
     e.add(count(events) + " trace events x " + sim::si(kTraceEventBytes, "B"), events * kTraceEventBytes);
   }
   // Each MXU of a simulated chip holds its current op's operands.

@@ -26,9 +26,6 @@ class MemoryEstimate {
   std::vector<std::pair<std::string, double>> parts_;
 };
 
-// limits.max_memory, or half the machine's memory when it is not given.
-double memory_limit_bytes(const Limits& limits);
-
 // Throws sim::SimFailure when the estimate is above memory_limit_bytes;
 // `what` names the run ("the simulation", "explain mxu").
 void check_memory(const Limits& limits, const MemoryEstimate& estimate, const std::string& what);
@@ -49,12 +46,26 @@ inline constexpr double kPeCyclesPerHostSecond = 3e9;
 // (info) before it starts, so its progress lines can be read against it.
 void check_pe_cycles(const Limits& limits, double cycles, const std::string& what);
 
+// Throws as check_memory when `ops` ops of programs under construction
+// would already hold more than the limit: a builder calls it after each
+// program it adds, so a run too big to build stops within one program of
+// the limit instead of after building everything (issue 46).
+void check_program_memory(const Limits& limits, double ops, const std::string& what);
+
+// What a pod run holds besides its chips and programs.
+struct PodRunSize {
+  int pod_chips = 0;
+  // (chip, collective) pairs: each participant's end of each collective,
+  // recorded by the run (a chip that never issues a collective holds none).
+  double collective_chips = 0;
+  // Events its trace records (before the trace's own cap); 0 without one.
+  double trace_events = 0;
+};
+
 // Memory of a pod run whose simulated chips run `programs` (one entry per
-// simulated chip), in a pod of `pod_chips` joined by `collectives`, with a
-// trace or without, and at pe fidelity its PE-cycle budget; throws as the
+// simulated chip), and at pe fidelity its PE-cycle budget; throws as the
 // checks above.
 void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fidelity fidelity,
-                      const std::vector<const hw::Program*>& programs, int pod_chips, std::size_t collectives,
-                      bool trace);
+                      const std::vector<const hw::Program*>& programs, const PodRunSize& size);
 
 }  // namespace runtime

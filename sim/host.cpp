@@ -16,6 +16,15 @@ std::uint64_t peak_rss_bytes() {
   return 0;
 }
 
+std::uint64_t current_rss_bytes() {
+  // statm's second field: resident pages (cheaper than parsing status).
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (!(statm >> size >> resident) || page <= 0) return 0;
+  return resident * std::uint64_t(page);
+}
+
 std::uint64_t machine_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;

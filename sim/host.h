@@ -8,6 +8,9 @@ namespace sim {
 // Peak resident set size of this process (VmHWM), in bytes; 0 if unknown.
 std::uint64_t peak_rss_bytes();
 
+// Resident set size of this process now (VmRSS), in bytes; 0 if unknown.
+std::uint64_t current_rss_bytes();
+
 // Physical memory of the machine (sysconf), in bytes; 0 if unknown.
 std::uint64_t machine_memory_bytes();
 

@@ -3,10 +3,14 @@
 // cycles above limits.max_pe_cycles end the run with exit 3 and the
 // estimate; the trace shows the simulated chips only; a model of 16384
 // blocks that does not fit says so at once (no search quadratic in layers).
+// A training step is refused while its programs are built, a trace of many
+// chips counts their events, the resident size is checked between slices,
+// and a matmul no chip could finish is not blamed on VMEM.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -135,6 +139,66 @@ TEST_CASE("run budget: 16384 blocks that do not fit say so at once, exit 3", "[a
   INFO(r.output.substr(0, 2000));
   CHECK(r.status == 3);
   CHECK(r.output.find("does not fit in HBM: chip 0") != std::string::npos);
+}
+
+TEST_CASE("run budget: a training step too big to build stops while building, not after", "[app][budget]") {
+  // GPT-3 175B on 1024 v4 chips builds 16 stage programs, 1,001,228 ops in
+  // all (about 725 MB at 724 B an op); under a 100 MB limit it used to
+  // build every one (2.15x the limit) before the estimate refused it.
+  TempDir dir("budget-build");
+  const auto r = run_tpusim(
+      "run configs/experiments/train-gpt3-175b-v4-1024.yaml --set 'limits={max_memory: 1.0e+8}' --out " + dir / "o");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  const std::regex built("building the training step's programs would need about [^(]+\\(([0-9]+) ops built x 724 B");
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, built));
+  const double ops = std::stod(m[1]);
+  CHECK(ops * 724 > 1e8);      // past the limit when it stopped
+  CHECK(ops < 1001228.0 / 2);  // and well before building everything
+}
+
+TEST_CASE("run budget: --trace-chips over every chip counts their events before the run", "[app][budget][trace]") {
+  // 512 chips traced, one simulated: each traced chip writes its
+  // representative's 1,376 ops, 704,512 events at 750 B, 528 MB (the run
+  // itself peaks at 780 MB: the messages' events fill the trace to its
+  // 1,000,000 cap); estimated from the simulated chip alone, such a trace
+  // ran to exit 0 at 2.7 GB on 4096 chips under a 1 GB limit.
+  const std::string pod =
+      "run configs/experiments/train-dp-v4.yaml --set pod.shape=[8,8,8] --set pod.wraparound=true --set mesh.data=512 "
+      "--set workload.global_batch=512 --set 'limits={max_memory: 5.0e+8}'";
+  TempDir dir("budget-trace-chips");
+  const auto all = run_tpusim(pod + " --trace-chips 0-511 --out " + dir / "a");
+  INFO(all.output);
+  CHECK(all.status == 3);
+  CHECK(all.output.find("704512 trace events x 750 B") != std::string::npos);
+  const auto one = run_tpusim(pod + " --trace-chips 0 --out " + dir / "b");
+  INFO(one.output);
+  CHECK(one.status == 0);
+}
+
+TEST_CASE("run budget: a run past max_memory stops inside the simulation, exit 3", "[app][budget]") {
+  // The estimate of an 8192^3 matmul is well under 5 MB; the process itself
+  // (SystemC and the loaded configs) is resident at more than that, so the
+  // check between slices of simulated time is what stops it.
+  TempDir dir("budget-rss-guard");
+  const auto r =
+      run_tpusim("run configs/experiments/matmul-v4.yaml --set 'limits={max_memory: 5.0e+6}' --out " + dir / "o");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  CHECK(r.output.find("memory: the simulation's host memory passed limits.max_memory (5 MB)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "o/report.json"));
+}
+
+TEST_CASE("run budget: a chip too slow for any blocking says so, not that VMEM is too small", "[app][budget]") {
+  // 1e-300 B/s: every blocking fits VMEM, and every estimate overflows.
+  TempDir dir("budget-slow-chip");
+  const auto r =
+      run_tpusim("run configs/experiments/matmul-v4.yaml --set chip.hbm.bandwidth=1e-300 --out " + dir / "o");
+  INFO(r.output);
+  CHECK(r.status == 3);
+  CHECK(r.output.find("has a finite time on this chip") != std::string::npos);
+  CHECK(r.output.find("fits VMEM (") == std::string::npos);
 }
 
 }  // namespace test_run_budget

@@ -204,15 +204,14 @@ void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout&
   for (std::size_t c = 1; c < memory.size(); ++c)
     if (memory[c].total() > memory[worst].total()) worst = c;
   if (memory.empty() || memory[worst].total() <= capacity) return;
-  throw sim::SimFailure(
-      "does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
-          std::to_string(layout.roles[worst].stage) + ") " + memory_breakdown(memory[worst], capacity) +
-          ". Use fsdp, remat: full, more tensor or pipeline parallelism, smaller or fewer microbatches in flight "
-          "(1f1b), or set workload.simulate_anyway: true to simulate it regardless",
-      {{"chip", double(worst)},
-       {"stage", double(layout.roles[worst].stage)},
-       {"needed_bytes", double(memory[worst].total())},
-       {"capacity_bytes", double(capacity)}});
+  throw sim::SimFailure("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
+                            std::to_string(layout.roles[worst].stage) + ") " +
+                            memory_breakdown(memory[worst], capacity) +
+                            " (set workload.simulate_anyway: true to simulate it regardless)",
+                        {{"chip", double(worst)},
+                         {"stage", double(layout.roles[worst].stage)},
+                         {"needed_bytes", double(memory[worst].total())},
+                         {"capacity_bytes", double(capacity)}});
 }
 
 }  // namespace workloads

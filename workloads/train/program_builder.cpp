@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "kernels/train_kernels.h"
+#include "runtime/run_budget.h"
 #include "sim/units.h"
 #include "workloads/train/data_parallel.h"
 #include "workloads/train/experts.h"
@@ -383,6 +384,7 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
   out.pod.program_of.resize(layout.chips());
   if (stages > 1) out.pod.peers.resize(layout.chips());
   const std::optional<TiedParam> tied = tied_param(micro, layout);
+  double ops_built = 0;
   for (std::uint32_t c = 0; c < layout.chips(); ++c) {
     const auto key =
         std::make_tuple(layout.roles[c].stage, expert_loads(out.routing, layout.roles[c].expert, ep), length_of(c));
@@ -392,6 +394,8 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
       out.maps.emplace_back();
       ChipProgramBuilder(context_of(c), spec, layout, c).build(prog, out.maps.back());
       found = program_of_key.emplace(key, out.pod.add_program(std::move(prog))).first;
+      ops_built += double(out.pod.programs.back().ops.size());
+      runtime::check_program_memory(exp.limits, ops_built, "building the training step's programs");
     }
     out.pod.program_of[c] = found->second;
     if (stages > 1) out.pod.peers[c] = peer_table(layout, tied, c);
