@@ -13,16 +13,11 @@
 
 namespace test_maxtext_command {
 
+using testing_cli::read_report;
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
 
 namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 // configs/experiments/maxtext-llama3.1-70b-v6e-64.yaml's keys as a MaxText
 // launch would give them (its flags but one: the result may not depend on
@@ -55,7 +50,7 @@ TEST_CASE("maxtext command: a pasted launch runs as the experiment file with its
   const auto cl = run_tpusim("maxtext --chip tpu-v6e --pod 8x8 --out " + dir / "cl" + " " + kLaunch);
   INFO(cl.output);
   REQUIRE(cl.status == 0);
-  const nlohmann::json a = read_json(dir / "file/report.json"), b = read_json(dir / "cl/report.json");
+  const nlohmann::json a = read_report(dir / "file"), b = read_report(dir / "cl");
   CHECK(b["result"]["step_time_s"] == a["result"]["step_time_s"]);
   CHECK(b["result"]["mfu"] == a["result"]["mfu"]);
   CHECK(b["result"]["memory"] == a["result"]["memory"]);
@@ -67,7 +62,7 @@ TEST_CASE("maxtext command: a pasted launch runs as the experiment file with its
   const auto again = run_tpusim("run " + dir / "cl/experiment.yaml" + " --out " + dir / "again");
   INFO(again.output);
   REQUIRE(again.status == 0);
-  CHECK(read_json(dir / "again/report.json")["result"]["step_time_s"] == b["result"]["step_time_s"]);
+  CHECK(read_report(dir / "again")["result"]["step_time_s"] == b["result"]["step_time_s"]);
 }
 
 TEST_CASE("maxtext command: --chips lays out the chip's squarest slice, wrapping by its rules", "[app][maxtext]") {
