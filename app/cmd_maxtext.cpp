@@ -22,7 +22,7 @@ namespace app {
 
 namespace {
 
-const char* kHelp =
+const char* kMaxTextHelp =
     "usage: tpusim maxtext --chip NAME (--pod AxB[xC] | --chips N) [--slices N] [--out DIR] WORD...\n"
     "\n"
     "Runs a MaxText launch as pasted, e.g.\n"
@@ -42,7 +42,7 @@ struct MaxTextOptions {
   std::vector<std::string> words;
 };
 
-std::uint32_t positive(const std::string& flag, const std::string& text) {
+std::uint32_t positive_count(const std::string& flag, const std::string& text) {
   try {
     std::size_t used = 0;
     const unsigned long v = std::stoul(text, &used);
@@ -54,7 +54,7 @@ std::uint32_t positive(const std::string& flag, const std::string& text) {
 
 // tpusim's options are taken wherever they stand; every other word is the
 // launch's (MaxText's launcher has options of its own, such as python3's -m).
-MaxTextOptions parse_options(const std::vector<std::string>& args, bool& help) {
+MaxTextOptions parse_maxtext_options(const std::vector<std::string>& args, bool& help) {
   MaxTextOptions o;
   help = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -73,8 +73,8 @@ MaxTextOptions parse_options(const std::vector<std::string>& args, bool& help) {
     if (a == "--chip") o.chip = v;
     if (a == "--pod") o.pod = v;
     if (a == "--out") o.out_dir = v;
-    if (a == "--chips") o.chips = positive(a, v);
-    if (a == "--slices") o.slices = positive(a, v);
+    if (a == "--chips") o.chips = positive_count(a, v);
+    if (a == "--slices") o.slices = positive_count(a, v);
   }
   if (o.chip.empty()) throw UsageError("maxtext needs --chip NAME (configs/chips/)");
   if (o.pod.empty() == (o.chips == 0)) throw UsageError("maxtext needs one of --pod AxB[xC] and --chips N");
@@ -87,7 +87,8 @@ std::vector<std::uint32_t> pod_shape(const std::string& text) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t x = text.find('x', start);
-    shape.push_back(positive("--pod", text.substr(start, x == std::string::npos ? std::string::npos : x - start)));
+    shape.push_back(
+        positive_count("--pod", text.substr(start, x == std::string::npos ? std::string::npos : x - start)));
     if (x == std::string::npos) break;
     start = x + 1;
   }
@@ -135,17 +136,16 @@ std::string document_text(const YAML::Node& doc, const std::vector<std::string>&
     if (c == '\n' || c == '\r') c = ' ';
   YAML::Emitter out;
   out << doc;
-  return "# " + command + "\n# (tpusim run this file to repeat it; --set to change it)\n" +
-         out.c_str() + "\n";
+  return "# " + command + "\n# (tpusim run this file to repeat it; --set to change it)\n" + out.c_str() + "\n";
 }
 
 }  // namespace
 
 int cmd_maxtext(const std::vector<std::string>& args) {
   bool help = false;
-  const MaxTextOptions o = parse_options(args, help);
+  const MaxTextOptions o = parse_maxtext_options(args, help);
   if (help) {
-    std::cout << kHelp;
+    std::cout << kMaxTextHelp;
     return 0;
   }
   const workloads::MaxTextCommandLine cl = workloads::parse_maxtext_command_line(o.words);

@@ -61,16 +61,6 @@ std::pair<std::string, std::uint64_t> largest_item(const ChipMemory& m) {
   return best;
 }
 
-bool recomputes_forward(const TrainSpec& spec) {
-  // remat: full (kind: train) and remat_policy: full (kind: maxtext, a
-  // custom policy with every tensor recomputed) run each block's forward
-  // again; other policies recompute less, which the bound leaves out.
-  if (spec.remat == workloads::Remat::full) return true;
-  if (spec.remat != workloads::Remat::custom) return false;
-  return std::all_of(spec.remat_tensors.begin(), spec.remat_tensors.end(),
-                     [](const auto& t) { return t.second == workloads::TensorPlace::remat; });
-}
-
 struct ModelTotals {
   double matmul_flops = 0;         // forward + backward matmuls the chips must run, the whole batch
   double block_forward_flops = 0;  // the blocks' forward matmuls (remat full's recompute)
@@ -155,6 +145,16 @@ void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec) {
 }
 
 }  // namespace
+
+bool recomputes_forward(const TrainSpec& spec) {
+  // remat: full (kind: train) and remat_policy: full (kind: maxtext, a
+  // custom policy with every tensor recomputed) run each block's forward
+  // again; other policies recompute less, which the bound leaves out.
+  if (spec.remat == workloads::Remat::full) return true;
+  if (spec.remat != workloads::Remat::custom) return false;
+  return std::all_of(spec.remat_tensors.begin(), spec.remat_tensors.end(),
+                     [](const auto& t) { return t.second == workloads::TensorPlace::remat; });
+}
 
 Estimate estimate_candidate(const std::string& text, const std::string& path, double max_memory_fraction,
                             const std::vector<std::string>& overrides) {

@@ -56,4 +56,8 @@ struct TrainStep {
 };
 TrainStep train_step_of(const std::string& text, const std::string& path, const std::vector<std::string>& overrides);
 
+// Whether the step runs each block's forward again in its backward (remat
+// full, or a custom policy that recomputes every named tensor).
+bool recomputes_forward(const workloads::TrainSpec& spec);
+
 }  // namespace plan

@@ -37,15 +37,9 @@ bool offloads(const TrainSpec& spec) {
   return false;
 }
 
-bool recomputes_everything(const TrainSpec& spec) {
-  if (spec.remat == Remat::full) return true;
-  if (spec.remat != Remat::custom) return false;
-  return std::all_of(spec.remat_tensors.begin(), spec.remat_tensors.end(),
-                     [](const auto& t) { return t.second == TensorPlace::remat; });
-}
-
 // kind: train's levers, each as the --set arguments that pull it.
-std::vector<FitChange> train_levers(const TrainSpec& spec, const std::vector<std::pair<std::string, std::uint32_t>>& mesh) {
+std::vector<FitChange> train_levers(const TrainSpec& spec,
+                                    const std::vector<std::pair<std::string, std::uint32_t>>& mesh) {
   const workloads::TrainParallelism& par = spec.parallelism;
   const std::string p = "workload.parallelism.";
   std::vector<FitChange> out;
@@ -54,7 +48,8 @@ std::vector<FitChange> train_levers(const TrainSpec& spec, const std::vector<std
     out.push_back({"FSDP over the data axes", {p + "fsdp=" + axes_value(joined(par.fsdp.axes, data)), p + "data=1"}});
     if (par.zero == 0 && par.fsdp.degree == 1) out.push_back({"ZeRO-1 over the data axes", {p + "zero=1"}});
   }
-  if (spec.remat != Remat::full && spec.remat != Remat::offload) out.push_back({"remat: full", {"workload.remat=full"}});
+  if (spec.remat != Remat::full && spec.remat != Remat::offload)
+    out.push_back({"remat: full", {"workload.remat=full"}});
   if (!offloads(spec)) {
     out.push_back({"remat: offload (stashes to host memory)", {"workload.remat=offload"}});
     // MaxText's most used policy in the published recipes: each block's
@@ -105,11 +100,10 @@ std::vector<FitChange> maxtext_levers(const TrainSpec& spec) {
   std::vector<FitChange> out;
   if (spec.parallelism.data.degree > 1)
     out.push_back({"FSDP over the data axis (ici)", {c + "ici_fsdp_parallelism=-1", c + "ici_data_parallelism=1"}});
-  if (!recomputes_everything(spec)) out.push_back({"remat_policy: full", {c + "remat_policy=full"}});
-  if (!offloads(spec))
-  {
-    out.push_back({"remat_policy: minimal_offloaded (projections to host memory)",
-                   {c + "remat_policy=minimal_offloaded"}});
+  if (!recomputes_forward(spec)) out.push_back({"remat_policy: full", {c + "remat_policy=full"}});
+  if (!offloads(spec)) {
+    out.push_back(
+        {"remat_policy: minimal_offloaded (projections to host memory)", {c + "remat_policy=minimal_offloaded"}});
     out.push_back({"blocks' inputs to host memory, the rest recomputed",
                    {c + "remat_policy=custom", c + "decoder_layer_input=offload"}});
   }
@@ -134,7 +128,8 @@ FitAdvice fit_advice(const std::string& text, const std::string& path, const std
   const TrainStep step = train_step_of(text, path, overrides);
   const Estimate now = estimate_candidate(text, path, 1.0, overrides);
   FitAdvice advice{now.largest_item, now.largest_item_bytes, now.capacity_bytes, {}};
-  const std::vector<FitChange> levers = step.kind == "train" ? train_levers(step.spec, step.exp.mesh) : maxtext_levers(step.spec);
+  const std::vector<FitChange> levers =
+      step.kind == "train" ? train_levers(step.spec, step.exp.mesh) : maxtext_levers(step.spec);
   // The changes that fit among `tried`, each estimated with the run's own
   // overrides first and its sets after them.
   const auto fitting = [&](std::vector<FitChange> tried) {
@@ -167,18 +162,21 @@ FitAdvice fit_advice(const std::string& text, const std::string& path, const std
 }
 
 std::string describe(const FitAdvice& advice) {
-  std::string s = "Largest item: " + advice.largest_item + ", " + workloads::binary_bytes(double(advice.largest_item_bytes)) + ".";
+  std::string s =
+      "Largest item: " + advice.largest_item + ", " + workloads::binary_bytes(double(advice.largest_item_bytes)) + ".";
   if (advice.fits.empty())
-    return s + " No change of one or two of this step's memory levers (FSDP, ZeRO-1, remat, host offload, "
-               "microbatches, a data axis to tensor or context parallelism) fits: it needs more chips (tpusim plan "
-               "searches every mesh)";
+    return s +
+           " No change of one or two of this step's memory levers (FSDP, ZeRO-1, remat, host offload, "
+           "microbatches, a data axis to tensor or context parallelism) fits: it needs more chips (tpusim plan "
+           "searches every mesh)";
   s += " Changes that fit, fastest lower bound first:";
   for (std::size_t i = 0; i < advice.fits.size(); ++i) {
     const FitChange& f = advice.fits[i];
     s += " (" + std::to_string(i + 1) + ") " + f.what + ":";
     for (const std::string& set : f.sets)  // quoted where a shell would split it
       s += set.find(' ') == std::string::npos ? " --set " + set : " --set \"" + set + "\"";
-    s += " (" + workloads::binary_bytes(double(f.memory_bytes)) + " of " + workloads::binary_bytes(double(advice.capacity_bytes)) + ");";
+    s += " (" + workloads::binary_bytes(double(f.memory_bytes)) + " of " +
+         workloads::binary_bytes(double(advice.capacity_bytes)) + ");";
   }
   s.back() = '.';
   return s;

@@ -43,7 +43,8 @@ TEST_CASE("fit advice: a replicated 1.3 B model is told to shard its optimizer s
   CHECK(r.output.find("Largest item: optimizer state, 14.2 GiB.") != std::string::npos);
   const std::vector<std::string> sets = offered_sets(r.output);
   REQUIRE(!sets.empty());
-  CHECK(r.output.find("FSDP over the data axes: --set workload.parallelism.fsdp=data --set workload.parallelism.data=1") !=
+  CHECK(r.output.find(
+            "FSDP over the data axes: --set workload.parallelism.fsdp=data --set workload.parallelism.data=1") !=
         std::string::npos);
   for (const std::string& s : sets) {
     INFO("offered:" << s);
