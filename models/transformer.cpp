@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "models/attention.h"
 #include "models/block_parts.h"
@@ -219,6 +221,43 @@ ModelSpec build_transformer_prefill(const TransformerConfig& cfg, std::uint64_t 
   return m;
 }
 
+namespace {
+
+// Shapes attention matmul `mm` (Q K^T or P V) as `rows` query rows of each
+// of `instances` products with `keys` cached keys, the instances folded
+// along n (build_transformer_decode's comment); a query sees every key (no
+// mask). Returns the scores it computes.
+std::uint64_t fold_attention(MatmulSpec& mm, const TransformerConfig& cfg, std::uint64_t rows, std::uint64_t instances,
+                             std::uint64_t keys) {
+  const bool flash = cfg.attention == "flash";
+  const std::uint64_t folded = checked_mul(instances, keys, "cached keys");
+  // scores = q_group (group x H) K^T (H x context), context = P (group x context) V (context x Hv),
+  // per sequence and kv head.
+  const bool score = mm.kind == MatmulKind::attention_score;
+  mm.count = 1;
+  mm.m = rows;
+  mm.k = score ? cfg.qk_head_dim() : keys;
+  mm.n = score ? folded : checked_mul(instances, cfg.v_dim(), "attention outputs");
+  mm.tp_split = Dim::n;  // whole kv heads; ranks sharing one split its query heads
+  mm.tp_units = cfg.kv();
+  mm.tp_excess = Dim::m;
+  mm.causal = Causal::none;
+  mm.window = 0;
+  mm.out_on_chip = flash && score;
+  mm.a_on_chip = flash && !score;
+  return checked_mul(folded, rows, "attention scores");
+}
+
+void set_softmax(LayerSpec& l, std::uint64_t scores) {
+  for (ElementwiseSpec& e : l.elementwise_fwd)
+    if (e.op == ElementwiseOp::softmax) {
+      e.bytes = e.bytes / e.elements * scores;
+      e.elements = scores;
+    }
+}
+
+}  // namespace
+
 ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context) {
   if (context == 0) throw std::invalid_argument("build_transformer_decode: context must be >= 1");
   TransformerConfig one = cfg;
@@ -227,38 +266,78 @@ ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t b
   m.layers.pop_back();  // the loss
   const std::uint64_t group = cfg.heads / cfg.kv();
   const std::uint64_t instances = checked_mul(batch, cfg.kv(), "batch x kv_heads");
-  const bool flash = cfg.attention == "flash";
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     LayerSpec& l = m.layers[i];
     forward_only(l);
     // A block (layers[1 + b] is block b) reads the cached keys it attends
     // to: the window's on a local block.
     const std::uint64_t cached = l.kind == LayerKind::transformer_block ? cfg.attended(i - 1, context) : context;
-    const std::uint64_t keys = checked_mul(instances, cached, "cached keys");
-    const std::uint64_t scores = checked_mul(keys, group, "attention scores");
-    for (MatmulSpec& mm : l.forward) {
-      if (!is_attention(mm.kind)) continue;
-      // scores = q_group (group x H) K^T (H x context), context = P (group x context) V (context x Hv),
-      // per sequence and kv head; a decode query sees every cached key (no mask).
-      const bool score = mm.kind == MatmulKind::attention_score;
-      mm.count = 1;
-      mm.m = group;
-      mm.k = score ? cfg.qk_head_dim() : cached;
-      mm.n = score ? keys : checked_mul(instances, cfg.v_dim(), "attention outputs");
-      mm.tp_split = Dim::n;  // whole kv heads; ranks sharing one split its query heads
-      mm.tp_units = cfg.kv();
-      mm.tp_excess = Dim::m;
-      mm.causal = Causal::none;
-      mm.window = 0;
-      mm.out_on_chip = flash && score;
-      mm.a_on_chip = flash && !score;
-    }
-    for (ElementwiseSpec& e : l.elementwise_fwd)
-      if (e.op == ElementwiseOp::softmax) {
-        e.bytes = e.bytes / e.elements * scores;
-        e.elements = scores;
-      }
+    std::uint64_t scores = 0;
+    for (MatmulSpec& mm : l.forward)
+      if (is_attention(mm.kind)) scores = fold_attention(mm, cfg, group, instances, cached);
+    if (scores > 0) set_softmax(l, scores);
   }
+  return m;
+}
+
+ModelSpec build_transformer_mixed(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context,
+                                  const std::vector<PromptChunk>& chunks) {
+  if (chunks.empty()) return build_transformer_decode(cfg, batch, context);
+  if (batch > 0 && context == 0) throw std::invalid_argument("build_transformer_mixed: context must be >= 1");
+  std::uint64_t rows = batch;
+  for (const PromptChunk& c : chunks) {
+    if (c.tokens == 0) throw std::invalid_argument("build_transformer_mixed: an empty chunk");
+    rows = checked_add(rows, c.tokens, "tokens");
+  }
+  TransformerConfig one = cfg;
+  one.seq_len = 1;
+  ModelSpec m = build_transformer(one, rows);
+  m.layers.pop_back();  // the loss
+  const std::uint64_t group = cfg.heads / cfg.kv();
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    LayerSpec& l = m.layers[i];
+    forward_only(l);
+    if (l.kind != LayerKind::transformer_block) continue;
+    std::vector<MatmulSpec> ops;
+    std::uint64_t scores = 0;
+    for (MatmulSpec& mm : l.forward) {
+      if (!is_attention(mm.kind)) {
+        ops.push_back(mm);
+        continue;
+      }
+      // Each chunk's queries (group x tokens rows a kv head) over the keys
+      // they see under the causal mask: prior + j for the j-th, prior +
+      // (tokens + 1) / 2 on the mean (a flash kernel skips masked blocks).
+      // The last op keeps the block's own name, which the ops after it
+      // wait for; the others run before it on the MXU.
+      for (std::size_t j = 0; j < chunks.size(); ++j) {
+        const bool last = batch == 0 && j + 1 == chunks.size();
+        MatmulSpec op = mm;
+        if (!last) {
+          op.name += ".chunk" + std::to_string(j);
+          op.output += ".chunk" + std::to_string(j);
+        }
+        const std::uint64_t keys = cfg.attended(i - 1, chunks[j].prior + (chunks[j].tokens + 1) / 2);
+        scores += fold_attention(op, cfg, checked_mul(group, chunks[j].tokens, "chunk rows"), cfg.kv(), keys);
+        ops.push_back(op);
+      }
+      if (batch > 0) {
+        scores += fold_attention(mm, cfg, group, checked_mul(batch, cfg.kv(), "batch x kv_heads"),
+                                 cfg.attended(i - 1, context));
+        ops.push_back(mm);
+      }
+    }
+    l.forward = ops;
+    set_softmax(l, scores);
+  }
+  // Logits for each decoding sequence and each chunk's last token (vLLM
+  // samples every scheduled request's last token, keeping only finished
+  // prompts').
+  LayerSpec& out = m.layers.back();
+  const std::uint64_t sampled = batch + chunks.size();
+  for (MatmulSpec& mm : out.forward)
+    if (mm.name == "output.logits") mm.m = sampled;
+  out.output_bytes = checked_mul(sampled, cfg.vocab, kBf16Bytes, "bytes");
   return m;
 }
 

@@ -22,6 +22,7 @@
 // mlp_block.*, moe.*, lm_head.*. Formulas, sources and what is stashed for
 // backward: docs/models.md.
 #include <cstdint>
+#include <vector>
 
 #include "models/model_spec.h"
 #include "models/transformer_config.h"
@@ -54,5 +55,24 @@ ModelSpec build_transformer_prefill(const TransformerConfig& cfg, std::uint64_t 
 // would load one after another; its split by tensor parallelism divides
 // the kv heads.
 ModelSpec build_transformer_decode(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context);
+
+// A prompt chunk of a chunked-prefill step: `tokens` of a prompt whose
+// first `prior` tokens are already in the KV cache.
+struct PromptChunk {
+  std::uint64_t tokens = 0, prior = 0;
+  bool operator<(const PromptChunk& o) const { return tokens != o.tokens ? tokens < o.tokens : prior < o.prior; }
+  bool operator==(const PromptChunk& o) const { return tokens == o.tokens && prior == o.prior; }
+};
+// One step of chunked prefill (Sarathi-Serve, vLLM): `batch` decoding
+// sequences whose caches hold `context` tokens, as build_transformer_decode,
+// and the prompt chunks `chunks`, all batch + sum(tokens) rows through the
+// linear layers at once (the weights read once). Each chunk's attention is
+// its own pair of matmuls per block, its group x tokens query rows of each
+// kv head over the keys they see: the cache's prior tokens and the chunk's
+// own under the causal mask, prior + (tokens + 1) / 2 on the mean (exact
+// FLOPs for an odd chunk); logits for each decoding sequence and each
+// chunk's last token. No chunks: build_transformer_decode.
+ModelSpec build_transformer_mixed(const TransformerConfig& cfg, std::uint64_t batch, std::uint64_t context,
+                                  const std::vector<PromptChunk>& chunks);
 
 }  // namespace models

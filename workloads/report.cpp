@@ -313,20 +313,30 @@ json to_json(const RequestStreamSection::Disaggregated& d) {
           {"kv_transfer_s_mean", d.kv_transfer_s_mean}};
 }
 
+json to_json(const RequestStreamSection::Chunked& c) {
+  return {{"max_batched_tokens", c.max_batched_tokens}, {"chunks", c.chunks}, {"mixed_steps", c.mixed_steps}};
+}
+
 json to_json(const RequestStreamSection& s) {
   return {{"requests", s.requests},
           {"rate", s.rate},
           {"batching", s.batching},
           {"slots_per_replica", s.slots_per_replica},
+          {"concurrency", or_null(s.concurrency)},
+          {"warmup", s.warmup},
           {"ttft_s", to_json(s.ttft_s)},
           {"tpot_s", to_json(s.tpot_s)},
+          {"itl_s", to_json(s.itl_s)},
           {"makespan_s", s.makespan_s},
+          {"requests_per_s", s.requests_per_s},
           {"tokens_per_s", s.tokens_per_s},
+          {"total_tokens_per_s", s.total_tokens_per_s},
           {"tokens_per_s_per_chip", s.tokens_per_s_per_chip},
           {"prefill_steps", s.prefill_steps},
           {"decode_steps", s.decode_steps},
           {"mean_batch", s.mean_batch},
           {"steps_simulated", s.steps_simulated},
+          {"chunked_prefill", s.chunked_prefill ? to_json(*s.chunked_prefill) : json(nullptr)},
           {"disaggregated", s.disaggregated ? to_json(*s.disaggregated) : json(nullptr)}};
 }
 

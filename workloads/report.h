@@ -233,12 +233,22 @@ struct RequestStreamSection {
   };
   std::uint64_t requests = 0, slots_per_replica = 0;
   double rate = 0;
+  std::optional<std::uint64_t> concurrency;  // closed-loop clients; null: open loop
+  std::uint64_t warmup = 0;                  // requests left out of what follows
   std::string batching;
   Latency ttft_s, tpot_s;
+  Latency itl_s;  // inter-token latency, over tokens
   double makespan_s = 0, tokens_per_s = 0, tokens_per_s_per_chip = 0;
+  double requests_per_s = 0, total_tokens_per_s = 0;  // total: prompt and output tokens
   std::uint64_t prefill_steps = 0, decode_steps = 0;  // over all replicas
   double mean_batch = 0;                              // sequences per decode step
   std::uint64_t steps_simulated = 0;                  // distinct prefill and decode steps the pod ran
+  // Chunked prefill (requests.chunked_prefill): the budget, the prompt
+  // chunks run and the steps that ran chunks beside decoding sequences.
+  struct Chunked {
+    std::uint64_t max_batched_tokens = 0, chunks = 0, mixed_steps = 0;
+  };
+  std::optional<Chunked> chunked_prefill;
   // Disaggregated serving (requests.prefill_chips): the two pools, the KV
   // cache's crossing between them, and each pool's busy share of the span.
   struct Pool {

@@ -20,6 +20,7 @@ std::string measured_what(const std::string& kind) {
   if (kind == "matmul") return "matmuls";
   if (kind == "collective") return "collectives";
   if (kind == "sharded_matmul") return "sharded matmuls";
+  if (kind == "inference") return "serving runs";
   return "training steps";
 }
 
@@ -75,7 +76,7 @@ const ValidationSummary& built_in_validation_summary() {
 
 std::string validation_kind(const std::string& workload_kind) {
   if (workload_kind == "matmul" || workload_kind == "collective" || workload_kind == "sharded_matmul" ||
-      workload_kind == "train")
+      workload_kind == "inference" || workload_kind == "train")
     return workload_kind;
   if (workload_kind == "maxtext") return "train";
   return "";

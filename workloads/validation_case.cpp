@@ -94,8 +94,8 @@ const sim::ParamTable<ValidationCase>& validation_case_params() {
                                       "experiment that reproduces it (validation/README.md)");
     p.text("title", &ValidationCase::title, std::nullopt, "what was measured, in one line")
         .informational("describes the measurement")
-        .choice("group", &ValidationCase::group, {"matmul", "collective", "sharded_matmul", "train"}, std::nullopt,
-                "what kind of run was measured: its table in docs/validation.md and its validation group")
+        .choice("group", &ValidationCase::group, {"matmul", "collective", "sharded_matmul", "train", "inference"},
+                std::nullopt, "what kind of run was measured: its table in docs/validation.md and its validation group")
         .informational("groups the measurement")
         .group("source", &ValidationCase::source, source_params())
         .text("configuration", &ValidationCase::configuration, std::nullopt, "what ran, in words, enough to redo it")

@@ -1,4 +1,4 @@
-// The chart scripts (scripts/plot_roofline, plot_pipeline, plot_bubbles, plot_ici_heatmap)
+// The chart scripts (scripts/plot_roofline, plot_pipeline, plot_bubbles, plot_ici_heatmap, plot_stream)
 // on real tpusim output: each must write a real PNG (signature, IHDR size)
 // or SVG (root element) of some substance, print what it drew, and refuse
 // bad input with exit status 2. The pipeline script's idle fractions are
@@ -93,6 +93,33 @@ TEST_CASE("plot_roofline places real runs on their chips' roofs", "[app][charts]
   CHECK(run_script("scripts/plot_roofline " + (dir / "nothing.json") + " -o " + (dir / "x.png")).status == 2);
   CHECK(run_script("scripts/plot_roofline " + (dir / "matvec-v4") + " -o " + (dir / "x.jpg")).status == 2);
   CHECK(run_script("scripts/plot_roofline -o " + (dir / "x.png")).status == 2);
+  CHECK_FALSE(std::filesystem::exists(dir / "x.png"));
+}
+
+TEST_CASE("plot_stream draws request streams' latencies as the client reports them", "[app][charts]") {
+  TempDir dir("charts-stream");
+  REQUIRE(run_tpusim("run configs/tutorial/ch11-chunked.yaml --out " + (dir / "chunked")).status == 0);
+  REQUIRE(run_tpusim("run configs/tutorial/ch11-chunked.yaml --set workload.requests.chunked_prefill=~ --out " +
+                     (dir / "whole"))
+              .status == 0);
+  const nlohmann::json stream =
+      nlohmann::json::parse(slurp(dir / "chunked/report.json"))["result"]["inference"]["stream"];
+  auto r = run_script("scripts/plot_stream " + (dir / "whole/report.json") + " " + (dir / "chunked/report.json") +
+                      " -o " + (dir / "serving.png"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("tutorial-ch11-chunked (rate 8/s): TTFT p50") != std::string::npos);
+  char itl[64];
+  std::snprintf(itl, sizeof itl, "ITL p50 %.4g s p99 %.4g s", stream["itl_s"]["p50"].get<double>(),
+                stream["itl_s"]["p99"].get<double>());
+  CHECK(r.output.find(std::string("(rate 8/s, chunks of 256): TTFT p50")) != std::string::npos);
+  CHECK(r.output.find(itl) != std::string::npos);
+  check_png(dir / "serving.png", 900, 150, 20000);
+  // A run without a stream, a missing file, an image type it does not write.
+  REQUIRE(run_tpusim("run configs/tutorial/ch11-decode.yaml --out " + (dir / "decode")).status == 0);
+  CHECK(run_script("scripts/plot_stream " + (dir / "decode/report.json") + " -o " + (dir / "x.png")).status == 2);
+  CHECK(run_script("scripts/plot_stream " + (dir / "nothing.json") + " -o " + (dir / "x.png")).status == 2);
+  CHECK(run_script("scripts/plot_stream " + (dir / "chunked/report.json") + " -o " + (dir / "x.jpg")).status == 2);
   CHECK_FALSE(std::filesystem::exists(dir / "x.png"));
 }
 

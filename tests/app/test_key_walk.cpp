@@ -269,6 +269,9 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.requests.decode_len", {{"[64, 96]"}}},
     // The probe's replicas are two chips (tensor 2) of four.
     {"workload.requests.prefill_chips", {{"2"}}},
+    // Closed-loop clients replace the probe's open-loop rate; one per replica.
+    {"workload.requests.concurrency", {{"2", {{"workload.requests.rate", "~"}}}}},
+    {"workload.requests.chunked_prefill.max_batched_tokens", {{"64"}}},
 };
 
 // Model keys that act in training but not (or not yet) in serving, with

@@ -46,7 +46,7 @@ TEST_CASE("validation group: shipped experiments get the group chosen by hand", 
   CHECK(picked(s, "maxtext-llama3.1-70b-v6e-64.yaml") == "train/v6e");  // kind: maxtext is a training step
   CHECK(picked(s, "matmul-v5e.yaml") == "matmul/v5e");
   CHECK(picked(s, "allgather-ring-v5e-16.yaml") == "collective/v5e");
-  // Nothing measured is like these: a v4 matmul, serving, a sharded matmul.
+  // Nothing in the fixture is like these: a v4 matmul, serving, a sharded matmul.
   CHECK(picked(s, "matmul-v4.yaml") == "none");
   CHECK(picked(s, "serve-llama3-70b-v5e-8.yaml") == "none");
   CHECK(picked(s, "sharded-matmul-v5e-2x4.yaml") == "none");
@@ -63,11 +63,14 @@ TEST_CASE("validation group: the terminal's words", "[workloads][validation]") {
   CHECK(v.note == "validated on 24 measured v5e training steps: median error 4%, on average 2% optimistic");
   CHECK(workloads::pick_validation(s, "collective", "tpu-v5e").note ==
         "validated on 10 measured v5e collectives: median error 9%, on average 3% pessimistic");
-  const workloads::Validation none = workloads::pick_validation(s, "inference", "tpu-v5e");
+  const workloads::Validation none = workloads::pick_validation(s, "conv", "tpu-v5e");
   CHECK(none.group == "none");
   CHECK(none.cases == 0);
   CHECK(!none.median_abs_error);
-  CHECK(none.note == "not validated: no measured inference run is among the validation cases");
+  CHECK(none.note == "not validated: no measured conv run is among the validation cases");
+  // Serving has validation cases (group inference), none of them in this fixture.
+  CHECK(workloads::pick_validation(s, "inference", "tpu-v5e").note ==
+        "not validated: no measured v5e serving runs among the validation cases");
   CHECK(workloads::pick_validation(s, "matmul", "tpu-v4").note ==
         "not validated: no measured v4 matmuls among the validation cases");
 }

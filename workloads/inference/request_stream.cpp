@@ -44,25 +44,63 @@ double prefill(const std::vector<Request>& requests, const std::vector<std::size
   return t;
 }
 
-// One decode step of `running`; `padded` sequences (finished, still holding
-// a slot) count in the batch and keep growing their context. Returns the
-// step's end.
-double decode(const std::vector<Request>& requests, std::vector<Sequence>& running, double t, const StepCosts& costs,
-              StreamRun& run) {
+// One step of `running` and the prompt chunks `chunks` (none: a decode
+// step); `padded` sequences (finished, still holding a slot) count in the
+// batch and keep growing their context. Returns the step's end.
+double step(const std::vector<Request>& requests, std::vector<Sequence>& running,
+            const std::vector<models::PromptChunk>& chunks, double t, const StepCosts& costs, StreamRun& run) {
   double context = 0;
   for (const Sequence& s : running) context += double(requests[s.request].prompt_len + s.generated + 1);
   const std::uint64_t batch = running.size();
-  const double dt = costs.decode_s(batch, context / double(batch));
+  const double mean_context = batch > 0 ? context / double(batch) : 0.0;
+  const double dt = chunks.empty() ? costs.decode_s(batch, mean_context) : costs.mixed_s(batch, mean_context, chunks);
   t += dt;
   if (costs.at_step) costs.at_step(t);
-  run.decode_s += dt;
-  run.mean_batch += double(batch);
-  ++run.decode_steps;
+  if (chunks.empty()) {
+    run.decode_s += dt;
+  } else {
+    run.prefill_s += dt;
+    ++run.prefill_steps;
+    run.chunks += chunks.size();
+    run.mixed_steps += batch > 0;
+  }
+  if (batch > 0) {
+    run.mean_batch += double(batch);
+    ++run.decode_steps;
+  }
   for (Sequence& s : running) {
     ++s.generated;
+    if (s.generated > requests[s.request].decode_len) continue;  // a static batch's padding
+    run.requests[s.request].token_s.push_back(t);
     if (s.generated == requests[s.request].decode_len) run.requests[s.request].finish_s = t;
   }
   return t;
+}
+
+double decode(const std::vector<Request>& requests, std::vector<Sequence>& running, double t, const StepCosts& costs,
+              StreamRun& run) {
+  return step(requests, running, {}, t, costs, run);
+}
+
+// A closed loop of `clients` (serve_requests): requests past the first
+// `clients` have not been sent; returns how many have.
+std::size_t hold_unsent(std::vector<Request>& requests, std::uint64_t clients) {
+  if (clients == 0) return requests.size();
+  const std::size_t sent = std::min<std::size_t>(clients, requests.size());
+  for (std::size_t r = sent; r < requests.size(); ++r) requests[r].arrival_s = HUGE_VAL;
+  return sent;
+}
+
+// After a step ending at `t`: the client of each request whose last token
+// it gave sends the next unsent request (a static batch's padded slots
+// were answered before).
+void answer(std::vector<Request>& requests, const std::vector<Sequence>& running, double t, std::size_t& sent,
+            StreamRun& run) {
+  for (const Sequence& s : running) {
+    if (s.generated != requests[s.request].decode_len || sent == requests.size()) continue;
+    requests[sent].arrival_s = run.requests[sent].arrival_s = t;
+    ++sent;
+  }
 }
 
 // Whether the sequence has generated all its tokens.
@@ -143,6 +181,21 @@ const sim::EnumNames<Batching>& batching_names() {
   return names;
 }
 
+const sim::ParamTable<ChunkedPrefill>& chunked_prefill_params() {
+  static const sim::ParamTable<ChunkedPrefill> t = [] {
+    sim::ParamTable<ChunkedPrefill> p("chunked_prefill",
+                                      "chunked prefill (Sarathi-Serve, OSDI 2024; vLLM's enable_chunked_prefill): "
+                                      "each step runs every decoding sequence's token first, then prompt chunks "
+                                      "up to a token budget");
+    p.integer<std::uint64_t>("max_batched_tokens", &ChunkedPrefill::max_batched_tokens, "tokens", std::nullopt,
+                             sim::between(1, 1 << 24),
+                             "tokens a step processes at most (vLLM's max_num_batched_tokens), decode tokens "
+                             "first; at least the slots per replica, so that every decode fits");
+    return p;
+  }();
+  return t;
+}
+
 const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
   static const sim::ParamTable<RequestStreamSpec> t = [] {
     sim::ParamTable<RequestStreamSpec> p(
@@ -166,7 +219,16 @@ const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
                                 "disaggregated serving (DistServe, OSDI 2024; Splitwise, ISCA 2024): this many chips "
                                 "(whole model replicas) only prefill and the rest only decode, each request's KV "
                                 "cache crossing between them over ICI (one slice) or DCN (whole slices); absent (0): "
-                                "every replica does both");
+                                "every replica does both")
+        .integer<std::uint64_t>("concurrency", &RequestStreamSpec::concurrency, "clients", 0, sim::between(1, 100000),
+                                "closed loop (vLLM's and JetStream's benchmark clients, --max-concurrency): this many "
+                                "clients, each sending its next request when its previous one has finished (TTFT "
+                                "from the send); absent (0): open loop, arrivals at `rate`")
+        .integer<std::uint64_t>("warmup", &RequestStreamSpec::warmup, "requests", 0, sim::between(0, 100000),
+                                "the first this many requests are served but left out of the latencies and "
+                                "throughputs, which then span the first measured send to the last measured finish")
+        .optional_group("chunked_prefill", &RequestStreamSpec::chunked, chunked_prefill_params(),
+                        "none: each prefill runs whole before the next step, stalling the decode");
     return p;
   }();
   return t;
@@ -185,9 +247,11 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec) {
   return out;
 }
 
-StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
-                         const StepCosts& costs) {
+StreamRun serve_requests(const std::vector<Request>& given, std::uint64_t slots, Batching batching,
+                         const StepCosts& costs, std::uint64_t clients) {
   if (slots == 0) throw std::invalid_argument("serve_requests: no slots");
+  std::vector<Request> requests = given;
+  std::size_t sent = hold_unsent(requests, clients);
   StreamRun run = outcomes(requests);
   std::deque<std::size_t> waiting;
   std::vector<Sequence> running;
@@ -212,6 +276,7 @@ StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slo
       continue;
     }
     t = decode(requests, running, t, costs, run);
+    answer(requests, running, t, sent, run);
     // Continuous batching frees a slot as soon as its sequence is done;
     // a static batch ends when all of them are.
     if (batching == Batching::continuous) {
@@ -221,6 +286,61 @@ StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slo
       done += running.size();
       running.clear();
     }
+  }
+  finish(requests, run);
+  return run;
+}
+
+StreamRun serve_chunked(const std::vector<Request>& given, std::uint64_t slots, std::uint64_t max_batched_tokens,
+                        const StepCosts& costs, std::uint64_t clients) {
+  if (slots == 0 || max_batched_tokens < slots)
+    throw std::invalid_argument("serve_chunked: fewer tokens a step than slots");
+  std::vector<Request> requests = given;
+  std::size_t sent = hold_unsent(requests, clients);
+  StreamRun run = outcomes(requests);
+  struct Prefilling {
+    std::size_t request = 0;
+    std::uint64_t done = 0;  // prompt tokens in the cache
+  };
+  std::deque<std::size_t> waiting;
+  std::vector<Prefilling> prefilling;  // admission order
+  std::vector<Sequence> running;       // decoding
+  std::size_t next = 0, done = 0;
+  double t = requests.empty() ? 0 : requests.front().arrival_s;
+  while (done < requests.size()) {
+    while (next < requests.size() && requests[next].arrival_s <= t) waiting.push_back(next++);
+    if (running.empty() && prefilling.empty() && waiting.empty()) {
+      t = requests[next].arrival_s;
+      if (costs.at_step) costs.at_step(t);
+      continue;
+    }
+    while (!waiting.empty() && running.size() + prefilling.size() < slots) {
+      prefilling.push_back({waiting.front(), 0});
+      waiting.pop_front();
+    }
+    // Decode tokens first (one per running sequence), then chunks.
+    std::uint64_t budget = max_batched_tokens - running.size();
+    std::vector<models::PromptChunk> chunks;
+    for (Prefilling& p : prefilling) {
+      if (budget == 0) break;
+      const std::uint64_t take = std::min(requests[p.request].prompt_len - p.done, budget);
+      chunks.push_back({take, p.done});
+      p.done += take;
+      budget -= take;
+    }
+    t = step(requests, running, chunks, t, costs, run);
+    answer(requests, running, t, sent, run);
+    done += retire(requests, running);
+    // Prompts whose last chunk ran give their first token and decode next.
+    for (const Prefilling& p : prefilling)
+      if (p.done == requests[p.request].prompt_len) {
+        run.requests[p.request].first_token_s = t;
+        running.push_back({p.request, 0});
+      }
+    prefilling.erase(
+        std::remove_if(prefilling.begin(), prefilling.end(),
+                       [&requests](const Prefilling& p) { return p.done == requests[p.request].prompt_len; }),
+        prefilling.end());
   }
   finish(requests, run);
   return run;

@@ -9,12 +9,21 @@
 #include <functional>
 #include <vector>
 
+#include "models/transformer.h"
 #include "sim/params.h"
 
 namespace workloads {
 
 enum class Batching { continuous, static_batch };
 const sim::EnumNames<Batching>& batching_names();
+
+// Chunked prefill (Sarathi-Serve, Agrawal et al., OSDI 2024; vLLM's
+// enable_chunked_prefill with max_num_batched_tokens): each step takes at
+// most `max_batched_tokens` tokens, every running decode's one first and
+// prompt chunks the rest (0: prefills run whole, stalling the decode).
+struct ChunkedPrefill {
+  std::uint64_t max_batched_tokens = 0;
+};
 
 struct RequestStreamSpec {
   std::uint64_t count = 0;  // 0: no stream
@@ -25,7 +34,14 @@ struct RequestStreamSpec {
   Batching batching = Batching::continuous;
   // Chips of the prefill pool (0: prefill and decode share every replica).
   std::uint64_t prefill_chips = 0;
+  // Closed-loop clients (0: open loop, arrivals at `rate`): each sends its
+  // next request when its previous one has finished.
+  std::uint64_t concurrency = 0;
+  // The first `warmup` requests are served but left out of the metrics.
+  std::uint64_t warmup = 0;
+  ChunkedPrefill chunked;
 };
+const sim::ParamTable<ChunkedPrefill>& chunked_prefill_params();
 const sim::ParamTable<RequestStreamSpec>& request_stream_params();
 
 struct Request {
@@ -45,6 +61,10 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec);
 struct StepCosts {
   std::function<double(std::uint64_t sequences, std::uint64_t prompt_len)> prefill_s;
   std::function<double(std::uint64_t batch, double mean_context)> decode_s;
+  // Chunked prefill only: a step of `batch` decoding sequences (their mean
+  // context as decode_s's; batch 0: none) and the prompt chunks `chunks`.
+  std::function<double(std::uint64_t batch, double mean_context, const std::vector<models::PromptChunk>& chunks)>
+      mixed_s;
   // Disaggregated serving only: moving one request's KV cache of
   // `prompt_len` tokens from its prefill replica to its decode replica.
   std::function<double(std::uint64_t prompt_len)> kv_transfer_s;
@@ -56,8 +76,11 @@ struct StepCosts {
 };
 
 struct RequestOutcome {
-  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  double arrival_s = 0, first_token_s = 0, finish_s = 0;  // arrival: when its client sent it
   std::uint64_t prompt_len = 0, decode_len = 0;
+  // When each decode step's token came (decode_len of them, after the
+  // first token's): the inter-token latencies are their gaps.
+  std::vector<double> token_s;
   double ttft_s() const { return first_token_s - arrival_s; }
   // Time per output token after the first: the decode steps' span over
   // their count.
@@ -70,10 +93,20 @@ struct StreamRun {
   std::uint64_t prefill_steps = 0, decode_steps = 0;
   double prefill_s = 0, decode_s = 0;  // time spent in each kind of step
   double mean_batch = 0;               // sequences per decode step, averaged over steps
-  double kv_transfer_s = 0;            // disaggregated: the KV transfers' time, summed over requests
+  // Chunked prefill: prompt chunks run, and steps that ran chunks beside
+  // decoding sequences (prefill_steps: every step that ran a chunk;
+  // decode_steps: every step with a decoding sequence).
+  std::uint64_t chunks = 0, mixed_steps = 0;
+  double kv_transfer_s = 0;  // disaggregated: the KV transfers' time, summed over requests
 };
 
 // Serves `requests` (arrival order) with at most `slots` sequences at once.
+// `clients` 0: open loop, each request arrives at its arrival_s. `clients`
+// N > 0: a closed loop of N clients (vLLM's and JetStream's benchmark
+// clients with --max-concurrency N): the first N requests are sent at the
+// first one's arrival_s, and each time a request finishes (its last token,
+// at the end of a step) its client sends the next unsent one at once, so
+// the others' arrival_s are ignored; RequestOutcome::arrival_s is the send.
 // A request's first token comes with its prefill; then one decode step per
 // output token (decode_len of them), as `kind: inference` counts them.
 // Prefills batch the admitted requests of one prompt length (lengths in
@@ -88,7 +121,19 @@ struct StreamRun {
 //    finished sequences keep their slots (padding), so every step of the
 //    batch runs at its starting batch size.
 StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
-                         const StepCosts& costs);
+                         const StepCosts& costs, std::uint64_t clients = 0);
+
+// Continuous batching with chunked prefill, `max_batched_tokens` a step
+// (at least `slots`, so that every decode fits): before each step, arrivals
+// take the free slots (arrival order); the step gives each decoding
+// sequence its one token first, then the prompts being prefilled, in
+// admission order, a chunk each of what is left of the budget (a prompt's
+// chunks run in consecutive steps while the budget lasts). A step with no
+// chunk costs decode_s, one with chunks mixed_s. A request's first token
+// comes at the end of the step that runs its prompt's last chunk; it
+// decodes from the next step. `clients` as serve_requests.
+StreamRun serve_chunked(const std::vector<Request>& requests, std::uint64_t slots, std::uint64_t max_batched_tokens,
+                        const StepCosts& costs, std::uint64_t clients = 0);
 
 // Disaggregated serving (DistServe, Zhong et al., OSDI 2024; Splitwise,
 // Patel et al., ISCA 2024): `prefill_servers` replicas only prefill,

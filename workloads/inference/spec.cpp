@@ -95,6 +95,50 @@ void check_pools(const sim::YamlNode& stream, const InferenceSpec& spec, const E
               "' spans slices: a model replica must sit in one slice to belong to one pool");
 }
 
+// A closed loop's clients: not with open-loop arrivals, no more clients
+// than requests, every replica at least one client, and one server (the
+// pools of disaggregated serving are open loop only).
+void check_clients(const sim::YamlNode& stream, const InferenceSpec& spec) {
+  const RequestStreamSpec& r = spec.requests;
+  const sim::YamlNode at = stream["concurrency"];
+  if (stream["rate"].present())
+    stream["rate"].fail(
+        "rate (open-loop arrivals) and concurrency (closed-loop clients, each sending when its "
+        "previous request finishes) exclude each other; drop one");
+  if (r.concurrency > r.count)
+    at.fail(std::to_string(r.concurrency) + " clients for " + std::to_string(r.count) +
+            " requests: the extra clients would send nothing; at most count");
+  const std::uint64_t replicas = spec.parallelism.batch_shards();
+  if (r.concurrency < replicas)
+    at.fail(std::to_string(r.concurrency) + " clients for " + std::to_string(replicas) +
+            " replicas (request i goes to replica i mod " + std::to_string(replicas) +
+            "): each replica needs a client of its own");
+  if (r.prefill_chips > 0)
+    stream["prefill_chips"].fail(
+        "disaggregated serving (prefill_chips) is simulated open loop only; drop "
+        "concurrency or prefill_chips");
+}
+
+// Chunked prefill: continuous batching on one server, every decoding
+// sequence's token inside the budget.
+void check_chunked(const sim::YamlNode& stream, const InferenceSpec& spec) {
+  const RequestStreamSpec& r = spec.requests;
+  const sim::YamlNode at = stream["chunked_prefill"];
+  if (r.batching != Batching::continuous)
+    stream["batching"].fail(
+        "chunked prefill mixes prompt chunks into the decode steps of continuous batching; drop "
+        "batching: static or chunked_prefill");
+  if (r.prefill_chips > 0)
+    stream["prefill_chips"].fail(
+        "disaggregated serving (prefill_chips) prefills on its own pool; drop chunked_prefill "
+        "or prefill_chips");
+  if (r.chunked.max_batched_tokens < spec.replica_batch())
+    at["max_batched_tokens"].fail(std::to_string(r.chunked.max_batched_tokens) + " tokens a step for " +
+                                  std::to_string(spec.replica_batch()) +
+                                  " slots per replica: every decoding sequence's token must fit; at least " +
+                                  std::to_string(spec.replica_batch()));
+}
+
 // A stream needs both phases, and every request's cache must fit the
 // context window the KV cache is allocated for.
 void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec, const Experiment& exp) {
@@ -112,6 +156,11 @@ void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec, 
                               std::to_string(longest_output) + ") exceed the model's context window (model.seq_len " +
                               std::to_string(window) + ")");
   if (r.prefill_chips > 0) check_pools(stream, spec, exp);
+  if (r.warmup >= r.count)
+    stream["warmup"].fail("warmup " + std::to_string(r.warmup) + " leaves none of the " + std::to_string(r.count) +
+                          " requests to measure");
+  if (r.concurrency > 0) check_clients(stream, spec);
+  if (r.chunked.max_batched_tokens > 0) check_chunked(stream, spec);
 }
 
 }  // namespace

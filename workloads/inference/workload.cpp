@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
+#include "workloads/inference/stream_metrics.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
 #include "workloads/train/experts.h"
@@ -195,6 +197,30 @@ std::function<double(std::uint64_t)> kv_transfer(const Experiment& exp, std::uin
   };
 }
 
+// The stream's steps and metrics from the servers' runs: the measured
+// requests are all but the first `warmup` (request i is the
+// (i / stride)-th of run i mod stride; disaggregated: one run, stride 1).
+void summarize_runs(const RequestStreamSpec& rs, const std::vector<StreamRun>& runs, std::size_t stride,
+                    RequestStreamSection& out) {
+  std::vector<RequestOutcome> measured;
+  double batch_steps = 0;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const StreamRun& run = runs[k];
+    for (std::size_t j = 0; j < run.requests.size(); ++j)
+      if (j * stride + k >= rs.warmup) measured.push_back(run.requests[j]);
+    out.prefill_steps += run.prefill_steps;
+    out.decode_steps += run.decode_steps;
+    batch_steps += run.mean_batch * double(run.decode_steps);
+    if (rs.chunked.max_batched_tokens > 0) {
+      if (!out.chunked_prefill) out.chunked_prefill = RequestStreamSection::Chunked{rs.chunked.max_batched_tokens};
+      out.chunked_prefill->chunks += run.chunks;
+      out.chunked_prefill->mixed_steps += run.mixed_steps;
+    }
+  }
+  out.mean_batch = out.decode_steps ? batch_steps / double(out.decode_steps) : 0;
+  fill_stream_metrics(measured, out);
+}
+
 // The request stream over simulated steps. Each replica (data-parallel
 // rank) serves every data-th request with batch / data slots, or with
 // prefill_chips the replicas split into the two pools of
@@ -237,6 +263,28 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     const double hi = decode_at(batch, longest);
     return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
   };
+  // Chunked prefill's mixed steps: one pod run per decode batch, decode
+  // context (the stream's two ends, interpolated as decode_s) and chunks.
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<models::PromptChunk>>, double> mixed;
+  const auto mixed_at = [&](std::uint64_t batch, std::uint64_t context,
+                            const std::vector<models::PromptChunk>& chunks) {
+    auto [at, fresh] = mixed.try_emplace({batch, context, chunks}, 0.0);
+    if (fresh) {
+      double kv = 0;  // read: the decoding sequences' caches and each chunk's prior tokens; written: the chunks'
+      for (const models::PromptChunk& c : chunks) kv += double(per_token * (c.prior + c.tokens));
+      at->second = run_phase(exp, spec, models::build_transformer_mixed(cfg, batch, context, chunks),
+                             kv + double(per_token * context * batch), false)
+                       .step.step_s;
+    }
+    return at->second;
+  };
+  costs.mixed_s = [&](std::uint64_t batch, double context, const std::vector<models::PromptChunk>& chunks) {
+    if (batch == 0) return mixed_at(0, 0, chunks);
+    const double lo = mixed_at(batch, shortest, chunks);
+    if (longest == shortest) return lo;
+    const double hi = mixed_at(batch, longest, chunks);
+    return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
+  };
 
   // The scheduler's loops under the run's limits (simulated time, host
   // time, progress lines): a stream of 1e-12 requests/s reached 1e12 s,
@@ -264,43 +312,26 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
           double(kv_bytes_per_token(cfg, spec.dtype.kv_cache, 1) * r.prompt_len) / double(requests.size());
     out.disaggregated = d;
   } else {
+    // Request i goes to replica i mod replicas, and so does client i.
     for (std::uint32_t replica = 0; replica < replicas; ++replica) {
       std::vector<Request> mine;
       for (std::size_t r = replica; r < requests.size(); r += replicas) mine.push_back(requests[r]);
-      if (!mine.empty()) runs.push_back(serve_requests(mine, spec.replica_batch(), rs.batching, costs));
+      const std::uint64_t clients = rs.concurrency / replicas + (replica < rs.concurrency % replicas);
+      if (mine.empty()) continue;
+      const std::uint64_t budget = rs.chunked.max_batched_tokens;
+      runs.push_back(budget > 0 ? serve_chunked(mine, spec.replica_batch(), budget, costs, clients)
+                                : serve_requests(mine, spec.replica_batch(), rs.batching, costs, clients));
     }
   }
-  std::vector<double> ttft, tpot;
-  double first = requests.front().arrival_s, last = first, tokens = 0, batch_steps = 0;
-  for (const StreamRun& run : runs) {
-    for (const RequestOutcome& o : run.requests) {
-      ttft.push_back(o.ttft_s());
-      tpot.push_back(o.tpot_s());
-      last = std::max(last, o.finish_s);
-      tokens += double(o.decode_len);
-    }
-    out.prefill_steps += run.prefill_steps;
-    out.decode_steps += run.decode_steps;
-    batch_steps += run.mean_batch * double(run.decode_steps);
-  }
-  const auto latency = [](const std::vector<double>& v) {
-    RequestStreamSection::Latency l;
-    for (double x : v) l.mean += x / double(v.size());
-    l.p50 = percentile(v, 50);
-    l.p99 = percentile(v, 99);
-    return l;
-  };
+  summarize_runs(rs, runs, rs.prefill_chips > 0 ? 1 : replicas, out);
   out.requests = rs.count;
   out.rate = rs.rate;
+  if (rs.concurrency > 0) out.concurrency = rs.concurrency;
+  out.warmup = rs.warmup;
   out.batching = batching_names().name(rs.batching);
   out.slots_per_replica = spec.replica_batch();
-  out.ttft_s = latency(ttft);
-  out.tpot_s = latency(tpot);
-  out.makespan_s = last - first;
-  out.tokens_per_s = tokens / out.makespan_s;
   out.tokens_per_s_per_chip = out.tokens_per_s / double(exp.pod.devices());
-  out.mean_batch = out.decode_steps ? batch_steps / double(out.decode_steps) : 0;
-  out.steps_simulated = prefills.size() + decodes.size();
+  out.steps_simulated = prefills.size() + decodes.size() + mixed.size();
   return out;
 }
 
@@ -368,17 +399,25 @@ InferenceSection inference_section(const InferenceSpec& spec, const InferenceMem
 
 // The rows of a request stream's section of the table.
 void stream_rows(sim::Table& t, const RequestStreamSection& st) {
-  t.section("request stream (" + std::to_string(st.requests) + " requests, " + st.batching + " batching, " +
-            std::to_string(st.slots_per_replica) + " slots per replica)");
+  const std::string clients = st.concurrency ? std::to_string(*st.concurrency) + " clients, " : "";
+  const std::string warmup = st.warmup ? ", the first " + std::to_string(st.warmup) + " not measured" : "";
+  t.section("request stream (" + std::to_string(st.requests) + " requests, " + clients + st.batching + " batching, " +
+            std::to_string(st.slots_per_replica) + " slots per replica" + warmup + ")");
   const auto latency_row = [&t](const char* what, const RequestStreamSection::Latency& l) {
-    t.row(what, sim::si(l.p50, "s") + " p50", sim::si(l.p99, "s") + " p99, " + sim::si(l.mean, "s") + " mean");
+    t.row(what, sim::si(l.mean, "s") + " mean", sim::si(l.p50, "s") + " median, " + sim::si(l.p99, "s") + " p99");
   };
   latency_row("time to first token", st.ttft_s);
   latency_row("time per output token", st.tpot_s);
-  t.row("tokens/s", sim::si(st.tokens_per_s, ""),
-        sim::si(st.tokens_per_s_per_chip, "") + " per chip over " + sim::si(st.makespan_s, "s"));
+  latency_row("inter-token latency", st.itl_s);
+  t.row("request throughput", sim::si(st.requests_per_s, "req/s"), "over " + sim::si(st.makespan_s, "s"));
+  t.row("output tokens/s", sim::si(st.tokens_per_s, ""), sim::si(st.tokens_per_s_per_chip, "") + " per chip");
+  t.row("total tokens/s", sim::si(st.total_tokens_per_s, ""), "prompt and output tokens");
   t.row("steps", std::to_string(st.prefill_steps) + " prefills, " + std::to_string(st.decode_steps) + " decodes",
         "mean batch " + sim::fixed(st.mean_batch, 1) + "; " + std::to_string(st.steps_simulated) + " simulated");
+  if (st.chunked_prefill)
+    t.row("chunked prefill", std::to_string(st.chunked_prefill->max_batched_tokens) + " tokens a step",
+          std::to_string(st.chunked_prefill->chunks) + " prompt chunks, " +
+              std::to_string(st.chunked_prefill->mixed_steps) + " steps mixed with decode");
   if (!st.disaggregated) return;
   const RequestStreamSection::Disaggregated& d = *st.disaggregated;
   const auto pool = [](const RequestStreamSection::Pool& p) {
