@@ -46,7 +46,8 @@ TEST_CASE("terminal: a step where nothing is busy is not called compute-bound", 
   REQUIRE(r.status == 0);
   const auto rep = read_report(dir.path.string());
   const auto& roof = rep["result"]["roofline"];
-  const double mxu = roof["busy_fraction"]["mxu"], hbm = roof["busy_fraction"]["hbm"], ici = roof["busy_fraction"]["ici"];
+  const double mxu = roof["busy_fraction"]["mxu"], hbm = roof["busy_fraction"]["hbm"],
+               ici = roof["busy_fraction"]["ici"];
   REQUIRE(mxu < 0.5);
   REQUIRE(hbm < 0.5);
   REQUIRE(ici < 0.5);
@@ -79,8 +80,8 @@ TEST_CASE("terminal: phases that sum past the step say they overlap", "[app][ter
   REQUIRE(r.status == 0);
   INFO(r.output);
   const auto res = read_report(dir.path.string())["result"];
-  const double sum = double(res["phases"]["forward_s"]) + double(res["phases"]["backward_s"]) +
-                     double(res["phases"]["optimizer_s"]);
+  const double sum =
+      double(res["phases"]["forward_s"]) + double(res["phases"]["backward_s"]) + double(res["phases"]["optimizer_s"]);
   const double step = res["step_time_s"];
   REQUIRE(sum > step);  // the case issue 48 found: 446 us + 829 us + 1.29 ms against a 2.31 ms step
   CHECK(r.output.find("(phases overlap: they sum to ") != std::string::npos);
@@ -123,9 +124,10 @@ TEST_CASE("terminal: the BF16 teaching run prints its error", "[app][terminal]")
 
 TEST_CASE("terminal: a collective matmul's plan names its permutes", "[app][terminal]") {
   TempDir dir("cm");
-  const auto r = run_tpusim("run configs/tutorial/ch8-overlap.yaml --set workload.n=32768 --set "
-                            "workload.collective_matmul=true --out " +
-                            dir.path.string());
+  const auto r = run_tpusim(
+      "run configs/tutorial/ch8-overlap.yaml --set workload.n=32768 --set "
+      "workload.collective_matmul=true --out " +
+      dir.path.string());
   REQUIRE(r.status == 0);
   INFO(r.output);
   int permutes = 0;
@@ -136,7 +138,8 @@ TEST_CASE("terminal: a collective matmul's plan names its permutes", "[app][term
   CHECK(r.output.find("all-gather first") == std::string::npos);
   CHECK(r.output.find("collective matmul: " + std::to_string(permutes) + " permutes of ") != std::string::npos);
   // Without collective_matmul the same sharding does gather first.
-  const auto seq = run_tpusim("run configs/tutorial/ch8-overlap.yaml --set workload.n=32768 --out " + dir.path.string());
+  const auto seq =
+      run_tpusim("run configs/tutorial/ch8-overlap.yaml --set workload.n=32768 --out " + dir.path.string());
   CHECK(seq.output.find("all-gather first") != std::string::npos);
 }
 
