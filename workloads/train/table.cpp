@@ -43,6 +43,9 @@ void split_rows(sim::Table& t, const TrainRun& r) {
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
   t.row("optimizer, overlap", r.spec.optimizer.name + ", " + (r.spec.overlap ? "on" : "off"));
   if (r.spec.remat != Remat::none) t.row("remat", to_string(r.spec.remat));
+  if (r.spec.execution == Execution::eager)
+    t.row("execution", "eager: every op dispatched from the host (" + sim::si(r.spec.eager_dispatch, "s") +
+                           " each), no elementwise op fused");
 }
 
 // The step's speed and where its time went: compute, communication, waits.
