@@ -45,8 +45,8 @@ TEST_CASE("execution: eager with a long dispatch is the host's time", "[app][exe
   TempDir dir("eager-long");
   const double unfused = step_of(dir, "--set workload.elementwise=unfused", "unfused");
   const double d = 1e-3;  // far above any op of this step (the whole step is 3 ms)
-  const auto r = run_tpusim(kStep + " --set workload.execution=eager --set workload.eager_dispatch=1e-3 --trace --out " +
-                            (dir / "eager"));
+  const auto r = run_tpusim(
+      kStep + " --set workload.execution=eager --set workload.eager_dispatch=1e-3 --trace --out " + (dir / "eager"));
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("eager: every op dispatched from the host (1 ms each)") != std::string::npos);
