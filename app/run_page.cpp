@@ -107,6 +107,9 @@ function si(v, unit) {  // 1.23 ms, 4.5 GB/s ...
     [1e-3, "m"], [1e-6, "u"], [1e-9, "n"]];
   for (const [f, p] of prefixes) if (a >= f || f === 1e-9) return (v / f).toPrecision(3) + " " + p + unit;
 }
+function gib(v) {  // bytes in GiB, as the terminal prints memory
+  return (v / 2 ** 30).toFixed(1) + " GiB";
+}
 function el(tag, attrs, text) {
   const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const k in attrs) e.setAttribute(k, attrs[k]);
@@ -121,10 +124,14 @@ document.getElementById("title").textContent = "tpusim: " + (exp.name || "run") 
   (pod.chip ? " on " + (pod.chips ? pod.chips + " x " : "") + pod.chip : "");
 const rows = [["step time", si(result.step_time_s, "s"), "step-time"],
   ["MFU", result.mfu !== undefined ? (100 * result.mfu).toFixed(1) + " %" : "-", "mfu"],
-  ["bound (measured)", result.roofline ? result.roofline.bound : "-", "bound"],
+  ["verdict", result.roofline ? result.roofline.verdict || result.roofline.bound : "-", "verdict"],
+  ["MXU / HBM / ICI busy (busiest chip)", result.roofline && result.roofline.busy_fraction ?
+    ["mxu", "hbm", "ici"].map((k) => (100 * result.roofline.busy_fraction[k]).toFixed(1)).join(" / ") + " % of the step" :
+    "-", "busy"],
   ["arithmetic intensity", result.arithmetic_intensity !== undefined ?
     result.arithmetic_intensity.toFixed(1) + " FLOP/B" : "-", "intensity"],
-  ["achieved", si(result.achieved_flops_per_s, "FLOP/s"), "achieved"]];
+  ["achieved, all " + (pod.chips || 1) + " chips", si(result.achieved_flops_per_s, "FLOP/s"), "achieved"],
+  ["achieved, per chip", si(result.achieved_flops_per_s / (pod.chips || 1), "FLOP/s"), "achieved-per-chip"]];
 if (result.pipeline) rows.push(["pipeline bubble", (100 * result.pipeline.bubble_fraction).toFixed(1) +
   " % (ideal (p-1)/(m+p-1) = " + (100 * result.pipeline.bubble_fraction_ideal).toFixed(1) + " %)", "bubble"]);
 for (const [k, v, id] of rows) {
@@ -166,7 +173,7 @@ function drawRows(canvas, list, rowH, shadeIdle) {
     if (shadeIdle) { g.fillStyle = "#fde2e2"; g.fillRect(x(0), y + 1, x(end) - x(0), rowH - 2); }
     for (const s of t.slices) {
       const nm = trace.names[s[2]];
-      g.fillStyle = shadeIdle ? (nm[0] === "B" ? "#e65100" : "#1565c0") : colours[kind(t.name)];
+      g.fillStyle = shadeIdle ? taskColours[taskKind(nm)] : colours[kind(t.name)];
       g.fillRect(x(s[0]), y + 1, Math.max(1, x(s[0] + s[1]) - x(s[0])), rowH - 2);
       ++drawn;
     }
@@ -186,12 +193,56 @@ page.tracksDrawn = engineTracks.length;
 document.getElementById("timeline-note").textContent = engineTracks.length + " tracks, " + page.slicesDrawn +
   " slices" + (trace.dropped ? "; " + trace.dropped + " slices past the page's bound are not drawn" : "") +
   ". Chips that are replicas of a simulated chip are not drawn (their name says what each represents).";
+// A stage's tasks, from every pipeline track of its chip (the trace puts a
+// task that overlaps another on a track of its own, "#1"), packed into as few
+// rows as they fit: a task joins the first row whose last task ends no more
+// than kMergeUs after it starts. The trace's spans are ops' spans, and a
+// forward that starts 0.36 us before the previous one ends is the same stage
+// running one task after another, not two at once.
+const kMergeUs = 1;
+const taskColours = { forward: "#1565c0", backward: "#e65100", optimizer: "#6a1b9a", other: "#757575" };
+function taskKind(name) {
+  if (name === "optimizer") return "optimizer";
+  if (name[0] === "F") return "forward";
+  if (name[0] === "B") return "backward";
+  return "other";
+}
+function packStages(list) {
+  const byChip = new Map();
+  for (const t of list) {
+    if (!byChip.has(t.chip)) byChip.set(t.chip, { chip: t.chip, chip_name: t.chip_name, slices: [] });
+    byChip.get(t.chip).slices.push(...t.slices);
+  }
+  const rows = [];
+  for (const stage of byChip.values()) {
+    const own = [];
+    for (const s of stage.slices.slice().sort((a, b) => a[0] - b[0])) {
+      let row = own.find((r) => r.last <= s[0] + kMergeUs);
+      if (!row) {
+        row = { chip: stage.chip, chip_name: stage.chip_name, name: "stage" + (own.length ? " (overlap)" : ""),
+                slices: [], last: 0 };
+        own.push(row);
+      }
+      row.slices.push(s);
+      row.last = Math.max(row.last, s[0] + s[1]);
+      page.pipelineTasks.push({ chip: stage.chip, row: own.indexOf(row), name: trace.names[s[2]],
+                                kind: taskKind(trace.names[s[2]]) });
+    }
+    rows.push(...own);
+  }
+  return rows;
+}
+page.pipelineTasks = [];
+page.pipelineColours = taskColours;
 const pipeTracks = tracks.filter((t) => t.name.startsWith("pipeline"));
 if (pipeTracks.length) {
-  page.slicesDrawn += drawRows(document.getElementById("pipeline"), pipeTracks, 18, true);
-  page.pipelineRows = pipeTracks.length;
+  const stageRows = packStages(pipeTracks);
+  page.slicesDrawn += drawRows(document.getElementById("pipeline"), stageRows, 18, true);
+  page.pipelineRows = stageRows.length;
   document.getElementById("pipeline-note").textContent = "Blue: forward of a microbatch (F), orange: " +
-    "backward (B); pink: the stage is idle (the bubble). Overlapping tasks go on extra rows (#1).";
+    "backward (B), purple: the optimizer's update; pink: the stage is idle (the bubble). Tasks that overlap " +
+    "by less than " + kMergeUs + " us share a row; a task that truly runs beside another (the optimizer " +
+    "starting on the first layers' gradients while the last backward runs) goes on an overlap row.";
 } else {
   document.getElementById("pipeline-section").style.display = "none";
 }
@@ -251,10 +302,10 @@ if (pipeTracks.length) {
   const Y = (v) => H - B - v / top * (H - B - T);
   svg.appendChild(el("line", { x1: L, x2: L + bw * shown.length, y1: Y(cap), y2: Y(cap), stroke: "#c62828",
     "stroke-dasharray": "4 3" }));
-  svg.appendChild(el("text", { x: L + bw * shown.length + 4, y: Y(cap) + 4, "font-size": 11 },
-    "capacity " + si(cap, "B")));
+  svg.appendChild(el("text", { x: L + bw * shown.length + 4, y: Y(cap) + 4, "font-size": 11, id: "memory-capacity" },
+    "capacity " + gib(cap)));
   for (let k = 0; k <= 4; ++k)
-    svg.appendChild(el("text", { x: 2, y: Y(top * k / 4) + 4, "font-size": 11 }, si(top * k / 4, "B")));
+    svg.appendChild(el("text", { x: 2, y: Y(top * k / 4) + 4, "font-size": 11, class: "memory-tick" }, gib(top * k / 4)));
   shown.forEach((c, i) => {
     let acc = 0;
     for (const [key, , colour] of parts) {
@@ -266,7 +317,7 @@ if (pipeTracks.length) {
     page.memoryBars.push({ chip: c.chip, total_bytes: c.memory.total_bytes });
     svg.appendChild(el("text", { x: L + i * bw + 2, y: H - B + 14, "font-size": 10 }, String(c.chip)));
   });
-  svg.appendChild(el("text", { x: L, y: H - 6, "font-size": 12 }, "chip (bytes per chip, stacked)"));
+  svg.appendChild(el("text", { x: L, y: H - 6, "font-size": 12 }, "chip (GiB per chip, stacked)"));
   parts.forEach(([, label, colour], k) => {
     svg.appendChild(el("rect", { x: W - 190, y: T + k * 18, width: 12, height: 12, fill: colour }));
     svg.appendChild(el("text", { x: W - 172, y: T + k * 18 + 11, "font-size": 11 }, label));

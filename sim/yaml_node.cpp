@@ -383,7 +383,13 @@ void YamlNode::apply_override(const std::string& assignment) {
       std::string msg = "the path does not exist: no key '" + key + "' in '" +
                         (i == 0 ? std::string("<root>") : walked.substr(0, walked.rfind('.'))) + "'";
       std::string hint = did_you_mean(key, existing);
-      if (!hint.empty()) msg += "; " + hint;
+      // --set replaces a leaf but never creates a parent: a new mapping is
+      // given whole, so without a near miss offer the assignment in that form.
+      std::string mapping = text;
+      for (std::size_t j = parts.size() - 1; j > i; --j) mapping = "{" + parts[j] + ": " + mapping + "}";
+      msg += "; " + (hint.empty()
+                         ? "to add '" + walked + "', give it as a mapping: --set \"" + walked + "=" + mapping + "\""
+                         : hint);
       throw ConfigError(here, key_path, msg);
     }
     YAML::Node next = cur[key];

@@ -379,16 +379,18 @@ std::string matmul_table(const Experiment& exp, const hw::ChipConfig& chip, cons
   t.row("HBM traffic", sim::si(hbm_bytes, "B"));
   t.row("arithmetic intensity", sim::fixed(hbm_bytes > 0 ? flops / hbm_bytes : 0, 1), "FLOP/B");
   t.row("ridge intensity", sim::fixed(peak / chip.hbm.bandwidth_bytes_per_s, 1), "FLOP/B");
-  t.row("bound (measured)", rep.result.roofline.bound);
+  verdict_rows(t, rep.result.roofline);
   t.row("achieved", sim::si(flops / step, "FLOP/s"), "of " + sim::si(peak, "FLOP/s") + " peak");
   t.row("MFU", sim::fixed(100.0 * flops / step / peak, 1), "%  " + validation_remark(exp));
-  t.row("MXU busy (busiest)", sim::fixed(100.0 * m.mxu_busy_fraction, 1), "%");
-  t.row("HBM bandwidth used", sim::fixed(100.0 * m.hbm_busy_fraction, 1), "%");
   t.row("blocking bm x bk x bn",
         std::to_string(blocking.bm) + " x " + std::to_string(blocking.bk) + " x " + std::to_string(blocking.bn));
-  if (exp.functional)
-    t.row("functional check",
-          std::get<FunctionalCheck>(rep.result.functional).matches_reference ? "matches reference" : "MISMATCH");
+  if (exp.functional) {
+    // The largest |simulated - reference| is the number a student compares
+    // with BF16's rounding (docs/tutorial/01-mxu.md#bf16-in-fp32-out).
+    const auto& check = std::get<FunctionalCheck>(rep.result.functional);
+    t.row("functional check", check.matches_reference ? "matches reference" : "MISMATCH",
+          check.max_abs_error ? "max |error| " + sim::g3(*check.max_abs_error, "against a double-precision GEMM") : "");
+  }
   if (opts.vcd) t.row("VCD (MXU 0)", (std::filesystem::path(opts.out_dir) / "mxu.vcd").string());
   t.row("wall time", sim::fixed(rep.simulator.wall_time_s, 3), "s");
   return t.str();

@@ -57,6 +57,9 @@ double ops_energy_j(const hw::EnergyParams& energy, const hw::Program& program, 
 
 namespace {
 
+// "9.8": a fraction of the step in per cent; an idle share never below 0.
+std::string percent_of_step(double f) { return sim::fixed(100.0 * std::max(0.0, f), 1); }
+
 // Per op, in the order ops first appear: the collectives, those a late chip
 // gated, and the chips that gated them (a step of thousands of collectives
 // reports a few lines, not one per collective).
@@ -203,12 +206,40 @@ void waiting_rows(sim::Table& t, const Communication& comm) {
   if (!comm.waiting) return;
   for (const Waiting& w : *comm.waiting) {
     if (w.gated == 0) continue;
-    std::string chips;
-    for (const Waiting::Chip& g : w.chips) chips += (chips.empty() ? "chip " : ", ") + std::to_string(g.chip);
-    t.row("waited for (" + std::string(interconnect::to_string(w.op)) + ")",
-          chips + ": " + std::to_string(w.gated) + " of " + std::to_string(w.collectives) + ", " +
-              sim::si(w.wait_s, "s") + " in all (longest " + sim::si(w.wait_max_s, "s") + ")");
+    std::string op = interconnect::to_string(w.op);
+    std::replace(op.begin(), op.end(), '_', '-');
+    // "chip 3 made 3 of the 4 all-reduces wait, 588 us; chip 0 made 1 wait, 6 us"
+    std::string text;
+    for (const Waiting::Chip& g : w.chips) {
+      text += text.empty() ? "chip " + std::to_string(g.chip) + " made " + std::to_string(g.gated) + " of the " +
+                                 std::to_string(w.collectives) + " " + op + "s wait"
+                           : "; chip " + std::to_string(g.chip) + " made " + std::to_string(g.gated) + " wait";
+      text += ", " + sim::si(g.wait_s, "s");
+    }
+    t.row("late chips (" + op + ")", text, "(longest wait " + sim::si(w.wait_max_s, "s") + ")");
   }
+}
+
+void verdict_rows(sim::Table& t, const Roofline& r) {
+  t.row("MXU / HBM / ICI busy",
+        percent_of_step(r.busy_mxu) + " / " + percent_of_step(r.busy_hbm) + " / " + percent_of_step(r.busy_ici),
+        "% of the step (idle " + percent_of_step(1 - r.busy_mxu) + " / " + percent_of_step(1 - r.busy_hbm) + " / " +
+            percent_of_step(1 - r.busy_ici) + " %)");
+  std::string why;
+  if (r.verdict == "compute")
+    why = "the MXU is busy " + percent_of_step(r.busy_mxu) + " % of the step";
+  else if (r.verdict == "memory")
+    why = "HBM moves data " + percent_of_step(r.busy_hbm) + " % of the step at its peak rate";
+  else if (r.verdict == "communication")
+    why = "the ICI links are busy " + percent_of_step(r.busy_ici) + " % of the step";
+  else if (r.verdict == "latency")
+    why = "no unit is busy half the step; they take turns, each op waiting for the last";
+  else
+    why =
+        "no unit is busy half the step, nor all three together: the chip mostly waits (launches, "
+        "small ops, other chips)";
+  const bool bound = r.verdict != "latency" && r.verdict != "idle";
+  t.row("verdict", r.verdict + (bound ? "-bound: " : ": ") + why);
 }
 
 Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run) {

@@ -50,6 +50,9 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run);
 // Table rows for collectives a late chip gated (communication.waiting), one
 // per op: which chips, how many collectives, how long the others waited.
 void waiting_rows(sim::Table& t, const Communication& comm);
+// The rows "MXU / HBM / ICI busy" (busy and idle per cent of the step) and
+// "verdict" (roofline.verdict, workloads/verdict.h, and why) of a run's table.
+void verdict_rows(sim::Table& t, const Roofline& r);
 // The report's simulator section for a pod run: kernel and network events,
 // messages, and how many chips the kernel simulated (runtime::run_pod's replicas).
 Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime::PodRunResult& run);

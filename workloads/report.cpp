@@ -5,6 +5,7 @@
 
 #include "sim/error.h"
 #include "sim/host.h"
+#include "workloads/verdict.h"
 
 namespace workloads {
 
@@ -30,6 +31,7 @@ json to_json(const Roofline& r) {
           {"ridge_intensity", r.ridge_intensity},
           {"bound", r.bound},
           {"bound_predicted", r.bound_predicted},
+          {"verdict", r.verdict},
           {"time_lower_bound_s", r.time_lower_bound_s},
           {"busy_fraction", {{"mxu", r.busy_mxu}, {"hbm", r.busy_hbm}, {"ici", r.busy_ici}}}};
 }
@@ -550,6 +552,7 @@ Roofline make_roofline(const hw::ChipConfig& chip, double flops, double hbm_byte
   r.busy_mxu = mxu_busy_fraction;
   r.busy_hbm = hbm_busy_fraction;
   r.busy_ici = ici_busy_fraction;
+  r.verdict = verdict(mxu_busy_fraction, hbm_busy_fraction, ici_busy_fraction, chip.hbm.efficiency);
   return r;
 }
 

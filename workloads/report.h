@@ -26,6 +26,7 @@ struct Roofline {
   double peak_flops_per_s = 0, hbm_bytes_per_s = 0, ridge_intensity = 0;
   std::string bound;            // measured: compute | memory | communication (the busiest)
   std::string bound_predicted;  // from intensity against ridge: compute | memory
+  std::string verdict;          // compute | memory | communication | latency | idle (workloads/verdict.h)
   double time_lower_bound_s = 0;
   double busy_mxu = 0, busy_hbm = 0, busy_ici = 0;  // fractions of the step
 };

@@ -31,6 +31,38 @@ nlohmann::json matrix(const std::vector<hw::bf16>& v, std::uint64_t rows, std::u
   return out;
 }
 
+// The op's cycles as the path of its last result (docs/mxu.md): the last
+// tile's feed starts at s (the recurrence; R for a single tile, the weights
+// shifting in), its m vectors enter row 0 one per cycle, the last one takes
+// R - 1 cycles down to the bottom row and n - 1 across to the tile's last
+// column: cycles = s + m + (R - 1) + (n - 1), which for one full tile is
+// 2R + m + C - 2. Each term with the cycles it covers, for the page to light.
+nlohmann::json cycle_formula(const MxuWalkthrough& w, const hw::MxuTiling& tiling) {
+  const std::uint64_t R = w.config.rows, C = w.config.cols, m = w.shape.m;
+  const std::uint64_t s = w.schedule.back().feed_start, n = tiling.last_n_cols;
+  const bool one_tile = w.schedule.size() == 1;
+  struct Term {
+    const char* symbol;
+    std::uint64_t value;
+    const char* what;
+  };
+  const Term terms[] = {
+      {one_tile ? "R" : "s", s,
+       one_tile ? "the weights shift in, one row per cycle" : "the last tile's feed starts (the tile recurrence)"},
+      {"m", m, "the rows of A enter row 0, one per cycle"},
+      {"(R - 1)", R - 1, "the last row of A goes down to the bottom row"},
+      {one_tile && n == C ? "(C - 1)" : "(n - 1)", n - 1, "its sum crosses to the last column and leaves"}};
+  nlohmann::json out{{"terms", nlohmann::json::array()}, {"one_full_tile", one_tile && n == C}};
+  std::uint64_t at = 0;
+  for (const Term& t : terms) {
+    out["terms"].push_back(
+        {{"symbol", t.symbol}, {"value", t.value}, {"start", at}, {"end", at + t.value}, {"what", t.what}});
+    at += t.value;
+  }
+  out["total"] = at;
+  return out;
+}
+
 // The page. __DATA__ is replaced by the JSON; the script draws every frame
 // from it and computes nothing the simulator has not.
 const char* const kPage = R"PAGE(<!DOCTYPE html>
@@ -76,6 +108,15 @@ textarea { font-family: ui-monospace, monospace; width: 16em; height: 7em; }
 #own { display: flex; gap: 16px; flex-wrap: wrap; align-items: flex-start; }
 #regen { background: #f3f4f6; padding: 6px; border-radius: 4px; word-break: break-all; }
 #own-error { color: #b91c1c; }
+.mat td.fed { background: #bbf7d0; outline: 2px solid #15803d; }
+td.pe.moving .a { animation: slide-right 0.35s ease-out; }
+td.pe.moving .p { animation: slide-down 0.35s ease-out; }
+@keyframes slide-right { from { transform: translateX(-60px); opacity: 0.3; } to { transform: none; opacity: 1; } }
+@keyframes slide-down { from { transform: translateY(-40px); opacity: 0.3; } to { transform: none; opacity: 1; } }
+#formula { font-family: ui-monospace, monospace; margin: 6px 0; }
+#formula span.term { padding: 1px 4px; border-radius: 4px; }
+#formula span.term.lit { background: #fde68a; outline: 2px solid #b45309; }
+#formula-what { font-size: 0.9em; color: #444; }
 </style>
 </head>
 <body>
@@ -92,10 +133,13 @@ textarea { font-family: ui-monospace, monospace; width: 16em; height: 7em; }
   <label>speed <input id="speed" type="range" min="0.5" max="20" step="0.5" value="2"> <span id="speed-label"></span> cycles/s</label>
 </div>
 <div id="status"></div>
+<div id="formula"></div>
+<div id="formula-what"></div>
 <div class="legend"><span class="w">w = stationary weight (bank in use)</span>
 <span class="a" style="color:#15803d">a = activation multiplied this cycle</span>
 <span style="color:#92400e">p = psum produced, p_in + a*w, passed down</span>
-<span style="background:#fef3c7">leaving the bottom edge into Y</span></div>
+<span style="background:#fef3c7">leaving the bottom edge into Y</span>
+<span style="background:#bbf7d0">entries of A and B in use this cycle</span></div>
 <div id="stage">
   <div><table class="grid" id="array"></table></div>
   <div id="matrices"></div>
@@ -152,13 +196,13 @@ $("scrub").max = last;
   t.innerHTML = h;
 })();
 
-function matrixHtml(id, title, rows, get, fresh) {
+function matrixHtml(id, title, rows, get, fresh, mark = "fresh") {
   let h = `<div class="mat"><table id="${id}"><caption>${title}</caption>`;
   for (let i = 0; i < rows.length; ++i) {
     h += "<tr>";
     for (let j = 0; j < rows[i].length; ++j) {
       const v = get(i, j);
-      const cls = v === null ? "none" : fresh && fresh.has(`${i},${j}`) ? "fresh" : "";
+      const cls = v === null ? "none" : fresh && fresh.has(`${i},${j}`) ? mark : "";
       h += `<td class="${cls}" data-i="${i}" data-j="${j}">${fmt(v)}</td>`;
     }
     h += "</tr>";
@@ -166,9 +210,25 @@ function matrixHtml(id, title, rows, get, fresh) {
   return h + "</table></div>";
 }
 
+// The formula's terms, built once; show() lights the one the cycle is in.
+(function formula() {
+  const F = D.formula, parts = F.terms.map((t, k) => `<span class="term" id="term-${k}" data-start="${t.start}" ` +
+    `data-end="${t.end}">${t.symbol}</span>`);
+  $("formula").innerHTML = "cycles = " + parts.join(" + ") + " = " + F.terms.map((t) => t.value).join(" + ") +
+    " = " + F.total + (F.one_full_tile ? ` (one full tile: 2R + m + C - 2 = 2x${R} + ${D.m} + ${C} - 2 = ${F.total})` : "");
+})();
+
 function show(t) {
+  const stepped = t === cycle + 1;
   cycle = Math.max(0, Math.min(last, t));
   const f = D.frames[cycle];
+  const lit = D.formula.terms.findIndex((term) => term.start <= cycle && cycle < term.end);
+  D.formula.terms.forEach((term, k) => { $(`term-${k}`).className = "term" + (k === lit ? " lit" : ""); });
+  $("formula").dataset.lit = lit;
+  $("formula-what").textContent = lit >= 0 ? `cycle ${cycle} is in ${D.formula.terms[lit].symbol}: ` +
+    D.formula.terms[lit].what : "";
+  // The entries of A and B the active PEs use this cycle.
+  const fedA = new Set(), fedB = new Set();
   $("cycle-label").textContent = `cycle ${cycle} of 0..${last}`;
   $("cycle-label").dataset.cycle = cycle;
   $("scrub").value = cycle;
@@ -186,7 +246,14 @@ function show(t) {
       e.dataset.bank = bank;
       e.dataset.act = fmt(f.activations[i]);
       e.dataset.psum = fmt(f.psums[i]);
-      e.className = "pe" + (valid ? " active" : "") + (valid && r === R - 1 ? " leaving" : "");
+      e.className = "pe" + (valid ? " active" : "") + (valid && r === R - 1 ? " leaving" : "") +
+        (valid && stepped ? " moving" : "");
+      e.dataset.active = valid ? "1" : "0";
+      if (valid) {
+        const o = D.tile_origins[f.tiles[i]];
+        fedA.add(`${f.vectors[i]},${o.k0 + r}`);
+        fedB.add(`${o.k0 + r},${o.n0 + c}`);
+      }
       const other = D.double_buffer ? `<span class="tv">/${fmt(f.weights[1 - bank][i])}</span>` : "";
       e.innerHTML = `<div class="w">w ${fmt(w)}${other}</div>` +
         (valid ? `<div class="a">a ${fmt(f.activations[i])}</div><div class="p">p ${fmt(f.psums[i])}</div>` +
@@ -201,8 +268,8 @@ function show(t) {
   const fresh = new Set();
   for (const b of f.bottom) { const m = /Y\[(\d+)\]\[(\d+)\]/.exec(b); if (m) fresh.add(`${m[1]},${m[2]}`); }
   $("matrices").innerHTML =
-    matrixHtml("mat-a", `A (${D.m}x${D.k}, activations, streamed)`, D.a, (i, j) => D.a[i][j]) +
-    matrixHtml("mat-b", `B (${D.k}x${D.n}, weights, stationary)`, D.b, (i, j) => D.b[i][j]) +
+    matrixHtml("mat-a", `A (${D.m}x${D.k}, activations, streamed)`, D.a, (i, j) => D.a[i][j], fedA, "fed") +
+    matrixHtml("mat-b", `B (${D.k}x${D.n}, weights, stationary)`, D.b, (i, j) => D.b[i][j], fedB, "fed") +
     matrixHtml("mat-y", `Y so far (. = nothing arrived; final Y ${D.matches_reference ? "matches" : "DOES NOT match"} the host GEMM)`,
                D.y, (i, j) => f.y[i * D.n + j], fresh);
 }
@@ -294,6 +361,15 @@ std::string mxu_walkthrough_json(const MxuWalkthrough& w, const std::string& com
                         {"feed", w.schedule[t].feed_start},
                         {"last_out", w.schedule[t].last_output}});
   j["schedule"] = schedule;
+  // Tile j's corner in B: the PE engine takes tiles k-fastest (j = nt x k_tiles
+  // + kt, hw/systolic_array.cpp), so PE(r,c) of tile j holds B[k0+r][n0+c]
+  // and multiplies A[i][k0+r].
+  const hw::MxuTiling tiling = hw::mxu_tiling(w.config, s);
+  nlohmann::json origins = nlohmann::json::array();
+  for (std::size_t t = 0; t < w.schedule.size(); ++t)
+    origins.push_back({{"k0", (t % tiling.k_tiles) * w.config.rows}, {"n0", (t / tiling.k_tiles) * w.config.cols}});
+  j["tile_origins"] = origins;
+  j["formula"] = cycle_formula(w, tiling);
   nlohmann::json frames = nlohmann::json::array();
   for (std::size_t t = 0; t < w.states.size(); ++t) {
     const MxuFrameState& f = w.states[t];

@@ -111,7 +111,7 @@ const BadCase kCases[] = {
      "tests/data/bad/mesh_split.yaml:6:14:", "mesh.data:", "does not map onto whole physical axes"},
     // Shardings and parallelism.
     {"a sharding that does not divide the dimension", "run tests/data/bad/shard_indivisible.yaml", 2,
-     "tests/data/bad/shard_indivisible.yaml:9:3:", "workload:", "1001 is not divisible by 4"},
+     "tests/data/bad/shard_indivisible.yaml:10:6:", "workload.m:", "1001 is not divisible by 4"},
     {"a mesh axis no parallelism uses (degrees vs chips)", "run tests/data/bad/train_unused_axis.yaml", 2,
      "tests/data/bad/train_unused_axis.yaml:12:16:", "workload.parallelism:",
      "data x tensor x pipeline = 2 x 1 x 1 = 2 chips, but the pod has 8"},
@@ -149,6 +149,15 @@ const BadCase kCases[] = {
     // --set overrides.
     {"a --set path that does not exist", "run configs/experiments/matmul-v4.yaml --set limits.max_events=5", 2,
      "--set limits.max_events=5:", "limits.max_events:", "the path does not exist: no key 'limits'"},
+    // The size came from --set: the error names the --set, not the file's line (issue 48).
+    {"a --set size that the sharding does not divide", "run configs/tutorial/ch5-case3.yaml --set workload.k=4097", 2,
+     "--set workload.k=4097:", "workload.k:",
+     "A dimension 1 (k = 4097) is split over mesh axis 'model' (size 2): 4097 is not divisible by 2"},
+    // A missing parent: --set replaces leaves only, so the message offers the mapping form (issue 48).
+    {"a --set under a mapping the file does not have",
+     "run configs/tutorial/ch7-oom.yaml --set workload.precision.optimizer=bfloat16", 2,
+     "--set workload.precision.optimizer=bfloat16:", "workload.precision.optimizer:",
+     "give it as a mapping: --set \"workload.precision={optimizer: bfloat16}\""},
     {"a --set value that is not YAML", "run configs/experiments/matmul-v4.yaml --set workload.m=[1,", 2,
      "--set workload.m=[1,:", "workload.m:", "value is not valid YAML"},
     {"a --set value with a key twice",

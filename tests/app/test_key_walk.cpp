@@ -95,6 +95,11 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 256, vocab: 4096}, global_batch: 4,\n"
      "           parallelism: {tensor: model, sequence: true}, optimizer: adam}\n"},
+    // eager_dispatch acts only in an eager step.
+    {"train-eager", "train", false,
+     "chip: tpu-v5e\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {data: 4}\n"
+     "workload: {kind: train, model: {type: mlp, widths: [256, 512, 256]}, global_batch: 64, optimizer: sgd,\n"
+     "           execution: eager}\n"},
     // Two axes, so that parallelism.expert_all_to_all (one phase per axis) acts.
     {"train-moe", "train", false,
      "chip: tpu-v4\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {expert: 4}\n"

@@ -88,4 +88,54 @@ TEST_CASE("tutorial check catches an exercise whose prediction misses the run", 
   CHECK(r.output.find("the exercise claims within 1%") != std::string::npos);
 }
 
+TEST_CASE("concept map: every command it shows is run as pasted", "[app][tutorial]") {
+  // The concept map's sidecar has "every_command": a command shown in a row
+  // that is no run of the sidecar (so never checked), or written without
+  // build/ (not pasteable from the repository root), fails the check.
+  const fs::path dir = fs::temp_directory_path() / ("tpusim-test-concepts-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string text = read_source("docs/tutorial/concepts.md");
+  const auto table_end = text.find("\n\n## ");
+  REQUIRE(table_end != std::string::npos);
+  text.insert(table_end,
+              "\n| unchecked | - | `build/tpusim run configs/tutorial/ch4-ring.yaml --set workload.bytes=4096` | - |"
+              "\n| bare | - | `tpusim run configs/tutorial/ch4-ring.yaml` | - |");
+  std::ofstream(dir / "concepts.md") << text;
+  const testing_cli::CliResult r = run_check("--only concepts --chapters-dir " + dir.string());
+  fs::remove_all(dir);
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("2 failed") != std::string::npos);
+  CHECK(r.output.find("the command `build/tpusim run configs/tutorial/ch4-ring.yaml --set workload.bytes=4096` is "
+                      "shown but is no run") != std::string::npos);
+  CHECK(r.output.find("`tpusim run configs/tutorial/ch4-ring.yaml` is not as the README writes it") !=
+        std::string::npos);
+}
+
+TEST_CASE("glossary: every metaphor points at a row of the concept map", "[app][tutorial]") {
+  // docs/tutorial/glossary.md's last column names concept-map rows by the
+  // start of their first cell ("..." ends a shortened name; "; " separates).
+  const std::string glossary = read_source("docs/tutorial/glossary.md");
+  const std::string concepts = read_source("docs/tutorial/concepts.md");
+  std::istringstream lines(glossary);
+  int metaphors = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| ", 0) != 0 || line.rfind("| metaphor", 0) == 0) continue;
+    const auto last = line.rfind(" | ");
+    REQUIRE(last != std::string::npos);
+    std::string rows = line.substr(last + 3, line.size() - last - 5);  // without the closing " |"
+    ++metaphors;
+    for (std::size_t start = 0; start <= rows.size();) {
+      auto end = rows.find("; ", start);
+      if (end == std::string::npos) end = rows.size();
+      std::string row = rows.substr(start, end - start);
+      if (row.size() > 4 && row.compare(row.size() - 4, 4, " ...") == 0) row.resize(row.size() - 4);
+      INFO(line << "\nnames the row '" << row << "'");
+      CHECK(concepts.find("\n| " + row) != std::string::npos);
+      start = end + 2;
+    }
+  }
+  CHECK(metaphors >= 40);  // both articles' metaphors, the kitchen's and the river's
+}
+
 }  // namespace test_tutorial

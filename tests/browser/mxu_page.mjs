@@ -3,7 +3,14 @@
 // frame N of the text walk-through (`explain mxu --walk --frames full`,
 // parsed here independently of the JSON the page embeds); back, play and
 // pause must move the cycle as they say; at the last cycle the page's Y
-// must equal A x B computed here by hand. Writes a screenshot.
+// must equal A x B computed here by hand. Issue 48: the entries of A and B the
+// page highlights, and its active PEs, are the ones the walk-through's frame
+// says are in use (tile corners read from the walk-through's own tile
+// table); stepping animates the operands; the cycle formula's terms add up
+// to the walk-through's cycle count, one full tile's to 2R + m + C - 2 worked
+// here by hand, and the term lit at each cycle matches what the frame shows
+// (no activation while the weights load, row 0 fed while m is lit, the last
+// PE busy at the end). Writes a screenshot.
 //
 // Usage: node mxu_page.mjs TPUSIM_BINARY OUT_DIR
 // Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
@@ -55,6 +62,16 @@ function textFrame(t) {
   return { act, psum, weight };
 }
 const cycles = Number(/The op takes (\d+) cycles/.exec(text)[1]);
+// The walk-through's tile table: tile, k rows a-b, n cols c-d.
+const tileCorners = (walk) => [...walk.matchAll(/^ {2}(\d+) +(\d+)-\d+ +(\d+)-\d+ /gm)].map((m) => ({ k0: Number(m[2]), n0: Number(m[3]) }));
+// Frame t's activations as tile and vector per PE (null for a bubble).
+function textUse(walk, t, side) {
+  const start = walk.indexOf(`===== cycle ${t} (of`);
+  const lines = walk.slice(start).split("\n");
+  const at = lines.findIndex((l) => l.startsWith("activations"));
+  return lines.slice(at + 2, at + 2 + side).map((l) => [...l.trim().replace(/^r\d+\s+/, "").matchAll(/(\.|-?[\d.e+]+ @(\d+):(\d+))/g)]
+    .map((m) => (m[1] === "." ? null : { tile: Number(m[2]), vector: Number(m[3]) })));
+}
 
 const browser = await puppeteer.launch({
   executablePath: chromium,
@@ -101,6 +118,33 @@ try {
   check(same(shown.psum, want.psum), `cycle ${N}: psums equal the walk-through's frame ${N}`);
   check(same(shown.weight, want.weight), `cycle ${N}: weights in use equal the walk-through's frame ${N}`);
   check(want.psum.flat().some((x) => x !== null), `frame ${N} has psums in flight (a meaningful comparison)`);
+  // The highlighted entries of A and B and the active PEs, against the frame.
+  const corners = tileCorners(text), use = textUse(text, N, 4);
+  const wantA = new Set(), wantB = new Set(), wantActive = [];
+  use.forEach((row, r) => row.forEach((u, c) => {
+    if (!u) return;
+    wantActive.push(`${r},${c}`);
+    wantA.add(`${u.vector},${corners[u.tile].k0 + r}`);
+    wantB.add(`${corners[u.tile].k0 + r},${corners[u.tile].n0 + c}`);
+  }));
+  const marked = await page.evaluate(() => {
+    const cells = (id) => [...document.querySelectorAll(`#${id} td.fed`)].map((td) => `${td.dataset.i},${td.dataset.j}`);
+    const active = [...document.querySelectorAll("td.pe")].filter((e) => e.dataset.active === "1").map((e) => `${e.dataset.r},${e.dataset.c}`);
+    const moving = [...document.querySelectorAll("td.pe.active .a")].map((e) => e.getAnimations().length);
+    return { a: cells("mat-a"), b: cells("mat-b"), active, moving };
+  });
+  const sameSet = (x, y) => same([...x].sort(), [...y].sort());
+  check(wantActive.length > 0 && sameSet(marked.active, wantActive), `cycle ${N}: the active PEs are the frame's (${marked.active.length})`);
+  check(sameSet(marked.a, wantA), `cycle ${N}: the highlighted A entries are the ones the frame multiplies (${marked.a.join(" ")})`);
+  check(sameSet(marked.b, wantB), `cycle ${N}: the highlighted B entries are the weights in use (${marked.b.join(" ")})`);
+  check(marked.moving.length > 0 && marked.moving.every((n) => n > 0), "after a step the activations are animated moving in");
+  const formula = await page.evaluate(() => ({ text: document.getElementById("formula").textContent,
+    lit: Number(document.getElementById("formula").dataset.lit),
+    terms: [...document.querySelectorAll("#formula span.term")].map((e) => [Number(e.dataset.start), Number(e.dataset.end)]) }));
+  check(formula.terms.length === 4 && formula.terms[3][1] === cycles && formula.text.endsWith(`= ${cycles}`),
+        `the formula's terms add up to the walk-through's ${cycles} cycles (${formula.text})`);
+  check(formula.terms[formula.lit][0] <= N && N < formula.terms[formula.lit][1], `cycle ${N} lights the term that covers it`);
+  await new Promise((r) => setTimeout(r, 400));  // the step's animation ends before the screenshot
   await page.screenshot({ path: path.resolve(outDir, "mxu-page.png"), fullPage: true });
 
   await page.click("#back");
@@ -128,6 +172,28 @@ try {
   const regen = await page.$eval("#regen", (e) => e.textContent);
   check(regen.includes(`--a '${rows(A)}'`) && regen.includes(`--b '${rows(B)}'`), "the page shows the command for its A and B");
 
+  // One full tile (m 6, k 4, n 4 on 4x4): 2R + m + C - 2 = 8 + 6 + 4 - 2 = 16 cycles, by hand.
+  const oneShape = ["--rows", "4", "--cols", "4", "--m", "6", "--k", "4", "--n", "4"];
+  const onePath = path.resolve(outDir, "mxu-one-tile.html");
+  execFileSync(binary, ["explain", "mxu", ...oneShape, "--html", onePath], { stdio: "inherit" });
+  const oneText = execFileSync(binary, ["explain", "mxu", ...oneShape, "--walk", "--no-pager", "--frames", "full"], { encoding: "utf8" });
+  const oneCycles = Number(/The op takes (\d+) cycles/.exec(oneText)[1]);
+  check(oneCycles === 2 * 4 + 6 + 4 - 2, `one full tile takes 2R + m + C - 2 = 16 cycles (walk-through: ${oneCycles})`);
+  await page.goto("file://" + onePath, { waitUntil: "load" });
+  const f16 = await page.$eval("#formula", (e) => e.textContent);
+  check(f16.includes("2R + m + C - 2 = 2x4 + 6 + 4 - 2 = 16") && f16.startsWith("cycles = R + m + (R - 1) + (C - 1)"),
+        `the one-tile page shows 2R + m + C - 2 (${f16})`);
+  const litAt = [];
+  for (let t = 0; t < oneCycles; ++t) {
+    await page.$eval("#scrub", (e, v) => { e.value = String(v); e.dispatchEvent(new Event("input")); }, t);
+    litAt.push(await page.$eval("#formula", (e) => Number(e.dataset.lit)));
+  }
+  const frames = [...Array(oneCycles).keys()].map((t) => textUse(oneText, t, 4));
+  const idle = (t) => frames[t].flat().every((u) => u === null);
+  check(litAt.every((k, t) => (k === 0) === idle(t)), "R is lit exactly while the frames show no activation (the weights load)");
+  check(litAt.every((k, t) => (k === 1) === (frames[t][0][0] !== null)), "m is lit exactly while PE(0,0) multiplies a row of A");
+  check(litAt[oneCycles - 1] === 3 && frames[oneCycles - 1][3][3] !== null,
+        "the last cycle lights C - 1, with the bottom-right PE busy");
   check(errors.length === 0, `no script errors${errors.length ? ": " + errors.join("; ") : ""}`);
   check(requests.every((u) => u.startsWith("file:")), "no network requests");
 } finally {

@@ -36,16 +36,21 @@ std::string axes_str(const Axes& axes) {
   return s + "]";
 }
 
-void check_divisible(const sim::YamlNode& where, const std::string& tensor, int dim, const char* dim_name,
-                     std::uint64_t extent, const Axes& axes, const MeshAxes& mesh) {
+// Fails at the size that does not divide (`m`, `k` or `n`), or at the spec
+// when that came from a --set: the error names what the user last typed.
+void check_divisible(const sim::YamlNode& where, const char* spec_key, const std::string& tensor, int dim,
+                     const char* dim_name, std::uint64_t extent, const Axes& axes, const MeshAxes& mesh) {
+  const sim::YamlNode spec = where[spec_key];
+  const bool spec_set = spec.location().file.rfind("--set ", 0) == 0;
+  const sim::YamlNode at = spec_set ? spec : where[dim_name];
   std::uint64_t parts = 1;
   for (const auto& a : axes) {
     parts *= axes_size({a}, mesh);
     if (extent % parts != 0)
-      where.fail(tensor + " dimension " + std::to_string(dim) + " (" + dim_name + " = " + std::to_string(extent) +
-                 ") is split over mesh axis '" + a + "' (size " + std::to_string(axes_size({a}, mesh)) +
-                 (axes.size() > 1 ? ", " + std::to_string(parts) + " parts with the axes before it" : "") +
-                 "): " + std::to_string(extent) + " is not divisible by " + std::to_string(parts));
+      at.fail(tensor + " dimension " + std::to_string(dim) + " (" + dim_name + " = " + std::to_string(extent) +
+              ") is split over mesh axis '" + a + "' (size " + std::to_string(axes_size({a}, mesh)) +
+              (axes.size() > 1 ? ", " + std::to_string(parts) + " parts with the axes before it" : "") +
+              "): " + std::to_string(extent) + " is not divisible by " + std::to_string(parts));
   }
 }
 
@@ -108,12 +113,12 @@ PartitionSpec parse_partition_spec(const sim::YamlNode& node, std::size_t rank, 
 
 ShardedMatmulPlan plan_sharded_matmul(const ShardedMatmulShape& s, const PartitionSpec& a, const PartitionSpec& b,
                                       const PartitionSpec& out, const MeshAxes& mesh, const sim::YamlNode& where) {
-  check_divisible(where, "A", 0, "m", s.m, a.dims[0], mesh);
-  check_divisible(where, "A", 1, "k", s.k, a.dims[1], mesh);
-  check_divisible(where, "B", 0, "k", s.k, b.dims[0], mesh);
-  check_divisible(where, "B", 1, "n", s.n, b.dims[1], mesh);
-  check_divisible(where, "C", 0, "m", s.m, out.dims[0], mesh);
-  check_divisible(where, "C", 1, "n", s.n, out.dims[1], mesh);
+  check_divisible(where, "a_spec", "A", 0, "m", s.m, a.dims[0], mesh);
+  check_divisible(where, "a_spec", "A", 1, "k", s.k, a.dims[1], mesh);
+  check_divisible(where, "b_spec", "B", 0, "k", s.k, b.dims[0], mesh);
+  check_divisible(where, "b_spec", "B", 1, "n", s.n, b.dims[1], mesh);
+  check_divisible(where, "out_spec", "C", 0, "m", s.m, out.dims[0], mesh);
+  check_divisible(where, "out_spec", "C", 1, "n", s.n, out.dims[1], mesh);
 
   const std::uint64_t eb = s.element_bytes, ob = s.out_element_bytes;
   ShardedMatmulPlan plan;

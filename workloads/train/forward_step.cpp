@@ -11,4 +11,13 @@ const sim::EnumNames<Elementwise>& elementwise_names() {
 
 const char* to_string(Elementwise e) { return elementwise_names().name(e); }
 
+const sim::EnumNames<Execution>& execution_names() {
+  static const sim::EnumNames<Execution> names("execution mode",
+                                               {{Execution::jit, "jit", "one compiled program, elementwise ops fused"},
+                                                {Execution::eager, "eager", "op by op from the host, nothing fused"}});
+  return names;
+}
+
+const char* to_string(Execution e) { return execution_names().name(e); }
+
 }  // namespace workloads

@@ -20,6 +20,16 @@ enum class Elementwise { fused, unfused };
 const sim::EnumNames<Elementwise>& elementwise_names();
 const char* to_string(Elementwise e);
 
+// jit: the step is one compiled program (jax.jit), its elementwise ops
+// fused as `elementwise` says. eager: every op is dispatched from the host
+// one at a time, as JAX runs without jit: each kernel's launch also waits
+// for the host's dispatch (the host runs ahead of the chip while the chip is
+// slower, so dispatch costs only where ops are shorter than it), and nothing
+// is fused (unfused elementwise).
+enum class Execution { jit, eager };
+const sim::EnumNames<Execution>& execution_names();
+const char* to_string(Execution e);
+
 struct ForwardStep {
   models::ModelConfig model;
   TrainParallelism parallelism;

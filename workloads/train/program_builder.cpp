@@ -346,7 +346,11 @@ TrainProgram build_train_program(const Experiment& exp, const TrainSpec& spec, c
                                  const models::ModelSpec& micro) {
   TrainProgram out;
   const ForwardStep step = spec.forward_step();
-  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, step.matmul, kernels::OperandQuantization::at_use);
+  // Eager execution: each kernel's launch also waits for the host's dispatch
+  // (forward_step.h); the run's chip carries it, so every launch op pays it.
+  hw::ChipConfig chip = exp.chip;
+  if (spec.execution == Execution::eager) chip.kernel_launch += spec.eager_dispatch;
+  kernels::MatmulPrograms matmuls(chip, exp.fidelity, step.matmul, kernels::OperandQuantization::at_use);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out, dcn_sync(exp));
   out.routing = train_routing(step, micro);

@@ -89,6 +89,15 @@ const sim::ParamTable<TrainSpec>& train_params() {
         .enumeration("elementwise", &TrainSpec::elementwise, elementwise_names(), Elementwise::fused,
                      "fused: elementwise ops work on data the matmul kernels hold in VMEM; unfused: each reads and "
                      "writes HBM (the pessimistic bound)")
+        .enumeration("execution", &TrainSpec::execution, execution_names(), Execution::jit,
+                     "jit: the step is one compiled program (jax.jit); eager: every op is dispatched from the host "
+                     "one at a time (JAX without jit): each kernel also waits for eager_dispatch of host time, and "
+                     "no elementwise op is fused")
+        // ASSUMPTION: an eager op is one call from Python into the runtime,
+        // like a jitted call timed from Python: the per-call dispatch fitted to
+        // the Pallas guide's timings (docs/matmul.md#host-dispatch, 60 us).
+        .real("eager_dispatch", &TrainSpec::eager_dispatch, "s", 60e-6, sim::between(0, 1),
+              "execution: eager only: host time to dispatch one op")
         .enumeration(
             "remat", &TrainSpec::remat, remat_names(), Remat::none,
             "rematerialisation: none keeps every activation; full keeps each Transformer block's (MLP "
@@ -271,7 +280,8 @@ models::ModelConfig TrainSpec::chip_model() const {
 }
 
 ForwardStep TrainSpec::forward_step() const {
-  return {model, parallelism, precision.matmul, elementwise, collective_matmul};
+  return {model, parallelism, precision.matmul, execution == Execution::eager ? Elementwise::unfused : elementwise,
+          collective_matmul};
 }
 
 TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {

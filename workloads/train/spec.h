@@ -53,6 +53,10 @@ struct TrainSpec {
   // Sequence-parallel tensor collectives as collective matmuls (spec.cpp).
   bool collective_matmul = false;
   Elementwise elementwise = Elementwise::fused;
+  // eager: every kernel waits for eager_dispatch seconds of host dispatch
+  // and elementwise ops are unfused (forward_step.h).
+  Execution execution = Execution::jit;
+  double eager_dispatch = 0;
   Remat remat = Remat::none;
   TensorPlaces remat_tensors;  // remat: custom: MaxText checkpoint name -> place
   bool simulate_anyway = false;

@@ -43,6 +43,9 @@ void split_rows(sim::Table& t, const TrainRun& r) {
                      std::to_string(par.microbatches) + " microbatches x " + std::to_string(r.spec.microbatch_size()));
   t.row("optimizer, overlap", r.spec.optimizer.name + ", " + (r.spec.overlap ? "on" : "off"));
   if (r.spec.remat != Remat::none) t.row("remat", to_string(r.spec.remat));
+  if (r.spec.execution == Execution::eager)
+    t.row("execution", "eager: every op dispatched from the host (" + sim::si(r.spec.eager_dispatch, "s") +
+                           " each), no elementwise op fused");
 }
 
 // The step's speed and where its time went: compute, communication, waits.
@@ -53,8 +56,16 @@ void time_rows(sim::Table& t, const TrainRun& r, const Result& res) {
   t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%  " + validation_remark(r.exp));
   if (r.spec.remat != Remat::none || train.hfu != res.mfu) t.row("HFU", sim::fixed(100.0 * train.hfu, 1), "%");
   t.row("arithmetic intensity", sim::fixed(res.arithmetic_intensity, 1), "FLOP/B");
-  t.row("forward / backward / optimizer", sim::si(train.forward_s, "s") + " / " + sim::si(train.backward_s, "s") +
-                                              " / " + sim::si(train.optimizer_s, "s"));
+  // Each phase is the summed spans of its tasks (first op's start to last op's
+  // end, train/measure.cpp), and spans on one chip's engines overlap, so the
+  // three can add up to more than the step: say so rather than leave a puzzle.
+  const double phases = train.forward_s + train.backward_s + train.optimizer_s;
+  t.row(
+      "forward / backward / optimizer",
+      sim::si(train.forward_s, "s") + " / " + sim::si(train.backward_s, "s") + " / " + sim::si(train.optimizer_s, "s"),
+      phases > res.step_time_s * (1 + 1e-9) ? "(phases overlap: they sum to " + sim::si(phases, "s") +
+                                                  ", the step is " + sim::si(res.step_time_s, "s") + ")"
+                                            : "");
   const Communication& comm = res.communication;
   t.row("compute (per chip)", sim::si(comm.compute_time_s.value_or(0.0), "s"));
   t.row("communication (per chip)", sim::si(comm.collective_time_s, "s"));
@@ -164,7 +175,7 @@ std::string train_table(const TrainRun& r, const Report& report) {
   time_rows(t, r, res);
   input_and_expert_rows(t, r, *res.train);
   dcn_and_pipeline_rows(t, r, res);
-  t.row("bound (measured)", res.roofline.bound);
+  verdict_rows(t, res.roofline);
   if (const auto* f = std::get_if<TrainFunctional>(&res.functional)) functional_rows(t, r, *f);
   t.row("ops, wall time", std::to_string(report.per_chip[0].ops.value_or(0)) + " ops on chip 0, " +
                               sim::fixed(report.simulator.wall_time_s, 3) + " s");
