@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hw/host_link.h"
+#include "hw/sparsecore.h"
 #include "interconnect/mesh.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
@@ -102,7 +103,7 @@ struct PodView {
 // `after`; its sinks (none for a group of one device).
 std::vector<std::uint32_t> add_collective(const PodView& pod, const hlo::CostModel& model, const hlo::Instruction& in,
                                           HloStep& step, HloProgram& out, hw::Program& prog,
-                                          const std::vector<std::uint32_t>& after) {
+                                          const std::vector<std::uint32_t>& after, std::uint32_t queue) {
   const hlo::Module& m = pod.m;
   const hlo::Cost& c = step.cost;
   const hlo::Instruction& coll = *model.collective_of(in);
@@ -129,8 +130,8 @@ std::vector<std::uint32_t> add_collective(const PodView& pod, const hlo::CostMod
   step.collective = static_cast<int>(out.pod.collectives.size());
   out.pod.collectives.push_back(cs);
   out.pod.collective_names.push_back(in.name);
-  return {
-      prog.add({in.name, {hw::EngineKind::ici, 0}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, after, 0})};
+  return {prog.add(
+      {in.name, {hw::EngineKind::ici, queue}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, after, 0})};
 }
 
 // An instruction's work on the TensorCore: its matmuls on the MXUs, its
@@ -172,6 +173,44 @@ std::vector<std::uint32_t> add_work(const Experiment& exp, kernels::MatmulProgra
                       deps,
                       0})};
   return deps;
+}
+
+// An instruction on the SparseCore thread: its HBM bytes split evenly over
+// the chip's SparseCores, each a flow no faster than one SparseCore's HBM
+// bandwidth (hw/sparsecore.h), beside the TensorCore's engines.
+std::vector<std::uint32_t> add_sparsecore_work(const Experiment& exp, const hlo::Instruction& in, const hlo::Cost& c,
+                                               hw::Program& prog, const std::vector<std::uint32_t>& after) {
+  const hw::ChipConfig& chip = exp.chip;
+  const std::uint32_t n = chip.sparsecore.count;
+  const std::uint64_t bytes = c.read_bytes + c.written_bytes;
+  std::vector<std::uint32_t> sinks;
+  for (std::uint32_t i = 0; i < n && bytes > 0; ++i) {
+    const std::uint64_t share = bytes / n + (i < bytes % n ? 1 : 0);
+    sinks.push_back(prog.add({in.name + " sparsecore" + std::to_string(i),
+                              {hw::EngineKind::dma, hw::sparsecore_engine(chip, i)},
+                              hw::DmaOp{0, share, false},
+                              after,
+                              0}));
+  }
+  return sinks.empty() ? after : sinks;
+}
+
+// Where a step runs: the TensorCore ("main"), or the chip's SparseCores;
+// another execution thread is not modelled (exit 2 at the instruction).
+bool on_sparsecore(const Experiment& exp, const hlo::Module& m, const hlo::CostModel::Step& s) {
+  if (s.thread == "main") return false;
+  const hlo::Instruction& in = *s.instruction;
+  if (s.thread != "sparsecore")
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on execution thread '" + s.thread + "'; tpusim models \"main\" (the TensorCore) and \"sparsecore\"");
+  if (exp.chip.sparsecore.count == 0)
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on the SparseCore thread, but chip " + exp.chip.name +
+                " has no SparseCores (sparsecore.count is 0; docs/hlo.md#sparsecore)");
+  if (exp.fidelity != hw::Fidelity::kernel)
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on the SparseCore thread, which tpusim models at fidelity: kernel only");
+  return true;
 }
 
 bool ends_with(const std::string& s, const char* tail) {
@@ -245,6 +284,7 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
   hw::Program prog;
   const auto schedule = model.schedule(entry_of(spec));
   Order order(schedule);
+  std::size_t sparsecore_compute = 0;
   for (const auto& s : schedule) {
     const hlo::Instruction& in = *s.instruction;
     HloStep step;
@@ -252,16 +292,25 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
     step.cost = model.cost(*s.computation, in);
     step.first_op = static_cast<std::uint32_t>(prog.ops.size());
     std::vector<std::uint32_t> sinks;
+    // An offloaded collective drives the same ICI links from the
+    // SparseCore: its own queue, so it never waits behind the TensorCore's.
+    const bool sparsecore = !step.cost.free && on_sparsecore(exp, m, s);
     if (step.cost.collective != hlo::CollectiveKind::none)
-      sinks = add_collective(pod, model, in, step, out, prog, order.after(s));
+      sinks = add_collective(pod, model, in, step, out, prog, order.after(s), sparsecore ? hw::kSparseCoreIciQueue : 0);
+    else if (sparsecore)
+      sinks = add_sparsecore_work(exp, in, step.cost, prog, order.after(s));
     else if (!step.cost.free)
       sinks = add_work(exp, matmuls, step.cost, in.name, prog, order.after(s));
+    if (sparsecore && (!step.cost.matmuls.empty() || step.cost.flops_per_element > 0)) ++sparsecore_compute;
     order.place(s, sinks);
     step.end_op = static_cast<std::uint32_t>(prog.ops.size());
     out.steps.push_back(std::move(step));
   }
   out.pod.add_replicas(std::move(prog), exp.pod.devices());
   out.approximations = model.approximations();
+  if (sparsecore_compute > 0)
+    out.approximations.push_back("sparsecore: computing instructions costed by their HBM bytes alone (" +
+                                 std::to_string(sparsecore_compute) + " instructions)");
   return out;
 }
 
