@@ -92,21 +92,8 @@ TEST_CASE("sparsecore: offloading an all-gather frees the TensorCore; the step s
 TEST_CASE("sparsecore: a gather on the sparsecore thread runs at the SparseCores' own HBM bandwidth") {
   // A 65536 x 128 f32 table, 16384 indices, 16384 rows out: the cost
   // model's bytes are the operands (32 MiB + 64 KiB) and the result (8 MiB).
-  const std::string text = R"(HloModule gather, is_scheduled=true, num_partitions=1
-
-%sc_body (p0: f32[65536,128], p1: s32[16384,1]) -> f32[16384,128] {
-  %p0 = f32[65536,128]{1,0} parameter(0)
-  %p1 = s32[16384,1]{1,0} parameter(1)
-  ROOT %g = f32[16384,128]{1,0} gather(%p0, %p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
-}, execution_thread="sparsecore"
-
-ENTRY %main (t: f32[65536,128], i: s32[16384,1]) -> f32[16384,128] {
-  %t = f32[65536,128]{1,0} parameter(0)
-  %i = s32[16384,1]{1,0} parameter(1)
-  %start = ((f32[65536,128]{1,0}, s32[16384,1]{1,0}), f32[16384,128]{1,0}, s32[]) async-start(%t, %i), async_execution_thread="sparsecore", calls=%sc_body
-  ROOT %done = f32[16384,128]{1,0} async-done(%start)
-}
-)";
+  std::ifstream in(std::string(TPUSIM_SOURCE_DIR) + "/tests/data/hlo/sparsecore-gather.hlo.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const double bytes = 65536.0 * 128 * 4 + 16384.0 * 4 + 16384.0 * 128 * 4;
   // A v6e whose 2 SparseCores move 1e11 B/s each: 2e11 B/s together, far
   // below the chip's 1.6e12 B/s of HBM, so the SparseCores are the limit.
