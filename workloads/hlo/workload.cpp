@@ -450,6 +450,12 @@ RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& 
   t.row("communication (per chip)", sim::si(sum.comm_s, "s"));
   t.row("exposed communication", sim::si(sum.exposed_s(), "s"));
   t.row("overlap fraction", sum.comm_s > 0 ? sim::fixed(sum.overlap_fraction(), 3) : "-");
+  try {  // only runs that used the SparseCores have these (docs/hlo.md#sparsecore)
+    const sim::StatGroup& prog = run.chip_stats(0).child("program");
+    t.row("SparseCore time (chip 0)", sim::si(prog.value("sparsecore_time"), "s"),
+          sim::si(prog.value("hidden_sparsecore_time"), "s") + " of it beside the TensorCore's compute");
+  } catch (const std::out_of_range&) {
+  }
   t.row("MFU", sim::fixed(100.0 * flops / sum.step_s / exp.chip.peak_flops_per_s(), 1), "%  " + validation_remark(exp));
   for (const auto& [name, g] : top(by_opcode))
     t.row("  " + name + " x" + std::to_string(g.count), sim::si(g.time_s, "s"), sim::si(g.bytes, "B"));
