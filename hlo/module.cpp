@@ -668,10 +668,10 @@ Module parse_module(const std::string& full_text, const std::string& file, bool 
                                    ? in.opcode.substr(0, in.opcode.size() - 6)
                                    : in.opcode;
       if (base == "collective-permute")
-        device_pairs(m, in);
+        check_pairs(m, in);
       else if (base == "all-reduce" || base == "all-gather" || base == "reduce-scatter" || base == "all-to-all" ||
                base == "ragged-all-to-all" || base == "collective-broadcast")
-        device_groups(m, in);
+        check_groups(m, in);
     }
   return m;
 }
@@ -970,22 +970,29 @@ GroupMode group_mode(const Module& m, const Instruction& in) {
   return has_flag ? GroupMode::cross_replica_and_partition : GroupMode::cross_partition;
 }
 
-}  // namespace
-
-std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Instruction& in) {
+// The groups as the text gives them, checked against the range of ids
+// (replicas, partitions or devices) their group mode gives them.
+std::vector<std::vector<std::int64_t>> mode_groups(const Module& m, const Instruction& in, GroupMode mode) {
   const std::int64_t replicas = m.replica_count, partitions = m.num_partitions;
   const std::string* text = in.attribute("replica_groups");
-  const GroupMode mode = group_mode(m, in);
-  // The ids the groups name: replicas, partitions, or devices.
   const std::int64_t ids = mode == GroupMode::flattened_id      ? replicas * partitions
                            : mode == GroupMode::cross_partition ? partitions
                                                                 : replicas;
-  const auto groups =
-      parse_replica_groups(text ? *text : "{}", ids, m.file, in.where,
-                           mode == GroupMode::flattened_id ? "partitions (num_partitions x replica_count)"
-                           : mode == GroupMode::cross_partition
-                               ? "partitions (a channel_id without use_global_device_ids: partition ids)"
-                               : "replicas (without use_global_device_ids=true the groups are replica ids)");
+  return parse_replica_groups(text ? *text : "{}", ids, m.file, in.where,
+                              mode == GroupMode::flattened_id ? "partitions (num_partitions x replica_count)"
+                              : mode == GroupMode::cross_partition
+                                  ? "partitions (a channel_id without use_global_device_ids: partition ids)"
+                                  : "replicas (without use_global_device_ids=true the groups are replica ids)");
+}
+
+}  // namespace
+
+void check_groups(const Module& m, const Instruction& in) { mode_groups(m, in, group_mode(m, in)); }
+
+std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Instruction& in) {
+  const std::int64_t replicas = m.replica_count, partitions = m.num_partitions;
+  const GroupMode mode = group_mode(m, in);
+  const auto groups = mode_groups(m, in, mode);
   std::vector<std::vector<std::int64_t>> out;
   switch (mode) {
     case GroupMode::flattened_id: return groups;
@@ -1014,25 +1021,39 @@ std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Inst
   return out;
 }
 
-std::vector<std::pair<std::int64_t, std::int64_t>> device_pairs(const Module& m, const Instruction& in) {
+namespace {
+
+// The pairs as the text gives them: partition ids with a channel_id,
+// replica ids without, each checked against its range.
+std::vector<std::pair<std::int64_t, std::int64_t>> checked_pairs(const Module& m, const Instruction& in) {
   const std::string* text = in.attribute("source_target_pairs");
   if (!text) fail(m.file, in.where, "instruction %" + in.name, in.opcode + " without source_target_pairs");
   const bool channel = in.attribute("channel_id") != nullptr;
-  const std::int64_t replicas = m.replica_count, partitions = m.num_partitions;
-  const std::int64_t ids = channel ? partitions : replicas, copies = channel ? replicas : partitions;
+  const std::int64_t ids = channel ? m.num_partitions : m.replica_count;
+  auto pairs = parse_pairs(*text, m.file, in.where);
+  for (const auto& [src, dst] : pairs)
+    if (src < 0 || dst < 0 || src >= ids || dst >= ids)
+      fail(m.file, in.where, "source_target_pairs",
+           "pair {" + std::to_string(src) + "," + std::to_string(dst) + "} names " +
+               (channel ? "a partition outside the module's " + std::to_string(m.num_partitions) + " partitions"
+                        : "a replica outside the module's " + std::to_string(m.replica_count) +
+                              " replicas (no channel_id: the pairs are replica ids)"));
+  return pairs;
+}
+
+}  // namespace
+
+void check_pairs(const Module& m, const Instruction& in) { checked_pairs(m, in); }
+
+std::vector<std::pair<std::int64_t, std::int64_t>> device_pairs(const Module& m, const Instruction& in) {
+  const bool channel = in.attribute("channel_id") != nullptr;
+  const std::int64_t partitions = m.num_partitions, copies = channel ? m.replica_count : partitions;
+  const auto pairs = checked_pairs(m, in);
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  const auto pairs = parse_pairs(*text, m.file, in.where);
   for (std::int64_t k = 0; k < copies; ++k)
-    for (const auto& [src, dst] : pairs) {
-      if (src < 0 || dst < 0 || src >= ids || dst >= ids)
-        fail(m.file, in.where, "source_target_pairs",
-             "pair {" + std::to_string(src) + "," + std::to_string(dst) + "} names " +
-                 (channel ? "a partition outside the module's " + std::to_string(partitions) + " partitions"
-                          : "a replica outside the module's " + std::to_string(replicas) + " replicas") +
-                 (channel ? "" : " (no channel_id: the pairs are replica ids)"));
+    for (const auto& [src, dst] : pairs)
       out.emplace_back(channel ? k * partitions + src : src * partitions + k,
                        channel ? k * partitions + dst : dst * partitions + k);
-    }
   return out;
 }
 

@@ -130,10 +130,14 @@ std::vector<std::vector<std::int64_t>> parse_replica_groups(
 // sim::ConfigError at the instruction for a combination XLA rejects (use_global_device_ids
 // without a channel_id) or an id outside its range.
 std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Instruction& collective);
+// The same checks without expanding the groups (the parser's, for every
+// collective of the text).
+void check_groups(const Module& m, const Instruction& collective);
 
 // A collective-permute's pairs as global device ids: partition ids with a
 // channel_id (one set of pairs per replica), replica ids without.
 std::vector<std::pair<std::int64_t, std::int64_t>> device_pairs(const Module& m, const Instruction& permute);
+void check_pairs(const Module& m, const Instruction& permute);  // the same checks, not expanded
 
 // `{{0,1},{1,2}}` (source_target_pairs).
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_pairs(const std::string& text, const std::string& file,
