@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "hlo/opcodes.h"
 #include "sim/error.h"
 
 namespace hlo {
@@ -20,7 +21,12 @@ namespace {
 
 // No work of their own: views, tuples, values known at compile time, and
 // the `-done` halves whose work the `-start` carries.
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 bool is_free(const std::string& op) {
+  if (ends_with(op, "-done") || ends_with(op, "-update")) return true;
   static const std::set<std::string> kFree = {"parameter",
                                               "constant",
                                               "get-tuple-element",
@@ -227,11 +233,19 @@ const Shape& operand_shape(const Module& m, const Computation& comp, const Instr
   return s;
 }
 
-std::optional<nlohmann::json> backend_config(const Instruction& in) {
+// backend_config as JSON: printed as an object, or (older XLA) as a quoted
+// string holding one. Text that is neither JSON nor a string of it is a
+// located error: a loop's trip count or a kernel's cost read from it must not
+// be guessed.
+std::optional<nlohmann::json> backend_config(const Module& m, const Instruction& in) {
   const std::string* text = in.attribute("backend_config");
-  if (!text) return std::nullopt;
+  if (!text || text->empty()) return std::nullopt;
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  if (j.is_string()) j = nlohmann::json::parse(j.get<std::string>(), nullptr, false);
+  if (j.is_discarded())
+    throw sim::ConfigError(sim::SourceLocation{m.file, in.where.line, in.where.column}, "backend_config",
+                           "of %" + in.name + " is not JSON: " + sim::quote_short(*text));
+  if (!j.is_object()) return std::nullopt;
   return j;
 }
 
@@ -272,7 +286,7 @@ CollectiveKind CostModel::collective_kind(const std::string& opcode) {
   if (op == "all-gather") return CollectiveKind::all_gather;
   if (op == "reduce-scatter") return CollectiveKind::reduce_scatter;
   if (op == "collective-permute") return CollectiveKind::collective_permute;
-  if (op == "all-to-all") return CollectiveKind::all_to_all;
+  if (op == "all-to-all" || op == "ragged-all-to-all") return CollectiveKind::all_to_all;
   return CollectiveKind::none;
 }
 
@@ -361,6 +375,38 @@ Matmul matmul_of(const Module& m, const Computation& comp, const Instruction& in
   return mm;
 }
 
+namespace {
+
+// Bytes of a shape's arrays in host memory.
+std::uint64_t host_bytes(const Shape& s) {
+  if (s.tuple) {
+    std::uint64_t sum = 0;
+    for (const Shape& e : s.elements) sum += host_bytes(e);
+    return sum;
+  }
+  return s.memory_space == kHostMemorySpace ? s.bytes() : 0;
+}
+
+}  // namespace
+
+void CostModel::host_transfer(const Computation& comp, const Instruction& in, Cost& c) const {
+  // XLA computes nothing in host memory: an instruction with an operand or
+  // result there moves it (copy, copy-start, a dynamic slice out of an
+  // offloaded buffer, a dynamic-update-slice into one). Its HBM side is the
+  // other end: a copy from host memory writes HBM, one to it reads HBM.
+  for (std::size_t i = 0; i < in.operands.size(); ++i) {
+    const Shape& s = comp.find(in.operands[i])->shape;
+    if (i == 0 && in.opcode == "dynamic-update-slice") continue;  // the buffer, updated in place
+    std::uint64_t b = host_bytes(s);
+    if (b && (in.opcode == "dynamic-slice" || in.opcode == "slice")) b = std::min(b, in.shape.bytes());
+    c.host_read_bytes += b;
+  }
+  std::uint64_t w = host_bytes(in.shape);
+  if (w && in.opcode == "dynamic-update-slice" && in.operands.size() > 1)
+    w = std::min(w, comp.find(in.operands[1])->shape.bytes());
+  c.host_written_bytes = w;
+}
+
 std::uint64_t CostModel::operand_bytes(const Computation& comp, const Instruction& in) const {
   std::uint64_t b = 0;
   for (const std::string& op : in.operands) b += comp.find(op)->shape.bytes(true);
@@ -447,20 +493,38 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
     c.element_bytes = (bits == 8 || bits == 16 || bits == 32 || bits == 64) ? bits / 8 : 4;
     c.collective_bytes = in_bytes;
     if (c.collective == CollectiveKind::all_gather) {
-      // The gathered output: the result (the last tuple element of a -start).
-      const Shape& out = in.shape.tuple && !in.shape.elements.empty() ? in.shape.elements.back() : in.shape;
+      // The gathered output: the result; a start's is the second element of
+      // its (operands, result, context...) tuple.
+      const bool start = ends_with(op, "-start");
+      const Shape& out = start && in.shape.tuple && in.shape.elements.size() >= 2 ? in.shape.elements[1] : in.shape;
       c.collective_bytes = out.bytes();
     }
     return c;
   }
   if (op == "fusion") return fusion_cost(comp, in);
-  if (op == "async-start") {  // its wrapped instructions are steps of their own (schedule)
+  if (op == "async-start" || op == "call-start") {  // its wrapped instructions are steps of their own (schedule)
     c.free = true;
     return c;
+  }
+  if (const std::string base = sugar_base(op); !base.empty()) {
+    // `<op>-start`: the wrapped op itself, its result the second element of
+    // the start's (operands, result, context...) tuple.
+    Instruction wrapped = in;
+    wrapped.opcode = base;
+    if (in.shape.tuple && in.shape.elements.size() >= 2) wrapped.shape = in.shape.elements[1];
+    return cost(comp, wrapped);
+  }
+  if (op == "copy-start" && in.shape.tuple && !in.shape.elements.empty()) {
+    // (destination, source, context): the copy writes its destination.
+    Instruction copy = in;
+    copy.opcode = "copy";
+    copy.shape = in.shape.elements[0];
+    return cost(comp, copy);
   }
   c.read_bytes = operand_bytes(comp, in);
   c.written_bytes = in.shape.bytes(true);
   c.elements = in.shape.tuple ? 0 : in.shape.element_count();
+  host_transfer(comp, in, c);
   if (op == "dot" || op == "convolution") {
     c.matmuls.push_back(matmul_of(module_, comp, in));
     c.flops = c.matmuls.back().flops();
@@ -470,7 +534,7 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
     const std::string* target = in.attribute("custom_call_target");
     const std::string name = target ? *target : "?";
     // A Pallas kernel's cost_estimate, when its backend_config carries one.
-    if (auto j = backend_config(in)) {
+    if (auto j = backend_config(module_, in)) {
       for (const auto& path : {"/custom_call_config/cost_estimate", "/cost_estimate"}) {
         const nlohmann::json::json_pointer ptr(path);
         if (!j->contains(ptr)) continue;
@@ -525,30 +589,69 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
   return c;
 }
 
-std::optional<std::int64_t> CostModel::trip_count(const Instruction& loop) const {
-  if (auto j = backend_config(loop)) {
+namespace {
+
+// A scalar integer constant's value.
+std::optional<std::int64_t> integer_constant(const Instruction* in) {
+  if (!in || in->opcode != "constant") return std::nullopt;
+  char* end = nullptr;
+  const long long v = std::strtoll(in->literal.c_str(), &end, 10);
+  if (in->literal.empty() || *end != '\0' || v < -1000000000000LL || v > 1000000000000LL) return std::nullopt;
+  return v;
+}
+
+// get-tuple-element's index=.
+std::optional<std::size_t> tuple_index(const Instruction& in) {
+  if (in.opcode != "get-tuple-element") return std::nullopt;
+  const std::string* i = in.attribute("index");
+  if (!i) return std::nullopt;
+  char* end = nullptr;
+  const long v = std::strtol(i->c_str(), &end, 10);
+  if (*end != '\0' || v < 0) return std::nullopt;
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace
+
+std::optional<std::int64_t> CostModel::trip_count(const Instruction& loop, const Computation* parent) const {
+  if (auto j = backend_config(module_, loop)) {
     const nlohmann::json::json_pointer ptr("/known_trip_count/n");
     if (j->contains(ptr))
       if (auto n = number((*j)[ptr]))
         if (*n >= 0 && *n <= 1e12) return static_cast<std::int64_t>(*n);
   }
   const std::string* cond = loop.attribute("condition");
-  if (!cond) return std::nullopt;
+  const std::string* body_name = loop.attribute("body");
+  if (!cond || !body_name) return std::nullopt;
   const Computation& c = module_.computation(cond->substr(cond->front() == '%' ? 1 : 0), loop.where);
+  const Computation& body = module_.computation(body_name->substr(body_name->front() == '%' ? 1 : 0), loop.where);
   const Instruction& root = c.instructions[c.root];
   if (root.opcode != "compare" || root.operands.size() != 2) return std::nullopt;
   const std::string* dir = root.attribute("direction");
-  // i < N (or N > i) from i = 0: N trips; <= and >=: N + 1.
+  if (!dir) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
-    const Instruction* k = c.find(root.operands[static_cast<std::size_t>(side)]);
-    const Instruction* var = c.find(root.operands[static_cast<std::size_t>(1 - side)]);
-    if (k->opcode != "constant" || var->opcode != "get-tuple-element") continue;
-    char* end = nullptr;
-    const long long n = std::strtoll(k->literal.c_str(), &end, 10);
-    if (*end != '\0' || !dir || n < 0 || n > 1000000000000LL) return std::nullopt;
+    const std::optional<std::int64_t> n = integer_constant(c.find(root.operands[static_cast<std::size_t>(side)]));
+    const std::optional<std::size_t> index = tuple_index(*c.find(root.operands[static_cast<std::size_t>(1 - side)]));
+    if (!n || !index) continue;
+    // The induction variable's start: its element of the loop's init tuple.
+    std::int64_t start = 0;
+    if (parent && !loop.operands.empty())
+      if (const Instruction* init = parent->find(loop.operands[0]); init && init->opcode == "tuple")
+        if (*index < init->operands.size()) start = integer_constant(parent->find(init->operands[*index])).value_or(0);
+    // Its step: the body's root tuple sets it to add(variable, constant).
+    std::int64_t step = 1;
+    const Instruction& out = body.instructions[body.root];
+    if (out.opcode == "tuple" && *index < out.operands.size())
+      if (const Instruction* next = body.find(out.operands[*index]); next && next->opcode == "add")
+        for (const std::string& o : next->operands)
+          if (const auto k = integer_constant(body.find(o))) step = *k;
+    if (step <= 0) return std::nullopt;
+    // i < N (N > i): ceil((N - start) / step) trips; i <= N: one more when N - start is a multiple.
     const std::string d = *dir;
-    if ((side == 1 && d == "LT") || (side == 0 && d == "GT")) return n;
-    if ((side == 1 && d == "LE") || (side == 0 && d == "GE")) return n + 1;
+    const std::int64_t span = *n - start;
+    if ((side == 1 && d == "LT") || (side == 0 && d == "GT")) return span <= 0 ? 0 : (span + step - 1) / step;
+    if ((side == 1 && d == "LE") || (side == 0 && d == "GE")) return span < 0 ? 0 : span / step + 1;
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -563,7 +666,7 @@ void CostModel::expand(const Computation& comp, std::vector<Step>& out, int dept
     };
     if (in.opcode == "while") {
       const Computation& body = callee("body");
-      const auto trips = trip_count(in);
+      const auto trips = trip_count(in, &comp);
       if (!trips) note(in, "while: trip count unknown (no known_trip_count, no compare with a constant); one trip");
       for (std::int64_t t = 0; t < (trips ? *trips : 1); ++t) {
         expand(body, out, depth + 1);
@@ -609,19 +712,24 @@ void CostModel::expand(const Computation& comp, std::vector<Step>& out, int dept
       }
       note(in, "conditional: costed as its costliest branch");
       out.insert(out.end(), best.begin(), best.end());
-    } else if (in.opcode == "async-start" && !collective_of(in)) {
-      // The wrapped instruction runs beside the schedule until async-done.
-      out.push_back(Step{&in, &comp, -1});
+    } else if ((in.opcode == "async-start" && !collective_of(in)) || in.opcode == "call-start") {
+      // The wrapped computation runs beside the schedule until its done, on
+      // the start's async_execution_thread (else the computation's own).
+      const Computation& wrapped = callee(in.opcode == "call-start" ? "to_apply" : "calls");
+      const std::string thread = in.async_thread() != "main" ? in.async_thread() : wrapped.execution_thread;
+      out.push_back(Step{&in, &comp, -1, thread});
       const long start = static_cast<long>(out.size() - 1);
       std::vector<Step> inner;
-      expand(callee("calls"), inner, depth + 1);
+      expand(wrapped, inner, depth + 1);
       for (Step& s : inner)
         if (s.instruction->opcode != "parameter") {
           s.started_by = start;
+          if (s.thread == "main") s.thread = thread;
           out.push_back(s);
         }
     } else {
-      out.push_back(Step{&in, &comp, -1});
+      const bool async = ends_with(in.opcode, "-start") && in.async_thread() != "main";
+      out.push_back(Step{&in, &comp, -1, async ? in.async_thread() : comp.execution_thread});
     }
   }
 }

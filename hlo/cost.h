@@ -30,8 +30,11 @@ struct Cost {
   std::vector<Matmul> matmuls;                      // its dots and convolutions (a fusion's, nested ones too)
   double flops = 0;                                 // the matmuls' FLOPs
   std::uint64_t read_bytes = 0, written_bytes = 0;  // HBM
-  std::uint64_t elements = 0;                       // vector work: elements of the result ...
-  double flops_per_element = 0;                     // ... and operations on each
+  // Host memory (S(5)) read and written: a transfer over the host link, its
+  // HBM side in read_bytes / written_bytes.
+  std::uint64_t host_read_bytes = 0, host_written_bytes = 0;
+  std::uint64_t elements = 0;    // vector work: elements of the result ...
+  double flops_per_element = 0;  // ... and operations on each
   // A collective: its kind, the bytes NCCL-tests counts (the array reduced,
   // the gathered output, the scattered input, what is sent) and the bytes of
   // an element.
@@ -59,12 +62,18 @@ class CostModel {
     // An instruction started by an async-start (its wrapped op): the
     // start's position in the schedule; -1 otherwise.
     long started_by = -1;
+    // The thread it runs on: "main" (the TensorCore) or, for a computation
+    // printed with execution_thread= or wrapped by an async op with
+    // async_execution_thread=, that thread ("sparsecore").
+    std::string thread = "main";
   };
   std::vector<Step> schedule(const Computation& comp);
 
   // A while loop's trip count: backend_config's known_trip_count, else its
-  // condition's `compare(induction variable, constant)`; nullopt if neither.
-  std::optional<std::int64_t> trip_count(const Instruction& loop) const;
+  // condition's `compare(induction variable, constant)` with the variable's
+  // start (a constant in the loop's init tuple, else 0) and its step (the
+  // body's `add(variable, constant)`, else 1); nullopt if neither.
+  std::optional<std::int64_t> trip_count(const Instruction& loop, const Computation* parent = nullptr) const;
 
   // What was approximated, one line each: unknown opcodes with their
   // counts, custom-calls costed by their shapes, loops of unknown trip count.
@@ -80,6 +89,7 @@ class CostModel {
   void expand(const Computation& comp, std::vector<Step>& out, int depth);
   Cost fusion_cost(const Computation& comp, const Instruction& in);
   std::uint64_t operand_bytes(const Computation& comp, const Instruction& in) const;
+  void host_transfer(const Computation& comp, const Instruction& in, Cost& c) const;
   void note(const Instruction& in, const std::string& what) { notes_[what].insert(in.name); }
 
   const Module& module_;

@@ -5,9 +5,11 @@
 #include <numeric>
 #include <set>
 
+#include "hlo/opcodes.h"
 #include "sim/checked_size.h"
 #include "sim/error.h"
 #include "sim/input_file.h"
+#include "sim/yaml_node.h"
 
 namespace hlo {
 
@@ -43,12 +45,15 @@ class Cursor {
     ++pos_;
   }
 
-  // Spaces, tabs and /*comments*/ on this line (and newlines with `lines`).
+  // Spaces, tabs, /*comments*/ and // comments to the end of the line
+  // (hlo_lexer's), on this line (and newlines with `lines`).
   void skip_space(bool lines = false) {
     for (;;) {
       const char c = peek();
       if (c == ' ' || c == '\t' || c == '\r' || (lines && c == '\n')) {
         advance();
+      } else if (c == '/' && peek(1) == '/') {
+        while (!eof() && peek() != '\n') advance();
       } else if (c == '/' && peek(1) == '*') {
         const Location at = where();
         advance();
@@ -154,6 +159,74 @@ class Cursor {
 // 50,000 deep was a SIGSEGV).
 constexpr int kMaxShapeDepth = 64;
 
+// A parenthesized list of integers, `*` (a tile's combined dimension) as -1.
+std::vector<std::int64_t> layout_ints(Cursor& c, const std::string& construct) {
+  std::vector<std::int64_t> v;
+  c.expect("(", construct);
+  c.skip_space();
+  if (c.consume(")")) return v;
+  for (;;) {
+    c.skip_space();
+    v.push_back(c.consume("*") ? -1 : c.integer(construct));
+    c.skip_space();
+    if (c.consume(")")) return v;
+    c.expect(",", construct);
+  }
+}
+
+// The layout `{minor_to_major:items}` (xla/layout.cc, Layout::Print): items
+// D(dim level types) T(tile)(tile)... L(index type) P(pointer type)
+// E(element bits) S(memory space) SC(split configs) M(dynamic metadata
+// bytes) #(physical shape). S(n) decides where the array lives; tiles are
+// kept; the others change no cost. Anything else stops the parse.
+void parse_layout(Cursor& c, Shape& s) {
+  const std::string kC = "layout";
+  c.expect("{", kC);
+  c.skip_space();
+  while (c.peek() != ':' && c.peek() != '}') {
+    c.integer(kC);
+    c.skip_space();
+    if (c.peek() == ',') c.advance();
+    c.skip_space();
+  }
+  if (c.consume(":")) {
+    for (;;) {
+      c.skip_space();
+      if (c.peek() == '}') break;
+      const Location at = c.where();
+      std::string item;
+      while (std::isupper(static_cast<unsigned char>(c.peek())) || c.peek() == '#') {
+        item += c.peek();
+        c.advance();
+      }
+      if (item == "T") {
+        while (c.peek() == '(') s.tiles.push_back(layout_ints(c, kC + " tile"));
+      } else if (item == "S") {
+        const std::vector<std::int64_t> v = layout_ints(c, kC + " memory space");
+        if (v.size() != 1 || v[0] < 0 || v[0] > 255)
+          fail(c.file(), at, kC, "S(n) takes one memory space from 0 to 255");
+        s.memory_space = static_cast<int>(v[0]);
+      } else if (item == "E" || item == "M") {
+        layout_ints(c, kC);
+      } else if (item == "D" || item == "L" || item == "P" || item == "SC" || item == "#") {
+        c.expect("(", kC);
+        c.balanced(kC, true);
+        c.expect(")", kC);
+        while (item == "SC" && c.peek() == '(') {  // one group per split config
+          c.advance();
+          c.balanced(kC, true);
+          c.expect(")", kC);
+        }
+      } else {
+        fail(c.file(), at, kC,
+             "unknown layout item " + (item.empty() ? c.found() : sim::quote_short(item)) +
+                 " (XLA prints D, T, L, P, E, S, SC, M and #)");
+      }
+    }
+  }
+  c.expect("}", kC);
+}
+
 Shape parse_shape(Cursor& c, int depth = 0) {
   c.skip_space();
   Shape s;
@@ -209,14 +282,7 @@ Shape parse_shape(Cursor& c, int depth = 0) {
   } catch (const std::overflow_error& e) {
     fail(c.file(), at, "shape", s.str() + ": " + e.what() + ": no device holds it");
   }
-  if (c.peek() == '{') {
-    // The layout: minor-to-major, tiles, and the memory space S(n).
-    c.advance();
-    const std::string layout = c.balanced("layout", true);
-    c.expect("}", "layout");
-    const std::size_t sp = layout.find("S(");
-    if (sp != std::string::npos) s.memory_space = std::atoi(layout.c_str() + sp + 2);
-  }
+  if (c.peek() == '{') parse_layout(c, s);
   return s;
 }
 
@@ -291,6 +357,11 @@ Instruction parse_instruction(Cursor& c) {
   }
   if (in.opcode.empty())
     fail(c.file(), op_at, "instruction %" + in.name, "expected an opcode after the shape, found " + c.found());
+  if (!known_opcode(in.opcode)) {
+    const std::string hint = sim::did_you_mean(in.opcode, opcode_names());
+    fail(c.file(), op_at, "instruction %" + in.name,
+         "unknown opcode " + sim::quote_short(in.opcode) + " (not one of XLA's)" + (hint.empty() ? "" : "; " + hint));
+  }
   if (c.peek() != '(')
     fail(c.file(), c.where(), "instruction %" + in.name,
          "expected '(' after opcode " + in.opcode + ", found " + c.found());
@@ -316,6 +387,36 @@ Instruction parse_instruction(Cursor& c) {
   return in;
 }
 
+std::string unquote(const std::string& s) {
+  return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+}
+
+// `, execution_thread="..."`: the one attribute a computation carries.
+void parse_computation_attributes(Cursor& c, Computation& comp) {
+  const std::string construct = "computation %" + comp.name;
+  c.skip_space();
+  while (c.peek() == ',') {
+    c.advance();
+    c.skip_space();
+    const Location at = c.where();
+    std::string key;
+    while (name_char(c.peek())) {
+      key += c.peek();
+      c.advance();
+    }
+    if (key != "execution_thread")
+      fail(c.file(), at, construct,
+           "unknown computation attribute " + (key.empty() ? c.found() : sim::quote_short(key)) +
+               " (XLA prints execution_thread)");
+    c.expect("=", construct + " " + key);
+    c.skip_space();
+    const Location value_at = c.where();
+    comp.execution_thread = unquote(c.balanced(construct + " " + key));
+    if (comp.execution_thread.empty()) fail(c.file(), value_at, construct, "execution_thread is empty");
+    c.skip_space();
+  }
+}
+
 Computation parse_computation(Cursor& c) {
   Computation comp;
   comp.where = c.where();
@@ -329,14 +430,7 @@ Computation parse_computation(Cursor& c) {
     c.expect("->", "computation %" + comp.name);
     parse_shape(c);
   }
-  c.skip_space();
-  // execution_thread=... and other attributes before the body.
-  while (c.peek() == ',') {
-    c.advance();
-    c.skip_space();
-    c.balanced("computation %" + comp.name);
-    c.skip_space();
-  }
+  parse_computation_attributes(c, comp);
   c.expect("{", "computation %" + comp.name);
   for (;;) {
     c.skip_space(true);
@@ -352,6 +446,7 @@ Computation parse_computation(Cursor& c) {
     if (in.root) comp.root = comp.instructions.size();
     comp.instructions.push_back(std::move(in));
   }
+  parse_computation_attributes(c, comp);  // XLA prints them after the body: `}, execution_thread="sparsecore"`
   if (comp.instructions.empty()) fail(c.file(), comp.where, "computation %" + comp.name, "has no instructions");
   if (std::none_of(comp.instructions.begin(), comp.instructions.end(), [](const Instruction& i) { return i.root; }))
     comp.root = comp.instructions.size() - 1;
@@ -482,6 +577,11 @@ const std::string* Instruction::attribute(const std::string& key) const {
   return it == attributes.end() ? nullptr : &it->second;
 }
 
+std::string Instruction::async_thread() const {
+  const std::string* t = attribute("async_execution_thread");
+  return t ? unquote(*t) : "main";
+}
+
 const Instruction* Computation::find(const std::string& n) const {
   const auto it = index.find(n);
   return it == index.end() ? nullptr : &instructions[it->second];
@@ -560,6 +660,19 @@ Module parse_module(const std::string& full_text, const std::string& file, bool 
     fail(file, c.where(), "ENTRY", "module " + m.name + " has no ENTRY computation (is the text truncated?)");
   check_references(m);
   check_no_call_cycle(m);
+  // Every collective's groups or pairs read now: a bad group is an error of
+  // the text, whatever runs.
+  for (const Computation& comp : m.computations)
+    for (const Instruction& in : comp.instructions) {
+      const std::string base = in.opcode.size() > 6 && in.opcode.compare(in.opcode.size() - 6, 6, "-start") == 0
+                                   ? in.opcode.substr(0, in.opcode.size() - 6)
+                                   : in.opcode;
+      if (base == "collective-permute")
+        check_pairs(m, in);
+      else if (base == "all-reduce" || base == "all-gather" || base == "reduce-scatter" || base == "all-to-all" ||
+               base == "ragged-all-to-all" || base == "collective-broadcast")
+        check_groups(m, in);
+    }
   return m;
 }
 
@@ -749,7 +862,8 @@ std::vector<std::vector<std::int64_t>> mesh_groups(Cursor& c) {
 }  // namespace
 
 std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& text, std::int64_t devices,
-                                                            const std::string& file, const Location& where) {
+                                                            const std::string& file, const Location& where,
+                                                            const std::string& ids) {
   const Shifted shift{file, where};
   std::vector<std::vector<std::int64_t>> groups;
   try {
@@ -787,8 +901,7 @@ std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& t
     for (const std::int64_t d : g) {
       if (d < 0 || d >= devices)
         fail(file, where, "replica_groups",
-             "device " + std::to_string(d) + " is not one of the module's " + std::to_string(devices) +
-                 " partitions (num_partitions x replica_count)");
+             "device " + std::to_string(d) + " is not one of the module's " + std::to_string(devices) + " " + ids);
       if (!seen.insert(d).second)
         fail(file, where, "replica_groups", "device " + std::to_string(d) + " is in two groups");
     }
@@ -832,6 +945,116 @@ std::vector<std::int64_t> parse_int_list(const std::string& text, const std::str
   } catch (const sim::ConfigError& e) {
     shift.rethrow(e);
   }
+}
+
+namespace {
+
+enum class GroupMode { cross_replica, cross_partition, cross_replica_and_partition, flattened_id };
+
+GroupMode group_mode(const Module& m, const Instruction& in) {
+  const bool channel = in.attribute("channel_id") != nullptr;
+  const std::string* global = in.attribute("use_global_device_ids");
+  if (global && *global != "true" && *global != "false")
+    fail(m.file, in.where, "instruction %" + in.name,
+         "use_global_device_ids is true or false, found " + sim::quote_short(*global));
+  const bool has_flag = in.opcode.rfind("all-reduce", 0) == 0 || in.opcode.rfind("all-gather", 0) == 0 ||
+                        in.opcode.rfind("reduce-scatter", 0) == 0;
+  const bool global_ids = global && *global == "true";
+  if (!channel) {
+    if (global_ids)
+      fail(m.file, in.where, "instruction %" + in.name,
+           "use_global_device_ids=true needs a channel_id (XLA rejects the combination)");
+    return GroupMode::cross_replica;
+  }
+  if (global_ids) return GroupMode::flattened_id;
+  return has_flag ? GroupMode::cross_replica_and_partition : GroupMode::cross_partition;
+}
+
+// The groups as the text gives them, checked against the range of ids
+// (replicas, partitions or devices) their group mode gives them.
+std::vector<std::vector<std::int64_t>> mode_groups(const Module& m, const Instruction& in, GroupMode mode) {
+  const std::int64_t replicas = m.replica_count, partitions = m.num_partitions;
+  const std::string* text = in.attribute("replica_groups");
+  const std::int64_t ids = mode == GroupMode::flattened_id      ? replicas * partitions
+                           : mode == GroupMode::cross_partition ? partitions
+                                                                : replicas;
+  return parse_replica_groups(text ? *text : "{}", ids, m.file, in.where,
+                              mode == GroupMode::flattened_id ? "partitions (num_partitions x replica_count)"
+                              : mode == GroupMode::cross_partition
+                                  ? "partitions (a channel_id without use_global_device_ids: partition ids)"
+                                  : "replicas (without use_global_device_ids=true the groups are replica ids)");
+}
+
+}  // namespace
+
+void check_groups(const Module& m, const Instruction& in) { mode_groups(m, in, group_mode(m, in)); }
+
+std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Instruction& in) {
+  const std::int64_t replicas = m.replica_count, partitions = m.num_partitions;
+  const GroupMode mode = group_mode(m, in);
+  const auto groups = mode_groups(m, in, mode);
+  std::vector<std::vector<std::int64_t>> out;
+  switch (mode) {
+    case GroupMode::flattened_id: return groups;
+    case GroupMode::cross_replica:  // each group, once in every partition
+      for (std::int64_t p = 0; p < partitions; ++p)
+        for (const auto& g : groups) {
+          out.emplace_back();
+          for (const std::int64_t r : g) out.back().push_back(r * partitions + p);
+        }
+      return out;
+    case GroupMode::cross_partition:  // each group, once in every replica
+      for (std::int64_t r = 0; r < replicas; ++r)
+        for (const auto& g : groups) {
+          out.emplace_back();
+          for (const std::int64_t p : g) out.back().push_back(r * partitions + p);
+        }
+      return out;
+    case GroupMode::cross_replica_and_partition:  // the group's replicas, all their partitions
+      for (const auto& g : groups) {
+        out.emplace_back();
+        for (const std::int64_t r : g)
+          for (std::int64_t p = 0; p < partitions; ++p) out.back().push_back(r * partitions + p);
+      }
+      return out;
+  }
+  return out;
+}
+
+namespace {
+
+// The pairs as the text gives them: partition ids with a channel_id,
+// replica ids without, each checked against its range.
+std::vector<std::pair<std::int64_t, std::int64_t>> checked_pairs(const Module& m, const Instruction& in) {
+  const std::string* text = in.attribute("source_target_pairs");
+  if (!text) fail(m.file, in.where, "instruction %" + in.name, in.opcode + " without source_target_pairs");
+  const bool channel = in.attribute("channel_id") != nullptr;
+  const std::int64_t ids = channel ? m.num_partitions : m.replica_count;
+  auto pairs = parse_pairs(*text, m.file, in.where);
+  for (const auto& [src, dst] : pairs)
+    if (src < 0 || dst < 0 || src >= ids || dst >= ids)
+      fail(m.file, in.where, "source_target_pairs",
+           "pair {" + std::to_string(src) + "," + std::to_string(dst) + "} names " +
+               (channel ? "a partition outside the module's " + std::to_string(m.num_partitions) + " partitions"
+                        : "a replica outside the module's " + std::to_string(m.replica_count) +
+                              " replicas (no channel_id: the pairs are replica ids)"));
+  return pairs;
+}
+
+}  // namespace
+
+void check_pairs(const Module& m, const Instruction& in) { checked_pairs(m, in); }
+
+std::vector<std::pair<std::int64_t, std::int64_t>> device_pairs(const Module& m, const Instruction& in) {
+  const bool channel = in.attribute("channel_id") != nullptr;
+  const std::int64_t partitions = m.num_partitions, copies = channel ? m.replica_count : partitions;
+  const auto pairs = checked_pairs(m, in);
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (std::int64_t k = 0; k < copies; ++k)
+    for (const auto& [src, dst] : pairs)
+      out.emplace_back(channel ? k * partitions + src : src * partitions + k,
+                       channel ? k * partitions + dst : dst * partitions + k);
+  return out;
 }
 
 }  // namespace hlo

@@ -21,7 +21,8 @@ namespace hlo {
 struct Shape {
   std::string type;  // bf16, f32, s32, pred, token, ...; empty for a tuple
   std::vector<std::int64_t> dims;
-  int memory_space = 0;
+  int memory_space = 0;                          // S(n): 0 HBM, 1 VMEM, kHostMemorySpace host memory
+  std::vector<std::vector<std::int64_t>> tiles;  // T(8,128)(2,1): the layout's tiles, major first ('*' as -1)
   bool tuple = false;
   std::vector<Shape> elements;  // a tuple's
 
@@ -31,6 +32,10 @@ struct Shape {
   std::uint64_t bytes(bool only_hbm = false) const;
   std::string str() const;  // "bf16[128,4096]"
 };
+
+// XLA's memory space of host memory (xla/layout.h, Layout::kHostMemorySpace):
+// an array there lives in the host's DRAM, and reaches HBM over the host link.
+inline constexpr int kHostMemorySpace = 5;
 
 // Bits of an element of `type`; 0 for an unknown type.
 int element_bits(const std::string& type);
@@ -50,6 +55,8 @@ struct Instruction {
   Location where;
 
   const std::string* attribute(const std::string& key) const;
+  // An async op's thread: its async_execution_thread= ("main" without one).
+  std::string async_thread() const;
 };
 
 struct Computation {
@@ -58,6 +65,9 @@ struct Computation {
   std::vector<Instruction> instructions;     // printed order
   std::map<std::string, std::size_t> index;  // instruction name -> position
   std::size_t root = 0;
+  // The thread it runs on (`}, execution_thread="sparsecore"` after its
+  // body); XLA's default is "main", the TensorCore.
+  std::string execution_thread = "main";
   Location where;
 
   const Instruction* find(const std::string& name) const;
@@ -102,9 +112,32 @@ inline constexpr double kModuleBytesPerTextByte = 8.0;
 // `[2,2]<=[4]` and `[4,2]<=[2,2,2]T(1,0,2)`, mesh axes
 // `mesh['x'=2,'y'=2] {'y'}`, and `{}` (one group of every device, given as
 // `devices`). Throws sim::ConfigError at `where` of `file` when the text does
-// not parse or a group names a device outside [0, devices).
-std::vector<std::vector<std::int64_t>> parse_replica_groups(const std::string& text, std::int64_t devices,
-                                                            const std::string& file, const Location& where);
+// not parse or a group names a device outside [0, devices) (`ids` says what
+// the numbers are, for the message).
+std::vector<std::vector<std::int64_t>> parse_replica_groups(
+    const std::string& text, std::int64_t devices, const std::string& file, const Location& where,
+    const std::string& ids = "partitions (num_partitions x replica_count)");
+
+// The groups of global device ids (replica x num_partitions + partition, XLA's
+// default device assignment) a collective runs over: its replica_groups read
+// in the group mode XLA derives from channel_id and use_global_device_ids
+// (xla/service/collective_ops_utils.h, GetCollectiveOpGroupMode): no
+// channel_id, replica ids (cross-replica); a channel_id and no
+// use_global_device_ids attribute (all-to-all, collective-broadcast), partition
+// ids (cross-partition); a channel_id with use_global_device_ids=false on an
+// all-reduce, all-gather or reduce-scatter, groups of replicas each with all
+// their partitions; use_global_device_ids=true, global ids. Throws
+// sim::ConfigError at the instruction for a combination XLA rejects (use_global_device_ids
+// without a channel_id) or an id outside its range.
+std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Instruction& collective);
+// The same checks without expanding the groups (the parser's, for every
+// collective of the text).
+void check_groups(const Module& m, const Instruction& collective);
+
+// A collective-permute's pairs as global device ids: partition ids with a
+// channel_id (one set of pairs per replica), replica ids without.
+std::vector<std::pair<std::int64_t, std::int64_t>> device_pairs(const Module& m, const Instruction& permute);
+void check_pairs(const Module& m, const Instruction& permute);  // the same checks, not expanded
 
 // `{{0,1},{1,2}}` (source_target_pairs).
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_pairs(const std::string& text, const std::string& file,

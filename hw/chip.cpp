@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hw/host_link.h"
+#include "hw/sparsecore.h"
 #include "sim/error.h"
 #include "sim/sim_time.h"
 #include "sim/units.h"
@@ -23,7 +24,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
-    fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines);  // and the host link's two directions
+    // and the host link's two directions, and the SparseCores (hw/sparsecore.h)
+    fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines + config_.sparsecore.count);
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
                                   [] { return std::string("the HBM access latency"); });
   } else {
@@ -301,7 +303,9 @@ void Chip::advance(std::uint32_t slot) {
           // In units of one byte per transfer in service (KernelOp::body_transfers).
           const double n = d ? 1.0 : k.body_transfers;
           const bool host = d && is_host_dma_engine(config_, op.engine.index);  // no faster than the host link
-          const double cap = host         ? config_.host.pcie_bandwidth
+          const bool sparsecore = d && is_sparsecore_engine(config_, op.engine.index);
+          const double cap = host                                                 ? config_.host.pcie_bandwidth
+                             : sparsecore && config_.sparsecore.hbm_bandwidth > 0 ? config_.sparsecore.hbm_bandwidth
                              : min_ps > 0 ? double(bytes) / n / (double(min_ps) / sim::kPsPerSecond)
                                           : sim::FluidShare::kNoCap;
           hbm_fluid_->start({double(bytes) / n, n, 0.0, cap}, this, slot);
@@ -379,6 +383,16 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   g.scalar("mxu_busy_time_max", mxu_max, "s", "busy time of the busiest MXU");
   g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
   g.scalar("dma_busy_time", dma_busy_s() / double(config_.dma_engines), "s", "busy time per DMA engine, mean");
+  double sparsecore_busy = 0, sparsecore_bytes = 0;
+  for (std::uint32_t i = 0; i < config_.sparsecore.count && hbm_fluid_; ++i) {
+    sparsecore_busy += double(fluid_dmas_[sparsecore_engine(config_, i)].busy_ps) / sim::kPsPerSecond;
+    sparsecore_bytes += double(fluid_dmas_[sparsecore_engine(config_, i)].bytes);
+  }
+  if (sparsecore_bytes > 0) {  // only a run that used them: other reports unchanged
+    g.scalar("sparsecore_busy_time", sparsecore_busy / double(config_.sparsecore.count), "s",
+             "busy time per SparseCore, mean");
+    g.scalar("sparsecore_hbm_bytes", sparsecore_bytes, "B", "HBM bytes the SparseCores moved");
+  }
   g.scalar("hbm_bytes", double(hbm_bytes_read() + hbm_bytes_written()), "B", "HBM bytes read and written");
   double macs = 0, vmem = 0;
   for (const auto& m : mxus_) {

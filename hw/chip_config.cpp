@@ -67,6 +67,20 @@ sim::ParamTable<IciParams> ici_params() {
 
 // Defaults are v5e's (docs/reference/tpu-specs.md#v5e.host, v5e.pcie_bw,
 // v5e.dcn_bw, v5e.host_memory): a chip file names its own generation's.
+// No source gives a SparseCore's own HBM bandwidth: chip files say
+// ASSUMPTION where they set one (docs/reference/tpu-specs.md#common.sparsecore).
+sim::ParamTable<SparseCoreParams> sparsecore_params() {
+  sim::ParamTable<SparseCoreParams> t("sparsecore",
+                                      "the chip's SparseCores: units beside the TensorCores that run XLA's "
+                                      "sparsecore thread and offloaded collectives (docs/hlo.md#sparsecore)");
+  t.integer<std::uint32_t>("count", &SparseCoreParams::count, "SparseCores", 0, sim::between(0, 16),
+                           "SparseCores per chip (0: none)")
+      .real("hbm_bandwidth", &SparseCoreParams::hbm_bandwidth, "B/s", 0.0, sim::between(0, 1e14),
+            "bytes one SparseCore moves to and from HBM per second (its flows share the chip's HBM with the "
+            "TensorCore's)");
+  return t;
+}
+
 sim::ParamTable<HostParams> host_params() {
   sim::ParamTable<HostParams> t("host", "the host a chip hangs off, and its way into the data-center network (DCN)");
   t.integer<std::uint32_t>("chips", &HostParams::chips, "chips", 8, sim::between(1, 64), "chips per host")
@@ -138,6 +152,7 @@ const sim::ParamTable<ChipConfig>& chip_params() {
               "peak, MFU and ridge stay at `clock`; docs/calibration.md#compute-efficiency")
         .group("ici", &ChipConfig::ici, ici_params())
         .group("host", &ChipConfig::host, host_params())
+        .group("sparsecore", &ChipConfig::sparsecore, sparsecore_params())
         .group("energy", &ChipConfig::energy, energy_params());
     return t;
   }();
@@ -166,6 +181,7 @@ ChipConfig ChipConfig::device() const {
   d.ici.link_bandwidth = ici.link_bandwidth / n;
   d.host.chips = host.chips * devices;
   d.host.pcie_bandwidth = host.pcie_bandwidth / n;
+  d.sparsecore.count = sparsecore.count / devices;  // each device its share of the SparseCores
   return d;
 }
 

@@ -41,6 +41,13 @@ struct HostParams {
   std::uint64_t memory_per_chip() const { return memory / chips; }
 };
 
+// The chip's SparseCores (hw/sparsecore.h): how many, and how fast one
+// moves bytes to and from HBM. 0 SparseCores: none modelled (v2, v3, v5e).
+struct SparseCoreParams {
+  std::uint32_t count = 0;
+  double hbm_bandwidth = 0;  // bytes/s, one SparseCore, reads and writes together
+};
+
 // The 8-bit formats of a chip's MXUs: MACs per PE per cycle relative to
 // bf16 (1 = bf16's rate, 2 = twice it), 0 where the chip lacks the format.
 // bf16 is every chip's, at rate 1 (docs/calibration.md#number-formats).
@@ -89,6 +96,7 @@ struct ChipConfig {
   double compute_efficiency = 1.0;
   IciParams ici;
   HostParams host;
+  SparseCoreParams sparsecore;
   EnergyParams energy;
 
   std::uint32_t mxus() const { return tensorcores * mxus_per_core; }

@@ -14,7 +14,9 @@ namespace hw {
 inline std::uint32_t host_dma_engine(const ChipConfig& c, bool from_host) {
   return c.dma_engines + (from_host ? 1 : 0);
 }
-inline bool is_host_dma_engine(const ChipConfig& c, std::uint32_t engine) { return engine >= c.dma_engines; }
 constexpr std::uint32_t kHostDmaEngines = 2;
+inline bool is_host_dma_engine(const ChipConfig& c, std::uint32_t engine) {
+  return engine >= c.dma_engines && engine < c.dma_engines + kHostDmaEngines;
+}
 
 }  // namespace hw

@@ -6,6 +6,8 @@
 #include <map>
 #include <systemc>
 
+#include "hw/host_link.h"
+#include "hw/sparsecore.h"
 #include "interconnect/algorithms.h"
 #include "interconnect/network_factory.h"
 #include "runtime/busy_time.h"
@@ -63,17 +65,23 @@ void network_stats(sim::StatGroup& g, const PodRunResult& r) {
 // (hw/host_link.h); host-link figures only when the program uses it.
 void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector<hw::OpTiming>& timings,
                    std::uint64_t end_ps, const std::vector<char>& across, bool slices, std::uint32_t host_engines) {
-  std::vector<Interval> compute, work, comm, dcn, host;
+  std::vector<Interval> compute, work, comm, dcn, host, sparsecore;
   double host_bytes = 0;
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const auto kind = prog.ops[i].engine.kind;
     const Interval iv{timings[i].start_ps, timings[i].end_ps};
     if (is_communication(prog.ops[i])) comm.push_back(iv);
     if (const auto* op = std::get_if<hw::DmaOp>(&prog.ops[i].payload);
-        op && kind == hw::EngineKind::dma && prog.ops[i].engine.index >= host_engines) {
+        op && kind == hw::EngineKind::dma && prog.ops[i].engine.index >= host_engines &&
+        prog.ops[i].engine.index < host_engines + hw::kHostDmaEngines) {
       host.push_back(iv);
       host_bytes += double(op->bytes);
     }
+    // The SparseCores' own flows (hw/sparsecore.h: the DMA engines after the
+    // host link's) and the collectives offloaded to them.
+    if ((kind == hw::EngineKind::dma && prog.ops[i].engine.index >= host_engines + hw::kHostDmaEngines) ||
+        (kind == hw::EngineKind::ici && prog.ops[i].engine.index == hw::kSparseCoreIciQueue))
+      sparsecore.push_back(iv);
     if (const auto* op = std::get_if<hw::CommOp>(&prog.ops[i].payload); op && across.at(op->collective))
       dcn.push_back(iv);
     if (kind == hw::EngineKind::mxu || kind == hw::EngineKind::vector) compute.push_back(iv);
@@ -96,6 +104,13 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
     g.scalar("host_transfer_time", ps_to_seconds(length(host)), "s", "time with a host-link copy running");
     g.scalar("hidden_host_transfer_time", ps_to_seconds(overlap(compute, host)), "s",
              "host-link copy time while an MXU or vector op of the chip runs");
+  }
+  if (!sparsecore.empty()) {
+    sparsecore = merge(std::move(sparsecore));
+    g.scalar("sparsecore_time", ps_to_seconds(length(sparsecore)), "s",
+             "time with a SparseCore op running: its own work or a collective offloaded to it");
+    g.scalar("hidden_sparsecore_time", ps_to_seconds(overlap(compute, sparsecore)), "s",
+             "SparseCore time while an MXU or vector op of the chip runs (what it took off the TensorCore's path)");
   }
   if (!slices) return;
   g.scalar("dcn_time", ps_to_seconds(length(dcn)), "s", "time with a collective across slices running");

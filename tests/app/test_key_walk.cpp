@@ -191,6 +191,9 @@ const Probe kProbes[] = {
     {"hlo", "hlo", false,
      "chip: tpu-v6e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\n"
      "workload: {kind: hlo, file: " TPUSIM_SOURCE_DIR "/tests/data/hlo/async-all-reduce.hlo.txt}\n"},
+    // A gather on the SparseCores, so that the chip's sparsecore keys act.
+    {"hlo-sparsecore", "hlo", false,
+     "chip: tpu-v6e\nworkload: {kind: hlo, file: " TPUSIM_SOURCE_DIR "/tests/data/hlo/sparsecore-gather.hlo.txt}\n"},
     {"maxtext", "maxtext", false,
      "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: true}\n"
      "workload: {kind: maxtext, config: {model_name: default, per_device_batch_size: 1, max_target_length: 256,\n"

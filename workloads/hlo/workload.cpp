@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "hw/host_link.h"
+#include "hw/sparsecore.h"
 #include "interconnect/mesh.h"
 #include "kernels/program_append.h"
 #include "kernels/train_kernels.h"
@@ -89,6 +91,180 @@ const hlo::Computation& entry_of(const HloSpec& spec) {
   return m.computations[*m.entry];
 }
 
+// What the build needs of the pod, made once.
+struct PodView {
+  const hlo::Module& m;
+  const interconnect::PodNetworkConfig net;
+  const interconnect::Topology topology;
+  const interconnect::Mesh mesh;
+};
+
+// A collective instruction as a pod collective on the ICI engine after
+// `after`; its sinks (none for a group of one device).
+std::vector<std::uint32_t> add_collective(const PodView& pod, const hlo::CostModel& model, const hlo::Instruction& in,
+                                          HloStep& step, HloProgram& out, hw::Program& prog,
+                                          const std::vector<std::uint32_t>& after, std::uint32_t queue) {
+  const hlo::Module& m = pod.m;
+  const hlo::Cost& c = step.cost;
+  const hlo::Instruction& coll = *model.collective_of(in);
+  interconnect::CollectiveSpec cs;
+  cs.op = op_of(c.collective);
+  cs.bytes = c.collective_bytes;
+  cs.element_bytes = c.element_bytes;
+  if (c.collective == hlo::CollectiveKind::collective_permute) {
+    for (const auto& [src, dst] : hlo::device_pairs(m, coll))
+      cs.pairs.emplace_back(static_cast<int>(src), static_cast<int>(dst));
+  } else {
+    const auto groups = hlo::device_groups(m, coll);
+    if (groups.front().size() > 1) step.axes = axes_of(m, coll, groups, pod.topology, pod.mesh);
+    cs.axes = step.axes;
+  }
+  if (step.axes.empty() && cs.pairs.empty()) return {};
+  // Checked here, at the instruction, not later by the runtime (which
+  // knows no file: "<input>: workload.pairs").
+  try {
+    cs.validate(pod.net);
+  } catch (const sim::ConfigError& e) {
+    throw e.at(sim::SourceLocation{m.file, coll.where.line, coll.where.column}, "instruction %" + coll.name);
+  }
+  step.collective = static_cast<int>(out.pod.collectives.size());
+  out.pod.collectives.push_back(cs);
+  out.pod.collective_names.push_back(in.name);
+  return {prog.add(
+      {in.name, {hw::EngineKind::ici, queue}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, after, 0})};
+}
+
+// An instruction's work on the TensorCore: its matmuls on the MXUs, its
+// other HBM bytes and vector work as a stream, and its host-memory bytes
+// over the host link (a DMA from the host before the rest, to it after;
+// hw/host_link.h), each link-side copy standing for its HBM side too.
+std::vector<std::uint32_t> add_work(const Experiment& exp, kernels::MatmulPrograms& matmuls, const hlo::Cost& c,
+                                    const std::string& name, hw::Program& prog, std::vector<std::uint32_t> deps) {
+  const hw::ChipConfig& chip = exp.chip;
+  if (c.host_read_bytes > 0)
+    deps = {prog.add({name + " from host",
+                      {hw::EngineKind::dma, hw::host_dma_engine(chip, true)},
+                      hw::DmaOp{0, c.host_read_bytes, true},
+                      deps,
+                      0})};
+  std::uint64_t matmul_bytes = 0;
+  for (const hlo::Matmul& mm : c.matmuls) {
+    if (mm.m == 0 || mm.n == 0) continue;
+    deps = kernels::append_program(prog, matmuls.get(1, mm.m, mm.k, mm.n), deps, " " + name);
+    matmul_bytes += 2 * (mm.m * mm.k + mm.k * mm.n + mm.m * mm.n);  // bf16 operands and result
+  }
+  // What the matmul kernels and the host copies do not move or compute: the
+  // fusion's other HBM bytes and its elementwise work.
+  const std::uint64_t read = c.read_bytes - std::min(c.read_bytes, c.host_written_bytes);
+  const std::uint64_t written = c.written_bytes - std::min(c.written_bytes, c.host_read_bytes);
+  kernels::StreamWork w;
+  const std::uint64_t moved = read + written;
+  const std::uint64_t rest = moved > matmul_bytes ? moved - matmul_bytes : 0;
+  const double share = moved ? double(rest) / double(moved) : 0.0;
+  w.load_bytes = static_cast<std::uint64_t>(double(read) * share);
+  w.store_bytes = static_cast<std::uint64_t>(double(written) * share);
+  w.elements = c.elements;
+  w.flops_per_element = c.flops_per_element;
+  deps = kernels::append_stream(prog, chip, exp.fidelity, w, deps, name);
+  if (c.host_written_bytes > 0)
+    deps = {prog.add({name + " to host",
+                      {hw::EngineKind::dma, hw::host_dma_engine(chip, false)},
+                      hw::DmaOp{0, c.host_written_bytes, false},
+                      deps,
+                      0})};
+  return deps;
+}
+
+// An instruction on the SparseCore thread: its HBM bytes split evenly over
+// the chip's SparseCores, each a flow no faster than one SparseCore's HBM
+// bandwidth (hw/sparsecore.h), beside the TensorCore's engines.
+std::vector<std::uint32_t> add_sparsecore_work(const Experiment& exp, const hlo::Instruction& in, const hlo::Cost& c,
+                                               hw::Program& prog, const std::vector<std::uint32_t>& after) {
+  const hw::ChipConfig& chip = exp.chip;
+  const std::uint32_t n = chip.sparsecore.count;
+  const std::uint64_t bytes = c.read_bytes + c.written_bytes;
+  std::vector<std::uint32_t> sinks;
+  for (std::uint32_t i = 0; i < n && bytes > 0; ++i) {
+    const std::uint64_t share = bytes / n + (i < bytes % n ? 1 : 0);
+    sinks.push_back(prog.add({in.name + " sparsecore" + std::to_string(i),
+                              {hw::EngineKind::dma, hw::sparsecore_engine(chip, i)},
+                              hw::DmaOp{0, share, false},
+                              after,
+                              0}));
+  }
+  return sinks.empty() ? after : sinks;
+}
+
+// Where a step runs: the TensorCore ("main"), or the chip's SparseCores;
+// another execution thread is not modelled (exit 2 at the instruction).
+bool on_sparsecore(const Experiment& exp, const hlo::Module& m, const hlo::CostModel::Step& s) {
+  if (s.thread == "main") return false;
+  const hlo::Instruction& in = *s.instruction;
+  if (s.thread != "sparsecore")
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on execution thread '" + s.thread + "'; tpusim models \"main\" (the TensorCore) and \"sparsecore\"");
+  if (exp.chip.sparsecore.count == 0)
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on the SparseCore thread, but chip " + exp.chip.name +
+                " has no SparseCores (sparsecore.count is 0; docs/hlo.md#sparsecore)");
+  if (exp.fidelity != hw::Fidelity::kernel)
+    fail_at(m, in.where, "instruction %" + in.name,
+            "runs on the SparseCore thread, which tpusim models at fidelity: kernel only");
+  return true;
+}
+
+bool ends_with(const std::string& s, const char* tail) {
+  const std::size_t n = std::char_traits<char>::length(tail);
+  return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+// The order XLA runs a TensorCore's instructions in: one at a time in
+// schedule order; only async work (collectives, copies, wrapped
+// computations) runs beside them, from its start to its done.
+class Order {
+ public:
+  explicit Order(const std::vector<hlo::CostModel::Step>& schedule) : schedule_(schedule) {}
+
+  // What a step's first ops wait for: the schedule so far, or for an
+  // instruction inside an async wrapper, the one before it there.
+  const std::vector<std::uint32_t>& after(const hlo::CostModel::Step& s) const {
+    const auto own = s.started_by >= 0 ? wrapped_.find(s.started_by) : wrapped_.end();
+    return own != wrapped_.end() ? own->second : chain_;
+  }
+
+  void place(const hlo::CostModel::Step& s, const std::vector<std::uint32_t>& sinks) {
+    const hlo::Instruction& in = *s.instruction;
+    if (s.started_by >= 0) {
+      if (!sinks.empty()) wrapped_[s.started_by] = sinks;
+      auto& p = pending_[schedule_[static_cast<std::size_t>(s.started_by)].instruction->name];
+      p.insert(p.end(), sinks.begin(), sinks.end());
+    } else if (ends_with(in.opcode, "-start")) {
+      pending_[in.name] = sinks;
+    } else if (ends_with(in.opcode, "-update")) {
+      // An update passes its start's work on to the next update or done.
+      if (auto it = !in.operands.empty() ? pending_.find(in.operands[0]) : pending_.end(); it != pending_.end()) {
+        std::vector<std::uint32_t> work = std::move(it->second);
+        pending_.erase(it);
+        pending_[in.name] = std::move(work);
+      }
+    } else if (ends_with(in.opcode, "-done")) {
+      if (auto it = !in.operands.empty() ? pending_.find(in.operands[0]) : pending_.end(); it != pending_.end()) {
+        chain_.insert(chain_.end(), it->second.begin(), it->second.end());
+        pending_.erase(it);
+      }
+    } else if (!sinks.empty() && sinks != chain_) {
+      chain_ = sinks;
+    }
+  }
+
+ private:
+  const std::vector<hlo::CostModel::Step>& schedule_;
+  std::vector<std::uint32_t> chain_;
+  std::map<std::string, std::vector<std::uint32_t>>
+      pending_;                                         // async start (or its last update) -> its work's last ops
+  std::map<long, std::vector<std::uint32_t>> wrapped_;  // async start's position -> its work's last ops so far
+};
+
 }  // namespace
 
 HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
@@ -100,112 +276,41 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
                 "); the pod has " + std::to_string(exp.pod.devices()));
   const interconnect::PodNetworkConfig net = pod_network_config(exp);
   const interconnect::Topology topology = net.make_topology();
-  const interconnect::Mesh mesh(topology, net.mesh);
-  const hw::ChipConfig& chip = exp.chip;
-  kernels::MatmulPrograms matmuls(chip, exp.fidelity);
+  const PodView pod{m, net, topology, interconnect::Mesh(topology, net.mesh)};
+  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity);
 
   hlo::CostModel model(m);
   HloProgram out;
   hw::Program prog;
-  // XLA runs a TensorCore's instructions one at a time in schedule order;
-  // only async work (collectives, copies, wrapped slices) runs beside them.
-  std::vector<std::uint32_t> chain;
-  std::map<std::string, std::vector<std::uint32_t>> pending;  // async start -> its work's last ops
   const auto schedule = model.schedule(entry_of(spec));
-  for (std::size_t i = 0; i < schedule.size(); ++i) {
-    const auto& s = schedule[i];
+  Order order(schedule);
+  std::size_t sparsecore_compute = 0;
+  for (const auto& s : schedule) {
     const hlo::Instruction& in = *s.instruction;
     HloStep step;
     step.instruction = &in;
     step.cost = model.cost(*s.computation, in);
     step.first_op = static_cast<std::uint32_t>(prog.ops.size());
-    const hlo::Cost& c = step.cost;
-    const std::string& op = in.opcode;
-    const bool async_start =
-        op == "async-start" || op == "copy-start" || (op.size() > 6 && op.compare(op.size() - 6, 6, "-start") == 0);
-    const bool done =
-        op == "async-done" || op == "copy-done" || (op.size() > 5 && op.compare(op.size() - 5, 5, "-done") == 0);
     std::vector<std::uint32_t> sinks;
-    if (c.collective != hlo::CollectiveKind::none) {
-      const hlo::Instruction& coll = *model.collective_of(in);
-      interconnect::CollectiveSpec cs;
-      cs.op = op_of(c.collective);
-      cs.bytes = c.collective_bytes;
-      cs.element_bytes = c.element_bytes;
-      if (c.collective == hlo::CollectiveKind::collective_permute) {
-        const std::string* pairs = coll.attribute("source_target_pairs");
-        if (!pairs) fail_at(m, in.where, "instruction %" + in.name, "collective-permute without source_target_pairs");
-        for (const auto& [src, dst] : hlo::parse_pairs(*pairs, m.file, coll.where)) {
-          if (src < 0 || dst < 0 || src >= m.devices() || dst >= m.devices())
-            fail_at(m, coll.where, "source_target_pairs",
-                    "pair {" + std::to_string(src) + "," + std::to_string(dst) + "} names a device outside the " +
-                        std::to_string(m.devices()) + " partitions");
-          cs.pairs.emplace_back(static_cast<int>(src), static_cast<int>(dst));
-        }
-      } else {
-        const std::string* rg = coll.attribute("replica_groups");
-        const auto groups = hlo::parse_replica_groups(rg ? *rg : "{}", m.devices(), m.file, coll.where);
-        if (groups.front().size() > 1) step.axes = axes_of(m, coll, groups, topology, mesh);
-        cs.axes = step.axes;
-      }
-      if (!step.axes.empty() || !cs.pairs.empty()) {
-        // Checked here, at the instruction, not later by the runtime (which
-        // knows no file: "<input>: workload.pairs").
-        try {
-          cs.validate(net);
-        } catch (const sim::ConfigError& e) {
-          throw e.at(sim::SourceLocation{m.file, coll.where.line, coll.where.column}, "instruction %" + coll.name);
-        }
-        step.collective = static_cast<int>(out.pod.collectives.size());
-        out.pod.collectives.push_back(cs);
-        out.pod.collective_names.push_back(in.name);
-        sinks = {prog.add(
-            {in.name, {hw::EngineKind::ici, 0}, hw::CommOp{static_cast<std::uint32_t>(step.collective)}, chain, 0})};
-      }
-    } else if (!c.free) {
-      std::vector<std::uint32_t> deps = chain;
-      std::uint64_t matmul_bytes = 0;
-      for (const hlo::Matmul& mm : c.matmuls) {
-        if (mm.m == 0 || mm.n == 0) continue;
-        const hw::Program& p = matmuls.get(1, mm.m, mm.k, mm.n);
-        deps = kernels::append_program(prog, p, deps, " " + in.name);
-        matmul_bytes += 2 * (mm.m * mm.k + mm.k * mm.n + mm.m * mm.n);  // bf16 operands and result
-      }
-      // What the matmul kernels do not move or compute: the fusion's other
-      // HBM bytes and its elementwise work.
-      kernels::StreamWork w;
-      const std::uint64_t moved = c.read_bytes + c.written_bytes;
-      const std::uint64_t rest = moved > matmul_bytes ? moved - matmul_bytes : 0;
-      const double share = moved ? double(rest) / double(moved) : 0.0;
-      w.load_bytes = static_cast<std::uint64_t>(double(c.read_bytes) * share);
-      w.store_bytes = static_cast<std::uint64_t>(double(c.written_bytes) * share);
-      w.elements = c.elements;
-      w.flops_per_element = c.flops_per_element;
-      deps = kernels::append_stream(prog, chip, exp.fidelity, w, deps, in.name);
-      sinks = deps;
-    }
-    if (s.started_by >= 0) {
-      // Wrapped by a non-collective async-start: beside the schedule.
-      auto& p = pending[schedule[static_cast<std::size_t>(s.started_by)].instruction->name];
-      p.insert(p.end(), sinks.begin(), sinks.end());
-    } else if (async_start) {
-      pending[in.name] = sinks;
-    } else if (done) {
-      if (!in.operands.empty()) {
-        const auto it = pending.find(in.operands[0]);
-        if (it != pending.end()) {
-          chain.insert(chain.end(), it->second.begin(), it->second.end());
-          pending.erase(it);
-        }
-      }
-    } else if (!sinks.empty() && sinks != chain) {
-      chain = sinks;
-    }
+    // An offloaded collective drives the same ICI links from the
+    // SparseCore: its own queue, so it never waits behind the TensorCore's.
+    const bool sparsecore = !step.cost.free && on_sparsecore(exp, m, s);
+    if (step.cost.collective != hlo::CollectiveKind::none)
+      sinks = add_collective(pod, model, in, step, out, prog, order.after(s), sparsecore ? hw::kSparseCoreIciQueue : 0);
+    else if (sparsecore)
+      sinks = add_sparsecore_work(exp, in, step.cost, prog, order.after(s));
+    else if (!step.cost.free)
+      sinks = add_work(exp, matmuls, step.cost, in.name, prog, order.after(s));
+    if (sparsecore && (!step.cost.matmuls.empty() || step.cost.flops_per_element > 0)) ++sparsecore_compute;
+    order.place(s, sinks);
     step.end_op = static_cast<std::uint32_t>(prog.ops.size());
     out.steps.push_back(std::move(step));
   }
   out.pod.add_replicas(std::move(prog), exp.pod.devices());
   out.approximations = model.approximations();
+  if (sparsecore_compute > 0)
+    out.approximations.push_back("sparsecore: computing instructions costed by their HBM bytes alone (" +
+                                 std::to_string(sparsecore_compute) + " instructions)");
   return out;
 }
 
@@ -345,6 +450,12 @@ RunOutput run_hlo(const Experiment& exp, const HloSpec& spec, const RunOptions& 
   t.row("communication (per chip)", sim::si(sum.comm_s, "s"));
   t.row("exposed communication", sim::si(sum.exposed_s(), "s"));
   t.row("overlap fraction", sum.comm_s > 0 ? sim::fixed(sum.overlap_fraction(), 3) : "-");
+  try {  // only runs that used the SparseCores have these (docs/hlo.md#sparsecore)
+    const sim::StatGroup& prog = run.chip_stats(0).child("program");
+    t.row("SparseCore time (chip 0)", sim::si(prog.value("sparsecore_time"), "s"),
+          sim::si(prog.value("hidden_sparsecore_time"), "s") + " of it beside the TensorCore's compute");
+  } catch (const std::out_of_range&) {
+  }
   t.row("MFU", sim::fixed(100.0 * flops / sum.step_s / exp.chip.peak_flops_per_s(), 1), "%  " + validation_remark(exp));
   for (const auto& [name, g] : top(by_opcode))
     t.row("  " + name + " x" + std::to_string(g.count), sim::si(g.time_s, "s"), sim::si(g.bytes, "B"));
