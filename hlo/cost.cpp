@@ -10,6 +10,7 @@
 
 #include "hlo/opcodes.h"
 #include "sim/error.h"
+#include "sim/text.h"
 
 namespace hlo {
 
@@ -19,12 +20,10 @@ namespace {
   throw sim::ConfigError(sim::SourceLocation{m.file, in.where.line, in.where.column}, "instruction %" + in.name, what);
 }
 
+using sim::ends_with;
+
 // No work of their own: views, tuples, values known at compile time, and
 // the `-done` halves whose work the `-start` carries.
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 bool is_free(const std::string& op) {
   if (ends_with(op, "-done") || ends_with(op, "-update")) return true;
   static const std::set<std::string> kFree = {"parameter",

@@ -1,4 +1,5 @@
 #include "hlo/opcodes.h"
+#include "sim/text.h"
 
 #include <algorithm>
 
@@ -140,9 +141,7 @@ bool listed(const std::string& op) {
   return std::binary_search(names.begin(), names.end(), op);
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using sim::ends_with;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "sim/error.h"
+#include "sim/text.h"
 
 namespace hw {
 
@@ -12,9 +13,7 @@ namespace {
 
 const char kVcdSuffix[] = ".vcd";
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using sim::ends_with;
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fuzz/config_harness.h"
+#include "sim/text.h"
 
 namespace test_bad_input_fuzz {
 
@@ -37,9 +38,7 @@ std::vector<fs::path> yaml_files(const std::string& sub) {
   return out;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using sim::ends_with;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
+#include "sim/text.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
 #include "workloads/validation.h"
@@ -213,10 +214,7 @@ bool on_sparsecore(const Experiment& exp, const hlo::Module& m, const hlo::CostM
   return true;
 }
 
-bool ends_with(const std::string& s, const char* tail) {
-  const std::size_t n = std::char_traits<char>::length(tail);
-  return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
-}
+using sim::ends_with;
 
 // The order XLA runs a TensorCore's instructions in: one at a time in
 // schedule order; only async work (collectives, copies, wrapped

@@ -1,14 +1,13 @@
 #include "workloads/maxtext/command_line.h"
 
 #include "sim/error.h"
+#include "sim/text.h"
 
 namespace workloads {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using sim::ends_with;
 
 // The words that start MaxText rather than configure it.
 bool launcher_word(const std::string& w) {

@@ -1,4 +1,5 @@
 #include "workloads/train/remat_policy.h"
+#include "sim/text.h"
 
 #include <algorithm>
 
@@ -6,9 +7,7 @@ namespace workloads {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using sim::ends_with;
 
 // A policy that gives every name of `names` the place `place`.
 TensorPlaces all_at(std::initializer_list<const char*> names, TensorPlace place) {
