@@ -55,6 +55,10 @@ TEST_CASE("maxtext command: a pasted launch runs as the experiment file with its
   CHECK(b["result"]["mfu"] == a["result"]["mfu"]);
   CHECK(b["result"]["memory"] == a["result"]["memory"]);
   CHECK(b["result"]["flops"] == a["result"]["flops"]);
+  // Trusted as the training step it is: the v6e training cases' error,
+  // on the terminal and in the report (it said "no measured  run").
+  CHECK(b["result"]["validation"]["group"] == "train/v6e");
+  CHECK(cl.output.find("(validated on ") != std::string::npos);
   // Two keys without effect more than the file has: steps and the output path.
   const auto& ignored = b["result"]["ignored_keys"];
   CHECK(ignored.size() == a["result"]["ignored_keys"].size() + 2);

@@ -1,4 +1,5 @@
 #include "workloads/maxtext/workload.h"
+#include "workloads/validation.h"
 
 #include <algorithm>
 #include <string>
@@ -43,7 +44,12 @@ RunOutput MaxTextWorkload::run(const Experiment& exp, const RunOptions& opts) co
   if (cfg_.xla.scoped_vmem_limit_kib > 0)
     step.chip.vmem = std::min<std::uint64_t>(step.chip.vmem, cfg_.xla.scoped_vmem_limit_kib * 1024);
   const MaxTextSection section = section_of(cfg_, train_);
-  RunOutput out = run_train(step, train_.spec, opts, [&](Report& r) { r.result.maxtext = section; });
+  // Validated as what it is (a training step on exp's chip): `step` carries
+  // no workload, from which report_for would read the kind.
+  RunOutput out = run_train(step, train_.spec, opts, [&](Report& r) {
+    r.result.maxtext = section;
+    r.validation = validation_for(exp);
+  });
   std::string mesh;
   for (const auto& [axis, size] : train_.mesh) mesh += (mesh.empty() ? "" : ", ") + axis + " " + std::to_string(size);
   out.table += "  MaxText: " + cfg_.model.name + ", remat_policy " + section.remat_policy + ", mesh " + mesh + "; " +

@@ -49,11 +49,15 @@ void split_rows(sim::Table& t, const TrainRun& r) {
 }
 
 // The step's speed and where its time went: compute, communication, waits.
-void time_rows(sim::Table& t, const TrainRun& r, const Result& res) {
+// The trust remark is the report's validation (a kind that runs its step as
+// kind: train, such as maxtext, sets its own).
+void time_rows(sim::Table& t, const TrainRun& r, const Report& report) {
+  const Result& res = report.result;
   const TrainSection& train = *res.train;
-  t.row("step time", sim::si(res.step_time_s, "s"), validation_remark(r.exp));
-  t.row("tokens/s", sim::si(train.tokens_per_s, ""), validation_remark(r.exp));
-  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%  " + validation_remark(r.exp));
+  const std::string remark = "(" + (report.validation ? report.validation->note : validation_for(r.exp).note) + ")";
+  t.row("step time", sim::si(res.step_time_s, "s"), remark);
+  t.row("tokens/s", sim::si(train.tokens_per_s, ""), remark);
+  t.row("MFU", sim::fixed(100.0 * res.mfu, 1), "%  " + remark);
   if (r.spec.remat != Remat::none || train.hfu != res.mfu) t.row("HFU", sim::fixed(100.0 * train.hfu, 1), "%");
   t.row("arithmetic intensity", sim::fixed(res.arithmetic_intensity, 1), "FLOP/B");
   // Each phase is the summed spans of its tasks (first op's start to last op's
@@ -172,7 +176,7 @@ std::string train_table(const TrainRun& r, const Report& report) {
   sim::Table t("tpusim: " + r.exp.name + " (train " + r.micro.type + ", " + sim::si(double(r.micro.param_count()), "") +
                " params, on " + pod_label(r.exp) + ")");
   split_rows(t, r);
-  time_rows(t, r, res);
+  time_rows(t, r, report);
   input_and_expert_rows(t, r, *res.train);
   dcn_and_pipeline_rows(t, r, res);
   verdict_rows(t, res.roofline);
