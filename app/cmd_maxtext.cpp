@@ -102,17 +102,10 @@ YAML::Node experiment_document(const MaxTextOptions& o, const workloads::MaxText
   const sim::YamlNode chip_ref(YAML::Node(o.chip), "--chip", "chip");
   const std::string chip_file = workloads::resolve_named_file(chip_ref, "command line", "chips", "chip");
   const hw::ChipConfig chip = hw::load_chip(sim::YamlNode::load_file(chip_file));
-  std::vector<std::uint32_t> shape;
-  if (!o.pod.empty()) {
-    shape = pod_shape(o.pod);
-  } else {
-    // The squarest slice, as the planner lays one out.
-    plan::PlanSpec spec;
-    spec.chip_file = chip_file;
-    spec.chips = o.chips;
-    shape = plan::plan_slice(spec).shape;
-  }
-  const YAML::Node slice = YAML::Load(plan::slice_of_shape(chip, shape).pod_yaml);
+  // The pod as given, or the squarest slice, as the planner lays one out.
+  const plan::Slice s =
+      o.pod.empty() ? plan::squarest_slice(chip, o.chips) : plan::slice_of_shape(chip, pod_shape(o.pod));
+  const YAML::Node slice = YAML::Load(s.pod_yaml);
   const std::string model = cl.config["model_name"].present() ? cl.config["model_name"].scalar() : "default";
   YAML::Node doc;
   doc["name"] = "maxtext-" + model + "-" + o.chip;

@@ -66,13 +66,6 @@ PlanOptions parse_plan_options(const std::vector<std::string>& args, bool& help)
   return o;
 }
 
-// "[a, b]" from "a,b".
-std::string yaml_list(const std::string& comma) {
-  std::string out = "[";
-  for (char c : comma) out += c == ',' ? std::string(", ") : std::string(1, c);
-  return out + "]";
-}
-
 // The flags as a plan file's text, read by the same table.
 std::string plan_text(const PlanOptions& o) {
   std::string t;
@@ -84,8 +77,8 @@ std::string plan_text(const PlanOptions& o) {
   if (o.batch) t += "global_batch: " + std::to_string(o.batch) + "\n";
   if (o.tokens) t += "tokens: " + std::to_string(o.tokens) + "\n";
   if (o.seq) t += "seq_len: " + std::to_string(o.seq) + "\n";
-  if (!o.remat.empty()) t += "remat: " + yaml_list(o.remat) + "\n";
-  if (!o.axes.empty()) t += "axes: " + yaml_list(o.axes) + "\n";
+  if (!o.remat.empty()) t += "remat: [" + o.remat + "]\n";
+  if (!o.axes.empty()) t += "axes: [" + o.axes + "]\n";
   if (o.top) t += "top: " + std::to_string(o.top) + "\n";
   if (o.exhaustive) t += "exhaustive: true\n";
   return t;

@@ -6,6 +6,7 @@
 #include "sim/input_file.h"
 #include "sim/output.h"
 #include "workloads/report.h"
+#include "workloads/train/memory.h"
 
 namespace app {
 
@@ -18,9 +19,7 @@ namespace {
 workloads::RunOutput simulate(const workloads::Experiment& exp, const workloads::RunOptions& ro) {
   try {
     return exp.workload->run(exp, ro);
-  } catch (const sim::SimFailure& f) {
-    const std::string kind = exp.workload->kind();
-    if (std::string(f.what()).rfind("does not fit in HBM", 0) != 0 || (kind != "train" && kind != "maxtext")) throw;
+  } catch (const workloads::DoesNotFitInHbm& f) {
     std::string advice;
     try {
       advice = plan::describe(plan::fit_advice(sim::read_config_text(exp.config_path), exp.config_path, exp.overrides));

@@ -985,6 +985,20 @@ std::vector<std::vector<std::int64_t>> mode_groups(const Module& m, const Instru
                                   : "replicas (without use_global_device_ids=true the groups are replica ids)");
 }
 
+// Each group once per copy (0..copies-1), id i of a group in copy c as
+// device(i, c).
+template <class Device>
+std::vector<std::vector<std::int64_t>> repeated_groups(const std::vector<std::vector<std::int64_t>>& groups,
+                                                       std::int64_t copies, Device device) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::int64_t c = 0; c < copies; ++c)
+    for (const auto& g : groups) {
+      out.emplace_back();
+      for (const std::int64_t i : g) out.back().push_back(device(i, c));
+    }
+  return out;
+}
+
 }  // namespace
 
 void check_groups(const Module& m, const Instruction& in) { mode_groups(m, in, group_mode(m, in)); }
@@ -996,20 +1010,10 @@ std::vector<std::vector<std::int64_t>> device_groups(const Module& m, const Inst
   std::vector<std::vector<std::int64_t>> out;
   switch (mode) {
     case GroupMode::flattened_id: return groups;
-    case GroupMode::cross_replica:  // each group, once in every partition
-      for (std::int64_t p = 0; p < partitions; ++p)
-        for (const auto& g : groups) {
-          out.emplace_back();
-          for (const std::int64_t r : g) out.back().push_back(r * partitions + p);
-        }
-      return out;
-    case GroupMode::cross_partition:  // each group, once in every replica
-      for (std::int64_t r = 0; r < replicas; ++r)
-        for (const auto& g : groups) {
-          out.emplace_back();
-          for (const std::int64_t p : g) out.back().push_back(r * partitions + p);
-        }
-      return out;
+    case GroupMode::cross_replica:  // each group of replicas, once in every partition
+      return repeated_groups(groups, partitions, [&](std::int64_t r, std::int64_t p) { return r * partitions + p; });
+    case GroupMode::cross_partition:  // each group of partitions, once in every replica
+      return repeated_groups(groups, replicas, [&](std::int64_t p, std::int64_t r) { return r * partitions + p; });
     case GroupMode::cross_replica_and_partition:  // the group's replicas, all their partitions
       for (const auto& g : groups) {
         out.emplace_back();

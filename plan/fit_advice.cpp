@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "plan/estimate.h"
+#include "sim/text.h"
 #include "workloads/train/memory.h"
 #include "workloads/train/remat_policy.h"
 
@@ -11,30 +12,18 @@ namespace plan {
 
 namespace {
 
-using workloads::ParallelAxes;
 using workloads::Remat;
-using workloads::TensorPlace;
 using workloads::TrainSpec;
 
 // A mesh-axes value as the loader reads it: 1 for none, a name, or a list.
 std::string axes_value(const std::vector<std::string>& axes) {
   if (axes.empty()) return "1";
-  if (axes.size() == 1) return axes[0];
-  std::string s = "[";
-  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + axes[i];
-  return s + "]";
+  return axes.size() == 1 ? axes[0] : sim::flow_list(axes, ",");
 }
 
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-bool offloads(const TrainSpec& spec) {
-  if (spec.remat == Remat::offload) return true;
-  for (const auto& [name, place] : workloads::policy_places(spec.remat, spec.remat_tensors))
-    if (place == TensorPlace::offload) return true;
-  return false;
 }
 
 // kind: train's levers, each as the --set arguments that pull it.
@@ -50,7 +39,7 @@ std::vector<FitChange> train_levers(const TrainSpec& spec,
   }
   if (spec.remat != Remat::full && spec.remat != Remat::offload)
     out.push_back({"remat: full", {"workload.remat=full"}});
-  if (!offloads(spec)) {
+  if (!workloads::offloads_to_host(spec.remat, spec.remat_tensors)) {
     out.push_back({"remat: offload (stashes to host memory)", {"workload.remat=offload"}});
     // MaxText's most used policy in the published recipes: each block's
     // input to host memory, everything else recomputed.
@@ -101,7 +90,7 @@ std::vector<FitChange> maxtext_levers(const TrainSpec& spec) {
   if (spec.parallelism.data.degree > 1)
     out.push_back({"FSDP over the data axis (ici)", {c + "ici_fsdp_parallelism=-1", c + "ici_data_parallelism=1"}});
   if (!recomputes_forward(spec)) out.push_back({"remat_policy: full", {c + "remat_policy=full"}});
-  if (!offloads(spec)) {
+  if (!workloads::offloads_to_host(spec.remat, spec.remat_tensors)) {
     out.push_back(
         {"remat_policy: minimal_offloaded (projections to host memory)", {c + "remat_policy=minimal_offloaded"}});
     out.push_back({"blocks' inputs to host memory, the rest recomputed",

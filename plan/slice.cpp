@@ -5,6 +5,7 @@
 
 #include "hw/chip_config.h"
 #include "sim/error.h"
+#include "sim/text.h"
 #include "workloads/experiment.h"
 
 namespace plan {
@@ -31,12 +32,6 @@ std::vector<std::uint32_t> square_factors(std::uint32_t n, int dims) {
   return out;
 }
 
-std::string flow_list(const std::vector<std::string>& items) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-  return s + "]";
-}
-
 }  // namespace
 
 Slice plan_slice(const PlanSpec& spec) {
@@ -51,8 +46,11 @@ Slice plan_slice(const PlanSpec& spec) {
         std::adjacent_find(p.wraparound.begin(), p.wraparound.end(), std::not_equal_to<>()) == p.wraparound.end();
     return s;
   }
-  const hw::ChipConfig chip = hw::load_chip(sim::YamlNode::load_file(spec.chip_file));
-  return slice_of_shape(chip, square_factors(spec.chips, chip.ici.links_per_chip >= 6 ? 3 : 2));
+  return squarest_slice(hw::load_chip(sim::YamlNode::load_file(spec.chip_file)), spec.chips);
+}
+
+Slice squarest_slice(const hw::ChipConfig& chip, std::uint32_t chips) {
+  return slice_of_shape(chip, square_factors(chips, chip.ici.links_per_chip >= 6 ? 3 : 2));
 }
 
 Slice slice_of_shape(const hw::ChipConfig& chip, const std::vector<std::uint32_t>& shape) {
@@ -75,7 +73,7 @@ Slice slice_of_shape(const hw::ChipConfig& chip, const std::vector<std::uint32_t
                (shape.size() == 3   ? "torus3d"
                 : shape.size() == 2 ? "torus2d"
                                     : "ring") +
-               ", shape: " + flow_list(dims) + ", wraparound: " + flow_list(wrap) + "}";
+               ", shape: " + sim::flow_list(dims) + ", wraparound: " + sim::flow_list(wrap) + "}";
   return s;
 }
 

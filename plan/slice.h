@@ -23,6 +23,9 @@ struct Slice {
 // count does not lay out as a slice of the chip's topology.
 Slice plan_slice(const PlanSpec& spec);
 
+// The squarest slice of `chips` chips of `chip` (the planner's layout).
+Slice squarest_slice(const hw::ChipConfig& chip, std::uint32_t chips);
+
 // A slice of `chip` with physical axes `shape` (x first; a ring, 2D or 3D
 // torus by their count), each axis wrapping by the same rules.
 Slice slice_of_shape(const hw::ChipConfig& chip, const std::vector<std::uint32_t>& shape);

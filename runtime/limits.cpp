@@ -26,14 +26,17 @@ double memory_limit_bytes(const Limits& limits) {
   return machine > 0 ? machine / 2 : 8e9;  // ASSUMPTION: 8 GB when the machine does not say
 }
 
+std::string memory_limit_phrase(const Limits& limits) {
+  const std::string limit = sim::si(memory_limit_bytes(limits), "B");
+  return limits.max_memory_bytes ? "limits.max_memory (" + limit + ")"
+                                 : "half the machine's memory (" + limit + "; raise it with limits.max_memory)";
+}
+
 std::string SimulationEnd::describe(const Limits& limits) const {
   switch (reason) {
     case Reason::memory_limit:
-      return "memory: the simulation's host memory passed " +
-             (limits.max_memory_bytes ? "limits.max_memory (" + sim::si(memory_limit_bytes(limits), "B") + ")"
-                                      : "half the machine's memory (" + sim::si(memory_limit_bytes(limits), "B") +
-                                            "; raise it with limits.max_memory)") +
-             " at " + sim::si(sim_time_s, "s") + " of simulated time";
+      return "memory: the simulation's host memory passed " + memory_limit_phrase(limits) + " at " +
+             sim::si(sim_time_s, "s") + " of simulated time";
     case Reason::time_limit:
       return "runaway: simulated time reached limits.max_sim_time (" + sim::si(limits.max_sim_time_s, "s") + ")";
     case Reason::event_limit:
@@ -132,8 +135,7 @@ void LoopGuard::check(double sim_time_s) {
                           ") in " + what_ + " after " + std::to_string(iterations_) + " steps");
   // The resident size every 1024 steps (a /proc read costs microseconds).
   if (iterations_ % 1024 == 0 && double(sim::current_rss_bytes()) > memory_limit_bytes(limits_))
-    throw sim::SimFailure("memory: " + what_ + " passed " + sim::si(memory_limit_bytes(limits_), "B") +
-                          " of host memory (limits.max_memory, or half the machine's) after " +
+    throw sim::SimFailure("memory: " + what_ + "'s host memory passed " + memory_limit_phrase(limits_) + " after " +
                           std::to_string(iterations_) + " steps");
   if (limits_.progress_interval_s > 0 && wall_s >= next_progress_s_) {
     spdlog::info("progress: {} of host time, {}, {} steps{}", sim::si(wall_s, "s"), what_, iterations_,

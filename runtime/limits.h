@@ -30,6 +30,9 @@ struct Limits {
 
 // limits.max_memory, or half the machine's memory when it is not given.
 double memory_limit_bytes(const Limits& limits);
+// That limit as the messages name it: "limits.max_memory (2 GB)" or "half the
+// machine's memory (16 GB; raise it with limits.max_memory)".
+std::string memory_limit_phrase(const Limits& limits);
 
 // How a bounded simulation (simulate_within) ended.
 struct SimulationEnd {

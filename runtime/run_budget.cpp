@@ -69,12 +69,9 @@ std::string MemoryEstimate::str() const {
 }
 
 void check_memory(const Limits& limits, const MemoryEstimate& estimate, const std::string& what) {
-  const double limit = memory_limit_bytes(limits);
-  if (estimate.total() <= limit) return;
+  if (estimate.total() <= memory_limit_bytes(limits)) return;
   throw sim::SimFailure("memory: " + what + " would need about " + estimate.str() + " of host memory, above " +
-                        (limits.max_memory_bytes ? "limits.max_memory (" + sim::si(limit, "B") + ")"
-                                                 : "half the machine's memory (" + sim::si(limit, "B") +
-                                                       "; raise it with limits.max_memory)"));
+                        memory_limit_phrase(limits));
 }
 
 double pe_cycles(const hw::MxuConfig& mxu, const hw::MxuShape& shape) {

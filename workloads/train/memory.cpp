@@ -204,7 +204,7 @@ void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout&
   for (std::size_t c = 1; c < memory.size(); ++c)
     if (memory[c].total() > memory[worst].total()) worst = c;
   if (memory.empty() || memory[worst].total() <= capacity) return;
-  throw sim::SimFailure("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
+  throw DoesNotFitInHbm("does not fit in HBM: chip " + std::to_string(worst) + " (pipeline stage " +
                             std::to_string(layout.roles[worst].stage) + ") " +
                             memory_breakdown(memory[worst], capacity) +
                             " (set workload.simulate_anyway: true to simulate it regardless)",

@@ -15,6 +15,7 @@
 #include "hw/chip_config.h"
 #include "hw/program.h"
 #include "models/model_spec.h"
+#include "sim/error.h"
 #include "workloads/train/layout.h"
 #include "workloads/train/spec.h"
 #include "workloads/train/train_program.h"
@@ -90,7 +91,15 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSp
 // 64.0 MiB" with context parallelism).
 std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity);
 
-// Throws sim::SimFailure naming the fullest chip and its breakdown when it
+// A step whose fullest chip needs more HBM than it has: its own type, so
+// that a caller offers advice on it (app/run_experiment.cpp) by what it is
+// rather than by its message.
+class DoesNotFitInHbm : public sim::SimFailure {
+ public:
+  using sim::SimFailure::SimFailure;
+};
+
+// Throws DoesNotFitInHbm naming the fullest chip and its breakdown when it
 // does not fit in `capacity`.
 void check_memory_fits(const std::vector<ChipMemory>& memory, const TrainLayout& layout, std::uint64_t capacity);
 

@@ -84,6 +84,13 @@ TensorPlaces policy_places(Remat r, const TensorPlaces& custom) {
   }
 }
 
+bool offloads_to_host(Remat r, const TensorPlaces& custom) {
+  if (r == Remat::offload) return true;
+  for (const auto& [name, place] : policy_places(r, custom))
+    if (place == TensorPlace::offload) return true;
+  return false;
+}
+
 std::string checkpoint_name(const models::LayerSpec& layer, const models::StashSpec& s) {
   if (s.name == layer.name + ".in") return "decoder_layer_input";
   static const std::pair<const char*, const char*> kBySuffix[] = {

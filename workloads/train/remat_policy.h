@@ -64,6 +64,10 @@ using TensorPlaces = std::map<std::string, TensorPlace>;  // checkpoint name -> 
 // The places policy `r` gives the named tensors (`custom`: remat_tensors).
 TensorPlaces policy_places(Remat r, const TensorPlaces& custom);
 
+// Whether policy `r` sends anything to host memory (remat: offload, or a
+// per-tensor policy that places a tensor at offload).
+bool offloads_to_host(Remat r, const TensorPlaces& custom);
+
 // The MaxText checkpoint name of stash entry `s` of Transformer block
 // `layer`, by the entry's role in the block ("" when MaxText names none):
 //   <block>.in -> decoder_layer_input, .attn.q -> query_proj, .attn.k and

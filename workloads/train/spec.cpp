@@ -203,10 +203,7 @@ void check_remat(const sim::YamlNode& node, const TrainSpec& spec, const Experim
   if (node["remat_tensors"].present() && spec.remat != Remat::custom)
     node["remat_tensors"].fail("remat_tensors places MaxText's named tensors under remat: custom; remat is " +
                                std::string(to_string(spec.remat)));
-  bool offloads = spec.remat == Remat::offload;
-  for (const auto& [name, place] : policy_places(spec.remat, spec.remat_tensors))
-    offloads = offloads || place == TensorPlace::offload;
-  if (offloads && exp.fidelity != hw::Fidelity::kernel)
+  if (offloads_to_host(spec.remat, spec.remat_tensors) && exp.fidelity != hw::Fidelity::kernel)
     node["remat"].fail(std::string("remat: ") + to_string(spec.remat) +
                        " moves activations over the host link, modelled at kernel fidelity only; the experiment runs "
                        "at " +
