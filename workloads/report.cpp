@@ -77,6 +77,7 @@ json to_json(const Memory& m) {
             {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes}};
   put(j, "activations_per_microbatch_bytes", m.activations_per_microbatch_bytes);
   put(j, "microbatches_in_flight", m.microbatches_in_flight);
+  put(j, "peak_pass", m.peak_pass);
   put(j, "gathered_weights_bytes", m.gathered_weights_bytes);
   put(j, "rematerialized_bytes", m.rematerialized_bytes);
   put(j, "ring_buffers_bytes", m.ring_buffers_bytes);

@@ -74,6 +74,7 @@ struct Memory {
   std::uint64_t params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
   // Training: the fullest chip's breakdown.
   std::optional<std::uint64_t> activations_per_microbatch_bytes, microbatches_in_flight, chip;
+  std::optional<std::string> peak_pass;                 // the pass at the peak: "backward of block79"
   std::optional<std::uint64_t> gathered_weights_bytes;  // fsdp's working set
   std::optional<std::uint64_t> rematerialized_bytes;    // remat: the layer recomputed during its backward
   std::optional<std::uint64_t> ring_buffers_bytes;      // context parallelism: ring attention's K/V, dK/dV blocks

@@ -61,6 +61,42 @@ LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, 
   return m;
 }
 
+namespace {
+
+// The weights FSDP holds gathered (BF16, as program_builder.cpp gathers
+// them) while a pass of a stage's layer runs: a forward pass its layer's and
+// the next layer's, prefetched; a backward pass its layer's, the previous
+// layer's (prefetched: the backward runs in reverse) and its layer's full
+// gradient, reduce-scattered when the pass ends (fsdp.h).
+class GatheredWeights {
+ public:
+  GatheredWeights(const TrainSpec& spec, const models::ModelSpec& micro, const StageLayers& stage)
+      : order_(stage.layers()), at_(micro.layers.size(), 0), bytes_(order_.size(), 0) {
+    const std::uint32_t fsdp = spec.parallelism.fsdp.degree;
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+      at_[order_[i]] = i;
+      if (fsdp > 1)
+        bytes_[i] = hw::kBf16Bytes *
+                    gathered_elements(held_elements(micro, stage, order_[i], spec.parallelism.tensor.degree), fsdp);
+    }
+  }
+  std::uint64_t forward(std::size_t l) const {
+    const std::size_t i = at_[l];
+    return bytes_[i] + (i + 1 < bytes_.size() ? bytes_[i + 1] : 0);
+  }
+  std::uint64_t backward(std::size_t l) const {
+    const std::size_t i = at_[l];
+    return 2 * bytes_[i] + (i > 0 ? bytes_[i - 1] : 0);
+  }
+
+ private:
+  std::vector<std::size_t> order_;  // the stage's layers, in model order
+  std::vector<std::size_t> at_;     // a model layer's place in order_
+  std::vector<std::uint64_t> bytes_;
+};
+
+}  // namespace
+
 std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& layout, const models::ModelSpec& micro) {
   const TrainParallelism& par = spec.parallelism;
   const std::uint32_t tp = par.tensor.degree, fsdp = par.fsdp.degree;
@@ -68,44 +104,59 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
   for (std::uint32_t s = 0; s < per_stage.size(); ++s) {
     ChipMemory& m = per_stage[s];
     const StageLayers& stage = layout.stages[s];
-    std::uint64_t params = 0, optimized = 0, largest = 0;            // elements
-    std::vector<std::uint64_t> chunk_stash(stage.chunks.size(), 0);  // per microbatch
-    std::vector<std::uint64_t> chunk_host(stage.chunks.size(), 0);   // offloaded, per microbatch
+    std::uint64_t params = 0, optimized = 0;                        // elements
+    std::vector<LayerMemory> layer(micro.layers.size());            // per microbatch
+    std::vector<std::uint64_t> chunk_host(stage.chunks.size(), 0);  // offloaded, per microbatch
     for (std::size_t l : stage.layers()) {
       std::size_t chunk = 0;
       while (l >= stage.chunks[chunk].end) ++chunk;
       const std::uint64_t n = held_elements(micro, stage, l, tp);
       params += ceil_div(n, fsdp);
       optimized += ceil_div(n, par.optimizer_shards());
-      largest = std::max(largest, gathered_elements(n, fsdp));
       if (par.context.degree > 1) m.ring = std::max(m.ring, kRingBuffers * ring_block_bytes(micro.layers[l], tp));
-      const LayerMemory lm = layer_memory(spec, micro, l);
-      m.activations_per_microbatch += lm.stash;
-      m.rematerialized = std::max(m.rematerialized, lm.rematerialized);
-      m.offload_buffers = std::max(m.offload_buffers, lm.offload_buffers);
-      chunk_stash[chunk] += lm.stash;
-      chunk_host[chunk] += lm.host;
+      layer[l] = layer_memory(spec, micro, l);
+      m.activations_per_microbatch += layer[l].stash;
+      m.offload_buffers = std::max(m.offload_buffers, layer[l].offload_buffers);
+      chunk_host[chunk] += layer[l].host;
     }
     const std::uint64_t stored = bytes_of(spec.precision.params);
     m.chunks = static_cast<std::uint32_t>(stage.chunks.size());
     m.params = stored * params;
     m.grads = stored * params;  // accumulated over the microbatches
     m.optimizer = static_cast<std::uint64_t>(spec.optimizer.state_bytes_per_param * double(optimized));
-    if (fsdp > 1) m.gathered = 3 * hw::kBf16Bytes * largest;  // gathered as BF16 (program_builder.cpp)
-    // The stashes the schedule holds at once: a chunk's from its forward
-    // to its backward (without interleaving, the stage's one chunk, so
-    // the microbatches in flight times one microbatch's stash).
+    // The step's peak, pass by pass in the schedule's order, as XLA's
+    // buffer assignment sees it: a buffer is live from the op that defines
+    // it to its last use, so a pass's stash from its forward to its
+    // backward, what a rematerialized pass recomputes and the weights it
+    // gathers only while it runs. The peak is the largest sum at one
+    // instant, not the sum of each part's largest (the logits' stash is
+    // freed before the first block recomputes anything).
+    const GatheredWeights gathered(spec, micro, stage);
     const auto tasks = stage_tasks(par.schedule, par.pipeline.degree, s, par.microbatches, par.virtual_stages);
     m.microbatches_in_flight = peak_in_flight(tasks);
-    std::uint64_t live = 0, host = 0;
+    std::uint64_t live = 0, host = 0, peak = 0;
+    const auto instant = [&](std::size_t l, bool backward, std::uint64_t redo, std::uint64_t weights) {
+      if (live + redo + weights <= peak && !m.peak_pass.empty()) return;
+      peak = live + redo + weights;
+      m.activations = live;
+      m.rematerialized = redo;
+      m.gathered = weights;
+      m.peak_pass = (backward ? "backward of " : "forward of ") + micro.layers[l].name;
+    };
     for (const auto& t : tasks) {
+      const LayerRange& chunk = stage.chunks[t.chunk];
       if (t.backward) {
-        live -= chunk_stash[t.chunk];
+        for (std::size_t l = chunk.end; l-- > chunk.begin;) {
+          instant(l, true, layer[l].rematerialized, gathered.backward(l));
+          live -= layer[l].stash;
+        }
         host -= chunk_host[t.chunk];
       } else {
-        live += chunk_stash[t.chunk];
+        for (std::size_t l = chunk.begin; l < chunk.end; ++l) {
+          live += layer[l].stash;
+          instant(l, false, 0, gathered.forward(l));
+        }
         host += chunk_host[t.chunk];
-        m.activations = std::max(m.activations, live);
         m.host = std::max(m.host, host);
       }
     }
@@ -118,11 +169,13 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
                                                                    const models::ModelSpec& micro, const ChipMemory& m,
-                                                                   const hw::Program& prog, const ChipProgramMap& map,
+                                                                   const StageLayers& stage, const hw::Program& prog,
+                                                                   const ChipProgramMap& map,
                                                                    const std::vector<hw::OpTiming>& timings) {
-  // What a layer's backward holds again comes and goes with it; the
-  // offload buffers are held all step.
-  const std::uint64_t held = m.total() - m.activations - m.rematerialized;
+  // What a pass holds while it runs (recomputed stash, gathered weights)
+  // comes and goes with it; the offload and ring buffers are held all step.
+  const std::uint64_t held = m.params + m.grads + m.optimizer + m.ring + m.offload_buffers;
+  const GatheredWeights gathered(spec, micro, stage);
   std::vector<std::pair<std::uint64_t, std::int64_t>> changes;  // (time, bytes allocated or freed)
   for (const LayerOps& pass : map.layers) {
     std::uint64_t first = UINT64_MAX, last = 0;
@@ -133,12 +186,13 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSp
     }
     if (first > last) continue;
     const LayerMemory lm = layer_memory(spec, micro, pass.layer);
-    const auto stash = static_cast<std::int64_t>(lm.stash), redo = static_cast<std::int64_t>(lm.rematerialized);
+    const auto stash = static_cast<std::int64_t>(lm.stash);
     if (!pass.backward) {
-      changes.emplace_back(first, stash);
+      const auto weights = static_cast<std::int64_t>(gathered.forward(pass.layer));
+      changes.insert(changes.end(), {{first, stash + weights}, {last, -weights}});
     } else {
-      if (redo > 0) changes.insert(changes.end(), {{first, redo}, {last, -redo}});
-      changes.emplace_back(last, -stash);
+      const auto during = static_cast<std::int64_t>(lm.rematerialized + gathered.backward(pass.layer));
+      changes.insert(changes.end(), {{first, during}, {last, -during - stash}});
     }
   }
   std::sort(changes.begin(), changes.end());  // at one instant, frees first
@@ -168,15 +222,19 @@ std::string binary_bytes(double bytes) {
   return buf;
 }
 
-std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
-  return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) + ": parameters " +
-         binary_bytes(double(m.params)) + ", gradients " + binary_bytes(double(m.grads)) + ", optimizer " +
-         binary_bytes(double(m.optimizer)) + ", activations " + binary_bytes(double(m.activations)) + " (" +
-         std::to_string(m.microbatches_in_flight) + (m.chunks > 1 ? " chunk passes" : " microbatch") +
+std::string in_flight(const ChipMemory& m) {
+  return std::to_string(m.microbatches_in_flight) + (m.chunks > 1 ? " chunk passes" : " microbatch") +
          (m.microbatches_in_flight == 1 || m.chunks > 1 ? "" : "es") + " in flight" +
          (m.chunks > 1 ? ", " + binary_bytes(double(m.activations_per_microbatch)) + " per microbatch over " +
-                             std::to_string(m.chunks) + " chunks)"
-                       : " x " + binary_bytes(double(m.activations_per_microbatch)) + ")") +
+                             std::to_string(m.chunks) + " chunks"
+                       : " x " + binary_bytes(double(m.activations_per_microbatch)));
+}
+
+std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity) {
+  return "needs " + binary_bytes(double(m.total())) + " of " + binary_bytes(double(capacity)) + " at its peak (the " +
+         m.peak_pass + "): parameters " + binary_bytes(double(m.params)) + ", gradients " +
+         binary_bytes(double(m.grads)) + ", optimizer " + binary_bytes(double(m.optimizer)) + ", activations " +
+         binary_bytes(double(m.activations)) + " (stashes held then, of " + in_flight(m) + ")" +
          (m.gathered ? ", gathered weights " + binary_bytes(double(m.gathered)) : "") +
          (m.rematerialized ? ", rematerialized layer " + binary_bytes(double(m.rematerialized)) : "") +
          (m.offload_buffers ? ", host offload buffers " + binary_bytes(double(m.offload_buffers)) : "") +

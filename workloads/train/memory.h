@@ -22,15 +22,22 @@
 
 namespace workloads {
 
-// With fsdp, params, grads and optimizer hold the chip's shards (each
-// layer's elements split over the fsdp axes, the last shard padded), and
-// `gathered` the weights it all-gathers: the layer in use and the one
-// prefetched, and the full gradients of the layer being reduce-scattered,
-// three times the stage's largest layer in BF16. With zero: 1 the optimizer state
-// is sharded over the data axes.
+// A chip's HBM at the peak of its step: the instant (a layer's forward or
+// backward pass, `peak_pass`) where what is live adds up to most, a buffer
+// being live from the op that defines it to its last use, as XLA's buffer
+// assignment frees it. Held all step: params, grads and optimizer (with
+// fsdp, the chip's shards: each layer's elements split over the fsdp axes,
+// the last shard padded; with zero: 1 the optimizer state split over the
+// data axes), `ring` and `offload_buffers`. At the peak:
+// - `activations`: the stashes held then, from their forward to their
+//   backward (at most microbatches_in_flight x activations_per_microbatch);
+// - `rematerialized`: with remat, what the pass recomputes for its backward
+//   (its full stash with remat: full);
+// - `gathered`: with fsdp, the BF16 weights the pass holds gathered: its
+//   layer's and the next one's, prefetched (a backward pass: the previous
+//   one's, and its layer's full gradient, being reduce-scattered).
 // With remat: full, a repeated layer stashes only its input (BF16, as the
-// previous layer hands it on), and `rematerialized` is what the largest of
-// them holds again while its backward runs: its full stash, once.
+// previous layer hands it on).
 // With context parallelism, `ring` is the blocks ring attention receives
 // and passes on (ring_attention.h, kRingBuffers) for the stage's largest
 // attention layer.
@@ -48,6 +55,7 @@ struct ChipMemory {
   // chunk passes (one microbatch over one of the stage's `chunks`).
   std::uint32_t microbatches_in_flight = 0;
   std::uint32_t chunks = 1;
+  std::string peak_pass;  // "backward of block79"
   std::uint64_t total() const {
     return params + grads + optimizer + activations + gathered + rematerialized + ring + offload_buffers;
   }
@@ -70,26 +78,30 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 
 // HBM in use on a chip over its step (the trace's "HBM in use (B)"
 // counter), as (time in ps, bytes) at each change, from the chip's
-// ChipMemory `m` and its executed program (`map` and `timings`). What the
-// step holds throughout (parameters, gradients, optimizer state, gathered
-// FSDP weights, ring attention and offload buffers: buffers allocated once
-// for the step) is the level at its start and end; a layer's forward pass
-// allocates its stash (layer_memory) when its first op starts and its
-// backward pass frees it when its last op ends, and a rematerialized
-// layer's backward holds its recomputed stash meanwhile. A pass's ops are
-// its own work (is_task_work: not its weights' gather or its gradients'
-// collectives). At one instant frees come before allocations, as in
-// train_memory's count, whose activations peak the counter reaches.
+// ChipMemory `m`, its stage and its executed program (`map` and
+// `timings`): what train_memory counts at each instant of the schedule,
+// at the times the passes ran. What the step holds throughout (parameters,
+// gradients, optimizer state, ring attention and offload buffers) is the
+// level at its start and end; a layer's forward pass allocates its stash
+// (layer_memory) when its first op starts and its backward pass frees it
+// when its last op ends; while a pass runs it holds its gathered weights
+// and, backward, its recomputed stash. A pass's ops are its own work
+// (is_task_work: not its weights' gather or its gradients' collectives).
+// At one instant frees come before allocations.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,
                                                                    const models::ModelSpec& micro, const ChipMemory& m,
-                                                                   const hw::Program& prog, const ChipProgramMap& map,
+                                                                   const StageLayers& stage, const hw::Program& prog,
+                                                                   const ChipProgramMap& map,
                                                                    const std::vector<hw::OpTiming>& timings);
 
-// "needs 37.2 GiB of 32.0 GiB: parameters 2.4 GiB, gradients 2.4 GiB,
-// optimizer 14.6 GiB, activations 17.8 GiB (4 microbatches x 4.5 GiB)"
+// "needs 37.2 GiB of 32.0 GiB at its peak (the backward of block23):
+// parameters 2.4 GiB, gradients 2.4 GiB, optimizer 14.6 GiB, activations
+// 17.8 GiB (stashes held then, of 4 microbatches in flight x 4.5 GiB)"
 // (and ", gathered weights 1.2 GiB" with fsdp, ", ring attention buffers
 // 64.0 MiB" with context parallelism).
 std::string memory_breakdown(const ChipMemory& m, std::uint64_t capacity);
+// "1 microbatch in flight x 8.8 GiB": the stashes a chip may hold at most.
+std::string in_flight(const ChipMemory& m);
 
 // A step whose fullest chip needs more HBM than it has: its own type, so
 // that a caller offers advice on it (app/run_experiment.cpp) by what it is

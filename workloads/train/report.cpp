@@ -230,6 +230,7 @@ Report train_report(const TrainRun& r) {
   memory.activations_bytes = mem.activations;
   memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
   memory.microbatches_in_flight = mem.microbatches_in_flight;
+  memory.peak_pass = mem.peak_pass;
   memory.gathered_weights_bytes = mem.gathered;
   memory.rematerialized_bytes = mem.rematerialized;
   if (r.spec.parallelism.context.degree > 1) memory.ring_buffers_bytes = mem.ring;

@@ -155,8 +155,8 @@ void memory_rows(sim::Table& t, const TrainRun& r, const Result& res) {
                                    (p.master_copy() ? " with a float32 master copy)" : ")"));
   t.row("parameters, gradients", binary_bytes(double(mem.params)) + ", " + binary_bytes(double(mem.grads)));
   t.row("optimizer state", binary_bytes(double(mem.optimizer)));
-  t.row("activations", binary_bytes(double(mem.activations)) + " = " + std::to_string(mem.microbatches_in_flight) +
-                           " in flight x " + binary_bytes(double(mem.activations_per_microbatch)));
+  t.row("peak at", "the " + mem.peak_pass);
+  t.row("activations", binary_bytes(double(mem.activations)) + " held then, of " + in_flight(mem));
   if (mem.gathered) t.row("gathered weights (fsdp)", binary_bytes(double(mem.gathered)));
   if (mem.rematerialized) t.row("rematerialized layer", binary_bytes(double(mem.rematerialized)));
   if (mem.ring) t.row("ring attention buffers", binary_bytes(double(mem.ring)));

@@ -44,7 +44,8 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     }
     runtime::trace_counters(tw, c, prog, timing, &r.program.pod.collectives, r.exp.chip.hbm.bandwidth_bytes_per_s);
     const ChipProgramMap& map = r.program.map(rep);
-    for (const auto& [at, bytes] : memory_in_use(r.spec, r.micro, r.memory[c], prog, map, timing))
+    for (const auto& [at, bytes] :
+         memory_in_use(r.spec, r.micro, r.memory[c], r.layout.stages[r.layout.roles[c].stage], prog, map, timing))
       tw.counter(c, "HBM in use (B)", at, double(bytes));
     auto slice = [&](const std::string& name, std::uint32_t begin, std::uint32_t end, bool own_work_only) {
       std::uint64_t lo = UINT64_MAX, hi = 0;

@@ -69,7 +69,7 @@ TEST_CASE("fsdp: a quarter of the weights, gradients and Adam state per chip, pl
   // The batch splits over the fsdp ranks as over data-parallel replicas:
   // the same activations per chip as data parallelism of 4.
   const auto dp = run(small_gpt("dp4", "{data: 4}", "{data: data}"));
-  CHECK(m["activations_bytes"] == dp["result"]["memory"]["activations_bytes"]);
+  CHECK(m["activations_per_microbatch_bytes"] == dp["result"]["memory"]["activations_per_microbatch_bytes"]);
   CHECK(r["result"]["parallelism"]["fsdp"]["degree"] == 4);
   CHECK(r["result"]["tokens"] == dp["result"]["tokens"]);
 }

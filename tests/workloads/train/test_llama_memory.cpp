@@ -8,6 +8,9 @@
 // MaxText's compiled llama3-8b step saves one bf16[1,128,128256] logits
 // tensor per device and recomputes exp(logits - max) in f32 in the
 // backward fusion).
+#include <algorithm>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "workloads/experiment_fixture.h"
@@ -53,20 +56,38 @@ workload:
   CHECK(m["params_bytes"].get<double>() == 4 * params / fsdp);     // float32
   CHECK(m["grads_bytes"].get<double>() == 4 * params / fsdp);      // float32
   CHECK(m["optimizer_bytes"].get<double>() == 8 * params / fsdp);  // m and v; no master copy
-  // The largest layer gathered three times in BF16: the output layer.
-  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * output);
-  // Kept for the backward pass: the token ids (int32), each block's BF16
-  // input (remat full), the output layer's input and normed input, the
-  // loss's BF16 logits and int32 labels.
-  const double kept = 4 * B * T + L * 2 * B * T * D + 2 * 2 * B * T * D + 2 * B * T * V + 4 * B * T;
-  CHECK(m["activations_bytes"].get<double>() == kept);
+  // Kept for the backward pass, per layer: the token ids (int32), each
+  // block's BF16 input (remat full), the output layer's input and normed
+  // input, the loss's BF16 logits and int32 labels.
+  const double ids = 4 * B * T, input = 2 * B * T * D, out_kept = 2 * 2 * B * T * D;
+  const double loss_kept = 2 * B * T * V + 4 * B * T;
+  const double kept = ids + L * input + out_kept + loss_kept;
+  CHECK(m["activations_per_microbatch_bytes"].get<double>() == kept);
   // The block recomputed during its backward holds its whole stash once:
   // BF16 per token its input, LN1 output, Q, K, V, attention context,
   // residual, LN2 output, gate, up and activation outputs, and flash's FP32
   // log-sum-exp per query row and head.
   const double block_stash = B * T * 2 * (4 * D + 2 * N * H + 2 * K * H + 3 * F) + 4 * B * N * T;
+  // The peak, instant by instant down the backward (loss, output, block2,
+  // block1, block0): what is still kept, plus while a pass runs its
+  // recomputed stash and its gathered BF16 weights: its layer's twice (the
+  // weights and their full gradient) and the previous layer's, prefetched.
+  const double g_table = 2 * V * D, g_block = 2 * block, g_output = 2 * output;
+  const std::vector<double> instants{
+      kept + g_output,                                    // loss
+      kept - loss_kept + 2 * g_output + g_block,          // output
+      ids + 3 * input + block_stash + 3 * g_block,        // block2
+      ids + 2 * input + block_stash + 3 * g_block,        // block1
+      ids + input + block_stash + 2 * g_block + g_table,  // block0
+      ids + 2 * g_table,                                  // embedding
+  };
+  // block0's: the table prefetched (1.05 M elements) outweighs a block (0.75 M).
+  CHECK(*std::max_element(instants.begin(), instants.end()) == instants[4]);
+  CHECK(m["peak_pass"] == "backward of block0");
+  CHECK(m["activations_bytes"].get<double>() == ids + input);
   CHECK(m["rematerialized_bytes"].get<double>() == block_stash);
-  CHECK(m["per_chip_bytes"].get<double>() == 16 * params / fsdp + 3 * 2 * output + kept + block_stash);
+  CHECK(m["gathered_weights_bytes"].get<double>() == 2 * g_block + g_table);
+  CHECK(m["per_chip_bytes"].get<double>() == 16 * params / fsdp + instants[4]);
 }
 
 }  // namespace test_llama_memory

@@ -32,7 +32,10 @@ workload:
   remat: )" + remat + "\n");
 }
 
-double activations(const nlohmann::json& r) { return r["result"]["memory"]["activations_bytes"].get<double>(); }
+// What the step stashes for its backward (one microbatch in flight).
+double activations(const nlohmann::json& r) {
+  return r["result"]["memory"]["activations_per_microbatch_bytes"].get<double>();
+}
 
 }  // namespace
 
