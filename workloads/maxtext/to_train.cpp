@@ -102,9 +102,18 @@ models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
       t.sliding_window = l.window;
     } else if (l.attention == AttentionType::global && local > 0 && period == 0) {
       period = i + 1;
+    } else if (l.attention == AttentionType::chunk && l.window >= cfg.max_target_length) {
+      // A chunk as long as the sequence: every query attends causally to
+      // every key before it, the global layers' attention (attentions.py's
+      // chunked mask is causal within chunks).
+      if (local > 0 && period == 0) period = i + 1;
     } else if (l.attention == AttentionType::chunk || l.attention == AttentionType::full) {
       unmodelled(cfg, at, "attention_type",
-                 file + " has " + attention_type_names().name(l.attention) + " attention layers");
+                 file + " has " + attention_type_names().name(l.attention) + " attention layers" +
+                     (l.attention == AttentionType::chunk
+                          ? " of chunks (" + std::to_string(l.window) + " tokens) shorter than the sequence (" +
+                                std::to_string(cfg.max_target_length) + ")"
+                          : std::string()));
       break;
     }
   }

@@ -160,4 +160,36 @@ TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded bu
       Catch::Contains("workload.config") && Catch::Contains("dense experts without a capacity"));
 }
 
+TEST_CASE(
+    "maxtext: Llama 4's chunked attention over chunks as long as the sequence is causal attention; shorter, refused",
+    "[workloads][maxtext]") {
+  // Llama 4 Scout's block pattern (llama4-17b-16e.yml: RoPE layers chunked,
+  // every fourth NoPE and global; every layer MoE) cut small, 4 layers of
+  // 1024 tokens.
+  const auto llama4 = [](const std::string& attention) {
+    return std::string(kPod) + R"(workload:
+  kind: maxtext
+  config: {model_name: llama4-17b-16e, override_model_config: true, base_num_decoder_layers: 4,
+           base_emb_dim: 512, base_mlp_dim: 1024, base_moe_mlp_dim: 1024, base_num_query_heads: 8,
+           base_num_kv_heads: 2, head_dim: 64, vocab_size: 2048, per_device_batch_size: 1,
+           max_target_length: 1024, attention: flash, remat_policy: full, ici_fsdp_parallelism: -1,
+           megablox: true, sparse_matmul: true, )" +
+           attention + "}\n";
+  };
+  // A chunk of the whole sequence lets each query see every key before it,
+  // as the global layers do: the same model FLOPs as every layer global
+  // (nope_layer_interval: 1), and the same FLOPs MaxText's own count gives
+  // (its chunked term n w^2 + r^2 with n = 1, r = 0 is the causal s^2).
+  const auto chunked = run(write_yaml("mt-llama4-chunk", llama4("chunk_attn_window_size: 1024")));
+  const auto global =
+      run(write_yaml("mt-llama4-global", llama4("chunk_attn_window_size: 1024, nope_layer_interval: 1")));
+  CHECK(chunked["result"]["model_flops"].get<double>() == Approx(global["result"]["model_flops"].get<double>()));
+  CHECK(chunked["result"]["approximations"].empty());
+  // Chunks shorter than the sequence (block-diagonal attention) are not modelled.
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(write_yaml("mt-llama4-short", llama4("chunk_attn_window_size: 512")), {}),
+      Catch::Contains("model_name") &&
+          Catch::Contains("chunk attention layers of chunks (512 tokens) shorter than the sequence (1024)"));
+}
+
 }  // namespace test_maxtext_to_train
