@@ -304,6 +304,12 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
                      {"value_proj", r.value_proj},
                      {"qkv_proj", r.qkv_proj},
                      {"out_proj", r.out_proj}};
+  // MaxText splits each expert's MLP dimension over the tensor axis;
+  // tpusim's experts stay whole on each tensor rank (kind: train refuses
+  // the pair), so their weights and FLOPs would count tensor-fold.
+  if (s.parallelism.tensor.degree > 1 && s.model.moe())
+    unmodelled(cfg, key_or_config(config, "ici_tensor_parallelism"), "ici_tensor_parallelism",
+               "tensor parallelism of the experts' weights (MaxText splits each expert's MLP dimension over it)");
   check_step(config, s);
   return out;
 }

@@ -190,6 +190,11 @@ TEST_CASE(
       workloads::load_experiment(write_yaml("mt-llama4-short", llama4("chunk_attn_window_size: 512")), {}),
       Catch::Contains("model_name") &&
           Catch::Contains("chunk attention layers of chunks (512 tokens) shorter than the sequence (1024)"));
+  // Experts split over tensor parallelism (Llama 4 Maverick's recipe) are not modelled.
+  CHECK_THROWS_WITH(
+      workloads::load_experiment(
+          write_yaml("mt-llama4-tp", llama4("chunk_attn_window_size: 1024, ici_tensor_parallelism: 2")), {}),
+      Catch::Contains("ici_tensor_parallelism") && Catch::Contains("experts' weights"));
 }
 
 }  // namespace test_maxtext_to_train
