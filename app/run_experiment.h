@@ -9,8 +9,9 @@
 
 namespace app {
 
-// report.json's text: the one serialization both the CLI and Python give.
-std::string report_text(const workloads::RunOutput& out);
+// report.json's text: the one serialization both the CLI and Python give,
+// with what `detail` keeps of the collectives.
+std::string report_text(const workloads::RunOutput& out, workloads::ReportDetail detail);
 
 // Simulates `exp`. With `ro.out_dir` set, first makes the folder ready
 // (prepare_output_dir; `flag` names it in errors), then writes report.json
