@@ -1,8 +1,9 @@
 // report.json's collective_summary (workloads/report.h): one entry per op,
 // algorithm, axes, size and purpose, with the count, bytes, times, exposed
 // times and waits of its collectives; the per-collective list only with
-// ReportDetail::full. Checked against hand counts of the experiments'
-// collectives, the ring formula (docs/reference/formulas.md §1) and the
+// ReportDetail::full (a tensor-parallel step's summary:
+// tests/workloads/train/test_tensor_parallel.cpp). Checked against hand
+// counts of the experiments' collectives, the ring formula (docs/reference/formulas.md §1) and the
 // step's exposed communication, which the runtime measures another way
 // (merged intervals of all a chip's communication, runtime/pod_simulation.cpp).
 #include <catch2/catch.hpp>
@@ -43,45 +44,6 @@ TEST_CASE("collective summary: one ring all-gather is one entry, all of it expos
   CHECK(g["time_s"].get<double>() == Approx(ring).epsilon(0.02));
   // The chips do nothing else: none of it is hidden.
   CHECK(g["exposed_s"].get<double>() == Approx(g["time_s"].get<double>()).epsilon(1e-9));
-}
-
-TEST_CASE("collective summary: a tensor-parallel step's (4 L + 2) M all-reduces, one entry", "[workloads][report]") {
-  // test_tensor_parallel's step: L 3 blocks, 2 microbatches of B 2 x T 512
-  // tokens of D 1024 on a ring of 4; every all-reduce is of one
-  // microbatch's activations, B T D BF16 values.
-  const auto r = testing_workloads::run(testing_workloads::write_yaml("summary-tp4", R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [4]}
-mesh: {model: 4}
-workload:
-  kind: train
-  model: {type: transformer, layers: 3, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128,
-          seq_len: 512, vocab: 8192}
-  global_batch: 4
-  parallelism: {tensor: model, microbatches: 2}
-  optimizer: adam
-)"));
-  const double L = 3, M = 2, activation = 2 * 512 * 1024 * 2;
-  REQUIRE(r["collective_summary"].size() == 1);
-  const auto& g = r["collective_summary"][0];
-  CHECK(g["op"] == "all_reduce");
-  CHECK(g["axes"] == nlohmann::json::array({"model"}));
-  CHECK(g["purpose"] == "tensor_parallel");
-  CHECK(g["participants"] == 4);
-  // Two forward and two backward per block and microbatch, plus the
-  // embedding's forward and the logits' input gradient per microbatch.
-  CHECK(g["count"].get<double>() == (4 * L + 2) * M);
-  CHECK(g["bytes"].get<double>() == activation);
-  CHECK(g["total_bytes"].get<double>() == (4 * L + 2) * M * activation);
-  // The full list, from the same run, sums to the same.
-  double time = 0, exposed = 0;
-  for (const auto& c : r["collectives"]) {
-    time += c["time_s"].get<double>();
-    exposed += c["exposed_s"].get<double>();
-    CHECK(c["exposed_s"].get<double>() <= c["time_s"].get<double>() * (1 + 1e-12));
-  }
-  CHECK(g["time_s"].get<double>() == Approx(time).epsilon(1e-12));
-  CHECK(g["exposed_s"].get<double>() == Approx(exposed).epsilon(1e-12));
 }
 
 TEST_CASE("collective summary: a data-parallel step's exposed time is the step's exposed communication",
