@@ -50,7 +50,10 @@ workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads:
   if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
   workloads::RunOutput out = simulate(exp, ro);
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
-  outputs.write("report.json", report_text(out, ro.report_detail));
+  const std::string report = report_text(out, ro.report_detail);
+  outputs.write("report.json", report);
+  // The caller (the run page, Python) sees what report.json says, at its detail.
+  out.report = nlohmann::json::parse(report);
   outputs.commit();
   return out;
 }
