@@ -15,6 +15,7 @@
 #include "app/run_page.h"
 #include "sim/trace.h"
 #include "workloads/experiment.h"
+#include "workloads/report.h"
 #include "workloads/validation_case.h"
 
 namespace po = boost::program_options;
@@ -68,8 +69,12 @@ int cmd_run(const std::vector<std::string>& args) {
       "schedule, the roofline with the run's point, memory per chip (implies --trace)")(
       "trace-chips", po::value<std::string>()->value_name("LIST"),
       "with --trace (implies it): the chips trace.json writes, e.g. 0,5,12-15 (a replica with its simulated "
-      "chip's ops), or all-simulated (the default)")("vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")(
-      "experiment", po::value<std::string>(), "experiment file")(
+      "chip's ops), or all-simulated (the default)")(
+      "report-detail", po::value<std::string>()->value_name("summary|full"),
+      "what report.json keeps of the collectives: summary (the default: collective_summary, one entry per op, "
+      "axes and size) or full (also collectives, one entry per collective of the step)")(
+      "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),
+                                                               "experiment file")(
       "hlo", po::value<std::string>()->value_name("FILE"),
       "run the HLO text of a compiled module instead of an experiment file (kind: hlo; docs/hlo.md)")(
       "chip", po::value<std::string>()->value_name("NAME"), "with --hlo: the chip file (e.g. tpu-v6e)")(
@@ -105,6 +110,12 @@ int cmd_run(const std::vector<std::string>& args) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
+  }
+  if (vm.count("report-detail")) {
+    const std::string word = vm["report-detail"].as<std::string>();
+    const auto detail = workloads::report_detail_names().find(word);
+    if (!detail) throw UsageError("--report-detail: " + workloads::report_detail_names().unknown(word));
+    ro.report_detail = *detail;
   }
   ro.vcd = vm["vcd"].as<bool>();
   ro.out_dir = out_dir.empty() ? default_run_folder(exp.name) : out_dir;

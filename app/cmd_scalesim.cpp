@@ -90,7 +90,7 @@ int cmd_scalesim(const std::vector<std::string>& args) {
   outputs.write("COMPUTE_REPORT.csv", workloads::scalesim_compute_report(layers));
   outputs.write("BANDWIDTH_REPORT.csv", workloads::scalesim_bandwidth_report(layers));
   outputs.write("ACCESS_REPORT.csv", workloads::scalesim_access_report(layers));
-  outputs.write("report.json", workloads::report_text(workloads::to_json(rep)));
+  outputs.write("report.json", workloads::report_text(workloads::to_json(rep), workloads::ReportDetail::summary));
   outputs.commit();
   std::cout << "tpusim scalesim: " << config.general.run_name << " (" << config.arch.array_height << "x"
             << config.arch.array_width << " " << hw::to_string(config.arch.dataflow) << ", fold-serial, "

@@ -33,7 +33,9 @@ workloads::RunOutput simulate(const workloads::Experiment& exp, const workloads:
 }  // namespace
 
 // The report as written: workloads::report_text refuses a non-finite number.
-std::string report_text(const workloads::RunOutput& out) { return workloads::report_text(out.report); }
+std::string report_text(const workloads::RunOutput& out, workloads::ReportDetail detail) {
+  return workloads::report_text(out.report, detail);
+}
 
 workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads::RunOptions ro,
                                     const std::string& flag) {
@@ -47,7 +49,10 @@ workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads:
   if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
   workloads::RunOutput out = simulate(exp, ro);
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
-  outputs.write("report.json", report_text(out));
+  const std::string report = report_text(out, ro.report_detail);
+  outputs.write("report.json", report);
+  // The caller (the run page, Python) sees what report.json says, at its detail.
+  out.report = nlohmann::json::parse(report);
   outputs.commit();
   return out;
 }

@@ -28,6 +28,7 @@
 #include "sweep/points.h"
 #include "sweep/spec.h"
 #include "workloads/experiment.h"
+#include "workloads/report.h"
 
 namespace py = pybind11;
 
@@ -97,15 +98,17 @@ workloads::Experiment load(const std::string& source, bool is_text, const std::s
 // (report.json text, the table `tpusim run` prints, trace.json or "").
 std::tuple<std::string, std::string, std::string> run(const std::string& source, bool is_text,
                                                       const std::string& origin, const std::vector<std::string>& sets,
-                                                      const std::string& out_dir, bool trace) {
+                                                      const std::string& out_dir, bool trace,
+                                                      const std::string& report_detail) {
   return translated(
       [&] {
         const workloads::Experiment exp = load(source, is_text, origin, sets);
         workloads::RunOptions ro;
         ro.trace = trace;
         ro.out_dir = out_dir;
+        ro.report_detail = workloads::report_detail_names().parse(report_detail, "report_detail");
         const workloads::RunOutput out = app::run_experiment(exp, ro);
-        return std::make_tuple(app::report_text(out), out.table, out.trace_json);
+        return std::make_tuple(app::report_text(out, ro.report_detail), out.table, out.trace_json);
       },
       true);
 }

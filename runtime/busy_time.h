@@ -42,4 +42,15 @@ inline std::uint64_t overlap(const std::vector<Interval>& a, const std::vector<I
   return s;
 }
 
+// How much of `iv` no interval of `merged` covers.
+inline std::uint64_t uncovered(const Interval& iv, const std::vector<Interval>& merged) {
+  if (iv.second <= iv.first) return 0;
+  std::uint64_t covered = 0;
+  auto it = std::upper_bound(merged.begin(), merged.end(), iv.first,
+                             [](std::uint64_t t, const Interval& m) { return t < m.second; });
+  for (; it != merged.end() && it->first < iv.second; ++it)
+    covered += std::min(it->second, iv.second) - std::max(it->first, iv.first);
+  return iv.second - iv.first - covered;
+}
+
 }  // namespace runtime

@@ -19,6 +19,7 @@ struct CollectiveTiming {
   interconnect::CollectiveOp op = interconnect::CollectiveOp::all_reduce;
   interconnect::Algorithm algorithm = interconnect::Algorithm::automatic;  // as resolved: never automatic
   int participants = 0;
+  std::vector<std::string> axes;  // the mesh axes taking part (CollectiveSpec::axes; empty: every chip)
   std::uint64_t bytes = 0;
   int groups = 0;                 // groups of participants (one per combination of the other axes)
   double start_s = 0, end_s = 0;  // first join .. last chip done
@@ -26,6 +27,11 @@ struct CollectiveTiming {
   // once), and how long the first chips waited for it.
   int gated_by = -1;
   double wait_s = 0;
+  // Its time on a chip while the chip ran no op of its own on another
+  // engine (MXU, vector, DMA): the exposed part, as
+  // chip<N>.program.hidden_communication_time counts the hidden one; mean
+  // over the chips that took part (a replica's is its representative's).
+  double exposed_s = 0;
   // The chips that took part, in chip order, and when each one's part was
   // done (a pipeline stage's collective is its chips' only).
   std::vector<std::pair<std::uint32_t, double>> chip_ends;

@@ -118,6 +118,38 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
            "time with a collective across slices running while an MXU, vector or DMA op of the chip runs");
 }
 
+// Per collective, CollectiveTiming::exposed_s: each simulated chip's ops in
+// it, less the time the chip's MXU, vector or DMA ops covered, weighted by
+// the chips the simulated chip stands for (its group) and averaged over the
+// chips that took part.
+std::vector<double> exposed_per_collective(const PodProgram& pp, std::size_t collectives,
+                                           const std::vector<std::vector<int>>& group_of,
+                                           const std::vector<std::unique_ptr<hw::Sequencer>>& seqs) {
+  std::vector<double> exposed_ps(collectives, 0.0), chips(collectives, 0.0);
+  for (std::size_t c = 0; c < group_of.size(); ++c) {
+    if (group_of[c].empty() || !seqs[c]) continue;
+    const hw::Program& prog = pp.chip(static_cast<int>(c));
+    const std::vector<hw::OpTiming>& timings = seqs[c]->timings();
+    std::vector<Interval> work;
+    for (std::size_t i = 0; i < timings.size(); ++i)
+      if (prog.ops[i].engine.kind != hw::EngineKind::ici) work.emplace_back(timings[i].start_ps, timings[i].end_ps);
+    work = merge(std::move(work));
+    const double weight = double(group_of[c].size());
+    std::vector<char> seen(collectives, 0);
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      const auto* op = std::get_if<hw::CommOp>(&prog.ops[i].payload);
+      if (!op) continue;
+      exposed_ps[op->collective] += weight * double(uncovered({timings[i].start_ps, timings[i].end_ps}, work));
+      if (!seen[op->collective]) chips[op->collective] += weight;
+      seen[op->collective] = 1;
+    }
+  }
+  std::vector<double> out(collectives, 0.0);
+  for (std::size_t i = 0; i < collectives; ++i)
+    if (chips[i] > 0) out[i] = exposed_ps[i] / chips[i] / sim::kPsPerSecond;
+  return out;
+}
+
 // The wrapping axes along which the pod's programs are invariant: a chip
 // and its neighbour one step up the axis run the same program, and each
 // peer-table entry of the neighbour is the chip's moved one step up. The
@@ -554,6 +586,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
   r.reductions_on_chip = reduction_ != nullptr;
   r.collectives_replayed = static_cast<int>(collectives_->replayed());
+  const std::vector<double> exposed = exposed_per_collective(pp_, collectives_->size(), group_of_, seqs_);
   LoopGuard guard(config_.limits, "collecting the statistics");  // collectives x chips, below
   for (std::size_t i = 0; i < collectives_->size(); ++i) {
     guard.check();
@@ -564,6 +597,8 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     t.op = pp_.collectives[i].op;
     t.algorithm = collectives_->plan(i).algorithm;
     t.participants = collectives_->plan(i).group_size();
+    t.axes = pp_.collectives[i].axes;
+    t.exposed_s = exposed[i];
     t.groups = static_cast<int>(collectives_->plan(i).groups.size());
     for (const auto& [c, at] : collectives_->finish_times(i))
       t.chip_ends.emplace_back(static_cast<std::uint32_t>(c), ps_to_seconds(at));

@@ -58,7 +58,9 @@ PointRecord record_from_json(const nlohmann::json& j) {
 void write_point_record(const std::string& out_dir, const PointRecord& r, bool with_report) {
   const fs::path dir = point_dir(out_dir, r.id);
   // The report first: a record always finds its report in place.
-  if (with_report && r.ok) sim::write_file_atomic((dir / "report.json").string(), workloads::report_text(r.report));
+  if (with_report && r.ok)
+    sim::write_file_atomic((dir / "report.json").string(),
+                           workloads::report_text(r.report, workloads::ReportDetail::summary));
   sim::write_file_atomic((dir / "point.json").string(), record_json(r).dump(2) + "\n");
 }
 

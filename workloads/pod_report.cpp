@@ -190,7 +190,9 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) 
     r.op = c.op;
     r.algorithm = c.algorithm;
     r.participants = c.participants;
+    r.axes = c.axes;
     r.bytes = c.bytes;
+    r.exposed_s = c.exposed_s;
     r.start_s = c.start_s;
     r.wait_s = c.wait_s;
     if (c.gated_by >= 0) r.gated_by = static_cast<std::uint32_t>(c.gated_by);

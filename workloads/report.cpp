@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "sim/error.h"
 #include "sim/host.h"
@@ -431,14 +432,31 @@ json to_json(const CollectiveRecord& c) {
             {"busbw_bytes_per_s", c.busbw_bytes_per_s}};
   put(j, "name", c.name);
   put(j, "groups", c.groups);
+  if (c.name) j["axes"] = c.axes;  // pod runs
   put(j, "start_s", c.start_s);
   if (c.wait_s) {
     j["wait_s"] = *c.wait_s;
     j["gated_by"] = or_null(c.gated_by);
   }
+  put(j, "exposed_s", c.exposed_s);
   put(j, "messages", c.messages);
   put(j, "network_model", c.network_model);
   put(j, "purpose", c.purpose);
+  return j;
+}
+
+json to_json(const CollectiveGroup& g) {
+  json j = {{"op", interconnect::to_string(g.op)},
+            {"algorithm", interconnect::to_string(g.algorithm)},
+            {"axes", g.axes},
+            {"participants", g.participants},
+            {"bytes", g.bytes},
+            {"count", g.count},
+            {"total_bytes", g.total_bytes},
+            {"time_s", g.time_s}};
+  put(j, "exposed_s", g.exposed_s);
+  put(j, "wait_s", g.wait_s);
+  put(j, "purpose", g.purpose);
   return j;
 }
 
@@ -589,6 +607,32 @@ Simulator simulator_for(const Experiment& exp, double wall_time_s, std::uint64_t
   return s;
 }
 
+std::vector<CollectiveGroup> summarize_collectives(const std::vector<CollectiveRecord>& collectives) {
+  using Key = std::tuple<interconnect::CollectiveOp, interconnect::Algorithm, std::vector<std::string>, int,
+                         std::uint64_t, std::optional<std::string>>;
+  std::vector<CollectiveGroup> groups;
+  std::map<Key, std::size_t> index;
+  for (const CollectiveRecord& c : collectives) {
+    const auto [it, added] =
+        index.emplace(Key{c.op, c.algorithm, c.axes, c.participants, c.bytes, c.purpose}, groups.size());
+    if (added) groups.push_back({c.op, c.algorithm, c.axes, c.participants, c.bytes, c.purpose, 0, 0, 0, {}, {}});
+    CollectiveGroup& g = groups[it->second];
+    ++g.count;
+    g.total_bytes += c.bytes;
+    g.time_s += c.time_s;
+    if (c.exposed_s) g.exposed_s = g.exposed_s.value_or(0.0) + *c.exposed_s;
+    if (c.wait_s) g.wait_s = g.wait_s.value_or(0.0) + *c.wait_s;
+  }
+  return groups;
+}
+
+const sim::EnumNames<ReportDetail>& report_detail_names() {
+  static const sim::EnumNames<ReportDetail> names(
+      "report detail", {{ReportDetail::summary, "summary", "collective_summary only: per op, axes and size"},
+                        {ReportDetail::full, "full", "collective_summary and every collective (collectives)"}});
+  return names;
+}
+
 nlohmann::json to_json(const Report& r) {
   json wrap = json::array();
   for (bool w : r.wraparound) wrap.push_back(w);
@@ -635,6 +679,9 @@ nlohmann::json to_json(const Report& r) {
   json colls = json::array();
   for (const auto& c : r.collectives) colls.push_back(to_json(c));
   j["collectives"] = colls;
+  json groups = json::array();
+  for (const CollectiveGroup& g : summarize_collectives(r.collectives)) groups.push_back(to_json(g));
+  j["collective_summary"] = groups;
   json chips = json::array();
   for (const auto& p : r.per_chip) chips.push_back(to_json(p));
   j["per_chip"] = chips;
@@ -673,7 +720,12 @@ std::string non_finite_at(const nlohmann::json& j, const std::string& path) {
 
 }  // namespace
 
-std::string report_text(const nlohmann::json& report) {
+std::string report_text(const nlohmann::json& full, ReportDetail detail) {
+  // A copy without the list, not of it (tens of megabytes in a large step's).
+  nlohmann::json report = nlohmann::json::object();
+  for (auto it = full.begin(); it != full.end(); ++it)
+    if (detail == ReportDetail::full || it.key() != "collectives") report[it.key()] = it.value();
+  report["report_detail"] = report_detail_names().name(detail);
   const std::string at = non_finite_at(report, "");
   if (!at.empty())
     throw sim::SimFailure("the run's " + at +

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interconnect/collective_spec.h"
+#include "sim/params.h"
 #include "sim/stats.h"
 #include "workloads/experiment.h"
 #include "workloads/validation.h"
@@ -382,6 +383,7 @@ struct CollectiveRecord {
   interconnect::Algorithm algorithm = interconnect::Algorithm::automatic;
   int participants = 0;
   std::optional<int> groups;
+  std::vector<std::string> axes;  // mesh axes taking part; empty: every chip
   std::uint64_t bytes = 0;
   std::optional<double> start_s;
   // Pod runs: how long the first chips to join waited for the last
@@ -389,10 +391,33 @@ struct CollectiveRecord {
   std::optional<double> wait_s;
   std::optional<std::uint32_t> gated_by;
   double time_s = 0, algbw_bytes_per_s = 0, busbw_bytes_per_s = 0;
+  std::optional<double> exposed_s;  // pod runs: runtime::CollectiveTiming::exposed_s
   std::optional<std::uint64_t> messages;
   std::optional<std::string> network_model;
   std::optional<std::string> purpose;  // train: gradients | tensor_parallel | weights
 };
+
+// report.json's collective_summary: the collectives of one op, algorithm,
+// set of axes, size and purpose, in the order the first of each appears,
+// with their count and their bytes, times, exposed times and waits summed.
+// It stands in for the per-collective list (collectives), which a step of a
+// large model makes tens of thousands long, unless the run asks for it
+// (ReportDetail::full).
+struct CollectiveGroup {
+  interconnect::CollectiveOp op = interconnect::CollectiveOp::all_reduce;
+  interconnect::Algorithm algorithm = interconnect::Algorithm::automatic;
+  std::vector<std::string> axes;
+  int participants = 0;
+  std::uint64_t bytes = 0;  // of each
+  std::optional<std::string> purpose;
+  std::uint64_t count = 0, total_bytes = 0;
+  double time_s = 0;
+  std::optional<double> exposed_s, wait_s;  // when the collectives carry them
+};
+std::vector<CollectiveGroup> summarize_collectives(const std::vector<CollectiveRecord>& collectives);
+
+// ReportDetail's spellings (workload.h): the --report-detail words.
+const sim::EnumNames<ReportDetail>& report_detail_names();
 
 struct LinkRecord {
   int link = 0, from = 0, to = 0;
@@ -497,6 +522,8 @@ nlohmann::json to_json(const Report& report);
 // (nlohmann::json prints inf and nan as null: a report once held 13 nulls
 // where step times belong), and writes text that is not UTF-8 with
 // U+FFFD in its place (a name read from an input never breaks the report).
-std::string report_text(const nlohmann::json& report);
+// `detail` says whether the per-collective list stays (full) or only its
+// summary (summary); report.json says which in `report_detail`.
+std::string report_text(const nlohmann::json& report, ReportDetail detail);
 
 }  // namespace workloads

@@ -23,8 +23,14 @@ struct RunOutput {
   std::string trace_json;  // Perfetto trace when requested, else empty
 };
 
+// What report.json holds of the collectives: collective_summary alone (the
+// default), or it and every collective (`--report-detail full`). RunOutput's
+// report has both; report_text (report.h) writes what this says.
+enum class ReportDetail { summary, full };
+
 struct RunOptions {
   sim::TraceRequest trace;  // trace.json, and which chips it writes
+  ReportDetail report_detail = ReportDetail::summary;
   bool vcd = false;
   std::string vcd_path;  // where mxu.vcd is written (a temporary name of the run's output set)
   std::string out_dir;

@@ -40,16 +40,18 @@ def _sets(values):
     return list(values)  # already "KEY=VALUE" strings
 
 
-def run(experiment, set=None, out=None, trace=False):
+def run(experiment, set=None, out=None, trace=False, report_detail="summary"):
     """Simulates `experiment` (a file path, YAML text or a dict) as `tpusim run`
     does, with `set` overriding keys ({"workload.m": 4096} or ["workload.m=4096"]).
     Writes nothing unless `out` names a folder (then report.json, and trace.json
-    with trace=True, as `tpusim run --out` writes them). Returns a Report.
+    with trace=True, as `tpusim run --out` writes them). `report_detail` is
+    `tpusim run --report-detail`: "summary" (collective_summary only) or
+    "full" (also every collective, Report.collectives). Returns a Report.
     Raises ConfigError (bad input) or SimulationFailed (does not fit, deadlock,
     runaway)."""
     source, is_text, origin = _source(experiment)
     text, table, trace_json = _tpusim.run(source, is_text, origin, _sets(set), os.fspath(out) if out else "",
-                                          bool(trace))
+                                          bool(trace), report_detail)
     return Report(text, table, trace_json)
 
 

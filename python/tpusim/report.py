@@ -62,8 +62,8 @@ def _frame(rows):
 class Report(Section):
     """What `tpusim run` writes to report.json (docs/report.md), with the
     table it prints (`table`) and, when run with trace=True, trace.json.
-    `per_chip`, `collectives` and `ops` are pandas DataFrames when pandas is
-    importable, else lists as report.json has them."""
+    `per_chip`, `collectives`, `collective_summary` and `ops` are pandas
+    DataFrames when pandas is importable, else lists as report.json has them."""
 
     def __init__(self, text, table="", trace=""):
         super().__init__(json.loads(text))
@@ -85,8 +85,19 @@ class Report(Section):
 
     @property
     def collectives(self):
-        """One row per collective of the step (report.json `collectives`)."""
-        return _frame(self._data.get("collectives") or [])
+        """One row per collective of the step (report.json `collectives`),
+        in a report run with report_detail="full"."""
+        if "collectives" not in self._data:
+            raise ValueError("Report.collectives lists every collective of a run with report_detail=\"full\"; "
+                             "this one has collective_summary (Report.collective_summary)")
+        return _frame(self._data["collectives"])
+
+    @property
+    def collective_summary(self):
+        """One row per op, algorithm, axes, size and purpose of the step's
+        collectives: count, total_bytes, time_s, exposed_s, wait_s
+        (report.json `collective_summary`)."""
+        return _frame(self._data.get("collective_summary") or [])
 
     @property
     def per_chip(self):

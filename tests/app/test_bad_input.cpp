@@ -93,6 +93,9 @@ TEST_CASE("command-line misuse exits 2 with usage", "[app][bad-input]") {
   const auto schedule = run_tpusim("explain mxu --schedule fold_seral");
   CHECK(schedule.status == 2);
   CHECK(schedule.output.find("did you mean 'fold_serial'?") != std::string::npos);
+  const auto detail = run_tpusim("run configs/experiments/matmul-v4.yaml --report-detail ful");
+  CHECK(detail.status == 2);
+  CHECK(detail.output.find("did you mean 'full'?") != std::string::npos);
   const auto dataflow = run_tpusim("explain mxu --dataflow oss");
   CHECK(dataflow.status == 2);
   CHECK(dataflow.output.find("did you mean 'os'?") != std::string::npos);

@@ -164,16 +164,17 @@ TEST_CASE("hlo: a file past the size bound, or a parse above limits.max_memory, 
 TEST_CASE("report.json: a number that is not finite is refused, naming its key", "[app][report]") {
   // nlohmann::json prints inf and nan as null: report_text refuses them.
   const nlohmann::json good = {{"result", {{"ttft_s", 0.25}, {"memory", nullptr}}}};
-  CHECK(workloads::report_text(good).find("0.25") != std::string::npos);
+  CHECK(workloads::report_text(good, workloads::ReportDetail::summary).find("0.25") != std::string::npos);
   for (const double bad : {INFINITY, -INFINITY, NAN}) {
     const nlohmann::json j = {{"result", {{"requests", {{{"ttft_s", 0.5}}, {{"ttft_s", bad}}}}}}};
-    CHECK_THROWS_AS(workloads::report_text(j), sim::SimFailure);
-    CHECK_THROWS_WITH(workloads::report_text(j), Catch::Contains("result.requests[1].ttft_s is not a finite number"));
+    CHECK_THROWS_AS(workloads::report_text(j, workloads::ReportDetail::summary), sim::SimFailure);
+    CHECK_THROWS_WITH(workloads::report_text(j, workloads::ReportDetail::summary),
+                      Catch::Contains("result.requests[1].ttft_s is not a finite number"));
   }
   // Text that is not UTF-8 (a name from an input) is written, replaced, not
   // thrown as an internal error.
   const nlohmann::json latin1 = {{"name", std::string("caf\xe9")}};
-  CHECK(workloads::report_text(latin1).find("caf\xef\xbf\xbd") != std::string::npos);
+  CHECK(workloads::report_text(latin1, workloads::ReportDetail::summary).find("caf\xef\xbf\xbd") != std::string::npos);
 }
 
 namespace {

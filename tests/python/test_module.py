@@ -126,12 +126,15 @@ def test_validate_explain_chips():
 
 def test_dataframes():
     pandas = pytest.importorskip("pandas")
-    r = tpusim.run("configs/experiments/train-hybrid-v4.yaml", trace=True)
+    r = tpusim.run("configs/experiments/train-hybrid-v4.yaml", trace=True, report_detail="full")
     per_chip = r.per_chip
     assert isinstance(per_chip, pandas.DataFrame)
     assert len(per_chip) == r.pod.chips == 8
     assert "memory.total_bytes" in per_chip.columns
     assert len(r.collectives) == len(r.to_dict()["collectives"])
+    # The summary counts what the full list lists.
+    assert r.collective_summary["count"].sum() == len(r.collectives)
+    assert r.collective_summary["total_bytes"].sum() == r.collectives["bytes"].sum()
     ops = r.ops
     assert {"chip", "engine", "name", "start_s", "duration_s"} <= set(ops.columns)
     assert len(ops) > 0 and (ops.duration_s >= 0).all()

@@ -72,6 +72,31 @@ TEST_CASE("tensor parallel: 2 forward and 2 backward all-reduces of B T D per bl
   CHECK(r["collectives"].size() == (4 * L + 2) * M);
 }
 
+TEST_CASE("tensor parallel: the collective summary is one entry of (4 L + 2) M all-reduces of B T D",
+          "[workloads][train][report]") {
+  const auto r = run_tp4();
+  const double activation = B * T * D * 2, count = (4 * L + 2) * M;
+  REQUIRE(r["collective_summary"].size() == 1);
+  const auto& g = r["collective_summary"][0];
+  CHECK(g["op"] == "all_reduce");
+  CHECK(g["axes"] == nlohmann::json::array({"model"}));
+  CHECK(g["purpose"] == "tensor_parallel");
+  CHECK(g["participants"] == 4);
+  CHECK(g["count"].get<double>() == count);
+  CHECK(g["bytes"].get<double>() == activation);
+  CHECK(g["total_bytes"].get<double>() == count * activation);
+  // The full list, from the same run, sums to the same; no collective is
+  // more exposed than it is long.
+  double time = 0, exposed = 0;
+  for (const auto& c : r["collectives"]) {
+    time += c["time_s"].get<double>();
+    exposed += c["exposed_s"].get<double>();
+    CHECK(c["exposed_s"].get<double>() <= c["time_s"].get<double>() * (1 + 1e-12));
+  }
+  CHECK(g["time_s"].get<double>() == Approx(time).epsilon(1e-12));
+  CHECK(g["exposed_s"].get<double>() == Approx(exposed).epsilon(1e-12));
+}
+
 TEST_CASE("tensor parallel: every rank does 1/t of the model's matmul FLOPs", "[workloads][train]") {
   const auto r = run_tp4();
   // Per block, B T tokens: 24 B T D N H + 12 B T^2 N H + 12 B T D F; logits
