@@ -49,14 +49,15 @@ const sim::ParamTable<Job>& job_params() {
     sim::ParamTable<Job> p("job", "one experiment placed on named slices");
     p.text("name", &Job::name, std::nullopt, "names the job in the report")
         .informational("names the job")
-        .custom("experiment", {"experiment file name or mapping", "", "", ""},
-                "the job: an experiment file (e.g. train-dp-v4, looked up in experiments/) or an inline experiment "
-                "mapping; kinds train, maxtext, collective, hlo, sharded_matmul",
-                [](const sim::YamlNode& n, Job&) {
-                  if (!n.is_scalar() && !n.is_map())
-                    n.fail("expected an experiment file name or mapping, got " + sim::describe_yaml(n.raw()));
-                },
-                true)
+        .custom(
+            "experiment", {"experiment file name or mapping", "", "", ""},
+            "the job: an experiment file (e.g. train-dp-v4, looked up in experiments/) or an inline experiment "
+            "mapping; kinds train, maxtext, collective, hlo, sharded_matmul",
+            [](const sim::YamlNode& n, Job&) {
+              if (!n.is_scalar() && !n.is_map())
+                n.fail("expected an experiment file name or mapping, got " + sim::describe_yaml(n.raw()));
+            },
+            true)
         .list("slices", &Job::slices, sim::text_item(), {1, 4096, false}, nullptr,
               "the data center's slices it runs on, in the order of its pod's slices")
         .real("start", &Job::start_s, "s", 0.0, sim::at_least(0.0), "when its first step starts")
@@ -103,7 +104,8 @@ std::shared_ptr<const Experiment> load_job_experiment(const sim::YamlNode& ref, 
                    : load_experiment(resolve_named_file(ref, cluster.config_path, "experiments", "experiment")));
   const std::string kind = e->workload->kind();
   if (std::find(job_kinds().begin(), job_kinds().end(), kind) == job_kinds().end())
-    ref.fail("a job of kind " + kind + " cannot run in a cluster: its report is not a step (kinds: train, maxtext, "
+    ref.fail("a job of kind " + kind +
+             " cannot run in a cluster: its report is not a step (kinds: train, maxtext, "
              "collective, hlo, sharded_matmul)");
   if (e->chip_file.name != cluster.chip_file.name)
     ref.fail("the job's chip is " + e->chip_file.name + ", the data center's " + cluster.chip_file.name);
@@ -135,7 +137,8 @@ void check_placement(const sim::YamlNode& node, const ClusterSpec& spec) {
       }
       const auto [it, fresh] = taken.emplace(s, job.name);
       if (!fresh)
-        at["slices"][k].fail("slice '" + s + "' is " + (it->second == job.name ? "given twice" : "job " + it->second + "'s") +
+        at["slices"][k].fail("slice '" + s + "' is " +
+                             (it->second == job.name ? "given twice" : "job " + it->second + "'s") +
                              ": two jobs never share a slice's chips");
       const auto& shape = spec.datacenter.pods[pod_of[s]].slice;
       if (job.experiment->pod.shape != shape)
@@ -167,12 +170,13 @@ const sim::ParamTable<ClusterSpec>& cluster_params() {
   static const sim::ParamTable<ClusterSpec> t = [] {
     sim::ParamTable<ClusterSpec> p("cluster", "jobs sharing a data center's network");
     p.group("datacenter", &ClusterSpec::datacenter, datacenter_params())
-        .custom("jobs", {"list of mappings", "", "", ""},
-                "the jobs: {name, experiment, slices, start, steps}, each on slices of its own",
-                [](const sim::YamlNode& n, ClusterSpec&) {
-                  if (!n.is_sequence()) n.fail("expected a list of jobs, got " + sim::describe_yaml(n.raw()));
-                },
-                true, [] { return job_params().describe(); })
+        .custom(
+            "jobs", {"list of mappings", "", "", ""},
+            "the jobs: {name, experiment, slices, start, steps}, each on slices of its own",
+            [](const sim::YamlNode& n, ClusterSpec&) {
+              if (!n.is_sequence()) n.fail("expected a list of jobs, got " + sim::describe_yaml(n.raw()));
+            },
+            true, [] { return job_params().describe(); })
         .allow("kind");
     return p;
   }();
@@ -181,8 +185,9 @@ const sim::ParamTable<ClusterSpec>& cluster_params() {
 
 ClusterSpec load_cluster(const sim::YamlNode& node, const Experiment& exp) {
   if (exp.pod.chips() != 1 || exp.pod.slices != 1)
-    node.fail("a cluster's slices are its datacenter.pods and each job names its own pod: leave the experiment's "
-              "pod out");
+    node.fail(
+        "a cluster's slices are its datacenter.pods and each job names its own pod: leave the experiment's "
+        "pod out");
   ClusterSpec spec;
   cluster_params().load(node, spec);
   for (std::size_t p = 0; p < spec.datacenter.pods.size(); ++p)
@@ -197,8 +202,7 @@ std::vector<std::size_t> pods_of(const DataCenter& dc, const Job& job) {
   std::vector<std::size_t> out;
   for (const auto& s : job.slices)
     for (std::size_t p = 0; p < dc.pods.size(); ++p)
-      if (std::find(dc.pods[p].slices.begin(), dc.pods[p].slices.end(), s) != dc.pods[p].slices.end())
-        out.push_back(p);
+      if (std::find(dc.pods[p].slices.begin(), dc.pods[p].slices.end(), s) != dc.pods[p].slices.end()) out.push_back(p);
   return out;
 }
 

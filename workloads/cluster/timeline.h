@@ -54,8 +54,8 @@ struct JobRun {
 };
 
 struct LinkRun {
-  std::vector<double> bytes_by_job;                 // per job
-  std::vector<std::pair<Ps, double>> rate;          // bytes/s carried, from each change on
+  std::vector<double> bytes_by_job;         // per job
+  std::vector<std::pair<Ps, double>> rate;  // bytes/s carried, from each change on
   double bytes() const;
 };
 

@@ -26,7 +26,8 @@ constexpr double kC = 5e9;                 // each pod's uplink, bytes/s each wa
 std::string job_yaml(const std::string& name, const std::string& slices, const std::string& start = "0",
                      int steps = 2) {
   return "    - name: " + name + "\n      slices: " + slices + "\n      start: " + start +
-         "\n      steps: " + std::to_string(steps) + "\n      experiment:\n        chip: " + nominal_chip::chip("tpu-v5e") +
+         "\n      steps: " + std::to_string(steps) +
+         "\n      experiment:\n        chip: " + nominal_chip::chip("tpu-v5e") +
          "\n        pod: {slices: 2, slice: {topology: ring, shape: [4], wraparound: true}}\n"
          "        workload: {kind: collective, op: all_reduce, bytes: 67108864}\n";
 }
@@ -88,8 +89,7 @@ TEST_CASE("cluster: jobs that share no fabric link run exactly as alone", "[clus
   for (const auto& l : r.at("cluster").at("links")) CHECK(l.at("bytes").get<double>() == 0);
   // Across the pods but each job with a pod pair of its own: alone on the
   // fabric (slowed by its uplinks, S/C) and in company the same.
-  text = "chip: " + nominal_chip::chip("tpu-v5e") +
-         "\nworkload:\n  kind: cluster\n  datacenter:\n    pods:\n" +
+  text = "chip: " + nominal_chip::chip("tpu-v5e") + "\nworkload:\n  kind: cluster\n  datacenter:\n    pods:\n" +
          "      - {name: p0, slice: [4], slices: [a0], uplink_bandwidth: 5.0e9}\n"
          "      - {name: p1, slice: [4], slices: [a1], uplink_bandwidth: 5.0e9}\n"
          "      - {name: p2, slice: [4], slices: [b0], uplink_bandwidth: 5.0e9}\n"
@@ -143,8 +143,8 @@ TEST_CASE("cluster: a later start shares the bottleneck only while both run", "[
 }
 
 TEST_CASE("cluster: the same cluster gives the same report", "[cluster]") {
-  const std::string file =
-      testing_workloads::write_yaml("cluster-det", cluster_yaml(job_yaml("a", "[a0, a1]") + job_yaml("b", "[b0, b1]", "1e-3")));
+  const std::string file = testing_workloads::write_yaml(
+      "cluster-det", cluster_yaml(job_yaml("a", "[a0, a1]") + job_yaml("b", "[b0, b1]", "1e-3")));
   nlohmann::json x = testing_workloads::run(file), y = testing_workloads::run(file);
   strip_host_fields(x);
   strip_host_fields(y);

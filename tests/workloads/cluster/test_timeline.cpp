@@ -46,7 +46,8 @@ TEST_CASE("cluster timeline: two equal flows on one link get half of it each", "
   const TimelineRun alone = run_timeline(kOneLink, {one_phase(3000, 1000, 2000, 4000)});
   CHECK(alone.jobs[0].phases.at(0).end - alone.jobs[0].phases[0].start == 4000);
   CHECK(alone.jobs[0].steps[0].second == 3000 + 2000);  // the step, 2000 ps later
-  const TimelineRun both = run_timeline(kOneLink, {one_phase(3000, 1000, 2000, 4000), one_phase(3000, 1000, 2000, 4000)});
+  const TimelineRun both =
+      run_timeline(kOneLink, {one_phase(3000, 1000, 2000, 4000), one_phase(3000, 1000, 2000, 4000)});
   for (const JobRun& j : both.jobs) {
     CHECK(j.phases.at(0).start == 1000);
     CHECK(j.phases[0].end == 9000);
