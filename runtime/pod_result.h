@@ -10,6 +10,7 @@
 
 #include "hw/program.h"
 #include "interconnect/collective_spec.h"
+#include "interconnect/slice_traffic.h"
 #include "sim/stats.h"
 
 namespace runtime {
@@ -35,6 +36,9 @@ struct CollectiveTiming {
   // The chips that took part, in chip order, and when each one's part was
   // done (a pipeline stage's collective is its chips' only).
   std::vector<std::pair<std::uint32_t, double>> chip_ends;
+  // Bytes its schedule sends from each slice to each other (empty within
+  // one slice), as interconnect::slice_traffic counts them.
+  std::vector<interconnect::SliceTraffic> dcn_traffic;
   double time_s() const { return end_s - start_s; }
   double chip_end_s(std::uint32_t chip) const;  // 0: it took no part
 };

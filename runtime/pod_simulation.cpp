@@ -236,6 +236,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   std::vector<interconnect::CollectiveSpec> specs;
   std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
   std::map<const interconnect::CollectivePlan*, char> crosses;  // per plan: whether its groups span slices
+  std::map<const interconnect::CollectivePlan*, std::vector<interconnect::SliceTraffic>> traffic_of;
   std::vector<char> names(pp_.programs.size(), 0);
   for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
     interconnect::CollectiveSpec spec = pp_.collectives[i];
@@ -278,6 +279,11 @@ void PodSimulation::elaborate(const Observers& observers) {
     auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
     if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
     across_slices_.push_back(crossing->second);
+    // What crosses the DCN, counted from the plan the chips run (a stage's
+    // own), once per plan.
+    auto [traffic, counted] = traffic_of.emplace(own.get(), std::vector<interconnect::SliceTraffic>{});
+    if (counted && crossing->second) traffic->second = interconnect::slice_traffic(*own, topology_);
+    dcn_traffic_.push_back(traffic->second);
   }
 
   // Each chip's representative (itself unless reduced) and each
@@ -610,6 +616,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
       t.wait_s = ps_to_seconds(joined.last - joined.first);
     }
     t.end_s = ps_to_seconds(collectives_->end_time(i));
+    t.dcn_traffic = dcn_traffic_[i];
     r.collectives.push_back(t);
   }
   double util_sum = 0;

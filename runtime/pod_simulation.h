@@ -15,6 +15,7 @@
 #include "interconnect/mesh.h"
 #include "interconnect/network.h"
 #include "interconnect/reduction.h"
+#include "interconnect/slice_traffic.h"
 #include "interconnect/topology.h"
 #include "runtime/chip_engines.h"
 #include "runtime/chip_reduction.h"
@@ -79,9 +80,10 @@ class PodSimulation {
   // (with translations, those standing for an orbit; else the group).
   std::vector<std::vector<int>> net_members_;
   interconnect::Translations translations_;
-  std::vector<interconnect::Invariance> uneven_;  // per collective, with translations
-  std::vector<JoinSpan> joins_;                   // per collective
-  std::vector<char> across_slices_;               // per collective: whether its groups span slices
+  std::vector<interconnect::Invariance> uneven_;                      // per collective, with translations
+  std::vector<JoinSpan> joins_;                                       // per collective
+  std::vector<char> across_slices_;                                   // per collective: whether its groups span slices
+  std::vector<std::vector<interconnect::SliceTraffic>> dcn_traffic_;  // per collective: bytes between slices
   // Modules, destroyed in the reverse order of their members (sequencers
   // before chips, collectives before the network) before the next run
   // resets the kernel.

@@ -199,6 +199,7 @@ std::vector<CollectiveRecord> pod_collectives(const runtime::PodRunResult& run) 
     r.time_s = t;
     r.algbw_bytes_per_s = algbw;
     r.busbw_bytes_per_s = algbw * interconnect::bus_bandwidth_factor(c.op, c.participants);
+    r.dcn_traffic = c.dcn_traffic;
     colls.push_back(r);
   }
   return colls;

@@ -442,6 +442,12 @@ json to_json(const CollectiveRecord& c) {
   put(j, "messages", c.messages);
   put(j, "network_model", c.network_model);
   put(j, "purpose", c.purpose);
+  if (!c.dcn_traffic.empty()) {
+    json traffic = json::array();
+    for (const auto& t : c.dcn_traffic)
+      traffic.push_back({{"from_slice", t.from}, {"to_slice", t.to}, {"bytes", t.bytes}});
+    j["dcn_traffic"] = traffic;
+  }
   return j;
 }
 
@@ -633,6 +639,46 @@ const sim::EnumNames<ReportDetail>& report_detail_names() {
   return names;
 }
 
+json to_json(const ClusterSection& c) {
+  json jobs = json::array();
+  for (const auto& job : c.jobs) {
+    json steps = json::array();
+    for (const auto& s : job.steps)
+      steps.push_back({{"start_s", s.start_s},
+                       {"time_s", s.time_s},
+                       {"alone_s", s.alone_s},
+                       {"dcn_time_s", s.dcn_time_s},
+                       {"dcn_alone_s", s.dcn_alone_s}});
+    jobs.push_back({{"name", job.name},
+                    {"kind", job.kind},
+                    {"slices", job.slices},
+                    {"start_s", job.start_s},
+                    {"step_time_s", job.step_time_s},
+                    {"step_alone_s", job.step_alone_s},
+                    {"step_s", job.step_s},
+                    {"slowdown", job.slowdown},
+                    {"dcn_alone_s", job.dcn_alone_s},
+                    {"dcn_s", job.dcn_s},
+                    {"dcn_phases", job.dcn_phases},
+                    {"steps", steps},
+                    {"report", job.report}});
+  }
+  json links = json::array();
+  for (const auto& l : c.links) {
+    json by_job = json::object();
+    for (const auto& [name, bytes] : l.by_job) by_job[name] = bytes;
+    json rate = json::array();
+    for (const auto& [t, r] : l.rate) rate.push_back({t, r});
+    links.push_back({{"name", l.name},
+                     {"bytes_per_s", l.bytes_per_s},
+                     {"bytes", l.bytes},
+                     {"utilization", l.utilization},
+                     {"by_job", by_job},
+                     {"rate", rate}});
+  }
+  return {{"jobs", jobs}, {"links", links}, {"makespan_s", c.makespan_s}};
+}
+
 nlohmann::json to_json(const Report& r) {
   json wrap = json::array();
   for (bool w : r.wraparound) wrap.push_back(w);
@@ -696,6 +742,7 @@ nlohmann::json to_json(const Report& r) {
                                  {"median_abs_error", or_null(r.validation->median_abs_error)},
                                  {"signed_mean_error", or_null(r.validation->signed_mean_error)}};
   if (r.stats) j["stats"] = r.stats->to_json();
+  if (r.cluster) j["cluster"] = to_json(*r.cluster);
   return j;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interconnect/collective_spec.h"
+#include "interconnect/slice_traffic.h"
 #include "sim/params.h"
 #include "sim/stats.h"
 #include "workloads/experiment.h"
@@ -395,6 +396,9 @@ struct CollectiveRecord {
   std::optional<std::uint64_t> messages;
   std::optional<std::string> network_model;
   std::optional<std::string> purpose;  // train: gradients | tensor_parallel | weights
+  // Pods of several slices: the bytes its schedule sends from each slice to
+  // each other (runtime::CollectiveTiming::dcn_traffic); written when any.
+  std::vector<interconnect::SliceTraffic> dcn_traffic;
 };
 
 // report.json's collective_summary: the collectives of one op, algorithm,
@@ -484,6 +488,36 @@ struct Simulator {
   std::optional<TraceSummary> trace;
 };
 
+// kind: cluster (docs/cluster.md): jobs sharing a data center's fabric,
+// each alone and in company, and the fabric's shared links.
+struct ClusterSection {
+  struct Step {
+    double start_s = 0, time_s = 0, alone_s = 0;  // in company; alone_s: the same step with the fabric to itself
+    double dcn_time_s = 0, dcn_alone_s = 0;       // its DCN phases' spans, summed
+  };
+  struct Job {
+    std::string name, kind;
+    std::vector<std::string> slices;
+    double start_s = 0;
+    double step_time_s = 0;  // its experiment's step, run alone (report.result.step_time_s)
+    // Means over its steps: alone on the fabric, in company, and their ratio.
+    double step_alone_s = 0, step_s = 0, slowdown = 1;
+    double dcn_alone_s = 0, dcn_s = 0;  // DCN time per step, the same way
+    std::uint32_t dcn_phases = 0;       // per step
+    std::vector<Step> steps;
+    nlohmann::json report;  // its experiment's report.json
+  };
+  struct Link {
+    std::string name;
+    double bytes_per_s = 0, bytes = 0, utilization = 0;  // utilization: bytes over capacity x makespan
+    std::vector<std::pair<std::string, double>> by_job;  // bytes each job sent over it, jobs in order
+    std::vector<std::pair<double, double>> rate;         // (time s, bytes/s carried) from each change on
+  };
+  std::vector<Job> jobs;
+  std::vector<Link> links;
+  double makespan_s = 0;
+};
+
 struct Report {
   std::string name, config_path;               // experiment
   std::vector<std::string> inputs, overrides;  // Experiment's
@@ -507,6 +541,7 @@ struct Report {
   std::vector<PerChip> per_chip;
   std::optional<std::vector<LinkRecord>> links;  // kind: collective: every link direction
   std::optional<sim::StatGroup> stats;
+  std::optional<ClusterSection> cluster;  // kind: cluster
   Simulator simulator;
 };
 

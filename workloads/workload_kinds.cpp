@@ -1,3 +1,4 @@
+#include "workloads/cluster/workload.h"
 #include "workloads/collective_workload.h"
 #include "workloads/conv_workload.h"
 #include "workloads/hlo/workload.h"
@@ -30,6 +31,8 @@ const std::vector<WorkloadKind>& workload_kinds() {
       {"conv", "convolution layers in order on one chip, each an im2col matmul", load_conv_workload,
        [] { return conv_params().describe(); }},
       {"hlo", "the program XLA compiled (HLO text of an SPMD module) on the pod", load_hlo_workload, hlo_params},
+      {"cluster", "jobs (experiments) on named slices of a data center, sharing its network", load_cluster_workload,
+       cluster_workload_keys},
   };
   return kinds;
 }

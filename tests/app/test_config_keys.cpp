@@ -82,7 +82,7 @@ TEST_CASE("config keys: tpusim explain prints every key of every section from it
 }
 
 TEST_CASE("config keys: every list of workload kinds comes from the registry", "[app][config]") {
-  REQUIRE(workloads::workload_kinds().size() == 9);
+  REQUIRE(workloads::workload_kinds().size() == 10);
   // An unknown kind, a missing kind: both messages list every kind.
   try {
     workloads::load_experiment_text("chip: tpu-v4\nworkload: {kind: matmull}\n", "kinds.yaml");

@@ -82,6 +82,7 @@ const KindCase kKinds[] = {
      "--set 'workload.unit={m: 512, k: 512, n: 512}'"},
     {"conv", "run configs/experiments/conv-resnet18-head-v4.yaml --set workload.batch=1 --trace"},
     {"maxtext", "run configs/experiments/maxtext-llama3.1-70b-v6e-64.yaml"},
+    {"cluster", "run configs/experiments/cluster-two-trainers-v5e.yaml"},
 };
 
 }  // namespace

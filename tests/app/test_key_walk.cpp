@@ -204,6 +204,18 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
      "           head_dim: 64, seq_len: 256, vocab: 4096}, global_batch: 64,\n"
      "           parallelism: {fsdp: [x, y], data: dcn}, optimizer: adam}\n"},
+    // Two 2-slice all-reduces whose traffic between pods p0 and p1 shares
+    // their uplinks.
+    {"cluster", "cluster", false,
+     "chip: tpu-v5e\n"
+     "workload: {kind: cluster, datacenter: {pods: [{name: p0, slice: [4], slices: [a0, b0], oversubscription: 4},\n"
+     "           {name: p1, slice: [4], slices: [a1, b1], oversubscription: 4}]},\n"
+     "           jobs: [{name: a, slices: [a0, a1], steps: 2, experiment: {chip: tpu-v5e, pod: {slices: 2,\n"
+     "                   slice: {topology: ring, shape: [4], wraparound: true}},\n"
+     "                   workload: {kind: collective, op: all_reduce, bytes: 67108864}}},\n"
+     "                  {name: b, slices: [b0, b1], start: 1.0e-3, experiment: {chip: tpu-v5e, pod: {slices: 2,\n"
+     "                   slice: {topology: ring, shape: [4], wraparound: true}},\n"
+     "                   workload: {kind: collective, op: all_reduce, bytes: 67108864}}}]}\n"},
 };
 
 // A change: the key's new value, and other keys changed with it where the
@@ -280,6 +292,13 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     // Closed-loop clients replace the probe's open-loop rate; one per replica.
     {"workload.requests.concurrency", {{"2", {{"workload.requests.rate", "~"}}}}},
     {"workload.requests.chunked_prefill.max_batched_tokens", {{"64"}}},
+    {"workload.datacenter.pods",
+     {{"[{name: p0, slice: [4], slices: [a0, b0], uplink_bandwidth: 1.0e9}, {name: p1, slice: [4], slices: [a1, "
+       "b1]}]"}}},
+    {"workload.datacenter.core_bandwidth", {{"1.0e9"}}},
+    {"workload.jobs",
+     {{"[{name: a, slices: [a0, a1], experiment: {chip: tpu-v5e, pod: {slices: 2, slice: {topology: ring, shape: [4], "
+       "wraparound: true}}, workload: {kind: collective, op: all_reduce, bytes: 1048576}}}]"}}},
 };
 
 // Model keys that act in training but not (or not yet) in serving, with
