@@ -198,6 +198,35 @@ std::optional<InputSection> input_section(const TrainRun& r) {
   return s;
 }
 
+// The fullest chip's memory at its peak (memory.h).
+Memory memory_section(const TrainRun& r) {
+  const std::size_t worst = fullest_chip(r.memory);
+  const ChipMemory& mem = r.memory[worst];
+  Memory memory;
+  memory.per_chip_bytes = mem.total();
+  memory.capacity_bytes = r.exp.chip.hbm.capacity_bytes;
+  memory.params_bytes = mem.params;
+  memory.grads_bytes = mem.grads;
+  memory.optimizer_bytes = mem.optimizer;
+  memory.activations_bytes = mem.activations;
+  memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
+  memory.microbatches_in_flight = mem.microbatches_in_flight;
+  memory.peak_pass = mem.peak_pass;
+  memory.gathered_weights_bytes = mem.gathered;
+  memory.rematerialized_bytes = mem.rematerialized;
+  if (r.spec.parallelism.context.degree > 1) memory.ring_buffers_bytes = mem.ring;
+  if (mem.host > 0) {
+    memory.host_bytes = mem.host;
+    memory.host_capacity_bytes = r.exp.chip.host.memory_per_chip();
+    memory.offload_buffers_bytes = mem.offload_buffers;
+  }
+  const double stored = bytes_of(r.spec.precision.params);
+  memory.bytes_per_param = Memory::BytesPerParam{stored, stored, r.spec.optimizer.state_bytes_per_param};
+  memory.chip = worst;
+  memory.fits = mem.total() <= r.exp.chip.hbm.capacity_bytes;
+  return memory;
+}
+
 }  // namespace
 
 Report train_report(const TrainRun& r) {
@@ -219,31 +248,7 @@ Report train_report(const TrainRun& r) {
         par.pipeline.degree, par.microbatches,  to_string(par.schedule),
         par.virtual_stages,  m.bubble_fraction, ideal_bubble(par.pipeline.degree, par.microbatches, par.virtual_stages),
         m.span_s(),          m.stage_busy_s,    m.peak_in_flight};
-  const std::size_t worst = fullest_chip(r.memory);
-  const ChipMemory& mem = r.memory[worst];
-  Memory memory;
-  memory.per_chip_bytes = mem.total();
-  memory.capacity_bytes = chip.hbm.capacity_bytes;
-  memory.params_bytes = mem.params;
-  memory.grads_bytes = mem.grads;
-  memory.optimizer_bytes = mem.optimizer;
-  memory.activations_bytes = mem.activations;
-  memory.activations_per_microbatch_bytes = mem.activations_per_microbatch;
-  memory.microbatches_in_flight = mem.microbatches_in_flight;
-  memory.peak_pass = mem.peak_pass;
-  memory.gathered_weights_bytes = mem.gathered;
-  memory.rematerialized_bytes = mem.rematerialized;
-  if (r.spec.parallelism.context.degree > 1) memory.ring_buffers_bytes = mem.ring;
-  if (mem.host > 0) {
-    memory.host_bytes = mem.host;
-    memory.host_capacity_bytes = chip.host.memory_per_chip();
-    memory.offload_buffers_bytes = mem.offload_buffers;
-  }
-  const double stored = bytes_of(r.spec.precision.params);
-  memory.bytes_per_param = Memory::BytesPerParam{stored, stored, r.spec.optimizer.state_bytes_per_param};
-  memory.chip = worst;
-  memory.fits = mem.total() <= chip.hbm.capacity_bytes;
-  res.memory = memory;
+  res.memory = memory_section(r);
   TrainSection t;
   t.model_flops = w.model_flops;
   t.tokens = w.tokens;
