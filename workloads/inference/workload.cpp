@@ -258,6 +258,9 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     return at->second;
   };
   costs.decode_s = [&](std::uint64_t batch, double context) {
+    // A fixed step runs every slot over the whole cache, however many are
+    // decoding and however long their contexts are.
+    if (rs.decode_step == DecodeStep::fixed) return decode_at(spec.replica_batch(), cfg.seq_len);
     const double lo = decode_at(batch, shortest);
     if (longest == shortest) return lo;
     const double hi = decode_at(batch, longest);
@@ -320,7 +323,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
       if (mine.empty()) continue;
       const std::uint64_t budget = rs.chunked.max_batched_tokens;
       runs.push_back(budget > 0 ? serve_chunked(mine, spec.replica_batch(), budget, costs, clients)
-                                : serve_requests(mine, spec.replica_batch(), rs.batching, costs, clients));
+                                : serve_requests(mine, spec.replica_batch(), rs.batching, costs, clients, rs.prefill));
     }
   }
   summarize_runs(rs, runs, rs.prefill_chips > 0 ? 1 : replicas, out);
