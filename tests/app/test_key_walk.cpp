@@ -280,6 +280,11 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     // Closed-loop clients replace the probe's open-loop rate; one per replica.
     {"workload.requests.concurrency", {{"2", {{"workload.requests.rate", "~"}}}}},
     {"workload.requests.chunked_prefill.max_batched_tokens", {{"64"}}},
+    // One prefill a request splits a step only where requests of one length
+    // are admitted together: all at once, of one length.
+    {"workload.requests.prefill.batch",
+     {{"1", {{"workload.requests.rate", "~"}, {"workload.requests.prompt_len", "[128]"}}}}},
+    {"workload.requests.prefill.buckets", {{"[256]"}}},
 };
 
 // Model keys that act in training but not (or not yet) in serving, with

@@ -86,15 +86,16 @@ TEST_CASE("server shape: a fixed decode step is the full batch over the whole ca
   // the stream costs what the decode step of 4 sequences at context 512
   // costs, run on its own (prompt 511 and one output token: decode context
   // 511 + 1 = 512), however few sequences decode and however short their
-  // contexts; its KV read (4 x 512 tokens) is 512 / 65 = 7.9 times the live
-  // step's at batch 2 (contexts 64 + 1).
+  // contexts: it reads 4 x 512 tokens of cache, where the live step of the
+  // two sequences reads 2 x 65 to 2 x 72.
   const Dense model{2, 1024, 4096, 16, 4, 64, 32000};
   const std::string head = "chip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + model.yaml(512) + "\n";
   const nlohmann::json full =
       run(write_yaml("full", "name: full\n" + head + "  batch: 4\n  prompt_len: 511\n  decode_len: 1\n"));
   const double full_step = full["result"]["inference"]["tpot_s"].get<double>();
-  const std::string stream = "  batch: 4\n  prompt_len: 64\n  decode_len: 8\n  requests: {count: 2, prompt_len: 64, "
-                             "decode_len: 8, decode_step: fixed}\n";
+  const std::string stream =
+      "  batch: 4\n  prompt_len: 64\n  decode_len: 8\n  requests: {count: 2, prompt_len: 64, "
+      "decode_len: 8, decode_step: fixed}\n";
   const nlohmann::json fixed = run(write_yaml("fixed", "name: fixed\n" + head + stream));
   const nlohmann::json& s = fixed["result"]["inference"]["stream"];
   CHECK(s["decode_steps"] == 8);
