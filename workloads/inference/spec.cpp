@@ -40,11 +40,14 @@ const sim::ParamTable<InferenceDtypes>& dtype_params() {
   static const sim::ParamTable<InferenceDtypes> t = [] {
     sim::ParamTable<InferenceDtypes> p("dtype", "number formats of what serving keeps in HBM");
     p.enumeration("weights", &InferenceDtypes::weights, hw::number_format_names(), hw::NumberFormat::bf16,
-                  "the weights as stored and read every step; an 8-bit format runs the linear layers' matmuls at "
-                  "its MAC rate with one-byte operands (a format the chip lacks is refused)")
+                  "the weights as stored and read every step; an 8-bit format reads one byte per weight and runs "
+                  "the linear layers' matmuls as activations says (a format the chip lacks is refused)")
         .enumeration("kv_cache", &InferenceDtypes::kv_cache, hw::number_format_names(), hw::NumberFormat::bf16,
                      "the KV cache's elements; an 8-bit format halves its bytes and runs the attention matmuls "
-                     "that read it at the format's rate");
+                     "that read it as activations says")
+        .enumeration("activations", &InferenceDtypes::activations, activations_names(), Activations::quantized,
+                     "what multiplies 8-bit weights and KV cache: quantized (both operands in the 8-bit format, "
+                     "its MAC rate) or bf16 (weight-only: the 8-bit operand converted, the bf16 rate)");
     return p;
   }();
   return t;
@@ -206,11 +209,20 @@ const sim::EnumNames<InferencePhase>& inference_phase_names() {
 
 const char* to_string(InferencePhase p) { return inference_phase_names().name(p); }
 
+const sim::EnumNames<Activations>& activations_names() {
+  static const sim::EnumNames<Activations> names(
+      "activations",
+      {{Activations::quantized, "quantized", "activations quantized to the weights' format (AQT serving int8)"},
+       {Activations::bf16, "bf16", "weight-only: bf16 activations times converted 8-bit weights and cache"}});
+  return names;
+}
+
 ForwardStep InferenceSpec::forward_step() const {
   ForwardStep step;
   step.model = model;
   step.parallelism = parallelism;
-  step.matmul = matmul_format();
+  step.matmul = stored_format();
+  step.weight_only = dtype.activations == Activations::bf16;
   return step;
 }
 

@@ -154,7 +154,7 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   st.kv_bytes = kv_bytes_per_chip;
   st.weights_s = st.weights_bytes / hbm;
   st.kv_s = st.kv_bytes / hbm;
-  st.compute_s = st.flops / exp.chip.for_format(spec.matmul_format()).peak_flops_per_s();
+  st.compute_s = st.flops / exp.chip.for_format(spec.mxu_format()).peak_flops_per_s();
   st.communication_s = s.comm_s;
   const double memory_s = st.weights_s + st.kv_s;
   st.bound = st.communication_s > std::max(memory_s, st.compute_s) ? "communication"
