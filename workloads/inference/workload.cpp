@@ -386,6 +386,7 @@ InferenceSection inference_section(const InferenceSpec& spec, const InferenceMem
   sec.phase = to_string(spec.phase);
   sec.weights_dtype = hw::to_string(spec.dtype.weights);
   sec.kv_cache_dtype = hw::to_string(spec.dtype.kv_cache);
+  sec.activations = activations_names().name(spec.dtype.activations);
   sec.batch = spec.batch;
   sec.prompt_len = spec.prompt_len;
   sec.decode_len = spec.decode_len;
