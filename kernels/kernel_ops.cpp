@@ -84,11 +84,11 @@ struct BlockKind {
 BlockKind block_kind(const CoreTiming& t, const MatmulFusion& f, std::uint64_t k, std::uint64_t rows,
                      std::uint64_t cols) {
   const MatmulBlocking& b = t.b;
-  const std::uint64_t e = b.element_bytes, e_out = b.out_element_bytes;
+  const std::uint64_t e = b.element_bytes, e_b = b.b_element_bytes, e_out = b.out_element_bytes;
   const std::uint64_t kb = ceil_div(k, b.bk), k_tail = k - (kb - 1) * b.bk;
   const std::uint64_t a_rows = f.a_on_chip ? 0 : rows;
-  const double a_full = t.seconds(e * a_rows * b.bk), b_full = t.seconds(e * b.bk * cols);
-  const double a_tail = t.seconds(e * a_rows * k_tail), b_tail = t.seconds(e * k_tail * cols);
+  const double a_full = t.seconds(e * a_rows * b.bk), b_full = t.seconds(e_b * b.bk * cols);
+  const double a_tail = t.seconds(e * a_rows * k_tail), b_tail = t.seconds(e_b * k_tail * cols);
   const double c_full = kb > 1 ? mxu_seconds(t.chip, rows, b.bk, cols) : 0.0;
   const double c_tail = mxu_seconds(t.chip, rows, k_tail, cols);
   const CoreTiming::Step full = t.step(a_full, b_full, c_full), tail = t.step(a_tail, b_tail, c_tail);
@@ -203,7 +203,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
   for (std::uint64_t bi = 0; bi < ceil_div(m, b.bm); ++bi) blocks += block_row(m, k, n, b, fusion, bi).blocks;
   const std::uint32_t active = static_cast<std::uint32_t>(std::min<std::uint64_t>(cores, blocks));
   const double bw = chip.hbm.sustained_bytes_per_s(), lat = chip.hbm.latency_s;
-  const std::uint64_t e = b.element_bytes, e_out = b.out_element_bytes;  // the matmul's number format
+  const std::uint64_t e = b.element_bytes, e_b = b.b_element_bytes, e_out = b.out_element_bytes;  // the formats
   const std::uint32_t load_engines = core_dma_engines(chip, 0).loads;
   auto timing = [&](double share) { return CoreTiming{chip, b, share, lat, load_engines}; };
 
@@ -276,7 +276,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
                       last = {rows, cols, depth};
                       CoreSum& s = core.sum;
                       s.blocks += count;
-                      s.read += count * e * ((fusion.a_on_chip ? 0 : rows * depth) + depth * cols);
+                      s.read += count * (e * (fusion.a_on_chip ? 0 : rows * depth) + e_b * depth * cols);
                       if (!fusion.out_on_chip) s.written += count * e_out * rows * cols;
                       const std::uint64_t kb = ceil_div(depth, b.bk), k_tail = depth - (kb - 1) * b.bk;
                       core.steps += count * kb;
@@ -293,7 +293,7 @@ std::vector<CoreKernel> matmul_kernel_ops(const hw::ChipConfig& chip, std::uint6
     // MXU step too.
     const double share = bw / active;
     const std::uint64_t depth = std::min(b.bk, first[2]);
-    const std::uint64_t a0 = fusion.a_on_chip ? 0 : e * first[0] * depth, b0 = e * depth * first[1];
+    const std::uint64_t a0 = fusion.a_on_chip ? 0 : e * first[0] * depth, b0 = e_b * depth * first[1];
     const double x = double(std::max(a0, b0)) / share, y = double(std::min(a0, b0)) / share;
     const double stolen = load_engines >= 2 ? std::max(0.0, x - y - lat) : 0.0;
     core.early_bytes = std::min<std::uint64_t>(core.sum.read - a0 - b0, static_cast<std::uint64_t>(stolen * share));

@@ -125,14 +125,15 @@ MatmulTraffic matmul_traffic(std::uint64_t m, std::uint64_t k, std::uint64_t n, 
   const std::uint64_t mb = ceil_div(m, b.bm), nb = ceil_div(n, b.bn);
   if (f.causal == models::Causal::none) {
     // Every output block (i, j) reads the i-th row of A blocks and the j-th column of B blocks.
-    t.hbm_read = b.element_bytes * ((f.a_on_chip ? 0 : m * k * nb) + k * n * mb);
+    t.hbm_read = b.element_bytes * (f.a_on_chip ? 0 : m * k * nb) + b.b_element_bytes * k * n * mb;
     t.hbm_written = f.out_on_chip ? 0 : b.out_element_bytes * m * n;
     return t;
   }
   for (std::uint64_t bi = 0; bi < mb; ++bi) {
     const BlockRow r = block_row(m, k, n, b, f, bi);
     const std::uint64_t cols = (r.blocks - 1) * b.bn + r.last_cols;
-    t.hbm_read += b.element_bytes * ((f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + r.depth * cols);
+    t.hbm_read +=
+        b.element_bytes * (f.a_on_chip ? 0 : r.rows * r.depth * r.blocks) + b.b_element_bytes * r.depth * cols;
     if (!f.out_on_chip) t.hbm_written += b.out_element_bytes * r.rows * cols;
   }
   return t;
@@ -151,7 +152,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
       for (std::uint64_t bn : edge_candidates(n, chip.mxu.cols))
         for (std::uint32_t buffers : {3u, 2u})
           for (std::uint32_t accs : {2u, 1u}) {
-            MatmulBlocking b{bm, bk, bn, buffers, accs, bytes.in, bytes.out};
+            MatmulBlocking b{bm, bk, bn, buffers, accs, bytes.a, bytes.out, bytes.b};
             if (b.vmem_bytes() > chip.vmem) continue;
             fits_vmem = true;
             const std::uint64_t steps = steps_per_core(m, k, n, b, fusion, chip.tensorcores);
@@ -163,7 +164,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
             // some of I behind C, kernel_ops' closed form; left out here.)
             const double c_step = double(block_step_cycles(chip, bm, bk, bn)) * cycle;
             const double la = double(b.element_bytes * (fusion.a_on_chip ? 0 : bm * bk)) * chip.tensorcores / bw;
-            const double lb = double(b.element_bytes * bk * bn) * chip.tensorcores / bw;
+            const double lb = double(b.b_element_bytes * bk * bn) * chip.tensorcores / bw;
             const double l_bw = la + lb;
             const double l_step = chip.hbm.latency_s + l_bw;
             const double idle = load_latency_idle(load_engines, chip.hbm.latency_s, la, lb);
@@ -192,7 +193,7 @@ MatmulBlocking choose_blocking(const hw::ChipConfig& chip, std::uint64_t m, std:
         "no blocking of a " + std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +
         " matmul fits VMEM (" + std::to_string(chip.vmem) + " B per TensorCore): the smallest needs " +
         std::to_string(MatmulBlocking{std::min<std::uint64_t>(m, 8), std::min<std::uint64_t>(k, chip.mxu.rows),
-                                      std::min<std::uint64_t>(n, chip.mxu.cols), 2, 1, bytes.in, bytes.out}
+                                      std::min<std::uint64_t>(n, chip.mxu.cols), 2, 1, bytes.a, bytes.out, bytes.b}
                            .vmem_bytes()) +
         " B");
   return best;
@@ -205,7 +206,7 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
   plan.traffic = matmul_traffic(m, k, n, bl);
   plan.flops = 2.0 * double(m) * double(k) * double(n);
   const std::uint64_t a_base = 0, b_base = a_base + bl.element_bytes * m * k,
-                      c_base = b_base + bl.element_bytes * k * n;
+                      c_base = b_base + bl.b_element_bytes * k * n;
   plan.hbm_footprint = c_base + bl.out_element_bytes * m * n;
 
   const std::uint64_t mb = ceil_div(m, bl.bm), nb = ceil_div(n, bl.bn), kb = ceil_div(k, bl.bk);
@@ -241,11 +242,12 @@ MatmulPlan plan_matmul(const hw::ChipConfig& chip, std::uint64_t m, std::uint64_
                 slot_free,
                 0};
       std::uint32_t ia = prog.add(la);
-      hw::Op lb{"load B " + tag,
-                {hw::EngineKind::dma, load_engine(core, step + 1)},
-                hw::DmaOp{b_base + bl.element_bytes * (k0 * n + c0 * depth), bl.element_bytes * depth * cols, false},
-                slot_free,
-                0};
+      hw::Op lb{
+          "load B " + tag,
+          {hw::EngineKind::dma, load_engine(core, step + 1)},
+          hw::DmaOp{b_base + bl.b_element_bytes * (k0 * n + c0 * depth), bl.b_element_bytes * depth * cols, false},
+          slot_free,
+          0};
       std::uint32_t ib = prog.add(lb);
       std::vector<std::uint32_t> deps{ia, ib};
       // With one accumulator, the first step of a block waits until the previous block is stored.

@@ -18,16 +18,19 @@ struct MatmulBlocking {
   std::uint64_t bm = 0, bk = 0, bn = 0;
   std::uint32_t buffers = 2;       // VMEM slots per operand (2 = double-buffered)
   std::uint32_t accumulators = 2;  // FP32 (or int32) output blocks in VMEM
-  // Bytes of an element of A and B in HBM and VMEM, and of C in HBM: the
+  // Bytes of an element of A, of B (in HBM and VMEM) and of C (in HBM): the
   // matmul's number format (hw::element_bytes), at every fidelity (the
   // blocked program's DMAs, kernel_ops' bytes and transfer times). C is
   // written in the input format by kind: matmul (as jnp.matmul returns two
   // int8 operands' product) and in bf16 by a training step's quantized
   // matmuls (AQT dequantizes the int32 accumulator: docs/calibration.md#number-formats).
+  // A weight-only matmul reads bf16 activations (A) beside 8-bit weights or
+  // KV cache (B) and multiplies in bf16 (train_kernels.h).
   std::uint64_t element_bytes = hw::kBf16Bytes;
   std::uint64_t out_element_bytes = hw::kBf16Bytes;
+  std::uint64_t b_element_bytes = hw::kBf16Bytes;
   std::uint64_t vmem_bytes() const {
-    return buffers * (bm * bk + bk * bn) * element_bytes + accumulators * bm * bn * 4;
+    return buffers * (bm * bk * element_bytes + bk * bn * b_element_bytes) + accumulators * bm * bn * 4;
   }
 };
 
@@ -99,9 +102,9 @@ struct BlockRow {
 BlockRow block_row(std::uint64_t m, std::uint64_t k, std::uint64_t n, const MatmulBlocking& b,
                    const MatmulFusion& fusion, std::uint64_t bi);
 
-// The bytes of A's and B's elements and of C's (MatmulBlocking).
+// The bytes of A's, B's and C's elements (MatmulBlocking).
 struct ElementBytes {
-  std::uint64_t in = hw::kBf16Bytes, out = hw::kBf16Bytes;
+  std::uint64_t a = hw::kBf16Bytes, b = hw::kBf16Bytes, out = hw::kBf16Bytes;
 };
 
 // Chooses the blocking with the lowest estimated time that fits VMEM, for

@@ -114,9 +114,12 @@ const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   // A quantized matmul is planned on the chip as its format sees it, a bf16
-  // one on the chip itself and then moved onto the simulated chip's arrays.
-  const hw::ChipConfig chip = quantized ? simulated_chip() : chip_;
-  const ElementBytes bytes{quantized ? hw::element_bytes(format_) : hw::kBf16Bytes, hw::kBf16Bytes};
+  // one (and a weight-only one, whose MXU work is bf16) on the chip itself
+  // and then moved onto the simulated chip's arrays.
+  const bool weight_only = quantized && operands_ == OperandQuantization::weight_only;
+  const hw::ChipConfig chip = quantized && !weight_only ? simulated_chip() : chip_;
+  const std::uint64_t stored = quantized ? hw::element_bytes(format_) : hw::kBf16Bytes;
+  const ElementBytes bytes{weight_only ? hw::kBf16Bytes : stored, stored, hw::kBf16Bytes};
   const MatmulBlocking b = choose_blocking(chip, m, k, n, f, bytes);
   const std::uint64_t rows = count * m;
   hw::Program prog;
@@ -134,7 +137,7 @@ const hw::Program& MatmulPrograms::get(std::uint64_t count, std::uint64_t m, std
   }
   spread_mxus(prog, chip.mxus_per_core, simulated_chip().mxus_per_core);
   if (quantized && operands_ == OperandQuantization::at_use)
-    prog = after_quantizing(prog, chip, fidelity_, bytes.in, count * m * k, count * k * n);
+    prog = after_quantizing(prog, chip, fidelity_, bytes.a, count * m * k, count * k * n);
   return cache_.emplace(key, std::move(prog)).first->second;
 }
 

@@ -39,8 +39,12 @@ inline constexpr std::uint64_t kMinStepsPerCore = 32;
 // as many as the chip has: the bf16 peak. Operands in the 8-bit format are
 // either stored so (serving's weights and KV cache) or quantized from bf16
 // at every use (training: AQT's calibration and quantization passes on the
-// vector unit ahead of the matmul).
-enum class OperandQuantization { stored, at_use };
+// vector unit ahead of the matmul). weight_only: B alone (serving's weights
+// or KV cache) is stored in the format and read from HBM at its bytes, A
+// (the activations) stays bf16, and the matmul runs in bf16 at the bf16
+// rate, B converted as it enters the MXU (JetStream-PyTorch's int8
+// serving, docs/serving.md#weight-only-8-bit-matmuls).
+enum class OperandQuantization { stored, at_use, weight_only };
 
 class MatmulPrograms {
  public:

@@ -204,7 +204,7 @@ std::unique_ptr<Workload> load_matmul_workload(const sim::YamlNode& node, const 
           "in the FP32 datapath: k <= " +
           std::to_string(kInt8ExactDepth) + " (got " + std::to_string(spec.k) + ")");
   }
-  spec.blocking.element_bytes = hw::element_bytes(spec.dtype);
+  spec.blocking.element_bytes = spec.blocking.b_element_bytes = hw::element_bytes(spec.dtype);
   const sim::YamlNode block = node["block"];
   if (block.present()) {
     if (spec.blocking.vmem_bytes() > chip.vmem)
@@ -231,8 +231,8 @@ kernels::MatmulBlocking checked_blocking(const hw::ChipConfig& chip, const Matmu
   // A, B and C in the format (C as jnp.matmul returns two such operands' product).
   const std::uint64_t eb = hw::element_bytes(spec.dtype);
   kernels::MatmulBlocking blocking =
-      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n, {}, {eb, eb});
-  blocking.element_bytes = blocking.out_element_bytes = eb;
+      spec.blocking.bm ? spec.blocking : kernels::choose_blocking(chip, spec.m, spec.k, spec.n, {}, {eb, eb, eb});
+  blocking.element_bytes = blocking.b_element_bytes = blocking.out_element_bytes = eb;
   if (blocking.bm == 0)
     throw sim::SimFailure("no blocking of " + std::to_string(spec.m) + "x" + std::to_string(spec.k) + "x" +
                           std::to_string(spec.n) + " fits the " + std::to_string(chip.vmem) +

@@ -350,7 +350,7 @@ json to_json(const InferenceSection& i) {
           {"prompt_len", i.prompt_len},
           {"decode_len", i.decode_len},
           {"decode_context", i.decode_context},
-          {"dtype", {{"weights", i.weights_dtype}, {"kv_cache", i.kv_cache_dtype}}},
+          {"dtype", {{"weights", i.weights_dtype}, {"kv_cache", i.kv_cache_dtype}, {"activations", i.activations}}},
           {"parallelism", {{"data", to_json(i.data)}, {"tensor", to_json(i.tensor)}, {"expert", to_json(i.expert)}}},
           {"ttft_s", or_null(i.ttft_s)},
           {"tpot_s", or_null(i.tpot_s)},

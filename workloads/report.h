@@ -269,7 +269,7 @@ struct RequestStreamSection {
 };
 
 struct InferenceSection {
-  std::string phase, weights_dtype, kv_cache_dtype;
+  std::string phase, weights_dtype, kv_cache_dtype, activations;
   std::uint64_t batch = 0, prompt_len = 0, decode_len = 0, decode_context = 0;
   TrainSection::Axes data, tensor, expert;
   std::optional<double> ttft_s, tpot_s;

@@ -150,7 +150,8 @@ const Probe kProbes[] = {
      "           requests: {count: 8, rate: 400, prompt_len: [64, 128], decode_len: [16, 32], seed: 3}}\n"},
     // Single chips, so that a grouped expert matmul (one matmul over all the
     // experts' tokens, 100 each, no block multiple) is not the batched one;
-    // latent attention, a local/global window pattern and vocabulary tiling.
+    // latent attention, a local/global window pattern and vocabulary tiling;
+    // the window probe serves int8 weights, so that dtype.activations acts.
     {"train-shapes", "train", false,
      "chip: tpu-v4\n"
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
@@ -162,7 +163,8 @@ const Probe kProbes[] = {
      "chip: tpu-v5e\n"
      "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
      "           head_dim: 64, kv_heads: 2, seq_len: 256, vocab: 1024, attention: flash, sliding_window: 64,\n"
-     "           sliding_window_pattern: 2}, batch: 2, prompt_len: 100, decode_len: 16}\n"},
+     "           sliding_window_pattern: 2}, batch: 2, prompt_len: 100, decode_len: 16,\n"
+     "           dtype: {weights: int8}}\n"},
     {"inference-mla", "inference", false,
      "chip: tpu-v5e\n"
      "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
@@ -299,6 +301,11 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"workload.jobs",
      {{"[{name: a, slices: [a0, a1], experiment: {chip: tpu-v5e, pod: {slices: 2, slice: {topology: ring, shape: [4], "
        "wraparound: true}}, workload: {kind: collective, op: all_reduce, bytes: 1048576}}}]"}}},
+    // One prefill a request splits a step only where requests of one length
+    // are admitted together: all at once, of one length.
+    {"workload.requests.prefill.batch",
+     {{"1", {{"workload.requests.rate", "~"}, {"workload.requests.prompt_len", "[128]"}}}}},
+    {"workload.requests.prefill.buckets", {{"[256]"}}},
 };
 
 // Model keys that act in training but not (or not yet) in serving, with

@@ -178,7 +178,7 @@ void check_alone(const Shapes& shapes, bool check_time) {
     // the format, as kind: matmul runs it.
     const hw::ChipConfig chip = chip_file(s.chip).for_format(s.format);
     const std::uint64_t e = hw::element_bytes(s.format);
-    const kernels::MatmulBlocking b = kernels::choose_blocking(chip, s.m, s.k, s.n, {}, {e, e});
+    const kernels::MatmulBlocking b = kernels::choose_blocking(chip, s.m, s.k, s.n, {}, {e, e, e});
     const std::string what = describe(s, b);
     INFO(what);
     const Measured tile =

@@ -110,7 +110,7 @@ TEST_CASE("model matmuls in 8 bits: one-byte A and B, bf16 C, the format's peak,
       // Bytes by hand for the blocking the kernel chose: each output block
       // reads its row of A blocks and its column of B blocks, one byte an
       // element; C is written once, two bytes an element.
-      const kernels::MatmulBlocking b = kernels::choose_blocking(simulated, m, k, n, {}, {1, 2});
+      const kernels::MatmulBlocking b = kernels::choose_blocking(simulated, m, k, n, {}, {1, 1, 2});
       const double nb = std::ceil(double(n) / b.bn), mb = std::ceil(double(m) / b.bm);
       CHECK(double(q.hbm_bytes) == double(m * k) * nb + double(k * n) * mb + 2.0 * m * n);
       // Compute-bound at the format's peak: within 10% above FLOPs / peak.
@@ -150,6 +150,60 @@ TEST_CASE("a training step's 8-bit matmul quantizes both bf16 operands first (AQ
     const Ran b0 = run_on_one_chip(exp, stored.get(1, m, k, n, {}, false), stored.simulated_chip());
     CHECK(b.hbm_bytes == b0.hbm_bytes);
     CHECK(b.time_s == b0.time_s);
+  }
+}
+
+TEST_CASE("a weight-only 8-bit matmul reads one-byte B beside bf16 A and runs at the bf16 rate",
+          "[kernels][train][formats]") {
+  // JetStream-PyTorch's int8 serving (jetstream_pt/layers.py
+  // WeightOnlyInt8Linear at 84ac213): bf16 activations times int8 weights,
+  // the weights converted and the product taken in bf16. v5e's int8 peak is
+  // twice its bf16 one (docs/reference/tpu-specs.md), so a compute-bound
+  // weight-only matmul takes the bf16 time, twice the int8 one.
+  for (const char* fidelity : {"tile", "kernel"}) {
+    INFO(fidelity << " fidelity");
+    const auto exp = one_chip("tpu-v5e", fidelity);
+    kernels::MatmulPrograms both(exp.chip, exp.fidelity, hw::NumberFormat::int8);
+    kernels::MatmulPrograms weight_only(exp.chip, exp.fidelity, hw::NumberFormat::int8,
+                                        kernels::OperandQuantization::weight_only);
+    const double peak = exp.chip.peak_flops_per_s(), bw = exp.chip.hbm.bandwidth_bytes_per_s;
+    {
+      const std::uint64_t m = 8192, k = 8192, n = 8192;
+      const double flops = 2.0 * m * k * n;
+      const Ran w = run_on_one_chip(exp, weight_only.get(1, m, k, n, {}, true), weight_only.simulated_chip());
+      const Ran q = run_on_one_chip(exp, both.get(1, m, k, n, {}, true), both.simulated_chip());
+      // Bytes by hand for the blocking the kernel chose on the chip itself
+      // (bf16 MXU work): each output block reads its row of A blocks at two
+      // bytes an element and its column of B blocks at one; C is bf16.
+      const kernels::MatmulBlocking b = kernels::choose_blocking(exp.chip, m, k, n, {}, {2, 1, 2});
+      const double nb = std::ceil(double(n) / b.bn), mb = std::ceil(double(m) / b.bm);
+      CHECK(double(w.hbm_bytes) == 2.0 * m * k * nb + double(k * n) * mb + 2.0 * m * n);
+      CHECK(w.flops == Approx(flops));
+      CHECK(w.time_s >= flops / peak);
+      CHECK(w.time_s <= 1.1 * flops / peak);
+      CHECK(q.time_s <= 0.55 * w.time_s);
+    }
+    {
+      // A decode step's MLP up-projection of Llama 2 7B over 8 chips (96
+      // sequences, d_model 4096, d_ff 11008 / 8): one byte a weight, A read
+      // once per column block (at most n / 128 of them), C written once.
+      const std::uint64_t m = 96, k = 4096, n = 1376;
+      const Ran w = run_on_one_chip(exp, weight_only.get(1, m, k, n, {}, true), weight_only.simulated_chip());
+      const double least = double(k * n) + 2.0 * m * k + 2.0 * m * n;
+      CHECK(double(w.hbm_bytes) >= least);
+      CHECK(double(w.hbm_bytes) <= least + 2.0 * m * k * (std::ceil(n / 128.0) - 1));
+      // Never faster than its bytes, nor than the same matmul with both
+      // operands in int8 (the int8 rate); never slower than it in bf16
+      // (twice the weights' bytes, the same MXU work).
+      kernels::MatmulPrograms bf16(exp.chip, exp.fidelity);
+      const Ran h = run_on_one_chip(exp, bf16.get(1, m, k, n, {}, false), bf16.simulated_chip());
+      const Ran q = run_on_one_chip(exp, both.get(1, m, k, n, {}, true), both.simulated_chip());
+      INFO("weight-only " << w.time_s << " s, int8 " << q.time_s << " s, bf16 " << h.time_s << " s");
+      CHECK(double(h.hbm_bytes) >= 2.0 * k * n);
+      CHECK(w.time_s >= double(w.hbm_bytes) / bw);
+      CHECK(w.time_s >= q.time_s);
+      CHECK(w.time_s <= h.time_s);
+    }
   }
 }
 

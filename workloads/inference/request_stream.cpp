@@ -26,14 +26,28 @@ struct Sequence {
   std::uint64_t generated = 0;  // decode steps done
 };
 
-// Prefills `admitted` (request indices) as one step per prompt length, in
-// increasing length; each request's first token comes at the end of its
-// own batch's prefill.
+// Prefills `admitted` (request indices) as one step per padded prompt
+// length, in increasing length, at most `policy.batch` requests a step
+// (batch 1: one request a step in admission order, JetStream's prefill
+// thread taking its backlog first in, first out); each request's first
+// token comes at the end of its own step.
 double prefill(const std::vector<Request>& requests, const std::vector<std::size_t>& admitted, double t,
-               const StepCosts& costs, StreamRun& run) {
-  std::map<std::uint64_t, std::vector<std::size_t>> by_length;
-  for (std::size_t r : admitted) by_length[requests[r].prompt_len].push_back(r);
-  for (const auto& [length, group] : by_length) {
+               const StepCosts& costs, StreamRun& run, const PrefillPolicy& policy = {}) {
+  std::vector<std::pair<std::uint64_t, std::vector<std::size_t>>> steps;
+  if (policy.batch == 1) {
+    for (std::size_t r : admitted) steps.push_back({policy.padded(requests[r].prompt_len), {r}});
+  } else {
+    std::map<std::uint64_t, std::vector<std::size_t>> by_length;
+    for (std::size_t r : admitted) by_length[policy.padded(requests[r].prompt_len)].push_back(r);
+    for (const auto& [length, group] : by_length) {
+      const std::size_t per_step = policy.batch > 0 ? policy.batch : group.size();
+      for (std::size_t at = 0; at < group.size(); at += per_step)
+        steps.push_back({length,
+                         {group.begin() + std::ptrdiff_t(at),
+                          group.begin() + std::ptrdiff_t(std::min(group.size(), at + per_step))}});
+    }
+  }
+  for (const auto& [length, group] : steps) {
     const double dt = costs.prefill_s(group.size(), length);
     t += dt;
     if (costs.at_step) costs.at_step(t);
@@ -196,6 +210,39 @@ const sim::ParamTable<ChunkedPrefill>& chunked_prefill_params() {
   return t;
 }
 
+std::uint64_t PrefillPolicy::padded(std::uint64_t length) const {
+  const auto at = std::lower_bound(buckets.begin(), buckets.end(), length);
+  if (buckets.empty()) return length;
+  if (at == buckets.end()) throw std::invalid_argument("prefill: a prompt longer than every bucket");
+  return *at;
+}
+
+const sim::EnumNames<DecodeStep>& decode_step_names() {
+  static const sim::EnumNames<DecodeStep> names(
+      "decode step", {{DecodeStep::live, "live", "a step runs the sequences decoding, each over its cache so far"},
+                      {DecodeStep::fixed, "fixed",
+                       "one compiled shape: every slot of the replica over the whole cache (model.seq_len), "
+                       "empty slots and positions masked, not skipped (JetStream-PyTorch's generate, 2024)"}});
+  return names;
+}
+
+const sim::ParamTable<PrefillPolicy>& prefill_policy_params() {
+  static const sim::ParamTable<PrefillPolicy> t = [] {
+    sim::ParamTable<PrefillPolicy> p("prefill",
+                                     "how whole prefills run: requests a step and the lengths prompts are padded "
+                                     "to (JetStream: one request a step, padded to a power of two)");
+    p.integer<std::uint64_t>("batch", &PrefillPolicy::batch, "requests", 0, sim::between(1, 1 << 20),
+                             "requests a prefill step at most (JetStream's orchestrator: 1, in arrival order); "
+                             "absent: every admitted request of one length in one step")
+        .list("buckets", &PrefillPolicy::buckets, sim::integer_item<std::uint64_t>("tokens", kLengths), {1, 64, false},
+              "prompts run unpadded",
+              "increasing lengths a prompt is padded up to, the smallest that holds it (JetStream's "
+              "token_utils: 16, 32, ..., max_prefill_length)");
+    return p;
+  }();
+  return t;
+}
+
 const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
   static const sim::ParamTable<RequestStreamSpec> t = [] {
     sim::ParamTable<RequestStreamSpec> p(
@@ -228,7 +275,12 @@ const sim::ParamTable<RequestStreamSpec>& request_stream_params() {
                                 "the first this many requests are served but left out of the latencies and "
                                 "throughputs, which then span the first measured send to the last measured finish")
         .optional_group("chunked_prefill", &RequestStreamSpec::chunked, chunked_prefill_params(),
-                        "none: each prefill runs whole before the next step, stalling the decode");
+                        "none: each prefill runs whole before the next step, stalling the decode")
+        .optional_group("prefill", &RequestStreamSpec::prefill, prefill_policy_params(),
+                        "every admitted request of one length in one step, unpadded")
+        .enumeration("decode_step", &RequestStreamSpec::decode_step, decode_step_names(), DecodeStep::live,
+                     "what a decode step runs: the live sequences over their caches, or the server's one fixed "
+                     "shape (every slot over the whole cache)");
     return p;
   }();
   return t;
@@ -248,7 +300,7 @@ std::vector<Request> generate_requests(const RequestStreamSpec& spec) {
 }
 
 StreamRun serve_requests(const std::vector<Request>& given, std::uint64_t slots, Batching batching,
-                         const StepCosts& costs, std::uint64_t clients) {
+                         const StepCosts& costs, std::uint64_t clients, const PrefillPolicy& policy) {
   if (slots == 0) throw std::invalid_argument("serve_requests: no slots");
   std::vector<Request> requests = given;
   std::size_t sent = hold_unsent(requests, clients);
@@ -272,7 +324,7 @@ StreamRun serve_requests(const std::vector<Request>& given, std::uint64_t slots,
         running.push_back({waiting.front(), 0});
         waiting.pop_front();
       }
-      t = prefill(requests, admitted, t, costs, run);
+      t = prefill(requests, admitted, t, costs, run, policy);
       continue;
     }
     t = decode(requests, running, t, costs, run);

@@ -25,6 +25,30 @@ struct ChunkedPrefill {
   std::uint64_t max_batched_tokens = 0;
 };
 
+// How a server without chunked prefill runs the prompts it admits.
+// JetStream's orchestrator (AI-Hypercomputer/JetStream
+// jetstream/core/orchestrator.py, _prefill_thread) prefills one request at
+// a time (batch 1), its tokens padded up to the nearest of a list of
+// lengths (jetstream/engine/token_utils.py, tokenize_and_pad: 16, 32, ...,
+// up to the server's max_prefill_length).
+struct PrefillPolicy {
+  std::uint64_t batch = 0;             // requests a prefill step at most; 0: every admitted one of a length
+  std::vector<std::uint64_t> buckets;  // increasing; empty: prompts run unpadded
+  // The length a prompt of `length` tokens runs at: the smallest bucket at
+  // least as long (the loader checks one is).
+  std::uint64_t padded(std::uint64_t length) const;
+};
+
+// What a decode step runs. live: the running sequences, each over its
+// cache so far (ragged or paged attention). fixed: one compiled shape, every
+// slot of the replica over the whole cache (model.seq_len tokens), empty
+// slots and unwritten positions masked rather than skipped, as
+// JetStream-PyTorch's generate step did through 2024 (jetstream_pt/engine.py
+// and layers.py at 84ac213: the cache is one (batch, heads,
+// max_cache_length, head_dim) array per layer, attended whole).
+enum class DecodeStep { live, fixed };
+const sim::EnumNames<DecodeStep>& decode_step_names();
+
 struct RequestStreamSpec {
   std::uint64_t count = 0;  // 0: no stream
   double rate = 0;          // requests per second (Poisson); 0: all arrive at once
@@ -40,8 +64,11 @@ struct RequestStreamSpec {
   // The first `warmup` requests are served but left out of the metrics.
   std::uint64_t warmup = 0;
   ChunkedPrefill chunked;
+  PrefillPolicy prefill;
+  DecodeStep decode_step = DecodeStep::live;
 };
 const sim::ParamTable<ChunkedPrefill>& chunked_prefill_params();
+const sim::ParamTable<PrefillPolicy>& prefill_policy_params();
 const sim::ParamTable<RequestStreamSpec>& request_stream_params();
 
 struct Request {
@@ -110,7 +137,9 @@ struct StreamRun {
 // A request's first token comes with its prefill; then one decode step per
 // output token (decode_len of them), as `kind: inference` counts them.
 // Prefills batch the admitted requests of one prompt length (lengths in
-// increasing order), and a step's context is the tokens a sequence's next
+// increasing order; `prefill`: of one padded length, at most prefill.batch
+// a step, and with batch 1 one request a step in admission order), and a
+// step's context is the tokens a sequence's next
 // token attends over: prompt + tokens generated so far + 1.
 //  continuous: iteration-level scheduling (Orca, OSDI 2022; vLLM): before
 //    each step, requests that have arrived take the free slots and are
@@ -121,7 +150,7 @@ struct StreamRun {
 //    finished sequences keep their slots (padding), so every step of the
 //    batch runs at its starting batch size.
 StreamRun serve_requests(const std::vector<Request>& requests, std::uint64_t slots, Batching batching,
-                         const StepCosts& costs, std::uint64_t clients = 0);
+                         const StepCosts& costs, std::uint64_t clients = 0, const PrefillPolicy& prefill = {});
 
 // Continuous batching with chunked prefill, `max_batched_tokens` a step
 // (at least `slots`, so that every decode fits): before each step, arrivals

@@ -40,11 +40,14 @@ const sim::ParamTable<InferenceDtypes>& dtype_params() {
   static const sim::ParamTable<InferenceDtypes> t = [] {
     sim::ParamTable<InferenceDtypes> p("dtype", "number formats of what serving keeps in HBM");
     p.enumeration("weights", &InferenceDtypes::weights, hw::number_format_names(), hw::NumberFormat::bf16,
-                  "the weights as stored and read every step; an 8-bit format runs the linear layers' matmuls at "
-                  "its MAC rate with one-byte operands (a format the chip lacks is refused)")
+                  "the weights as stored and read every step; an 8-bit format reads one byte per weight and runs "
+                  "the linear layers' matmuls as activations says (a format the chip lacks is refused)")
         .enumeration("kv_cache", &InferenceDtypes::kv_cache, hw::number_format_names(), hw::NumberFormat::bf16,
                      "the KV cache's elements; an 8-bit format halves its bytes and runs the attention matmuls "
-                     "that read it at the format's rate");
+                     "that read it as activations says")
+        .enumeration("activations", &InferenceDtypes::activations, activations_names(), Activations::quantized,
+                     "what multiplies 8-bit weights and KV cache: quantized (both operands in the 8-bit format, "
+                     "its MAC rate) or bf16 (weight-only: the 8-bit operand converted, the bf16 rate)");
     return p;
   }();
   return t;
@@ -139,6 +142,36 @@ void check_chunked(const sim::YamlNode& stream, const InferenceSpec& spec) {
                                   std::to_string(spec.replica_batch()));
 }
 
+// Whole prefills' policy and the fixed decode step: both describe a server
+// that prefills whole prompts on the chips that decode (not chunked, not
+// disaggregated), and every padded prompt fits the context window.
+void check_server_shape(const sim::YamlNode& stream, const InferenceSpec& spec) {
+  const RequestStreamSpec& r = spec.requests;
+  const sim::YamlNode at = stream["prefill"];
+  if (at.present()) {
+    if (r.chunked.max_batched_tokens > 0 || r.prefill_chips > 0)
+      at.fail(std::string("a policy for whole prefills on the decoding chips; ") +
+              (r.prefill_chips > 0 ? "disaggregated serving (prefill_chips) prefills on its own pool"
+                                   : "chunked_prefill splits prompts into the decode steps") +
+              ": drop one");
+    const std::vector<std::uint64_t>& b = r.prefill.buckets;
+    for (std::size_t i = 1; i < b.size(); ++i)
+      if (b[i] <= b[i - 1])
+        at["buckets"][i].fail("buckets must increase: " + std::to_string(b[i]) + " after " + std::to_string(b[i - 1]));
+    const std::uint64_t longest = *std::max_element(r.prompt_len.begin(), r.prompt_len.end());
+    if (!b.empty() && b.back() < longest)
+      at["buckets"].fail("the longest prompt (" + std::to_string(longest) + " tokens) is longer than every bucket (" +
+                         std::to_string(b.back()) + ")");
+    if (!b.empty() && r.prefill.padded(longest) > spec.model.transformer.seq_len)
+      at["buckets"].fail("the longest prompt padded to " + std::to_string(r.prefill.padded(longest)) +
+                         " tokens exceeds the model's context window (model.seq_len " +
+                         std::to_string(spec.model.transformer.seq_len) + ")");
+  }
+  if (r.decode_step == DecodeStep::fixed && r.chunked.max_batched_tokens > 0)
+    stream["decode_step"].fail(
+        "a fixed decode step has no room for prompt chunks (chunked_prefill mixes them into the step); drop one");
+}
+
 // A stream needs both phases, and every request's cache must fit the
 // context window the KV cache is allocated for.
 void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec, const Experiment& exp) {
@@ -161,6 +194,7 @@ void check_request_stream(const sim::YamlNode& node, const InferenceSpec& spec, 
                           " requests to measure");
   if (r.concurrency > 0) check_clients(stream, spec);
   if (r.chunked.max_batched_tokens > 0) check_chunked(stream, spec);
+  check_server_shape(stream, spec);
 }
 
 }  // namespace
@@ -175,11 +209,20 @@ const sim::EnumNames<InferencePhase>& inference_phase_names() {
 
 const char* to_string(InferencePhase p) { return inference_phase_names().name(p); }
 
+const sim::EnumNames<Activations>& activations_names() {
+  static const sim::EnumNames<Activations> names(
+      "activations",
+      {{Activations::quantized, "quantized", "activations quantized to the weights' format (AQT serving int8)"},
+       {Activations::bf16, "bf16", "weight-only: bf16 activations times converted 8-bit weights and cache"}});
+  return names;
+}
+
 ForwardStep InferenceSpec::forward_step() const {
   ForwardStep step;
   step.model = model;
   step.parallelism = parallelism;
-  step.matmul = matmul_format();
+  step.matmul = stored_format();
+  step.weight_only = dtype.activations == Activations::bf16;
   return step;
 }
 

@@ -7,7 +7,7 @@
 //     prompt_len: 2048                  # tokens of each prompt (prefill)
 //     decode_len: 256                   # tokens generated per sequence (decode steps)
 //     phase: both                       # prefill | decode | both
-//     dtype: {weights: int8, kv_cache: bf16}
+//     dtype: {weights: int8, kv_cache: bf16, activations: quantized}
 //     parallelism: {tensor: model, data: data}   # and expert, for a mixture of experts
 //     simulate_anyway: false            # run even if the KV cache does not fit
 //     requests: {count: 200, rate: 4, prompt_len: [512, 2048], decode_len: [128], batching: continuous}
@@ -28,13 +28,21 @@ enum class InferencePhase { prefill, decode, both };
 const sim::EnumNames<InferencePhase>& inference_phase_names();
 const char* to_string(InferencePhase p);
 
+// What multiplies 8-bit weights and KV cache: activations quantized to the
+// same format, the matmul at the format's MAC rate (AQT serving int8), or
+// bf16 activations, the 8-bit operand converted to bf16 and the matmul at
+// the bf16 rate (weight-only quantization: JetStream-PyTorch's int8,
+// docs/serving.md#weight-only-8-bit-matmuls).
+enum class Activations { quantized, bf16 };
+const sim::EnumNames<Activations>& activations_names();
+
 // Number formats of what serving keeps in HBM: the weights (8-bit ones run
-// their matmuls at the format's MAC rate, activations quantized alike, as
-// AQT serves int8) and the KV cache (8-bit: the attention matmuls read it
-// at one byte per element).
+// their matmuls as `activations` says) and the KV cache (8-bit: the
+// attention matmuls read it at one byte per element).
 struct InferenceDtypes {
   hw::NumberFormat weights = hw::NumberFormat::bf16;
   hw::NumberFormat kv_cache = hw::NumberFormat::bf16;
+  Activations activations = Activations::quantized;
 };
 
 struct InferenceSpec {
@@ -60,9 +68,14 @@ struct InferenceSpec {
   // is linear in that length, so the step at the mean, prompt_len +
   // (decode_len + 1) / 2, is the mean step (exactly so for odd decode_len).
   std::uint64_t decode_context() const { return prompt_len + (decode_len + 1) / 2; }
-  // The 8-bit format the step's matmuls run in (bf16 if none).
-  hw::NumberFormat matmul_format() const {
+  // The 8-bit format the step's weights or KV cache are stored in (bf16 if
+  // none), and the format its MXUs run in (bf16 if the matmuls are
+  // weight-only).
+  hw::NumberFormat stored_format() const {
     return dtype.weights != hw::NumberFormat::bf16 ? dtype.weights : dtype.kv_cache;
+  }
+  hw::NumberFormat mxu_format() const {
+    return dtype.activations == Activations::bf16 ? hw::NumberFormat::bf16 : stored_format();
   }
   // The forward pass a serving step runs (forward_step.h): the model, its
   // parallelism, the format of its 8-bit matmuls.

@@ -154,7 +154,7 @@ PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const model
   st.kv_bytes = kv_bytes_per_chip;
   st.weights_s = st.weights_bytes / hbm;
   st.kv_s = st.kv_bytes / hbm;
-  st.compute_s = st.flops / exp.chip.for_format(spec.matmul_format()).peak_flops_per_s();
+  st.compute_s = st.flops / exp.chip.for_format(spec.mxu_format()).peak_flops_per_s();
   st.communication_s = s.comm_s;
   const double memory_s = st.weights_s + st.kv_s;
   st.bound = st.communication_s > std::max(memory_s, st.compute_s) ? "communication"
@@ -258,6 +258,9 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     return at->second;
   };
   costs.decode_s = [&](std::uint64_t batch, double context) {
+    // A fixed step runs every slot over the whole cache, however many are
+    // decoding and however long their contexts are.
+    if (rs.decode_step == DecodeStep::fixed) return decode_at(spec.replica_batch(), cfg.seq_len);
     const double lo = decode_at(batch, shortest);
     if (longest == shortest) return lo;
     const double hi = decode_at(batch, longest);
@@ -320,7 +323,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
       if (mine.empty()) continue;
       const std::uint64_t budget = rs.chunked.max_batched_tokens;
       runs.push_back(budget > 0 ? serve_chunked(mine, spec.replica_batch(), budget, costs, clients)
-                                : serve_requests(mine, spec.replica_batch(), rs.batching, costs, clients));
+                                : serve_requests(mine, spec.replica_batch(), rs.batching, costs, clients, rs.prefill));
     }
   }
   summarize_runs(rs, runs, rs.prefill_chips > 0 ? 1 : replicas, out);
@@ -383,6 +386,7 @@ InferenceSection inference_section(const InferenceSpec& spec, const InferenceMem
   sec.phase = to_string(spec.phase);
   sec.weights_dtype = hw::to_string(spec.dtype.weights);
   sec.kv_cache_dtype = hw::to_string(spec.dtype.kv_cache);
+  sec.activations = activations_names().name(spec.dtype.activations);
   sec.batch = spec.batch;
   sec.prompt_len = spec.prompt_len;
   sec.decode_len = spec.decode_len;

@@ -91,6 +91,7 @@ runtime::PodProgram build_sharded_matmul_program(const Experiment& exp, const Sh
   // The chip as the format sees it (its MXU rate; bf16: the chip itself).
   const hw::ChipConfig chip = exp.chip.for_format(spec.dtype);
   const kernels::ElementBytes bytes{static_cast<std::uint64_t>(spec.shape.element_bytes),
+                                    static_cast<std::uint64_t>(spec.shape.element_bytes),
                                     static_cast<std::uint64_t>(spec.shape.out_element_bytes)};
   runtime::PodProgram pp;
   const bool split_gather = spec.collective_matmul && plan.before.size() == 1;

@@ -11,7 +11,9 @@ namespace workloads {
 ForwardProgram build_forward_program(const Experiment& exp, const ForwardStep& step, const models::ModelSpec& model,
                                      QuantizedMatmuls quantize, const std::vector<models::LayerRouting>& routing) {
   TrainProgram out;
-  kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity, step.matmul);
+  kernels::MatmulPrograms matmuls(
+      exp.chip, exp.fidelity, step.matmul,
+      step.weight_only ? kernels::OperandQuantization::weight_only : kernels::OperandQuantization::stored);
   out.chip = matmuls.simulated_chip();
   CollectiveRegistry collectives(out);
   // One program per set of expert loads (the expert-parallel ranks whose

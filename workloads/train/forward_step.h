@@ -40,6 +40,10 @@ struct ForwardStep {
   // Sequence-parallel tensor collectives as collective matmuls
   // (tensor_parallel.h).
   bool collective_matmul = false;
+  // Weight-only: only the stored operand (weights, KV cache) is in `matmul`'s
+  // format; the activations and the MXU work stay bf16
+  // (kernels::OperandQuantization::weight_only).
+  bool weight_only = false;
 };
 
 }  // namespace workloads

@@ -31,12 +31,13 @@ constexpr std::uint64_t kPrompt = 112, kDecode = 32;
 constexpr std::uint64_t kContext = kPrompt + (kDecode + 1) / 2;
 const double kRidge = kV5ePeakBf16 / kV5eHbmBandwidth;  // 242.7 FLOPs per byte
 
-nlohmann::json decode_result(std::uint64_t batch) {
-  const std::string b = std::to_string(batch);
+// `extra`: more keys of the workload mapping, indented.
+nlohmann::json decode_result(std::uint64_t batch, const std::string& extra = "") {
+  const std::string b = std::to_string(batch), name = "decode-" + b + (extra.empty() ? "" : "-int8");
   return run(write_yaml(
-      "decode-" + b, "name: decode-" + b + "\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " +
-                         kModel.yaml(256) + "\n  batch: " + b + "\n  prompt_len: " + std::to_string(kPrompt) +
-                         "\n  decode_len: " + std::to_string(kDecode) + "\n  phase: decode\n"))["result"]["inference"];
+      name, "name: " + name + "\nchip: tpu-v5e\nworkload:\n  kind: inference\n  model: " + kModel.yaml(256) +
+                "\n  batch: " + b + "\n  prompt_len: " + std::to_string(kPrompt) +
+                "\n  decode_len: " + std::to_string(kDecode) + "\n  phase: decode\n" + extra))["result"]["inference"];
 }
 double decode_step(std::uint64_t batch) { return decode_result(batch)["tpot_s"].get<double>(); }
 
@@ -83,6 +84,56 @@ TEST_CASE("decode's step-time curve turns compute-bound near peak / HBM bandwidt
   const double plateau_slope = (t64 - t16) / 48, line_slope = (t1024 - t512) / 512;
   const double knee = ((t512 - line_slope * 512) - (t16 - plateau_slope * 16)) / (plateau_slope - line_slope);
   CHECK(knee == Approx(kRidge).epsilon(0.10));
+}
+
+// Weight-only int8 (JetStream-PyTorch's WeightOnlyInt8Linear,
+// jetstream_pt/layers.py at 84ac213: bf16 activations times int8 weights):
+// the step reads one byte a weight beside the bf16 KV cache, and its
+// matmuls run at the bf16 rate, where AQT-style int8 (both operands) runs
+// them at v5e's int8 rate, twice bf16's (docs/reference/tpu-specs.md).
+TEST_CASE("a weight-only int8 decode step reads one byte a weight and multiplies at the bf16 rate",
+          "[inference][roofline][formats]") {
+  const std::string weight_only = "  dtype: {weights: int8, activations: bf16}\n";
+  const std::string both = "  dtype: {weights: int8, activations: quantized}\n";
+  for (std::uint64_t batch : {16, 1024}) {
+    INFO("batch " << batch);
+    const double weights = double(kModel.params_read()), kv = double(batch * kContext * kModel.kv_bytes_per_token(2));
+    const double flops = hand_flops(batch);
+    const nlohmann::json w = decode_result(batch, weight_only), q = decode_result(batch, both);
+    const nlohmann::json& split = w["decode"]["split"];
+    CHECK(split["weights_s"].get<double>() == Approx(weights / kV5eHbmBandwidth));
+    CHECK(split["kv_s"].get<double>() == Approx(kv / kV5eHbmBandwidth));
+    CHECK(split["compute_s"].get<double>() == Approx(flops / kV5ePeakBf16).epsilon(0.01));
+    CHECK(q["decode"]["split"]["compute_s"].get<double>() == Approx(flops / (2 * kV5ePeakBf16)).epsilon(0.01));
+    const double step = std::max((weights + kv) / kV5eHbmBandwidth, flops / kV5eSustainedBf16);
+    CHECK(w["tpot_s"].get<double>() >= step);
+    if (batch == 1024) CHECK(w["tpot_s"].get<double>() == Approx(step).epsilon(0.05));
+  }
+  // Memory-bound at batch 16: HBM moves the weights at one byte, the cache
+  // at two, and the activations' round trips between kernels (1.2% more).
+  // The bf16 MXUs take the converted weights no faster than a 128 x 128
+  // tile per 128 cycles each (a weight-stationary array's tile period,
+  // max(rows, 128) with double-buffered weights: docs/mxu.md), 4 x 128
+  // weights a cycle at the sustained clock, 7.2e11 a second: fewer than
+  // HBM's 8.1e11 one-byte weights, so that is the step's bound (+11%
+  // above it measured: both bounds nearly meet, and the kernels' fills
+  // and drains stall on one or the other).
+  const std::uint64_t batch = 16;
+  const double weights = double(kModel.params_read()), kv = double(batch * kContext * kModel.kv_bytes_per_token(2));
+  const nlohmann::json w = decode_result(batch, weight_only);
+  const double hbm = w["decode"]["hbm_bytes"].get<double>();
+  CHECK(hbm >= weights + kv);
+  CHECK(hbm <= 1.05 * (weights + kv));
+  const double mxu_weights_per_s = 4.0 * 128 * 1.5e9 * kV5eComputeEfficiency;
+  const double bound = std::max((weights + kv) / kV5eHbmBandwidth, weights / mxu_weights_per_s);
+  CHECK(bound == Approx(weights / mxu_weights_per_s));
+  CHECK(w["tpot_s"].get<double>() >= bound);
+  CHECK(w["tpot_s"].get<double>() == Approx(bound).epsilon(0.15));
+  // Int8 operands both ways (AQT) run on twice the arrays (the int8 rate).
+  CHECK(decode_result(batch, both)["tpot_s"].get<double>() < w["tpot_s"].get<double>());
+  // Compute-bound at batch 1024: the int8 rate halves the MXU time.
+  CHECK(decode_result(1024, both)["tpot_s"].get<double>() <=
+        0.6 * decode_result(1024, weight_only)["tpot_s"].get<double>());
 }
 
 // The issue's acceptance as written (docs/serving.md, "Checked against"):
