@@ -83,10 +83,10 @@ TEST_CASE("plan slices: a pod of slices is read, and slices need a MaxText model
       path);
   CHECK(spec.chips == 4);
   CHECK(spec.slices == 2);
-  CHECK(plan::plan_slice(spec).pod_yaml ==
-        "{slices: 2, slice: {topology: torus2d, shape: [2, 2], wraparound: false}}");
+  CHECK(plan::plan_slice(spec).pod_yaml == "{slices: 2, slice: {topology: torus2d, shape: [2, 2], wraparound: false}}");
   const std::string mapping =
-      "model: {type: transformer, layers: 2, d_model: 256, heads: 4, head_dim: 64, d_ff: 1024, vocab: 1000, seq_len: 128}\n"
+      "model: {type: transformer, layers: 2, d_model: 256, heads: 4, head_dim: 64, d_ff: 1024, vocab: 1000, seq_len: "
+      "128}\n"
       "chip: tpu-v5e\nchips: 4\nslices: 2\nglobal_batch: 8\n";
   try {
     plan::load_plan_text(mapping, path);
