@@ -29,7 +29,7 @@ namespace {
 
 struct PlanOptions {
   std::string plan_path, out_dir, model, chip, remat, axes, name;
-  std::uint32_t chips = 0, top = 0;
+  std::uint32_t chips = 0, slices = 0, top = 0;
   std::uint64_t batch = 0, tokens = 0, seq = 0;
   int jobs = 0;
   bool exhaustive = false, plot = true;
@@ -44,6 +44,7 @@ PlanOptions parse_plan_options(const std::vector<std::string>& args, bool& help)
       "no-plot", po::bool_switch(), "do not draw plan.png")("model", po::value(&o.model),
                                                             "a MaxText model_name (configs/maxtext/models/)")(
       "chip", po::value(&o.chip), "the chip (configs/chips/)")("chips", po::value(&o.chips), "chips in the slice")(
+      "slices", po::value(&o.slices), "slices of --chips over DCN (default 1)")(
       "batch", po::value(&o.batch), "global batch, sequences per step")("tokens", po::value(&o.tokens),
                                                                         "tokens per step, instead of --batch")(
       "seq", po::value(&o.seq), "tokens per sequence")("remat", po::value(&o.remat),
@@ -74,6 +75,7 @@ std::string plan_text(const PlanOptions& o) {
   if (!o.model.empty()) t += "model: \"" + o.model + "\"\n";
   if (!o.chip.empty()) t += "chip: \"" + o.chip + "\"\n";
   if (o.chips) t += "chips: " + std::to_string(o.chips) + "\n";
+  if (o.slices) t += "slices: " + std::to_string(o.slices) + "\n";
   if (o.batch) t += "global_batch: " + std::to_string(o.batch) + "\n";
   if (o.tokens) t += "tokens: " + std::to_string(o.tokens) + "\n";
   if (o.seq) t += "seq_len: " + std::to_string(o.seq) + "\n";

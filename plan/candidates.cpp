@@ -58,10 +58,21 @@ bool keeps_fixed(const PlanSpec& spec, const Family& f) {
   return true;
 }
 
-// The batch splits evenly: replicas (data x fsdp x expert) and microbatches.
+// The batch splits evenly: replicas (data x fsdp x expert, times the
+// slices) and microbatches.
 bool batch_splits(const PlanSpec& spec, const Family& f, std::uint32_t m) {
-  const std::uint64_t replicas = std::uint64_t(f.degree(Axis::data)) * f.degree(Axis::fsdp) * f.degree(Axis::expert);
-  return spec.batch() % (replicas * m) == 0;
+  return spec.batch() % (f.replicas() * m) == 0;
+}
+
+// The parallelisms a family may take across the slices: data or fsdp (both
+// split the batch; MaxText's dcn_data_parallelism and dcn_fsdp_parallelism),
+// those of `axes`; one (data, unused) with a single slice.
+std::vector<Axis> dcn_choices(const PlanSpec& spec, const std::vector<Axis>& axes) {
+  if (spec.slices <= 1) return {Axis::data};
+  std::vector<Axis> out;
+  for (Axis a : {Axis::data, Axis::fsdp})
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) out.push_back(a);
+  return out;
 }
 
 }  // namespace
@@ -72,12 +83,16 @@ std::uint32_t Family::degree(Axis a) const {
   return 1;
 }
 
+std::uint64_t Family::replicas() const {
+  return std::uint64_t(degree(Axis::data)) * degree(Axis::fsdp) * degree(Axis::expert) * slices;
+}
+
 std::string Family::label() const {
-  if (mesh.empty()) return "data 1";
   std::string s;
   for (const MeshPart& m : mesh)
     s += (s.empty() ? "" : " x ") + std::string(to_string(m.axis)) + " " + std::to_string(m.degree);
-  return s;
+  if (slices > 1) return (s.empty() ? "" : s + " x ") + "dcn " + to_string(dcn) + " " + std::to_string(slices);
+  return s.empty() ? "data 1" : s;
 }
 
 std::vector<std::string> remat_choices(const PlanSpec& spec) {
@@ -106,29 +121,30 @@ CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::u
   const std::vector<std::string> remats = remat_choices(spec);
   const std::vector<std::uint32_t> micro =
       spec.microbatches.empty() ? std::vector<std::uint32_t>{1, 2, 4, 8} : spec.microbatches;
-  for (const auto& mesh : meshes) {
-    Family f{"", mesh};
-    if (!keeps_fixed(spec, f)) continue;
-    std::vector<std::uint32_t> degrees;
-    for (std::size_t i = 0; i < kAxes; ++i) degrees.push_back(f.degree(static_cast<Axis>(i)));
-    if (!placement && !degrees_seen.insert(degrees).second) continue;
-    char id[16];
-    std::snprintf(id, sizeof id, "f%03zu", set.families.size());
-    f.id = id;
-    const std::uint32_t stages = f.degree(Axis::pipeline);
-    bool any = false;
-    for (const std::string& r : remats) {
-      for (std::uint32_t m0 : micro) {
-        const std::uint32_t m = m0 * stages;
-        if (!batch_splits(spec, f, m)) continue;
-        char cid[16];
-        std::snprintf(cid, sizeof cid, "c%04zu", set.candidates.size());
-        set.candidates.push_back({cid, set.families.size(), r, m});
-        any = true;
+  for (const auto& mesh : meshes)
+    for (Axis dcn : dcn_choices(spec, axes)) {
+      Family f{"", mesh, dcn, spec.slices};
+      if (!keeps_fixed(spec, f)) continue;
+      std::vector<std::uint32_t> degrees{static_cast<std::uint32_t>(dcn)};
+      for (std::size_t i = 0; i < kAxes; ++i) degrees.push_back(f.degree(static_cast<Axis>(i)));
+      if (!placement && !degrees_seen.insert(degrees).second) continue;
+      char id[16];
+      std::snprintf(id, sizeof id, "f%03zu", set.families.size());
+      f.id = id;
+      const std::uint32_t stages = f.degree(Axis::pipeline);
+      bool any = false;
+      for (const std::string& r : remats) {
+        for (std::uint32_t m0 : micro) {
+          const std::uint32_t m = m0 * stages;
+          if (!batch_splits(spec, f, m)) continue;
+          char cid[16];
+          std::snprintf(cid, sizeof cid, "c%04zu", set.candidates.size());
+          set.candidates.push_back({cid, set.families.size(), r, m});
+          any = true;
+        }
       }
+      if (any) set.families.push_back(std::move(f));
     }
-    if (any) set.families.push_back(std::move(f));
-  }
   return set;
 }
 

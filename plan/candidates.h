@@ -21,8 +21,13 @@ struct MeshPart {
 struct Family {
   std::string id;              // f000, f001, ...
   std::vector<MeshPart> mesh;  // in placement order (x first); degree-1 parallelisms left out
-  std::string label() const;   // "fsdp 16 x tensor 16", "data 1" for one chip
-  std::uint32_t degree(Axis a) const;
+  // With several slices, the parallelism across them (data or fsdp, as
+  // MaxText's dcn_data_parallelism or dcn_fsdp_parallelism) and their count.
+  Axis dcn = Axis::data;
+  std::uint32_t slices = 1;
+  std::string label() const;           // "fsdp 16 x tensor 16", "fsdp 256 x dcn data 2", "data 1" for one chip
+  std::uint32_t degree(Axis a) const;  // inside a slice (the ici_* degree)
+  std::uint64_t replicas() const;      // what splits the batch: data x fsdp x expert, times the slices
 };
 
 struct Candidate {
@@ -37,10 +42,10 @@ struct CandidateSet {
   std::vector<Candidate> candidates;
 };
 
-// `alike`: the slice's axes all wrap or all do not (axes of one size are
-// then interchangeable). `moe`: the model has experts (the expert axis applies). `placement`:
-// false for a MaxText model, whose mesh order MaxText's reader chooses,
-// so meshes of the same degrees are one family.
+// With several slices (spec.slices), each mesh is a family per parallelism
+// across them: data or fsdp, whichever `spec.axes` allows. `alike`: the slice's axes all wrap or all do not (axes of
+// one size are then interchangeable). `moe`: the model has experts (the expert axis applies). `placement`: false for a
+// MaxText model, whose mesh order MaxText's reader chooses, so meshes of the same degrees are one family.
 CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike, bool moe,
                                   bool placement);
 

@@ -35,7 +35,7 @@ std::string model_text(const PlanSpec& spec) {
 std::string per_device_batch(const PlanSpec& spec, std::uint32_t m) {
   std::ostringstream s;
   s.precision(17);
-  s << double(spec.batch()) / double(spec.chips) / double(m);
+  s << double(spec.batch()) / double(spec.total_chips()) / double(m);
   return s.str();
 }
 
@@ -54,6 +54,12 @@ void maxtext_workload(std::ostringstream& y, const PlanSpec& spec, const Family&
     << "\n    gradient_accumulation_steps: " << c.microbatches << "\n    remat_policy: " << c.remat << "\n";
   for (std::size_t i = 0; i < kAxes; ++i)
     y << "    " << maxtext_key(static_cast<Axis>(i)) << ": " << f.degree(static_cast<Axis>(i)) << "\n";
+  // Across slices: the family's axis takes them all, the other is 1 (over
+  // base.yml's dcn_data_parallelism: -1; tpusim's reader takes one axis
+  // across slices, docs/maxtext.md).
+  if (f.slices > 1)
+    for (Axis a : {Axis::data, Axis::fsdp})
+      y << "    dcn_" << to_string(a) << "_parallelism: " << (a == f.dcn ? f.slices : 1) << "\n";
   if (!spec.maxtext_keys.empty())
     for (const auto& kv : YAML::Load(spec.maxtext_keys))
       y << "    " << kv.first.Scalar() << ": " << sim::flow_yaml(kv.second) << "\n";

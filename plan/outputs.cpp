@@ -137,8 +137,9 @@ std::string family_reason(const PlanResult& plan, std::size_t family) {
 std::string plan_table(const PlanResult& plan, std::size_t rows) {
   std::ostringstream o;
   const PlanSpec& s = plan.spec;
-  o << "plan " << s.name << ": " << (s.is_maxtext() ? s.maxtext_model : std::string("model")) << " on " << s.chips
-    << " " << s.chip << " (" << plan.slice.pod_yaml << "), " << s.batch() << " sequences of " << s.seq_len << "\n";
+  o << "plan " << s.name << ": " << (s.is_maxtext() ? s.maxtext_model : std::string("model")) << " on "
+    << s.total_chips() << " " << s.chip << " (" << plan.slice.pod_yaml << "), " << s.batch() << " sequences of "
+    << s.seq_len << "\n";
   std::size_t counts[6] = {};
   for (const auto& r : plan.results) ++counts[static_cast<int>(r.outcome)];
   o << "  " << plan.set.candidates.size() << " candidates in " << plan.set.families.size()
@@ -194,6 +195,7 @@ nlohmann::json plan_json(const PlanResult& plan) {
             {"model", s.is_maxtext() ? s.maxtext_model : s.model_yaml},
             {"chip", s.chip},
             {"chips", s.chips},
+            {"slices", s.slices},
             {"pod", plan.slice.pod_yaml},
             {"global_batch", s.batch()},
             {"seq_len", s.seq_len},

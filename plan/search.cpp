@@ -50,7 +50,7 @@ void read_report(const PlanSpec& spec, const nlohmann::json& rep, CandidateResul
   r.bubble_fraction = number_at(rep, "/result/pipeline/bubble_fraction", -1);
   r.memory_per_chip = std::uint64_t(number_at(rep, "/result/memory/per_chip_bytes", 0));
   r.tokens_per_s_per_chip =
-      r.step_s > 0 ? double(spec.batch()) * double(spec.seq_len) / r.step_s / double(spec.chips) : 0;
+      r.step_s > 0 ? double(spec.batch()) * double(spec.seq_len) / r.step_s / double(spec.total_chips()) : 0;
 }
 
 // Simulates `todo` (fitting candidates, lowest bound first).
@@ -61,7 +61,7 @@ void simulate(PlanResult& plan, const std::vector<std::size_t>& todo, const Sear
     sweep::SweepPoint p;
     p.index = i;
     p.id = plan.set.candidates[i].id;
-    p.chips = spec.chips;
+    p.chips = static_cast<std::uint32_t>(spec.total_chips());
     p.experiment = plan.results[i].path;
     points.push_back(p);
   }

@@ -34,7 +34,9 @@ std::vector<std::uint32_t> square_factors(std::uint32_t n, int dims) {
 
 }  // namespace
 
-Slice plan_slice(const PlanSpec& spec) {
+namespace {
+
+Slice one_slice(const PlanSpec& spec) {
   Slice s;
   if (!spec.pod_yaml.empty()) {
     const sim::YamlNode pod = sim::YamlNode::load_string(spec.pod_yaml, spec.path);
@@ -47,6 +49,16 @@ Slice plan_slice(const PlanSpec& spec) {
     return s;
   }
   return squarest_slice(hw::load_chip(sim::YamlNode::load_file(spec.chip_file)), spec.chips);
+}
+
+}  // namespace
+
+Slice plan_slice(const PlanSpec& spec) {
+  Slice s = one_slice(spec);
+  if (spec.slices > 1)
+    s.pod_yaml = "{slices: " + std::to_string(spec.slices) + ", slice: " + s.pod_yaml +
+                 (spec.dcn_yaml.empty() ? "" : ", dcn: " + spec.dcn_yaml) + "}";
+  return s;
 }
 
 Slice squarest_slice(const hw::ChipConfig& chip, std::uint32_t chips) {

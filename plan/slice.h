@@ -14,8 +14,8 @@
 namespace plan {
 
 struct Slice {
-  std::vector<std::uint32_t> shape;  // physical axes, x first
-  std::string pod_yaml;              // the experiment's `pod:` mapping, one line
+  std::vector<std::uint32_t> shape;  // physical axes of one slice, x first
+  std::string pod_yaml;              // the experiment's `pod:` mapping, one line ({slices, slice} for several)
   bool alike_wraparound = true;      // every axis wraps, or none does
 };
 

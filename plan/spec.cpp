@@ -62,12 +62,25 @@ void load_chip(const sim::YamlNode& n, PlanSpec& spec) {
   spec.chip = n.as_string();
 }
 
+// One slice's mapping, or {slices, slice: mapping} (the planner places the
+// slices' mesh axis itself, so a plan's pod gives no dcn_axes).
 void load_pod(const sim::YamlNode& n, PlanSpec& spec) {
   if (!n.is_map()) n.fail("expected a pod mapping {topology, shape, wraparound} (tpusim explain pod)");
   workloads::PodSpec pod;
-  workloads::pod_params().load(n, pod);
-  spec.pod_yaml = sim::flow_yaml(n.raw());
-  spec.chips = pod.chips();
+  if (n["slices"].present() || n["slice"].present()) {
+    const sim::YamlNode slice = n["slice"];
+    if (!slice.present() || !slice.is_map()) slice.fail("expected the mapping every slice is {topology, shape, ...}");
+    if (n["dcn_axes"].present()) n["dcn_axes"].fail("the planner chooses the axis across the slices; leave it out");
+    workloads::pod_params().load(slice, pod);
+    workloads::multislice_params().load(n, pod);
+    spec.pod_yaml = sim::flow_yaml(slice.raw());
+    spec.slices = pod.slices;
+    if (n["dcn"].present()) spec.dcn_yaml = sim::flow_yaml(n["dcn"].raw());
+  } else {
+    workloads::pod_params().load(n, pod);
+    spec.pod_yaml = sim::flow_yaml(n.raw());
+  }
+  spec.chips = pod.slice_chips();
 }
 
 void load_axes(const sim::YamlNode& n, PlanSpec& spec) {
@@ -136,6 +149,11 @@ void check(const sim::YamlNode& root, PlanSpec& spec) {
   if (spec.pod_yaml.empty() && spec.chips == 0) root.fail("give the chips: chips: N, or pod: {topology, shape}");
   if (!spec.pod_yaml.empty() && root["chips"].present() && spec.chips != root["chips"].as_uint())
     root["chips"].fail("the pod has " + std::to_string(spec.chips) + " chips; give chips or pod, not both");
+  if (root["slices"].present() && root["pod"]["slices"].present())
+    root["slices"].fail("the pod gives its slices; give slices or pod.slices, not both");
+  if (spec.slices > 1 && !spec.is_maxtext())
+    (root["slices"].present() ? root["slices"] : root["pod"]["slices"])
+        .fail("several slices need a MaxText model (its dcn_data or dcn_fsdp parallelism across them)");
   if (spec.is_maxtext() && spec.seq_len == 0) root.fail("missing required key 'seq_len' (MaxText's max_target_length)");
   if ((spec.global_batch == 0) == (spec.tokens == 0))
     root.fail("give the batch once: global_batch (sequences per step) or tokens (per step)");
@@ -187,7 +205,10 @@ const sim::ParamTable<PlanSpec>& plan_params() {
         .custom("chip", {"string", "", "", ""}, "the chip, as an experiment's chip: names it", load_chip, true)
         .integer<std::uint32_t>("chips", &PlanSpec::chips, "chips", 0, sim::between(0, kMaxChips),
                                 "chips of one slice (the planner lays them out as the chip's slices are)")
-        .custom("pod", {"mapping", "", "from chips", ""}, "the slice itself, as an experiment's pod: mapping", load_pod)
+        .integer<std::uint32_t>("slices", &PlanSpec::slices, "slices", 1, sim::between(1, 64),
+                                "slices joined by DCN (MaxText models; each candidate takes data or fsdp across them)")
+        .custom("pod", {"mapping", "", "from chips", ""},
+                "the slice itself, as an experiment's pod: mapping, or {slices: N, slice: mapping}", load_pod)
         .integer<std::uint64_t>("global_batch", &PlanSpec::global_batch, "sequences", 0, sim::between(0, 1 << 24),
                                 "sequences per step")
         .integer<std::uint64_t>("tokens", &PlanSpec::tokens, "tokens", 0, sim::between(0, 1ull << 40),

@@ -5,6 +5,7 @@
 //   model: llama3.1-70b                   # a MaxText model_name, or a tpusim model mapping
 //   chip: tpu-v6e
 //   chips: 256                            # or pod: {topology, shape, wraparound}
+//   slices: 2                             # slices of those chips over DCN (or pod: {slices, slice})
 //   global_batch: 1024                    # sequences per step (or tokens: per step)
 //   seq_len: 8192
 //   axes: [data, fsdp, tensor, context, pipeline, expert]   # the parallelisms it may use
@@ -47,9 +48,11 @@ struct PlanSpec {
   std::string maxtext_model;
   std::string model_yaml;
   std::string chip;
-  std::string chip_file;  // the file `chip` names
-  std::uint32_t chips = 0;
-  std::string pod_yaml;  // an explicit `pod:` mapping (one-line YAML); empty: the planner's shape
+  std::string chip_file;     // the file `chip` names
+  std::uint32_t chips = 0;   // of one slice
+  std::uint32_t slices = 1;  // joined by DCN; each candidate takes data or fsdp across them
+  std::string pod_yaml;      // an explicit `pod:` mapping of one slice (one-line YAML); empty: the planner's shape
+  std::string dcn_yaml;      // the pod's `dcn:` mapping between slices (one-line YAML); empty: the defaults
   std::uint64_t global_batch = 0;
   std::uint64_t tokens = 0;  // per step, instead of global_batch
   std::uint64_t seq_len = 0;
@@ -66,6 +69,7 @@ struct PlanSpec {
   bool exhaustive = false;            // simulate every candidate that fits (no bound pruning)
 
   bool is_maxtext() const { return model_yaml.empty(); }
+  std::uint64_t total_chips() const { return std::uint64_t(chips) * slices; }
   std::uint64_t batch() const { return global_batch ? global_batch : tokens / seq_len; }
 };
 
