@@ -273,7 +273,8 @@ Report train_report(const TrainRun& r) {
   t.remat = to_string(r.spec.remat);
   if (r.spec.remat == Remat::custom)
     for (const auto& [name, place] : r.spec.remat_tensors) t.remat_tensors[name] = tensor_place_names().name(place);
-  if (const sim::StatGroup& g = r.run.chip_stats(static_cast<std::uint32_t>(worst)); mem.host > 0) {
+  if (const sim::StatGroup& g = r.run.chip_stats(static_cast<std::uint32_t>(*res.memory->chip));
+      res.memory->host_bytes) {
     const double time = g.value("program.host_transfer_time");
     t.host_offload = TrainSection::HostOffload{g.value("program.host_transfer_bytes"), time,
                                                time - g.value("program.hidden_host_transfer_time")};

@@ -27,7 +27,7 @@ workload:
   kind: maxtext
   config: {model_name: llama3-8b, override_model_config: true, per_device_batch_size: 1, max_target_length: 128,
            ici_fsdp_parallelism: -1, base_num_decoder_layers: )" + std::to_string(layers) +
-                                                                         "}\n"));
+                                                                           "}\n"));
   return r["result"]["model_flops"].get<double>();
 }
 
