@@ -772,6 +772,9 @@ std::string report_text(const nlohmann::json& full, ReportDetail detail) {
   nlohmann::json report = nlohmann::json::object();
   for (auto it = full.begin(); it != full.end(); ++it)
     if (detail == ReportDetail::full || it.key() != "collectives") report[it.key()] = it.value();
+  // A cluster's jobs carry their own reports: the same policy for theirs.
+  if (detail != ReportDetail::full && report.contains("cluster"))
+    for (auto& job : report["cluster"]["jobs"]) job["report"].erase("collectives");
   report["report_detail"] = report_detail_names().name(detail);
   const std::string at = non_finite_at(report, "");
   if (!at.empty())
