@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "plan/search.h"
 #include "plan/spec.h"
 #include "sim/output.h"
+#include "sweep/mpi.h"
 #include "sweep/plot.h"
 #include "sweep/process.h"
 #include "sweep/runner.h"
@@ -39,7 +41,7 @@ PlanOptions parse_plan_options(const std::vector<std::string>& args, bool& help)
   po::options_description opts("tpusim plan PLAN.yaml | tpusim plan --model M --chip C --chips N --batch B --seq T");
   PlanOptions o;
   opts.add_options()("help,h", "this text")("out", po::value(&o.out_dir), "output directory (default runs/<name>/)")(
-      "jobs,j", po::value(&o.jobs), "candidates simulated at once (default: every core)")(
+      "jobs,j", po::value(&o.jobs), "candidates simulated at once (default: every core; under mpirun, per rank)")(
       "exhaustive", po::bool_switch(&o.exhaustive), "simulate every candidate that fits (no bound pruning)")(
       "no-plot", po::bool_switch(), "do not draw plan.png")("model", po::value(&o.model),
                                                             "a MaxText model_name (configs/maxtext/models/)")(
@@ -98,18 +100,32 @@ int cmd_plan(const std::vector<std::string>& args) {
   const std::string out_dir = o.out_dir.empty() ? (fs::path("runs") / spec.name).string() : o.out_dir;
   const std::string flag = o.out_dir.empty() ? "output folder" : "--out";
   prepare_output_dir(out_dir, {"plan.csv", "plan.json", "plan.png"}, flag);
-  OutputLock lock(out_dir, flag);
-  sim::remove_stale_temps(out_dir);
+  // Under mpirun every rank enumerates the same candidates and simulates
+  // its share; rank 0 alone holds the folder and writes the plan.
+  std::unique_ptr<sweep::MpiSweep> mpi;
+  if (sweep::launched_by_mpirun()) {
+    if (!sweep::mpi_available())
+      throw UsageError("started by mpirun, but this tpusim was built without MPI (scripts/setup, then rebuild)");
+    mpi = std::make_unique<sweep::MpiSweep>();
+  }
+  const bool root = !mpi || mpi->rank() == 0;
+  std::optional<OutputLock> lock;
+  if (root) lock.emplace(out_dir, flag);
+  if (root) sim::remove_stale_temps(out_dir);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int jobs = o.jobs > 0 ? o.jobs : cores;
+  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, cores / (mpi ? mpi->ranks_on_this_node() : 1));
   sweep::install_interrupt_handlers();
-  const plan::PlanResult result = plan::run_plan(spec, {out_dir, sweep::self_executable(), jobs});
+  const plan::PlanResult result = plan::run_plan(spec, {out_dir, sweep::self_executable(), jobs, mpi.get()});
   if (sweep::interrupted()) {
-    std::cerr << "plan: interrupted; nothing written\n";
+    if (root) std::cerr << "plan: interrupted; nothing written\n";
     return 130;
   }
+  if (!root) return 0;
   plan::write_plan_outputs(out_dir, result,
-                           {{"wall_time_s", result.wall_time_s}, {"jobs", jobs}, {"processes", result.processes}});
+                           {{"wall_time_s", result.wall_time_s},
+                            {"jobs", jobs},
+                            {"mpi_ranks", mpi ? mpi->size() : 1},
+                            {"processes", result.processes}});
   std::cout << plan::plan_table(result, 20);
   if (o.plot) {
     const sweep::PlotResult p = sweep::draw_plot(out_dir, "plot_plan", "plan.png", "plan.json");

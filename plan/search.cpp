@@ -1,9 +1,12 @@
 #include "plan/search.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "models/model_config.h"
 #include "plan/experiment_text.h"
@@ -53,11 +56,29 @@ void read_report(const PlanSpec& spec, const nlohmann::json& rep, CandidateResul
       r.step_s > 0 ? double(spec.batch()) * double(spec.seq_len) / r.step_s / double(spec.total_chips()) : 0;
 }
 
-// Simulates `todo` (fitting candidates, lowest bound first).
+// A rank's word to rank 0 that it left one of its candidates unsimulated,
+// and why: a record no run writes (a worker that did not succeed never
+// exits 0).
+sweep::PointRecord left_record(const std::string& id, Outcome why) {
+  sweep::PointRecord r;
+  r.id = id;
+  r.error = to_string(why);
+  return r;
+}
+bool is_left_record(const sweep::PointRecord& r) { return !r.ok && r.exit_code == 0 && r.signal == 0; }
+
+// Simulates `todo` (fitting candidates, lowest bound first); under mpirun
+// this rank's share of them, every outcome gathered on rank 0.
 void simulate(PlanResult& plan, const std::vector<std::size_t>& todo, const SearchOptions& opts) {
   const PlanSpec& spec = plan.spec;
+  const int rank = opts.mpi ? opts.mpi->rank() : 0, ranks = opts.mpi ? opts.mpi->size() : 1;
+  const bool root = rank == 0;
   std::vector<sweep::SweepPoint> points;
-  for (std::size_t i : todo) {
+  std::map<std::string, std::size_t> by_id;
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    const std::size_t i = todo[k];
+    by_id[plan.set.candidates[i].id] = i;
+    if (static_cast<int>(k % static_cast<std::size_t>(ranks)) != rank) continue;
     sweep::SweepPoint p;
     p.index = i;
     p.id = plan.set.candidates[i].id;
@@ -67,29 +88,23 @@ void simulate(PlanResult& plan, const std::vector<std::size_t>& todo, const Sear
   }
   std::vector<const sweep::SweepPoint*> order;
   for (const auto& p : points) order.push_back(&p);
+  // The cap is shared evenly among the ranks.
+  const std::size_t cap =
+      (spec.max_simulations + static_cast<std::size_t>(ranks) - 1) / static_cast<std::size_t>(ranks);
   double best = std::numeric_limits<double>::infinity();
   std::size_t started = 0;
-  sweep::SweepProgress progress(points.size(), 0, opts.jobs, "plan");
-  sweep::RunnerOptions ro;
-  ro.out_dir = opts.out_dir;
-  ro.executable = opts.executable;
-  ro.jobs = opts.jobs;
-  ro.still_wanted = [&](const sweep::SweepPoint& p) {
-    const bool capped = spec.max_simulations > 0 && started >= spec.max_simulations;
-    const bool bounded = !spec.exhaustive && plan.results[p.index].estimate.bound_s() >= best;
-    if (capped || bounded) {
-      plan.results[p.index].outcome = capped && !bounded ? Outcome::over_cap : Outcome::pruned_by_bound;
-      progress.skipped();
-      return false;
+  std::optional<sweep::SweepProgress> progress;
+  if (root) progress.emplace(todo.size(), 0, opts.jobs * ranks, "plan");
+  // Rank 0 hears of every candidate: its own and the other ranks'.
+  auto heard = [&](std::size_t i, const sweep::PointRecord& rec, bool here) {
+    CandidateResult& r = plan.results[i];
+    if (is_left_record(rec)) {
+      r.outcome = rec.error == to_string(Outcome::over_cap) ? Outcome::over_cap : Outcome::pruned_by_bound;
+      if (progress) progress->skipped();
+      return;
     }
-    ++started;
-    return true;
-  };
-  ro.on_started = [&](const sweep::SweepPoint& p) { progress.started(p.id); };
-  ro.on_finished = [&](const sweep::SweepPoint& p, const sweep::PointRecord& rec) {
-    CandidateResult& r = plan.results[p.index];
     ++plan.processes;
-    progress.finished(p.id, rec.ok, rec.wall_time_s, true);
+    if (progress) progress->finished(rec.id, rec.ok, rec.wall_time_s, here);
     if (!rec.ok) {
       r.outcome = Outcome::failed;
       r.error = rec.error;
@@ -99,8 +114,52 @@ void simulate(PlanResult& plan, const std::vector<std::size_t>& todo, const Sear
     read_report(spec, rec.report, r);
     best = std::min(best, r.step_s);
   };
+  auto tell_root = [&](const sweep::PointRecord& rec) { opts.mpi->send_point(rec); };
+  sweep::RunnerOptions ro;
+  ro.out_dir = opts.out_dir;
+  ro.executable = opts.executable;
+  ro.jobs = opts.jobs;
+  ro.still_wanted = [&](const sweep::SweepPoint& p) {
+    const bool capped = spec.max_simulations > 0 && started >= cap;
+    const bool bounded = !spec.exhaustive && plan.results[p.index].estimate.bound_s() >= best;
+    if (capped || bounded) {
+      const sweep::PointRecord left =
+          left_record(p.id, capped && !bounded ? Outcome::over_cap : Outcome::pruned_by_bound);
+      if (root)
+        heard(p.index, left, true);
+      else
+        tell_root(left);
+      return false;
+    }
+    ++started;
+    return true;
+  };
+  ro.on_started = [&](const sweep::SweepPoint& p) {
+    if (progress) progress->started(p.id);
+  };
+  ro.on_finished = [&](const sweep::SweepPoint& p, const sweep::PointRecord& rec) {
+    if (!root) {
+      // Its own bound pruning goes by what it simulated itself.
+      if (rec.ok) best = std::min(best, number_at(rec.report, "/result/step_time_s", best));
+      tell_root(rec);
+      return;
+    }
+    heard(p.index, rec, true);
+  };
+  auto from_others = [&](sweep::PointRecord rec) {
+    if (!is_left_record(rec)) sweep::write_point_record(opts.out_dir, rec, rec.ok);
+    heard(by_id.at(rec.id), rec, false);
+  };
+  if (root && opts.mpi) ro.poll = [&] { opts.mpi->receive(from_others); };
   sweep::run_points(order, ro);
-  progress.close();
+  if (!root) {
+    opts.mpi->send_done();
+    return;
+  }
+  if (opts.mpi)
+    while (!sweep::interrupted() && !opts.mpi->receive(from_others))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  progress->close();
 }
 
 // The report does not depend on the order runs finished in (search.h).

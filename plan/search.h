@@ -11,6 +11,10 @@
 // above B is reported as pruned by its bound whether or not a worker ran
 // it before B was known (it cannot beat B), and every candidate whose
 // bound is below B was simulated (the running best never fell below B).
+// The same holds under mpirun: the i-th fitting candidate (lowest bound
+// first) goes to rank i mod K, which prunes by the best it has seen itself
+// (never below B, so it skips nothing that could win); rank 0 gathers every
+// outcome and alone writes the plan (docs/plan.md#under-mpirun).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +25,7 @@
 #include "plan/estimate.h"
 #include "plan/slice.h"
 #include "plan/spec.h"
+#include "sweep/mpi.h"
 
 namespace plan {
 
@@ -52,6 +57,9 @@ struct SearchOptions {
   std::string out_dir;
   std::string executable;  // the tpusim binary that simulates candidates
   int jobs = 1;
+  // Under mpirun: this rank's share of the simulations. Only rank 0's
+  // result is whole (the others return after handing theirs over).
+  sweep::MpiSweep* mpi = nullptr;
 };
 
 // Throws sim::ConfigError for a plan no candidate can come from.

@@ -10,6 +10,8 @@
 #include <regex>
 #include <string>
 
+#include <unistd.h>
+
 #include "app/cli_runner.h"
 #include "plan/spec.h"
 
@@ -92,6 +94,29 @@ TEST_CASE("plan: the best equals brute force, the bound is below every step, and
   const auto r = run_tpusim("run " + (pruned / "best-1.yaml") + " --out " + rerun.path.string());
   REQUIRE(r.status == 0);
   CHECK(testing_cli::read_report(rerun.path.string())["result"]["step_time_s"].get<double>() == fastest_s);
+}
+
+TEST_CASE("plan: under mpirun -np 2 it reports what one process reports", "[plan][mpi]") {
+  // Each rank simulates every other candidate and prunes by the best it has
+  // seen; rank 0 gathers the outcomes (plan/search.h): the ranking, the
+  // outcomes and the reasons are those of one process.
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    FAIL("mpirun not found: scripts/setup installs openmpi-bin");
+  TempDir one("plan-one"), many("plan-mpi");
+  REQUIRE(run_tpusim(std::string("plan ") + kPlan + " --no-plot -j 1 --out " + one.path.string()).status == 0);
+  const auto r = testing_cli::run_in_source_tree(std::string("SC_COPYRIGHT_MESSAGE=DISABLE mpirun --oversubscribe ") +
+                                                 (::geteuid() == 0 ? "--allow-run-as-root " : "") + "-np 2 " +
+                                                 TPUSIM_BINARY + " plan " + kPlan + " --no-plot -j 1 --out " +
+                                                 many.path.string() + " < /dev/null");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(file_text(many / "plan.csv") == file_text(one / "plan.csv"));
+  nlohmann::json a = plan_json(one), b = plan_json(many);
+  CHECK(b["execution"]["mpi_ranks"] == 2);
+  a.erase("execution");
+  b.erase("execution");
+  CHECK(a == b);
+  CHECK(file_text(many / "best-1.yaml") == file_text(one / "best-1.yaml"));
 }
 
 TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its memory says", "[plan]") {
