@@ -26,7 +26,7 @@ TEST_CASE("run folder: the first of runs/<name>, <name>-2, ... without a report"
   CHECK(app::default_run_folder("x", root) == root + "/x-3");
 }
 
-TEST_CASE("run folder: a second run writes runs/<name>-2/ and says so; --out replaces", "[app][outputs]") {
+TEST_CASE("run folder: a second run writes runs/<name>-2/ and says so, --out replaces", "[app][outputs]") {
   TempDir tmp("run-twice");
   const std::string run = "cd " + tmp.path.string() + " && SC_COPYRIGHT_MESSAGE=DISABLE " + TPUSIM_BINARY + " run " +
                           TPUSIM_SOURCE_DIR + "/configs/experiments/matmul-teach.yaml";

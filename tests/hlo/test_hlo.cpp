@@ -100,7 +100,7 @@ TEST_CASE("a while loop repeats its body by the trip count of its condition") {
   CHECK(cm.approximations().empty());
 }
 
-TEST_CASE("a while loop's known_trip_count comes first; a loop of unknown count is one trip, reported") {
+TEST_CASE("a while loop's known_trip_count comes first, a loop of unknown count is one trip, reported") {
   // The condition compares with a parameter (no constant): only the
   // backend_config says 5 trips.
   std::string text = kLoop;
@@ -119,7 +119,7 @@ TEST_CASE("a while loop's known_trip_count comes first; a loop of unknown count 
   }
 }
 
-TEST_CASE("a convolution's FLOPs skip its padding; a nested fusion's dots count") {
+TEST_CASE("a convolution's FLOPs skip its padding, a nested fusion's dots count") {
   // bf0_i0o->b0f with a window of 4 padded 3_3 over an input of spatial
   // size 1: each of the 4 output positions reads the one input position
   // once, so 2 x (2 x 4 x 5 outputs) x 3 features x 1 = 240 FLOPs.

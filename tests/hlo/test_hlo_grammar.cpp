@@ -57,7 +57,7 @@ void expect_error(const std::string& text, int line, const std::string& words) {
 
 }  // namespace
 
-TEST_CASE("grammar: execution_thread after a computation's body; async-start/-update/-done on the sparsecore thread") {
+TEST_CASE("grammar: execution_thread after a computation's body, async-start/-update/-done on the sparsecore thread") {
   // The form of XLA's own parser tests (async_execution_thread="sparsecore").
   const char* text = R"(HloModule sc, is_scheduled=true, num_partitions=1
 
@@ -146,7 +146,7 @@ ENTRY %main (g: f32[4096], t: f32[64,64]) -> (f32[2048], f32[8,64]) {
   CHECK(s.bytes == 64.0 * 64 * 4 + 8 + 8.0 * 64 * 4);
 }
 
-TEST_CASE("grammar: layouts with tiles and memory spaces; S(1) VMEM and S(5) host memory move no HBM bytes") {
+TEST_CASE("grammar: layouts with tiles and memory spaces, S(1) VMEM and S(5) host memory move no HBM bytes") {
   const char* text = R"(HloModule layouts, num_partitions=1
 
 ENTRY %main (a: f32[16,256], b: bf16[1024]) -> f32[16,256] {
@@ -176,7 +176,7 @@ ENTRY %main (a: f32[16,256], b: bf16[1024]) -> f32[16,256] {
                "one memory space");
 }
 
-TEST_CASE("grammar: frontend_attributes kept as text; backend_config JSON as an object or a quoted string") {
+TEST_CASE("grammar: frontend_attributes kept as text, backend_config JSON as an object or a quoted string") {
   const char* text = R"(HloModule attrs, num_partitions=1
 
 %body (p: (s32[], f32[8,16])) -> (s32[], f32[8,16]) {

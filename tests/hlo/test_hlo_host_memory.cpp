@@ -73,7 +73,7 @@ TEST_CASE("host memory: a copy to S(5) moves its bytes over the host link at its
   CHECK(copy.step >= kBytes / copy.link);
 }
 
-TEST_CASE("host memory: a synchronous copy follows the dot; a copy-start before it overlaps it") {
+TEST_CASE("host memory: a synchronous copy follows the dot, a copy-start before it overlaps it") {
   const Run dot = run(kDot + kRoot);
   const Run sync = run(kDot + kToHost + kRoot);
   const Run async = run(kToHostStart + kDot + kToHostDone + kRoot);

@@ -69,7 +69,7 @@ const std::string kEnd = "  ROOT %t = () tuple()\n}\n";
 
 }  // namespace
 
-TEST_CASE("sparsecore: offloading an all-gather frees the TensorCore; the step shortens by the overlap") {
+TEST_CASE("sparsecore: offloading an all-gather frees the TensorCore, the step shortens by the overlap") {
   const Run dot = run(kHead + kDot + kEnd, "tpu-v6e", kPod);
   const Run gather = run(kHead + kGather + kEnd, "tpu-v6e", kPod);
   // On the TensorCore the gather is synchronous: the dot waits for it.

@@ -82,7 +82,7 @@ TEST_CASE("Experts on every second block (Llama 4 Maverick's interleave)", "[mod
   CHECK(c.moe_layers() == 3);
 }
 
-TEST_CASE("Dropless experts: each takes tokens x top_k / experts; grouped is one matmul of the same FLOPs",
+TEST_CASE("Dropless experts: each takes tokens x top_k / experts, grouped is one matmul of the same FLOPs",
           "[models][moe_layers]") {
   auto c = small_moe();
   const std::uint64_t B = 4;  // 256 tokens

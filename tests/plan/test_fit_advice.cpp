@@ -53,7 +53,7 @@ TEST_CASE("fit advice: a replicated 1.3 B model is told to shard its optimizer s
   }
 }
 
-TEST_CASE("fit advice: a step with FSDP and full remat is not told to use them; offloading its inputs runs",
+TEST_CASE("fit advice: a step with FSDP and full remat is not told to use them, offloading its inputs runs",
           "[plan][fit]") {
   TempDir dir("fit-fsdp");
   const std::string file = "tests/data/plan/fsdp-remat-too-big-v5e-4.yaml";

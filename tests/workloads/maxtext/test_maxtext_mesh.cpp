@@ -28,7 +28,7 @@ TEST_CASE("maxtext mesh: ici_fsdp 16 and ici_tensor -1 on 256 chips is tensor 16
   CHECK(cfg.mesh.size(MaxTextAxis::tensor) == 16);
 }
 
-TEST_CASE("maxtext mesh: DCN -1 takes the slices; each axis is ici x dcn", "[maxtext][mesh]") {
+TEST_CASE("maxtext mesh: DCN -1 takes the slices, each axis is ici x dcn", "[maxtext][mesh]") {
   // base.yml's dcn_data_parallelism -1 over 4 slices of 256.
   const auto cfg = load("{ici_fsdp_parallelism: -1}", 1024, 4);
   CHECK(cfg.mesh.size(MaxTextAxis::data) == 4);
@@ -72,7 +72,7 @@ TEST_CASE("maxtext mesh: two -1 in one group, and more than the chips", "[maxtex
   CHECK(more.detail().find("multiply to 32, more than the 16 chips of a slice") != std::string::npos);
 }
 
-TEST_CASE("maxtext mesh: DCN parallelism on one slice is refused; base.yml's dcn_data -1 is not", "[maxtext][mesh]") {
+TEST_CASE("maxtext mesh: DCN parallelism on one slice is refused, base.yml's dcn_data -1 is not", "[maxtext][mesh]") {
   const auto e = error_of("{dcn_fsdp_parallelism: 2}", 256);
   CHECK(e.key_path() == "config.dcn_fsdp_parallelism");
   CHECK(e.detail() == "DCN parallelism of 2 on a pod of one slice");

@@ -56,7 +56,7 @@ TEST_CASE("maxtext models: deepseek2-16b has one dense layer, then MoE with two 
   CHECK(m.q_lora_rank == 0);
 }
 
-TEST_CASE("maxtext models: qwen3 MoE experts take moe_mlp_dim; Mixtral's take mlp_dim", "[maxtext][models]") {
+TEST_CASE("maxtext models: qwen3 MoE experts take moe_mlp_dim, Mixtral's take mlp_dim", "[maxtext][models]") {
   // qwen3-30b-a3b.yml: base_mlp_dim 768 = base_moe_mlp_dim 768, 128 experts, 8 per token.
   const auto q = load("{model_name: qwen3-30b-a3b, per_device_batch_size: 1}", 8).model;
   CHECK(q.expert_mlp_dim() == 768);

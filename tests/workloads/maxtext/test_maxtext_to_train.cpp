@@ -125,7 +125,7 @@ TEST_CASE("maxtext: a batch or a tensor split the step cannot take is refused at
                         Catch::Contains("does not divide the model's 2 layers"));
 }
 
-TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded buffers; without a capacity, refused",
+TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded buffers, without a capacity, refused",
           "[workloads][maxtext]") {
   // Mixtral 8x7B's block (E 8, top 2, D 4096, expert F 14336) cut to 2
   // layers, 1 sequence of 1024 per chip: C = ceil(1024 x 2 / 8) x 1.25 =
