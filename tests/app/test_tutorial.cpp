@@ -91,7 +91,8 @@ TEST_CASE("tutorial check catches an exercise whose prediction misses the run", 
 TEST_CASE("concept map: every command it shows is run as pasted", "[app][tutorial]") {
   // The concept map's sidecar has "every_command": a command shown in a row
   // that is no run of the sidecar (so never checked), or written without
-  // build/ (not pasteable from the repository root), fails the check.
+  // build/ (not pasteable from the repository root), fails the check; a
+  // check of what is shown, so nothing needs to run (--commands-only).
   const fs::path dir = fs::temp_directory_path() / ("tpusim-test-concepts-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::string text = read_source("docs/tutorial/concepts.md");
@@ -101,7 +102,7 @@ TEST_CASE("concept map: every command it shows is run as pasted", "[app][tutoria
               "\n| unchecked | - | `build/tpusim run configs/tutorial/ch4-ring.yaml --set workload.bytes=4096` | - |"
               "\n| bare | - | `tpusim run configs/tutorial/ch4-ring.yaml` | - |");
   std::ofstream(dir / "concepts.md") << text;
-  const testing_cli::CliResult r = run_check("--only concepts --chapters-dir " + dir.string());
+  const testing_cli::CliResult r = run_check("--commands-only --only concepts --chapters-dir " + dir.string());
   fs::remove_all(dir);
   INFO(r.output);
   CHECK(r.status == 1);
