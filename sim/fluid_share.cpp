@@ -9,7 +9,9 @@ namespace sim {
 std::uint32_t FluidShare::add_resource(double capacity) {
   if (!(capacity > 0) || !std::isfinite(capacity))
     throw std::invalid_argument("FluidShare: a resource's capacity must be a positive finite number");
-  resources_.push_back(Resource{capacity, {}, 0, 0, 0});
+  Resource r;
+  r.capacity = capacity;
+  resources_.push_back(std::move(r));
   return static_cast<std::uint32_t>(resources_.size() - 1);
 }
 
@@ -38,6 +40,7 @@ std::uint32_t FluidShare::start(Tick now, double amount, const std::vector<Use>&
     if (u.resource >= resources_.size() || !(u.weight > 0))
       throw std::invalid_argument("FluidShare: a flow uses an unknown resource or a weight <= 0");
     resources_[u.resource].flows.push_back(id);
+    resources_[u.resource].weights.push_back(u.weight);
     seeds_.push_back(u.resource);
   }
   if (f.uses.empty()) orphans_.push_back(id);
@@ -50,10 +53,12 @@ void FluidShare::finish(std::uint32_t flow, Tick now) {
   f.remaining = remaining_at(flow, now);
   f.last = now;
   for (const Use& u : f.uses) {
-    auto& v = resources_[u.resource].flows;
-    auto it = std::find(v.begin(), v.end(), flow);
-    *it = v.back();
-    v.pop_back();
+    Resource& r = resources_[u.resource];
+    const auto at = static_cast<std::size_t>(std::find(r.flows.begin(), r.flows.end(), flow) - r.flows.begin());
+    r.flows[at] = r.flows.back();
+    r.flows.pop_back();
+    r.weights[at] = r.weights.back();
+    r.weights.pop_back();
     seeds_.push_back(u.resource);
   }
   f.live = false;
@@ -121,9 +126,7 @@ const std::vector<std::uint32_t>& FluidShare::settle(Tick now) {
     r.left = r.capacity;
     r.unfixed = 0;
     r.unfixed_flows = static_cast<std::uint32_t>(r.flows.size());
-    for (std::uint32_t f : r.flows)
-      for (const Use& u : flows_[f].uses)
-        if (u.resource == id) r.unfixed += u.weight;
+    for (const double w : r.weights) r.unfixed += w;
   }
   if (new_rate_.size() < flows_.size()) new_rate_.resize(flows_.size());
   for (std::uint32_t f : comp_flows_) new_rate_[f] = -1.0;
@@ -137,11 +140,17 @@ const std::vector<std::uint32_t>& FluidShare::settle(Tick now) {
     }
   };
   std::size_t left = comp_flows_.size();
+  // Each round scans only the resources with flows still unfixed, in the
+  // component's order (so flows are fixed in the same order as over all).
+  filling_.assign(comp_resources_.begin(), comp_resources_.end());
   while (left > 0) {
+    filling_.erase(std::remove_if(filling_.begin(), filling_.end(),
+                                  [this](std::uint32_t id) { return resources_[id].unfixed_flows == 0; }),
+                   filling_.end());
     double share = std::numeric_limits<double>::infinity();
-    for (std::uint32_t id : comp_resources_) {
+    for (std::uint32_t id : filling_) {
       const Resource& r = resources_[id];
-      if (r.unfixed_flows > 0) share = std::min(share, r.left / r.unfixed);
+      share = std::min(share, r.left / r.unfixed);
     }
     if (capped) {
       // A flow whose cap lies below the common rise stops at its cap first.
@@ -161,7 +170,7 @@ const std::vector<std::uint32_t>& FluidShare::settle(Tick now) {
     // The resources offering the smallest equal share fix every flow still
     // unfixed on them at that share.
     const double limit = share * (1.0 + 1e-12);
-    for (std::uint32_t id : comp_resources_) {
+    for (std::uint32_t id : filling_) {
       Resource& r = resources_[id];
       if (r.unfixed_flows == 0 || r.left / r.unfixed > limit) continue;
       for (std::uint32_t f : r.flows) {

@@ -86,6 +86,7 @@ class FluidShare {
   struct Resource {
     double capacity = 0;
     std::vector<std::uint32_t> flows;
+    std::vector<double> weights;  // of each of `flows` on this resource, in the same order
     std::uint32_t mark = 0;
     double left = 0;                  // scratch for progressive filling: capacity not yet given out
     double unfixed = 0;               // scratch: summed weights of the flows not yet fixed
@@ -100,6 +101,7 @@ class FluidShare {
   std::vector<std::uint32_t> orphans_;  // started flows that use no resource (only a cap)
   std::uint32_t epoch_ = 0;
   std::vector<std::uint32_t> comp_resources_, comp_flows_, changed_;
+  std::vector<std::uint32_t> filling_;  // scratch: the component's resources with flows still unfixed
   std::vector<double> new_rate_;
 };
 
