@@ -32,13 +32,16 @@ LayerSpec output_layer(const Dims& d, const TransformerConfig& c) {
       make_elementwise("output.norm", ElementwiseOp::layernorm, Pass::forward, x, false, "output.norm.out", {}));
   // Logits = LN(x) W_U, vocabulary-parallel (column-parallel over the vocab).
   // Tied: W_U = E^T, so the weight is the embedding table and dW (D x V)
-  // accumulates, transposed, into its gradient.
+  // accumulates, transposed, into its gradient; a table split over d_model
+  // makes the logits row-parallel, partial sums over the whole vocabulary
+  // that the tensor ranks all-reduce.
+  const bool over_d = tied && c.embedding_shard == "d_model";
   add_linear(l, {"output.logits",
                  d.BT,
                  d.D,
                  d.V,
                  tied ? "embedding.table" : "output.unembedding",
-                 TpRole::column,
+                 over_d ? TpRole::row : TpRole::column,
                  "output.logits",
                  "output.norm.out.grad",
                  {"output.norm"},

@@ -77,6 +77,10 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                                 "vocabulary size V")
         .flag("tied_embeddings", &TransformerConfig::tied_embeddings, false,
               "the output layer reuses the embedding table (V x D parameters once, not twice)")
+        .choice("embedding_shard", &TransformerConfig::embedding_shard, {"vocab", "d_model"}, std::string("vocab"),
+                "how tensor parallelism splits a tied embedding table: vocab (each rank a slice of the vocabulary; "
+                "its logits are the vocabulary's slice) or d_model (each rank a slice of every token's vector; its "
+                "logits are partial sums of the whole vocabulary, all-reduced over the tensor ranks)")
         .choice("mlp", &TransformerConfig::mlp, {"relu", "gelu", "swiglu", "geglu"}, std::string("gelu"),
                 "relu, gelu: 2 matrices, 2DF params; swiglu, geglu: gated by SiLU or GELU, 3 matrices, 3DF params")
         .integer<std::uint64_t>("kv_heads", &TransformerConfig::kv_heads, "heads", 0, sim::between(0, 1 << 20),

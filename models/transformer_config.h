@@ -17,7 +17,13 @@ struct TransformerConfig {
   std::uint64_t head_dim = 0;
   std::uint64_t seq_len = 0;
   std::uint64_t vocab = 0;
-  bool tied_embeddings = false;            // the unembedding reuses the embedding table (transposed)
+  bool tied_embeddings = false;  // the unembedding reuses the embedding table (transposed)
+  // How tensor parallelism splits a tied embedding table: vocab (Megatron's
+  // vocabulary-parallel table, the logits split over the vocabulary) or
+  // d_model (each rank holds every token's slice of D, so the logits are
+  // partial sums all-reduced over the vocabulary: JetStream-PyTorch's Gemma,
+  // docs/serving.md#validation-against-measured-servers).
+  std::string embedding_shard = "vocab";   // vocab | d_model
   std::string mlp = "gelu";                // relu | gelu | swiglu | geglu
   std::uint64_t kv_heads = 0;              // key/value heads; 0: as many as `heads`
   std::string attention = "materialized";  // materialized | flash

@@ -20,6 +20,11 @@ struct MatmulWorkloadSpec {
   // round trip of a measurement timed from the host), in series with the
   // chip's time: docs/matmul.md#host-dispatch. 0: the chip's time alone.
   double host_dispatch = 0;
+  // Host time of a call that runs while the chip computes (the Python work
+  // after an asynchronous dispatch returns, before the caller blocks): the
+  // call takes host_dispatch + max(the chip's time, host_overlap).
+  // docs/matmul.md#host-dispatch. 0: none.
+  double host_overlap = 0;
 };
 
 // Every key of `kind: matmul` (tpusim explain matmul).

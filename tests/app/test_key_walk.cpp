@@ -85,10 +85,11 @@ const Probe kProbes[] = {
      "functional: true\n"
      "workload: {kind: train, model: {type: mlp, widths: [16, 32, 8], activation: relu}, global_batch: 32,\n"
      "           optimizer: sgd, steps: 2, learning_rate: 0.5, seed: 7}\n"},
+    // Tied, so that embedding_shard acts (its logits split over the vocabulary or d_model).
     {"train-transformer", "train", false,
      "chip: tpu-v5e\npod: v5e-4x4\nmesh: {model: 4, data: 4}\n"
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
-     "           head_dim: 64, seq_len: 256, vocab: 4096, kv_heads: 4}, global_batch: 32,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 4096, kv_heads: 4, tied_embeddings: true}, global_batch: 32,\n"
      "           parallelism: {data: data, tensor: model, microbatches: 2}, optimizer: adam}\n"},
     {"train-sequence", "train", false,
      "chip: tpu-v5e\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {model: 4}\n"
@@ -140,7 +141,8 @@ const Probe kProbes[] = {
     {"inference", "inference", false,
      "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {model: 2, data: 2}\n"
      "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8,\n"
-     "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 8, prompt_len: 128, decode_len: 32,\n"
+     "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4, tied_embeddings: true}, batch: 8,\n"
+     "           prompt_len: 128, decode_len: 32,\n"
      "           parallelism: {data: data, tensor: model}}\n"},
     {"inference-stream", "inference", false,
      "chip: tpu-v5e\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {model: 2, data: 2}\n"

@@ -14,11 +14,12 @@ namespace test_calibration_v5e {
 namespace {
 
 // One bf16 matmul on one v5e chip, as the validation cases run it, the
-// chip's time alone (host_dispatch 0, unless `sets` gives it); `sets` are
+// chip's time alone (host_dispatch and host_overlap 0, unless `sets` gives
+// them); `sets` are
 // --set overrides (m, k, n, a blocking); `efficiency` replaces the chip
 // file's compute_efficiency when given.
 nlohmann::json run(std::vector<std::string> sets, double efficiency = 0) {
-  sets.insert(sets.begin(), "workload.host_dispatch=0");
+  sets.insert(sets.begin(), {"workload.host_dispatch=0", "workload.host_overlap=0"});
   auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/validation/experiments/matmul-v5e.yaml",
                                         std::move(sets));
   if (efficiency > 0) exp.chip.compute_efficiency = efficiency;
@@ -99,6 +100,37 @@ TEST_CASE("v5e calibration: the guide's Pallas kernel at 8192^3, not used to set
   const double sim = time_s(run(sets)) + dispatch;
   INFO("measured 6.0994 ms, tpusim + dispatch " << sim * 1e3 << " ms");
   CHECK(sim == Approx(6.0994e-3).epsilon(0.05));
+}
+
+TEST_CASE("v5e calibration: a call shorter than the host's work beside it waits for the host",
+          "[kernels][calibration]") {
+  // The guide's 1024^3 calls (cells OpU7I7BNXQYg and RjU3sSTUWzIk) take
+  // 119.43 us (XLA) and 127.09 us (Pallas 512 x 1024 x 1024), where their
+  // kernels take under 20 us and one dispatch is 60 us: after JAX's
+  // asynchronous dispatch returns, the host's remaining work of the call
+  // runs beside the kernel, and a kernel shorter than it waits for it
+  // (docs/matmul.md#host-dispatch). By hand, with the experiment's d and h:
+  // a 1024^3 call takes d + h, a 4096^3 call d + its kernel (h is shorter).
+  const auto shipped = [](std::vector<std::string> sets) {
+    const auto exp = workloads::load_experiment(
+        std::string(TPUSIM_SOURCE_DIR) + "/validation/experiments/matmul-v5e.yaml", std::move(sets));
+    return exp.workload->run(exp, {}).report["result"]["step_time_s"].get<double>();
+  };
+  const double kernel_1024 = time_s(run(cube(1024)));
+  const double kernel_4096 = time_s(run(cube(4096)));
+  const double dispatch = shipped({"workload.m=4096", "workload.k=4096", "workload.n=4096"}) - kernel_4096;
+  const double call_1024 = shipped(cube(1024));
+  INFO("kernel 1024^3 " << kernel_1024 * 1e6 << " us, dispatch " << dispatch * 1e6 << " us, call " << call_1024 * 1e6
+                        << " us");
+  CHECK(dispatch == Approx(60e-6).margin(1e-9));
+  CHECK(kernel_1024 < 20e-6);
+  CHECK(call_1024 > dispatch + kernel_1024 + 30e-6);  // the host, not the kernel, ends the call
+  // Against both measured 1024^3 calls: within 5%, one on each side.
+  CHECK(call_1024 == Approx(119.43e-6).epsilon(0.05));
+  std::vector<std::string> pallas = cube(1024);
+  pallas.push_back("workload.block={bm: 512, bk: 1024, bn: 1024}");
+  CHECK(shipped(pallas) == Approx(127.09e-6).epsilon(0.05));
+  CHECK(shipped(pallas) == Approx(call_1024).margin(1e-12));  // both wait for the same host
 }
 
 }  // namespace test_calibration_v5e

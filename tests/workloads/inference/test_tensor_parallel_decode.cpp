@@ -1,7 +1,9 @@
 // Tensor-parallel decode on 8 v5e chips (a 2x4 slice): every Transformer
 // block all-reduces its attention and MLP outputs, batch x d_model bf16
 // values, over the 8 chips. For a small batch those are a few kilobytes,
-// and the all-reduce costs its launch and hops, not its bytes.
+// and the all-reduce costs its launch and hops, not its bytes. A tied
+// embedding table split over d_model (JetStream-PyTorch's Gemma) adds one
+// all-reduce of the whole step's logits.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -52,7 +54,64 @@ AllReduces decode_all_reduces(std::uint64_t batch) {
 const double kLatencyBoundBytes = kV5eCollectiveLaunch * 2 * kV5eLinkBandwidth * kChips / (2 * (kChips - 1));
 double bandwidth_term(double bytes) { return 2 * (kChips - 1) / kChips * bytes / (2 * kV5eLinkBandwidth); }
 
+// A Gemma-7B-shaped decode step (2 of its 28 blocks, its tied 256,128-token
+// vocabulary) at batch 96 over the 8 chips, the table split `shard` ways.
+nlohmann::json gemma_decode(const std::string& shard) {
+  return run(write_yaml("gemma-" + shard,
+                        "name: gemma-" + shard +
+                            "\nchip: tpu-v5e\npod: {topology: torus2d, shape: [2, 4], wraparound: [false, false]}\n"
+                            "mesh: {model: 8}\nworkload:\n  kind: inference\n  model: {type: transformer, layers: 2, "
+                            "d_model: 3072, d_ff: 24576, heads: 16, kv_heads: 16, head_dim: 256, seq_len: 2048, "
+                            "vocab: 256128, tied_embeddings: true, embedding_shard: " +
+                            shard +
+                            ", mlp: geglu, attention: flash}\n  batch: 96\n  prompt_len: 512\n  decode_len: 32\n"
+                            "  phase: decode\n  parallelism: {tensor: model}\n"));
+}
+
 }  // namespace
+
+TEST_CASE("a tied table split over d_model all-reduces the step's logits over the vocabulary", "[inference][tensor]") {
+  // JetStream-PyTorch shards Gemma's embedder over its hidden axis
+  // (default_shardings/gemma.yaml, embedder.weight: 1) and computes the
+  // logits with it (gemma/model.py: hidden_states x embedder.weight^T), so
+  // each chip holds partial sums of all 96 x 256,128 logits, which are
+  // all-reduced in bf16: 49,176,576 bytes. By hand, a bidirectional ring
+  // over 8 chips moves 2 x 7/8 of them over 2 links of 4.5e10 B/s:
+  // 0.956 ms at least (the 2 x 4 slice has no wraparound, so more).
+  const nlohmann::json d = gemma_decode("d_model"), v = gemma_decode("vocab");
+  const std::uint64_t logits_bytes = 96ull * 256128 * 2;
+  REQUIRE(logits_bytes == 49176576);
+  std::uint64_t count_d = 0, count_v = 0, largest = 0;
+  double largest_s = 0;
+  for (const auto& c : d["collectives"]) {
+    if (c["op"] != "all_reduce") continue;
+    ++count_d;
+    if (c["bytes"].get<std::uint64_t>() > largest) {
+      largest = c["bytes"].get<std::uint64_t>();
+      largest_s = c["time_s"].get<double>();
+    }
+  }
+  for (const auto& c : v["collectives"]) count_v += c["op"] == "all_reduce" ? 1 : 0;
+  CHECK(count_v == 2 * 2 + 1);  // two per block, the embedding lookup
+  CHECK(count_d == count_v + 1);
+  CHECK(largest == logits_bytes);
+  const double by_hand = 2.0 * 7 / 8 * double(logits_bytes) / (2 * kV5eLinkBandwidth);
+  CHECK(by_hand == Approx(0.956e-3).epsilon(0.001));
+  CHECK(largest_s >= by_hand);
+  // The same all-reduce run alone (kind: collective, the same pod and mesh)
+  // takes what the step's does: the op, bytes and axes are the collective's.
+  const nlohmann::json alone =
+      run(write_yaml("logits-all-reduce",
+                     "name: logits-all-reduce\nchip: tpu-v5e\npod: {topology: torus2d, shape: [2, 4], wraparound: "
+                     "[false, false]}\nmesh: {model: 8}\nworkload: {kind: collective, op: all_reduce, bytes: " +
+                         std::to_string(logits_bytes) + ", axes: [model]}\n"));
+  CHECK(largest_s == Approx(alone["result"]["step_time_s"].get<double>()).epsilon(0.01));
+  // It is on the step's critical path (sampling needs the summed logits),
+  // and the logits matmul itself reads the same table bytes either way.
+  const double step_d = d["result"]["inference"]["tpot_s"].get<double>();
+  const double step_v = v["result"]["inference"]["tpot_s"].get<double>();
+  CHECK(step_d - step_v > 0.9 * by_hand);
+}
 
 TEST_CASE("tensor-parallel decode all-reduces batch x d_model twice per block, latency-bound for a small batch",
           "[inference][tensor]") {
