@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/host.h"
+#include "sim/mean.h"
 #include "sim/output.h"
 #include "workloads/cluster/fabric.h"
 #include "workloads/cluster/profile.h"
@@ -44,12 +45,6 @@ std::vector<double> dcn_per_step(const cluster::JobRun& run, std::uint32_t steps
   return out;
 }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (const double x : v) s += x;
-  return v.empty() ? 0.0 : s / double(v.size());
-}
-
 ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_run, const cluster::JobRun& alone,
                                 const cluster::JobRun& together, std::uint32_t phases) {
   ClusterSection::Job j;
@@ -68,11 +63,11 @@ ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_
     t_alone.push_back(seconds(e0 - s0));
     t.push_back(seconds(e1 - s1));
   }
-  j.step_alone_s = mean(t_alone);
-  j.step_s = mean(t);
+  j.step_alone_s = sim::mean(t_alone);
+  j.step_s = sim::mean(t);
   j.slowdown = j.step_alone_s > 0 ? j.step_s / j.step_alone_s : 1.0;
-  j.dcn_alone_s = mean(dcn_alone);
-  j.dcn_s = mean(dcn);
+  j.dcn_alone_s = sim::mean(dcn_alone);
+  j.dcn_s = sim::mean(dcn);
   j.report = alone_run.report;
   return j;
 }
