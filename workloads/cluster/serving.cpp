@@ -14,9 +14,7 @@ Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * 1e12
 
 }  // namespace
 
-int ServingLayout::prefill_slice(std::uint64_t replica) const {
-  return int(replica * replica_devices / slice_devices);
-}
+int ServingLayout::prefill_slice(std::uint64_t replica) const { return int(replica * replica_devices / slice_devices); }
 
 int ServingLayout::decode_slice(std::uint64_t replica) const {
   return int((prefill_devices + replica * replica_devices) / slice_devices);
@@ -44,6 +42,7 @@ ServingQueues serving_queues(const std::vector<KvTransfer>& transfers, const std
   for (auto& [replica, q] : queue_of) {
     q = out.queues.size();
     out.queues.emplace_back().queue = true;
+    out.replica.push_back(replica);
     out.request_of.emplace_back();
   }
   for (const KvTransfer& t : transfers) {
@@ -55,7 +54,8 @@ ServingQueues serving_queues(const std::vector<KvTransfer>& transfers, const std
     p.time = std::max<Ps>(1, to_ps(t.start_s + t.time_s) - p.start);
     p.flows.push_back({from, to, layout.kv_bytes_per_token * requests.at(t.request).prompt_len, layout.connections});
     out.queues[q].phases.push_back(std::move(p));
-    out.queues[q].step = std::max(out.queues[q].step, out.queues[q].phases.back().start + out.queues[q].phases.back().time);
+    out.queues[q].step =
+        std::max(out.queues[q].step, out.queues[q].phases.back().start + out.queues[q].phases.back().time);
     out.request_of[q].push_back(t.request);
   }
   return out;

@@ -43,6 +43,7 @@ ServingLayout serving_layout(const Experiment& exp, const InferenceSpec& spec);
 // stay in a slice (one slice, or no prefill pool).
 struct ServingQueues {
   std::vector<JobProfile> queues;
+  std::vector<std::uint64_t> replica;                // per queue: its decode replica
   std::vector<std::vector<std::size_t>> request_of;  // per queue, per phase
 };
 ServingQueues serving_queues(const std::vector<KvTransfer>& transfers, const std::vector<Request>& requests,
@@ -59,7 +60,6 @@ struct ServingJob {
   RunOutput alone;  // the stream with the DCN to itself
   ServingQueues queues;
   std::shared_ptr<StreamStepTimes> steps;  // its steps' pod runs, for the runs in company
-
 };
 ServingJob serve_alone(const Job& job, const InferenceSpec& spec);
 // The stream again, request r's transfer taking times[r].

@@ -25,8 +25,7 @@ std::string cluster_trace(const std::vector<TraceJob>& jobs, const TimelineRun& 
       for (std::size_t k = 0; k < jr.steps.size(); ++k)
         w.op(pid, steps, "step " + std::to_string(k), jr.steps[k].first, jr.steps[k].second, "step");
       for (const PhaseRun& p : jr.phases)
-        w.op(pid, dcn, "DCN phase " + std::to_string(p.phase), p.start, p.end, "dcn",
-             {{"step", double(p.step)}});
+        w.op(pid, dcn, "DCN phase " + std::to_string(p.phase), p.start, p.end, "dcn", {{"step", double(p.step)}});
     } else {
       const std::uint32_t kv = ++next->second;
       w.name_track(pid, kv, tj.track);

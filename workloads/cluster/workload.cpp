@@ -195,10 +195,16 @@ class ClusterWorkload : public Workload {
       if (p.serving[j]) {
         const cluster::ServingJob& s = *p.serving[j];
         const std::size_t n = s.spec->requests.count;
+        // A fleet whose caches stay in their slices (or one without a
+        // prefill pool) has nothing on the fabric: its stream as alone.
+        const bool apart = s.queues.queues.empty();
         c.jobs.push_back(serving_section(
             spec_.jobs[j], p.runs[j],
-            cluster::serve_with(spec_.jobs[j], s, cluster::transfer_times(s.queues, alone, 0, n)),
-            cluster::serve_with(spec_.jobs[j], s, cluster::transfer_times(s.queues, together, first, n)), p.phases[j]));
+            apart ? s.alone.report
+                  : cluster::serve_with(spec_.jobs[j], s, cluster::transfer_times(s.queues, alone, 0, n)),
+            apart ? s.alone.report
+                  : cluster::serve_with(spec_.jobs[j], s, cluster::transfer_times(s.queues, together, first, n)),
+            p.phases[j]));
       } else {
         c.jobs.push_back(job_section(spec_.jobs[j], p.runs[j], alone.jobs[0], together.jobs[first], p.phases[j]));
       }
@@ -263,7 +269,7 @@ class ClusterWorkload : public Workload {
       tj.job = j;
       tj.job_name = spec_.jobs[j].name + " (" + spec_.jobs[j].experiment->workload->kind() + ")";
       if (p.serving[j]) {
-        tj.track = "KV into decode replica " + std::to_string(t - p.first[j]);
+        tj.track = "KV into decode replica " + std::to_string(p.serving[j]->queues.replica[t - p.first[j]]);
         tj.phase_names = p.serving[j]->queues.request_of[t - p.first[j]];
       }
       out.push_back(std::move(tj));

@@ -23,8 +23,8 @@ constexpr double kB = 2.0 * 2 * 8 * 128 * 2 * 512;  // 4 MiB
 constexpr double kC = 5e9;
 
 std::string serving_job(const std::string& slices) {
-  return "    - name: fleet\n      slices: " + slices + "\n      experiment:\n        chip: " +
-         nominal_chip::chip("tpu-v5e") +
+  return "    - name: fleet\n      slices: " + slices +
+         "\n      experiment:\n        chip: " + nominal_chip::chip("tpu-v5e") +
          "\n        pod: {slices: 2, slice: {topology: ring, shape: [4], wraparound: true}, dcn_axes: [dcn]}\n"
          "        mesh: {model: 4, dcn: 2}\n"
          "        workload:\n          kind: inference\n"
@@ -45,8 +45,8 @@ std::string collective_job() {
 }
 
 std::string cluster_yaml(const std::string& pods, const std::string& jobs) {
-  return "chip: " + nominal_chip::chip("tpu-v5e") + "\nworkload:\n  kind: cluster\n  datacenter:\n    pods:\n" +
-         pods + "  jobs:\n" + jobs;
+  return "chip: " + nominal_chip::chip("tpu-v5e") + "\nworkload:\n  kind: cluster\n  datacenter:\n    pods:\n" + pods +
+         "  jobs:\n" + jobs;
 }
 
 const std::string kTwoPods =
@@ -80,8 +80,7 @@ TEST_CASE("cluster serving: a fleet that shares no link serves as alone", "[clus
 }
 
 TEST_CASE("cluster serving: a KV transfer beside an all-reduce gets half the uplink", "[cluster]") {
-  const nlohmann::json r =
-      run("fleet-shared", cluster_yaml(kTwoPods, serving_job("[s0, s1]") + collective_job()));
+  const nlohmann::json r = run("fleet-shared", cluster_yaml(kTwoPods, serving_job("[s0, s1]") + collective_job()));
   const nlohmann::json& fleet = r.at("cluster").at("jobs").at(0);
   const nlohmann::json& alone = stream_of(fleet.at("report"));
   const double ttft = alone.at("ttft_s").at("p99").get<double>();
@@ -93,8 +92,7 @@ TEST_CASE("cluster serving: a KV transfer beside an all-reduce gets half the upl
   // In company: B at C/2 (the all-reduce's flow on the same uplink throughout).
   CHECK(fleet.at("dcn_s").get<double>() == Approx(2 * kB / kC).epsilon(1e-6));
   CHECK(fleet.at("serving").at("ttft_s").at("p99").get<double>() == Approx(ttft - kv + 2 * kB / kC).epsilon(1e-6));
-  CHECK(fleet.at("slowdown").get<double>() ==
-        Approx((ttft - kv + 2 * kB / kC) / (ttft - kv + kB / kC)).epsilon(1e-6));
+  CHECK(fleet.at("slowdown").get<double>() == Approx((ttft - kv + 2 * kB / kC) / (ttft - kv + kB / kC)).epsilon(1e-6));
   // p0.up carried the cache once for the fleet.
   const nlohmann::json& up = r.at("cluster").at("links").at(0);
   REQUIRE(up.at("name") == "p0.up");
@@ -102,10 +100,13 @@ TEST_CASE("cluster serving: a KV transfer beside an all-reduce gets half the upl
 }
 
 TEST_CASE("cluster serving: a serving job runs its stream once and needs one", "[cluster]") {
-  const std::string steps = serving_job("[s0, s1]").replace(std::string("    - name: fleet\n").size(), 0,
-                                                            "      steps: 2\n");
+  const std::string steps =
+      serving_job("[s0, s1]").replace(std::string("    - name: fleet\n").size(), 0, "      steps: 2\n");
   CHECK_THROWS_WITH(run("fleet-steps", cluster_yaml(kTwoPods, steps)),
                     Catch::Contains("steps") && Catch::Contains("runs its request stream once"));
+  std::string bare = serving_job("[s0, s1]");
+  bare.erase(bare.find("          requests:"));
+  CHECK_THROWS_WITH(run("fleet-bare", cluster_yaml(kTwoPods, bare)), Catch::Contains("serves a request stream"));
 }
 
 }  // namespace test_cluster_serving

@@ -21,8 +21,8 @@ constexpr double kS = 64.0 * 1024 * 1024;
 constexpr double kC = 5e9;
 
 std::string job_yaml(const std::string& name, const std::string& slices) {
-  return "    - name: " + name + "\n      slices: " + slices + "\n      steps: 2\n      experiment:\n        chip: " +
-         nominal_chip::chip("tpu-v5e") +
+  return "    - name: " + name + "\n      slices: " + slices +
+         "\n      steps: 2\n      experiment:\n        chip: " + nominal_chip::chip("tpu-v5e") +
          "\n        pod: {slices: 2, slice: {topology: ring, shape: [4], wraparound: true}}\n"
          "        workload: {kind: collective, op: all_reduce, bytes: 67108864}\n";
 }
@@ -45,8 +45,10 @@ TEST_CASE("cluster trace: each job its own process, its steps and DCN phases as 
   std::map<long, std::string> process;
   std::map<std::pair<long, long>, std::string> track;
   for (const auto& e : trace.at("traceEvents"))
-    if (e.at("ph") == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
-    else if (e.at("ph") == "M" && e.at("name") == "thread_name") track[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+    if (e.at("ph") == "M" && e.at("name") == "process_name")
+      process[e.at("pid")] = e.at("args").at("name");
+    else if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      track[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
   CHECK(process == std::map<long, std::string>{{1, "a (collective)"}, {2, "b (collective)"}, {3, "fabric"}});
   const nlohmann::json& jobs = out.report.at("cluster").at("jobs");
   std::map<long, int> steps, phases;
