@@ -7,12 +7,6 @@
 
 namespace workloads::cluster {
 
-namespace {
-
-Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * 1e12)); }
-
-}  // namespace
-
 JobProfile profile_of(const nlohmann::json& report, std::uint32_t connections) {
   JobProfile out;
   out.step = to_ps(report.at("result").at("step_time_s").get<double>());

@@ -4,15 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include "sim/units.h"
 #include "workloads/inference/workload.h"
 
 namespace workloads::cluster {
-
-namespace {
-
-Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * 1e12)); }
-
-}  // namespace
 
 int ServingLayout::prefill_slice(std::uint64_t replica) const { return int(replica * replica_devices / slice_devices); }
 
@@ -69,7 +64,7 @@ std::vector<double> transfer_times(const ServingQueues& q, const TimelineRun& ru
   for (std::size_t k = 0; k < q.queues.size(); ++k)
     for (const PhaseRun& p : run.jobs.at(first + k).phases)
       if (p.end - p.start != q.queues[k].phases.at(p.phase).time)
-        out.at(q.request_of[k].at(p.phase)) = double(p.end - p.start) * 1e-12;
+        out.at(q.request_of[k].at(p.phase)) = sim::ps_to_seconds(p.end - p.start);
   return out;
 }
 

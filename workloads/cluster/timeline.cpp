@@ -184,6 +184,8 @@ class Timeline {
 
 }  // namespace
 
+Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * kPsPerS)); }
+
 double LinkRun::bytes() const {
   double b = 0;
   for (const double x : bytes_by_job) b += x;

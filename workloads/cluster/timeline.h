@@ -18,6 +18,11 @@ namespace workloads::cluster {
 
 using Ps = std::uint64_t;  // picoseconds, the kernel's resolution
 
+// Seconds to the nearest picosecond (negative: 0), as the cluster's
+// profiles, transfers and starts enter the timeline (back:
+// sim::ps_to_seconds).
+Ps to_ps(double s);
+
 // One shared link of the fabric, one way.
 struct FabricLink {
   std::string name;

@@ -9,6 +9,7 @@
 #include "sim/host.h"
 #include "sim/mean.h"
 #include "sim/output.h"
+#include "sim/units.h"
 #include "workloads/cluster/fabric.h"
 #include "workloads/cluster/profile.h"
 #include "workloads/cluster/serving.h"
@@ -23,9 +24,7 @@ namespace workloads {
 namespace {
 
 using cluster::Ps;
-
-double seconds(Ps ps) { return double(ps) * 1e-12; }
-Ps to_ps(double s) { return static_cast<Ps>(std::llround(s * 1e12)); }
+using cluster::to_ps;
 
 // The job's profile placed on the fabric: each flow between its slices
 // routed over the shared links between their pods.
@@ -56,7 +55,7 @@ std::uint32_t hosts_per_slice(const Experiment& exp) {
 // Per step: the DCN phases' spans summed.
 std::vector<double> dcn_per_step(const cluster::JobRun& run, std::uint32_t steps) {
   std::vector<double> out(steps, 0.0);
-  for (const auto& p : run.phases) out.at(p.step) += seconds(p.end - p.start);
+  for (const auto& p : run.phases) out.at(p.step) += sim::ps_to_seconds(p.end - p.start);
   return out;
 }
 
@@ -74,9 +73,10 @@ ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_
   for (std::uint32_t k = 0; k < job.steps; ++k) {
     const auto& [s0, e0] = alone.steps.at(k);
     const auto& [s1, e1] = together.steps.at(k);
-    j.steps.push_back({seconds(s1), seconds(e1 - s1), seconds(e0 - s0), dcn[k], dcn_alone[k]});
-    t_alone.push_back(seconds(e0 - s0));
-    t.push_back(seconds(e1 - s1));
+    j.steps.push_back(
+        {sim::ps_to_seconds(s1), sim::ps_to_seconds(e1 - s1), sim::ps_to_seconds(e0 - s0), dcn[k], dcn_alone[k]});
+    t_alone.push_back(sim::ps_to_seconds(e0 - s0));
+    t.push_back(sim::ps_to_seconds(e1 - s1));
   }
   j.step_alone_s = sim::mean(t_alone);
   j.step_s = sim::mean(t);
@@ -130,12 +130,12 @@ ClusterSection::Link link_section(const cluster::FabricLink& link, const cluster
   l.name = link.name;
   l.bytes_per_s = link.bytes_per_s;
   l.bytes = run.bytes();
-  l.utilization = makespan > 0 ? l.bytes / (link.bytes_per_s * seconds(makespan)) : 0.0;
+  l.utilization = makespan > 0 ? l.bytes / (link.bytes_per_s * sim::ps_to_seconds(makespan)) : 0.0;
   std::vector<double> by_job(jobs.size(), 0.0);
   for (std::size_t t = 0; t < owner.size(); ++t) by_job[owner[t]] += run.bytes_by_job[t];
   for (std::size_t j = 0; j < jobs.size(); ++j)
     if (by_job[j] > 0) l.by_job.emplace_back(jobs[j].name, by_job[j]);
-  for (const auto& [t, r] : run.rate) l.rate.emplace_back(seconds(t), r);
+  for (const auto& [t, r] : run.rate) l.rate.emplace_back(sim::ps_to_seconds(t), r);
   return l;
 }
 
@@ -211,7 +211,7 @@ class ClusterWorkload : public Workload {
     }
     for (std::size_t l = 0; l < fabric.links.size(); ++l)
       c.links.push_back(link_section(fabric.links[l], together.links[l], spec_.jobs, p.owner, together.end));
-    c.makespan_s = seconds(together.end);
+    c.makespan_s = sim::ps_to_seconds(together.end);
     rep.result.step_time_s = c.makespan_s;
     rep.simulator = simulator_for(exp, wall.seconds(), 0);
     std::string trace;
