@@ -13,6 +13,7 @@
 #include <string>
 
 #include "nominal_chip.h"
+#include "workloads/experiment.h"
 #include "workloads/experiment_fixture.h"
 
 namespace test_cluster_serving {
@@ -97,6 +98,31 @@ TEST_CASE("cluster serving: a KV transfer beside an all-reduce gets half the upl
   const nlohmann::json& up = r.at("cluster").at("links").at(0);
   REQUIRE(up.at("name") == "p0.up");
   CHECK(up.at("by_job").at("fleet").get<double>() == kB);
+}
+
+TEST_CASE("cluster serving: the trace has the fleet's KV transfer on its decode replica's track", "[cluster]") {
+  auto exp = workloads::load_experiment(
+      testing_workloads::write_yaml("fleet-trace", cluster_yaml(kTwoPods, serving_job("[s0, s1]") + collective_job())),
+      {});
+  workloads::RunOptions opts;
+  opts.trace = true;
+  const nlohmann::json trace = nlohmann::json::parse(exp.workload->run(exp, opts).trace_json);
+  long fleet = -1, kv = -1;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "process_name" && e.at("args").at("name") == "fleet (inference)")
+      fleet = e.at("pid");
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("args").at("name") == "KV into decode replica 0")
+      kv = e.at("tid");
+  }
+  REQUIRE(fleet == 1);
+  int transfers = 0;
+  for (const auto& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X" && e.at("pid") == fleet && e.at("tid") == kv) {
+      ++transfers;
+      CHECK(e.at("name") == "KV request 0");
+      CHECK(e.at("dur").get<double>() == Approx(2 * kB / kC * 1e6).epsilon(1e-6));  // us: B at C/2
+    }
+  CHECK(transfers == 1);
 }
 
 TEST_CASE("cluster serving: a serving job runs its stream once and needs one", "[cluster]") {
