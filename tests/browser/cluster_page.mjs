@@ -8,37 +8,21 @@
 //
 // Usage: node cluster_page.mjs TPUSIM_BINARY OUT_DIR
 // Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 
 import { startBrowserTest } from "./harness.mjs";
 
 const test = await startBrowserTest("cluster_page.mjs");
-const { binary, outDir, chromium, puppeteer, check } = test;
+const { outDir, check } = test;
 
-const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-mkdirSync(outDir, { recursive: true });
-const pagePath = path.resolve(outDir, "cluster.html"), runDir = path.resolve(outDir, "run");
-execFileSync(binary, ["run", "configs/experiments/cluster-two-trainers-v5e.yaml", "--html", pagePath, "--out", runDir],
-             { cwd: source, stdio: "inherit", env: { ...process.env, SC_COPYRIGHT_MESSAGE: "DISABLE" } });
-const report = JSON.parse(readFileSync(path.join(runDir, "report.json"), "utf8"));
-const events = JSON.parse(readFileSync(path.join(runDir, "trace.json"), "utf8")).traceEvents;
+const { pagePath, report, events } = test.runWithPage("configs/experiments/cluster-two-trainers-v5e.yaml", "cluster");
 const slices = events.filter((e) => e.ph === "X").length;
 const processes = new Map(events.filter((e) => e.ph === "M" && e.name === "process_name")
   .map((e) => [e.pid, e.args.name]));
 
-const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"] });
+const { browser, page, errors, requests } = await test.openPage(pagePath);
 try {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1240, height: 900 });
-  const errors = [], requests = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
-  await page.goto("file://" + pagePath);
   const seen = await page.evaluate(() => ({
     slices: window.tpusimPage.slicesDrawn, jobs: window.tpusimPage.clusterJobs,
     links: document.querySelectorAll("tr.cluster-link").length,

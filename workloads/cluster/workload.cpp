@@ -59,8 +59,8 @@ std::vector<double> dcn_per_step(const cluster::JobRun& run, std::uint32_t steps
   return out;
 }
 
-ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_run, const cluster::JobRun& alone,
-                                const cluster::JobRun& together, std::uint32_t phases) {
+// What every job's section says of it as given and as it ran alone.
+ClusterSection::Job job_as_given(const cluster::Job& job, const RunOutput& alone_run, std::uint32_t phases) {
   ClusterSection::Job j;
   j.name = job.name;
   j.kind = job.experiment->workload->kind();
@@ -68,6 +68,13 @@ ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_
   j.start_s = job.start_s;
   j.step_time_s = alone_run.report.at("result").at("step_time_s").get<double>();
   j.dcn_phases = phases;
+  j.report = alone_run.report;
+  return j;
+}
+
+ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_run, const cluster::JobRun& alone,
+                                const cluster::JobRun& together, std::uint32_t phases) {
+  ClusterSection::Job j = job_as_given(job, alone_run, phases);
   const std::vector<double> dcn_alone = dcn_per_step(alone, job.steps), dcn = dcn_per_step(together, job.steps);
   std::vector<double> t_alone, t;
   for (std::uint32_t k = 0; k < job.steps; ++k) {
@@ -83,7 +90,6 @@ ClusterSection::Job job_section(const cluster::Job& job, const RunOutput& alone_
   j.slowdown = j.step_alone_s > 0 ? j.step_s / j.step_alone_s : 1.0;
   j.dcn_alone_s = sim::mean(dcn_alone);
   j.dcn_s = sim::mean(dcn);
-  j.report = alone_run.report;
   return j;
 }
 
@@ -95,13 +101,7 @@ RequestStreamSection::Latency latency(const nlohmann::json& l) {
 ClusterSection::Job serving_section(const cluster::Job& job, const RunOutput& alone_run,
                                     const nlohmann::json& fabric_alone, const nlohmann::json& together,
                                     std::uint32_t transfers) {
-  ClusterSection::Job j;
-  j.name = job.name;
-  j.kind = job.experiment->workload->kind();
-  j.slices = job.slices;
-  j.start_s = job.start_s;
-  j.step_time_s = alone_run.report.at("result").at("step_time_s").get<double>();
-  j.dcn_phases = transfers;
+  ClusterSection::Job j = job_as_given(job, alone_run, transfers);
   const auto& a = fabric_alone.at("result").at("inference").at("stream");
   const auto& c = together.at("result").at("inference").at("stream");
   j.step_alone_s = a.at("makespan_s").get<double>();
@@ -118,7 +118,6 @@ ClusterSection::Job serving_section(const cluster::Job& job, const RunOutput& al
   sv.tpot_s = latency(c.at("tpot_s"));
   j.slowdown = sv.ttft_alone_s.p99 > 0 ? sv.ttft_s.p99 / sv.ttft_alone_s.p99 : 1.0;
   j.serving = sv;
-  j.report = alone_run.report;
   return j;
 }
 
