@@ -88,6 +88,13 @@ the page only draws them.</div>
 <h2>Roofline</h2>
 <svg id="roofline" width="640" height="360" xmlns="http://www.w3.org/2000/svg"></svg>
 <div class="note" id="roofline-note"></div>
+<div id="cluster-section">
+<h2>Jobs sharing the data center</h2>
+<table class="summary" id="cluster-jobs"></table>
+<table class="summary" id="cluster-links"></table>
+<div class="note">Each job's tracks above are its own group: its steps and DCN phases in company (a serving fleet:
+its KV transfers into each decode replica). Alone: the job with the fabric to itself.</div>
+</div>
 <div id="memory-section">
 <h2>Memory per chip</h2>
 <svg id="memory" width="900" height="300" xmlns="http://www.w3.org/2000/svg"></svg>
@@ -122,7 +129,7 @@ const exp = report.experiment || {};
 const pod = report.pod || {};
 document.getElementById("title").textContent = "tpusim: " + (exp.name || "run") +
   (pod.chip ? " on " + (pod.chips ? pod.chips + " x " : "") + pod.chip : "");
-const rows = [["step time", si(result.step_time_s, "s"), "step-time"],
+const rows = [[report.cluster ? "makespan" : "step time", si(result.step_time_s, "s"), "step-time"],
   ["MFU", result.mfu !== undefined ? (100 * result.mfu).toFixed(1) + " %" : "-", "mfu"],
   ["verdict", result.roofline ? result.roofline.verdict || result.roofline.bound : "-", "verdict"],
   ["MXU / HBM / ICI busy (busiest chip)", result.roofline && result.roofline.busy_fraction ?
@@ -282,6 +289,33 @@ if (pipeTracks.length) {
   document.getElementById("roofline-note").textContent = "The run (red): " + px.toFixed(1) + " FLOP/B, " +
     si(py, "FLOP/s") + " achieved per chip; the ceilings are the chip's HBM bandwidth (" +
     si(r.hbm_bytes_per_s, "B/s") + ") and peak.";
+})();
+
+// A cluster (report.cluster): each job alone on the fabric and in company,
+// and what each shared link carried, for whom.
+page.clusterJobs = [];
+(function cluster() {
+  const c = report.cluster;
+  if (!c) {
+    document.getElementById("cluster-section").style.display = "none";
+    return;
+  }
+  const row = (table, cells, cls) => {
+    const tr = document.getElementById(table).insertRow();
+    if (cls) tr.className = cls;
+    for (const v of cells) tr.insertCell().textContent = v;
+  };
+  row("cluster-jobs", ["job", "kind", "alone on the fabric", "in company", "slowdown"]);
+  for (const j of c.jobs) {
+    const what = j.serving ? (v) => "TTFT p99 " + si(v, "s") : (v) => "step " + si(v, "s");
+    row("cluster-jobs", [j.name, j.kind, what(j.serving ? j.serving.ttft_alone_s.p99 : j.step_alone_s),
+      what(j.serving ? j.serving.ttft_s.p99 : j.step_s), j.slowdown.toFixed(3)], "cluster-job");
+    page.clusterJobs.push({ name: j.name, slowdown: j.slowdown });
+  }
+  row("cluster-links", ["link", "utilization", "carried for"]);
+  for (const l of c.links.filter((l) => l.bytes > 0))
+    row("cluster-links", [l.name, (100 * l.utilization).toFixed(1) + " %",
+      Object.entries(l.by_job).map(([k, v]) => k + " " + si(v, "B")).join(", ")], "cluster-link");
 })();
 
 // Memory: a stacked bar per chip, against its HBM capacity.

@@ -662,6 +662,11 @@ json to_json(const ClusterSection& c) {
                     {"dcn_phases", job.dcn_phases},
                     {"steps", steps},
                     {"report", job.report}});
+    if (job.serving)
+      jobs.back()["serving"] = {{"ttft_alone_s", to_json(job.serving->ttft_alone_s)},
+                                {"ttft_s", to_json(job.serving->ttft_s)},
+                                {"tpot_alone_s", to_json(job.serving->tpot_alone_s)},
+                                {"tpot_s", to_json(job.serving->tpot_s)}};
   }
   json links = json::array();
   for (const auto& l : c.links) {

@@ -506,6 +506,15 @@ struct ClusterSection {
     std::uint32_t dcn_phases = 0;       // per step
     std::vector<Step> steps;
     nlohmann::json report;  // its experiment's report.json
+    // A serving fleet (docs/cluster.md#serving-jobs): its request stream's
+    // latencies with the fabric to itself and in company. For it, the
+    // fields above are per stream, not per step: step_alone_s and step_s
+    // the stream's makespan, slowdown the TTFT p99's ratio, dcn_* the mean
+    // KV transfer and dcn_phases the transfers; `steps` is empty.
+    struct Serving {
+      RequestStreamSection::Latency ttft_alone_s, ttft_s, tpot_alone_s, tpot_s;
+    };
+    std::optional<Serving> serving;
   };
   struct Link {
     std::string name;

@@ -12,25 +12,16 @@
 //
 // Usage: node run_page.mjs TPUSIM_BINARY OUT_DIR
 // Exit 77 (ctest SKIP_RETURN_CODE) when Chromium is absent.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 
 import { startBrowserTest } from "./harness.mjs";
 
 const test = await startBrowserTest("run_page.mjs");
-const { binary, outDir, chromium, puppeteer, check } = test;
+const { outDir, check } = test;
 
 // The shipped 4-stage pipeline on a v5e 2x2: engines, pipeline tasks, memory.
-const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-mkdirSync(outDir, { recursive: true });
-const pagePath = path.resolve(outDir, "run.html"), runDir = path.resolve(outDir, "run");
-execFileSync(binary, ["run", "configs/experiments/train-pp-v5e.yaml", "--html", pagePath, "--out", runDir],
-             { cwd: source, stdio: "inherit", env: { ...process.env, SC_COPYRIGHT_MESSAGE: "DISABLE" } });
-const report = JSON.parse(readFileSync(path.join(runDir, "report.json"), "utf8"));
-const events = JSON.parse(readFileSync(path.join(runDir, "trace.json"), "utf8")).traceEvents;
+const { pagePath, report, events } = test.runWithPage("configs/experiments/train-pp-v5e.yaml", "run");
 const slices = events.filter((e) => e.ph === "X").length;
 const pipelineTracks = new Set(events.filter((e) => e.ph === "M" && e.name === "thread_name" &&
   e.args.name.startsWith("pipeline tasks")).map((e) => `${e.pid}/${e.tid}`));
@@ -45,15 +36,8 @@ for (const pid of new Set(pipelineSlices.map((e) => e.pid))) {
   for (let i = 1; i < fb.length; ++i) fbOverlapUs = Math.max(fbOverlapUs, fb[i - 1].ts + fb[i - 1].dur - fb[i].ts);
 }
 
-const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"] });
+const { browser, page, errors, requests } = await test.openPage(pagePath);
 try {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1240, height: 900 });
-  const errors = [], requests = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
-  await page.goto("file://" + pagePath);
   const seen = await page.evaluate(() => {
     const p = window.tpusimPage, point = document.getElementById("run-point");
     // The roof's height at the point's x, from the drawn polyline.

@@ -7,13 +7,7 @@
 
 namespace workloads::cluster {
 
-namespace {
-
-Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * 1e12)); }
-
-}  // namespace
-
-JobProfile profile_of(const nlohmann::json& report) {
+JobProfile profile_of(const nlohmann::json& report, std::uint32_t connections) {
   JobProfile out;
   out.step = to_ps(report.at("result").at("step_time_s").get<double>());
   struct Span {
@@ -49,7 +43,7 @@ JobProfile profile_of(const nlohmann::json& report) {
     p.start = m.start;
     p.time = std::max<Ps>(1, m.end - m.start);
     for (const auto& [pair, b] : m.bytes)
-      if (b > 0) p.flows.push_back({pair.first, pair.second, b});
+      if (b > 0) p.flows.push_back({pair.first, pair.second, b, connections});
     if (!p.flows.empty()) out.phases.push_back(std::move(p));
   }
   // A step shorter than its last collective's end (rounding): the step holds it.

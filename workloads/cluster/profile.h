@@ -15,6 +15,7 @@ namespace workloads::cluster {
 struct SliceFlow {
   int from = 0, to = 0;  // the job's slice indices
   std::uint64_t bytes = 0;
+  std::uint32_t connections = 1;  // host pairs carrying it (timeline.h, PhaseFlow)
 };
 
 struct ProfilePhase {
@@ -25,10 +26,13 @@ struct ProfilePhase {
 struct JobProfile {
   Ps step = 0;
   std::vector<ProfilePhase> phases;  // in order, disjoint
+  bool queue = false;                // a queue of transfers (timeline.h, TimelineJob)
 };
 
 // From the job's report.json alone: result.step_time_s and every collective
-// with dcn_traffic (workloads/report.h, CollectiveRecord).
-JobProfile profile_of(const nlohmann::json& report);
+// with dcn_traffic (workloads/report.h, CollectiveRecord). Each slice's
+// traffic to another leaves from its hosts, each to its counterpart:
+// `connections` (the slice's hosts) flows.
+JobProfile profile_of(const nlohmann::json& report, std::uint32_t connections = 1);
 
 }  // namespace workloads::cluster

@@ -6,15 +6,18 @@
 
 #include "sim/error.h"
 #include "sim/units.h"
+#include "workloads/inference/workload.h"
 
 namespace workloads::cluster {
 
 namespace {
 
 // The kinds whose report is a step with its collectives' times (the
-// timeline replays those steps); serving's report is a request stream.
+// timeline replays those steps), and serving with a request stream (its KV
+// transfers, docs/cluster.md#serving-jobs).
 const std::vector<std::string>& job_kinds() {
-  static const std::vector<std::string> kinds = {"train", "maxtext", "collective", "hlo", "sharded_matmul"};
+  static const std::vector<std::string> kinds = {"train", "maxtext",        "collective",
+                                                 "hlo",   "sharded_matmul", "inference"};
   return kinds;
 }
 
@@ -52,7 +55,7 @@ const sim::ParamTable<Job>& job_params() {
         .custom(
             "experiment", {"experiment file name or mapping", "", "", ""},
             "the job: an experiment file (e.g. train-dp-v4, looked up in experiments/) or an inline experiment "
-            "mapping; kinds train, maxtext, collective, hlo, sharded_matmul",
+            "mapping; kinds train, maxtext, collective, hlo, sharded_matmul, and inference with a request stream",
             [](const sim::YamlNode& n, Job&) {
               if (!n.is_scalar() && !n.is_map())
                 n.fail("expected an experiment file name or mapping, got " + sim::describe_yaml(n.raw()));
@@ -105,8 +108,11 @@ std::shared_ptr<const Experiment> load_job_experiment(const sim::YamlNode& ref, 
   const std::string kind = e->workload->kind();
   if (std::find(job_kinds().begin(), job_kinds().end(), kind) == job_kinds().end())
     ref.fail("a job of kind " + kind +
-             " cannot run in a cluster: its report is not a step (kinds: train, maxtext, "
-             "collective, hlo, sharded_matmul)");
+             " cannot run in a cluster: its report is not a step or a request stream (kinds: train, maxtext, "
+             "collective, hlo, sharded_matmul, inference)");
+  const InferenceSpec* serving = inference_spec_of(*e->workload);
+  if (serving && serving->requests.count == 0)
+    ref.fail("a serving job in a cluster serves a request stream: give its workload.requests");
   if (e->chip_file.name != cluster.chip_file.name)
     ref.fail("the job's chip is " + e->chip_file.name + ", the data center's " + cluster.chip_file.name);
   if (ref.is_map()) e->name = job;
@@ -159,6 +165,8 @@ void load_jobs(const sim::YamlNode& node, ClusterSpec& spec, const Experiment& c
     Job job;
     job_params().load(node[j], job);
     job.experiment = load_job_experiment(node[j]["experiment"], cluster, job.name);
+    if (inference_spec_of(*job.experiment->workload) && job.steps != 1)
+      node[j]["steps"].fail("a serving job runs its request stream once (workload.requests.count): leave steps out");
     spec.jobs.push_back(std::move(job));
   }
   check_placement(node, spec);

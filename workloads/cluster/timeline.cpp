@@ -32,6 +32,7 @@ struct FlowOwner {
   const PhaseFlow* flow = nullptr;
   Ps due = kNever;
   bool live = false;
+  double bytes = 0;  // its connection's part of the flow's bytes
 };
 
 class Timeline {
@@ -86,13 +87,19 @@ class Timeline {
       share_.finish(id, now);
       changed_ = true;
       f.live = false;
-      for (const std::uint32_t l : f.flow->links) run_.links[l].bytes_by_job[f.job] += double(f.flow->bytes);
+      for (const std::uint32_t l : f.flow->links) run_.links[l].bytes_by_job[f.job] += f.bytes;
       JobState& s = state_[f.job];
       if (--s.flows_left > 0) continue;
       // The phase is over: what it took beyond its time alone delays the rest of the step.
-      const Phase& phase = jobs_[f.job].phases[s.next];
+      const TimelineJob& job = jobs_[f.job];
+      const Phase& phase = job.phases[s.next];
       const Ps took = now - s.phase_start;
-      s.delay += took > phase.time ? took - phase.time : 0;
+      if (job.queue) {
+        const Ps next_at = s.step_start + (s.next + 1 < job.phases.size() ? job.phases[s.next + 1].start : job.step);
+        s.delay = now > next_at ? now - next_at : 0;
+      } else {
+        s.delay += took > phase.time ? took - phase.time : 0;
+      }
       run_.jobs[f.job].phases.push_back({s.step, static_cast<std::uint32_t>(s.next), s.phase_start, now});
       s.in_phase = false;
       ++s.next;
@@ -123,17 +130,22 @@ class Timeline {
     const Phase& phase = jobs_[j].phases[s.next];
     s.in_phase = true;
     s.phase_start = now;
-    s.flows_left = phase.flows.size();
+    s.flows_left = 0;
     if (phase.flows.empty()) throw std::logic_error("a DCN phase without flows");
     for (const PhaseFlow& pf : phase.flows) {
       std::vector<sim::FluidShare::Use> uses;
       for (const std::uint32_t l : pf.links) uses.push_back({l, 1.0});
-      // Alone, the flow moved its bytes in the phase's time: no faster here.
-      const double cap = double(pf.bytes) / double(phase.time);
-      const std::uint32_t id = share_.start(now, double(pf.bytes), uses, cap);
+      // Each connection carries an equal part; alone, it moved its part in
+      // the phase's time: no faster here.
+      const std::uint32_t n = std::max<std::uint32_t>(1, pf.connections);
+      const double bytes = double(pf.bytes) / n, cap = bytes / double(phase.time);
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const std::uint32_t id = share_.start(now, bytes, uses, cap);
+        if (id >= owners_.size()) owners_.resize(id + 1);
+        owners_[id] = {j, &pf, kNever, true, bytes};
+        ++s.flows_left;
+      }
       changed_ = true;
-      if (id >= owners_.size()) owners_.resize(id + 1);
-      owners_[id] = {j, &pf, kNever, true};
     }
   }
 
@@ -171,6 +183,8 @@ class Timeline {
 };
 
 }  // namespace
+
+Ps to_ps(double s) { return static_cast<Ps>(std::llround(std::max(0.0, s) * kPsPerS)); }
 
 double LinkRun::bytes() const {
   double b = 0;

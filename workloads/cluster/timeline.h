@@ -18,6 +18,11 @@ namespace workloads::cluster {
 
 using Ps = std::uint64_t;  // picoseconds, the kernel's resolution
 
+// Seconds to the nearest picosecond (negative: 0), as the cluster's
+// profiles, transfers and starts enter the timeline (back:
+// sim::ps_to_seconds).
+Ps to_ps(double s);
+
 // One shared link of the fabric, one way.
 struct FabricLink {
   std::string name;
@@ -27,6 +32,10 @@ struct FabricLink {
 struct PhaseFlow {
   std::uint64_t bytes = 0;
   std::vector<std::uint32_t> links;  // fabric links it crosses; empty: none shared (it runs as alone)
+  // The host pairs that carry it (each NIC's connections), as that many
+  // equal flows: max-min fairness holds per connection, so a job whose
+  // slices have more hosts sending takes more of a shared link.
+  std::uint32_t connections = 1;
 };
 
 // A DCN phase of the step, as the job ran alone.
@@ -41,6 +50,11 @@ struct TimelineJob {
   std::uint32_t steps = 1;
   Ps step = 0;                // the step alone
   std::vector<Phase> phases;  // in order, disjoint, each inside the step
+  // A queue of transfers (a serving fleet's KV caches into one decode
+  // replica) rather than a step: a phase starts at its time alone, or when
+  // the one before it ends if that is later, so a late phase delays the
+  // next only by what it overran the gap between them.
+  bool queue = false;
 };
 
 struct PhaseRun {

@@ -151,8 +151,8 @@ void finish(const std::vector<Request>& requests, StreamRun& run) {
 // One decode replica of disaggregated serving: `mine` (request indices, in
 // the order their prefills end, at `prefilled`) into `slots`.
 void serve_decode_replica(const std::vector<Request>& requests, const std::vector<std::size_t>& mine,
-                          const std::vector<double>& prefilled, std::uint64_t slots, const StepCosts& costs,
-                          StreamRun& run) {
+                          const std::vector<double>& prefilled, const std::vector<std::uint64_t>& prefill_server,
+                          std::uint64_t server, std::uint64_t slots, const StepCosts& costs, StreamRun& run) {
   if (mine.empty()) return;
   std::deque<std::size_t> pending(mine.begin(), mine.end());
   std::vector<std::pair<double, std::size_t>> landing;  // (cache landed, request), in transfer order
@@ -166,8 +166,10 @@ void serve_decode_replica(const std::vector<Request>& requests, const std::vecto
     while (!pending.empty() && running.size() + landing.size() < slots) {
       const std::size_t r = pending.front();
       pending.pop_front();
-      const double dt = costs.kv_transfer_s(requests[r].prompt_len);
-      link_free = std::max({prefilled[r], link_free, t}) + dt;
+      const double dt = costs.kv_transfer_s(r, requests[r].prompt_len);
+      const double start = std::max({prefilled[r], link_free, t});
+      run.transfers.push_back({r, prefill_server[r], server, start, dt});
+      link_free = start + dt;
       if (costs.at_step) costs.at_step(link_free);
       run.kv_transfer_s += dt;
       landing.push_back({link_free, r});
@@ -404,12 +406,14 @@ StreamRun serve_disaggregated(const std::vector<Request>& requests, const Pools&
   StreamRun run = outcomes(requests);
   // The prefill pool: prefill() stamps each request's prefill end.
   std::vector<double> free_at(pools.prefill_servers, requests.empty() ? 0 : requests.front().arrival_s);
+  std::vector<std::uint64_t> prefill_server(requests.size(), 0);
   for (std::size_t next = 0; next < requests.size();) {
     const auto server = std::min_element(free_at.begin(), free_at.end());
     const double t = std::max(*server, requests[next].arrival_s);
     std::vector<std::size_t> admitted;
     while (next < requests.size() && requests[next].arrival_s <= t && admitted.size() < pools.slots)
       admitted.push_back(next++);
+    for (const std::size_t r : admitted) prefill_server[r] = std::uint64_t(server - free_at.begin());
     *server = prefill(requests, admitted, t, costs, run);
   }
   std::vector<double> prefilled(requests.size());
@@ -423,7 +427,7 @@ StreamRun serve_disaggregated(const std::vector<Request>& requests, const Pools&
   for (std::uint64_t d = 0; d < pools.decode_servers; ++d) {
     std::vector<std::size_t> mine;
     for (std::size_t k = d; k < order.size(); k += pools.decode_servers) mine.push_back(order[k]);
-    serve_decode_replica(requests, mine, prefilled, pools.slots, costs, run);
+    serve_decode_replica(requests, mine, prefilled, prefill_server, d, pools.slots, costs, run);
   }
   finish(requests, run);
   return run;

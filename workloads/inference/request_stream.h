@@ -92,9 +92,9 @@ struct StepCosts {
   // context as decode_s's; batch 0: none) and the prompt chunks `chunks`.
   std::function<double(std::uint64_t batch, double mean_context, const std::vector<models::PromptChunk>& chunks)>
       mixed_s;
-  // Disaggregated serving only: moving one request's KV cache of
+  // Disaggregated serving only: moving request `request`'s KV cache of
   // `prompt_len` tokens from its prefill replica to its decode replica.
-  std::function<double(std::uint64_t prompt_len)> kv_transfer_s;
+  std::function<double(std::size_t request, std::uint64_t prompt_len)> kv_transfer_s;
   // Called with the end of every step and transfer the scheduler stamps (the
   // stream's simulated time): the caller's budgets (limits.max_sim_time,
   // max_wall_time, progress lines) act inside the scheduler's loops, and
@@ -114,8 +114,16 @@ struct RequestOutcome {
   double tpot_s() const { return (finish_s - first_token_s) / double(decode_len); }
 };
 
+// Disaggregated serving: one request's KV transfer as the stream ran it.
+struct KvTransfer {
+  std::size_t request = 0;                              // in arrival order
+  std::uint64_t prefill_server = 0, decode_server = 0;  // replicas, counted within their pools
+  double start_s = 0, time_s = 0;
+};
+
 struct StreamRun {
   std::vector<RequestOutcome> requests;  // in arrival order
+  std::vector<KvTransfer> transfers;     // disaggregated: per decode replica, in the order they ran
   double makespan_s = 0;                 // first arrival to last finish
   std::uint64_t prefill_steps = 0, decode_steps = 0;
   double prefill_s = 0, decode_s = 0;  // time spent in each kind of step
@@ -173,7 +181,7 @@ StreamRun serve_chunked(const std::vector<Request>& requests, std::uint64_t slot
 //  KV transfer: requests go to the decode replicas in turn, in the order
 //    their prefills end; a request takes a free decode slot (first come,
 //    first served), then its cache crosses that replica's incoming link,
-//    one transfer after another, in costs.kv_transfer_s(prompt_len).
+//    one transfer after another, in costs.kv_transfer_s(request, prompt_len).
 //  decode pool: continuous batching that no prefill ever stalls; a request
 //    whose cache has landed joins before the next step. Its first token is
 //    counted when it joins (prefill, transfer and the wait for the step in

@@ -24,6 +24,13 @@
 
 namespace workloads {
 
+struct StreamStepTimes {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, double> prefills, decodes;  // (sequences or batch, length)
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<models::PromptChunk>>, double> mixed;
+};
+
+std::shared_ptr<StreamStepTimes> make_stream_step_times() { return std::make_shared<StreamStepTimes>(); }
+
 namespace {
 
 class InferenceWorkload : public Workload {
@@ -33,6 +40,7 @@ class InferenceWorkload : public Workload {
   RunOutput run(const Experiment& exp, const RunOptions& opts) const override {
     return run_inference(exp, spec_, opts);
   }
+  const InferenceSpec& spec() const { return spec_; }
 
  private:
   InferenceSpec spec_;
@@ -229,13 +237,18 @@ void summarize_runs(const RequestStreamSpec& rs, const std::vector<StreamRun>& r
 // its mean context (it reads each sequence's cache once, as
 // decode_context() relies on), so per batch size the pod runs the shortest
 // and longest context a stream can have and interpolates between them.
-RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec, std::uint64_t per_token) {
+RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec, std::uint64_t per_token,
+                                const KvTransferHook& hook) {
   const RequestStreamSpec& rs = spec.requests;
   const models::TransformerConfig& cfg = spec.model.transformer;
   const std::uint64_t shortest = *std::min_element(rs.prompt_len.begin(), rs.prompt_len.end()) + 1;
   const std::uint64_t longest = *std::max_element(rs.prompt_len.begin(), rs.prompt_len.end()) +
                                 *std::max_element(rs.decode_len.begin(), rs.decode_len.end());
-  std::map<std::pair<std::uint64_t, std::uint64_t>, double> prefills, decodes;
+  StreamStepTimes own;
+  StreamStepTimes& memo = hook.steps ? *hook.steps : own;
+  auto& prefills = memo.prefills;
+  auto& decodes = memo.decodes;
+  auto& mixed = memo.mixed;
   StepCosts costs;
   costs.prefill_s = [&](std::uint64_t sequences, std::uint64_t prompt_len) {
     auto [at, fresh] = prefills.try_emplace({sequences, prompt_len}, 0.0);
@@ -268,7 +281,6 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
   };
   // Chunked prefill's mixed steps: one pod run per decode batch, decode
   // context (the stream's two ends, interpolated as decode_s) and chunks.
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<models::PromptChunk>>, double> mixed;
   const auto mixed_at = [&](std::uint64_t batch, std::uint64_t context,
                             const std::vector<models::PromptChunk>& chunks) {
     auto [at, fresh] = mixed.try_emplace({batch, context, chunks}, 0.0);
@@ -304,9 +316,14 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     d.prefill = {rs.prefill_chips, rs.prefill_chips / replica_chips, 0};
     d.decode = {exp.pod.devices() - rs.prefill_chips, replicas - d.prefill.replicas, 0};
     d.link = exp.pod.slices > 1 ? "dcn" : "ici";
-    costs.kv_transfer_s = kv_transfer(exp, spec.parallelism.tensor.degree, per_token);
+    const auto alone = kv_transfer(exp, spec.parallelism.tensor.degree, per_token);
+    costs.kv_transfer_s = [&alone, &hook](std::size_t r, std::uint64_t prompt_len) {
+      const double t = alone(prompt_len);
+      return hook.time_s ? hook.time_s(r, t) : t;
+    };
     runs.push_back(serve_disaggregated(requests, {d.prefill.replicas, d.decode.replicas, spec.replica_batch()}, costs));
     const StreamRun& run = runs.back();
+    if (hook.ran) *hook.ran = run.transfers;
     d.prefill.utilization = run.prefill_s / (double(d.prefill.replicas) * run.makespan_s);
     d.decode.utilization = run.decode_s / (double(d.decode.replicas) * run.makespan_s);
     d.kv_transfer_s_mean = run.kv_transfer_s / double(requests.size());
@@ -355,6 +372,11 @@ InferenceMemory inference_memory(const Experiment& exp, const InferenceSpec& spe
 
 std::unique_ptr<Workload> load_inference_workload(const sim::YamlNode& node, const Experiment& exp) {
   return std::make_unique<InferenceWorkload>(load_inference_spec(node, exp));
+}
+
+const InferenceSpec* inference_spec_of(const Workload& workload) {
+  const auto* w = dynamic_cast<const InferenceWorkload*>(&workload);
+  return w ? &w->spec() : nullptr;
 }
 
 namespace {
@@ -467,7 +489,8 @@ std::string inference_table(const Experiment& exp, const InferenceSpec& spec, co
 
 }  // namespace
 
-RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts) {
+RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts,
+                        const KvTransferHook& hook) {
   sim::WallTimer wall;
   const models::TransformerConfig& cfg = spec.model.transformer;
   const InferenceMemory mem = inference_memory(exp, spec);
@@ -501,7 +524,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     sec.tokens_per_s = gen / (sec.ttft_s.value_or(0.0) + double(spec.decode_len) * *sec.tpot_s);
   }
   sec.tokens_per_s_per_chip = sec.tokens_per_s / chips;
-  if (spec.requests.count > 0) sec.stream = run_stream(exp, spec, per_token);
+  if (spec.requests.count > 0) sec.stream = run_stream(exp, spec, per_token, hook);
 
   // result's shared fields describe the decode step when there is one.
   const PhaseRun& main = decode ? *decode : *prefill;

@@ -7,7 +7,9 @@
 // fullest) is checked before anything is simulated; what does not fit stops
 // with sim::SimFailure (exit 3) naming the largest batch that fits, unless
 // `simulate_anyway: true`.
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "workloads/experiment.h"
 #include "workloads/inference/spec.h"
@@ -17,7 +19,29 @@ namespace workloads {
 
 std::unique_ptr<Workload> load_inference_workload(const sim::YamlNode& node, const Experiment& exp);
 
-RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts);
+// Disaggregated serving on a data-center fabric it shares with other jobs
+// (workloads/cluster/serving.h): what each KV transfer takes there, and the
+// transfers as the stream ran them.
+// The stream's steps' times by shape (one pod run each), kept across runs
+// of one stream when a hook shares them.
+struct StreamStepTimes;
+std::shared_ptr<StreamStepTimes> make_stream_step_times();
+
+struct KvTransferHook {
+  // Request `request`'s transfer time, given its time with the DCN to
+  // itself; unset: that time.
+  std::function<double(std::size_t request, double alone_s)> time_s;
+  std::vector<KvTransfer>* ran = nullptr;  // when given: StreamRun::transfers
+  // Shared by the runs of one stream (its steps are the same shapes);
+  // null: the run's own.
+  std::shared_ptr<StreamStepTimes> steps;
+};
+
+RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts,
+                        const KvTransferHook& hook = {});
+
+// The spec a `kind: inference` workload runs; nullptr for another kind.
+const InferenceSpec* inference_spec_of(const Workload& workload);
 
 // What one chip keeps in HBM: its tensor-parallel share of the weights, and
 // of the KV cache of its replica's sequences, each allocated for the

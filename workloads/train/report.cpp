@@ -6,6 +6,7 @@
 
 #include "runtime/program_trace.h"
 #include "sim/kernel.h"
+#include "sim/mean.h"
 #include "sim/output.h"
 #include "sim/trace.h"
 #include "workloads/pod_report.h"
@@ -85,12 +86,6 @@ Work work(const TrainRun& r) {
   const std::vector<ProgramFlops> flops = program_flops(pod);
   for (std::uint32_t c = 0; c < pod.chip_count(); ++c) w.mxu_flops += flops[pod.program_of[c]].mxu;
   return w;
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / double(v.size());
 }
 
 TrainSection::Axes axes_of(const ParallelAxes& a) { return {a.axes, a.degree}; }
@@ -283,9 +278,9 @@ Report train_report(const TrainRun& r) {
   t.precision_optimizer = to_string(r.spec.precision.optimizer);
   t.precision_matmul = hw::to_string(r.spec.precision.matmul);
   t.hfu = step > 0 ? w.executed_matmul_flops / step / peak : 0.0;
-  t.forward_s = mean(m.forward_s);
-  t.backward_s = mean(m.backward_s);
-  t.optimizer_s = mean(m.optimizer_s);
+  t.forward_s = sim::mean(m.forward_s);
+  t.backward_s = sim::mean(m.backward_s);
+  t.optimizer_s = sim::mean(m.optimizer_s);
   t.model_type = r.micro.type;
   t.model_params = double(r.micro.param_count());
   t.model_layers = r.micro.layers.size();

@@ -113,4 +113,47 @@ TEST_CASE("cluster timeline: flows over no shared link run as alone", "[cluster]
   CHECK(r.links[0].bytes() == 0);
 }
 
+TEST_CASE("cluster timeline: a queue's late transfer delays the next only past the gap between them", "[cluster]") {
+  // A: transfers at 0 and 1500 ps, each 1000 B in 1000 ps (1 B/ps, the
+  // link). B: 1000 B at 0 in 1000 ps. Together 0.5 B/ps each: A's first
+  // and B end at 2000. As a queue, A's second starts at max(1500, 2000) =
+  // 2000 and ends 3000; as a step, it would start 1000 ps late, at 2500.
+  TimelineJob a = one_phase(2500, 0, 1000, 1000);
+  a.phases.push_back({1500, 1000, {{1000, {0}}}});
+  a.queue = true;
+  const TimelineJob b = one_phase(1000, 0, 1000, 1000);
+  TimelineRun r = run_timeline(kOneLink, {a, b});
+  REQUIRE(r.jobs[0].phases.size() == 2);
+  CHECK(r.jobs[0].phases[0].end == 2000);
+  CHECK(r.jobs[0].phases[1].start == 2000);
+  CHECK(r.jobs[0].phases[1].end == 3000);
+  CHECK(r.jobs[0].steps[0].second == 3000);  // its last transfer's end: the queue's end alone (2500) + 500
+  a.queue = false;
+  r = run_timeline(kOneLink, {a, b});
+  CHECK(r.jobs[0].phases.at(1).start == 2500);
+  // A queue whose transfers are not slowed runs as alone.
+  a.queue = true;
+  r = run_timeline(kOneLink, {a});
+  CHECK(r.jobs[0].phases.at(1).start == 1500);
+  CHECK(r.jobs[0].steps[0].second == 2500);
+}
+
+TEST_CASE("cluster timeline: the link is shared per connection, not per flow", "[cluster]") {
+  // A: 1200 B over 3 connections (400 B each, each capped at 400 B / 1000
+  // ps); B: 1200 B over one (capped at 1.2 B/ps). Four connections on the
+  // 1 B/ps link: 0.25 each, A 0.75 in all, B 0.25. A's parts end at 1600
+  // ps; B has 800 B left then, at the link's 1 B/ps: ends at 2400. With one
+  // connection each, 0.5 each: both end at 2400.
+  TimelineJob a = one_phase(1000, 0, 1000, 1200), b = a;
+  a.phases[0].flows[0].connections = 3;
+  TimelineRun r = run_timeline(kOneLink, {a, b});
+  CHECK(r.jobs[0].phases.at(0).end == 1600);
+  CHECK(r.jobs[1].phases.at(0).end == 2400);
+  CHECK(r.links[0].bytes_by_job == std::vector<double>{1200, 1200});
+  a.phases[0].flows[0].connections = 1;
+  r = run_timeline(kOneLink, {a, b});
+  CHECK(r.jobs[0].phases.at(0).end == 2400);
+  CHECK(r.jobs[1].phases.at(0).end == 2400);
+}
+
 }  // namespace test_timeline

@@ -13,7 +13,7 @@ inline workloads::StepCosts flat_step_costs() {
   workloads::StepCosts c;
   c.prefill_s = [](std::uint64_t, std::uint64_t) { return 1.0; };
   c.decode_s = [](std::uint64_t, double) { return 0.1; };
-  c.kv_transfer_s = [](std::uint64_t) { return 0.25; };
+  c.kv_transfer_s = [](std::size_t, std::uint64_t) { return 0.25; };
   return c;
 }
 
