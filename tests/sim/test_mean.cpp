@@ -7,7 +7,7 @@
 
 namespace test_mean {
 
-TEST_CASE("mean: the sum over the count; nothing averages to 0", "[mean]") {
+TEST_CASE("mean: the sum over the count, nothing averages to 0", "[mean]") {
   CHECK(sim::mean({1.0, 2.0, 6.0}) == 3.0);  // 9 / 3
   CHECK(sim::mean({0.25}) == 0.25);
   CHECK(sim::mean({-1.0, 1.0}) == 0.0);
