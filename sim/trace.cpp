@@ -68,6 +68,12 @@ std::uint64_t TraceWriter::aggregate_bin_ps(const TraceRequest& request, double 
 
 void TraceWriter::aggregate(std::uint64_t bin_ps) { bin_ps_ = bin_ps; }
 
+std::size_t TraceWriter::ops() const {
+  std::size_t n = events_.size() + counters_.size();
+  for (const auto& [key, c] : open_counters_) n += c.last_ps > c.bin * bin_ps_ ? 2 : 1;  // as json() closes them
+  return n;
+}
+
 std::size_t TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
                             std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args,
                             bool mergeable) {
@@ -90,7 +96,7 @@ std::size_t TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::str
       return it->second;
     }
   }
-  if (ops() >= max_events_) {
+  if (recorded() >= max_events_) {
     ++dropped_;
     return kNone;
   }
@@ -104,7 +110,7 @@ void TraceWriter::flow(std::size_t from, std::size_t to) {
 }
 
 void TraceWriter::close_bin(std::uint32_t pid, const std::string& name, OpenCounter& c) {
-  if (ops() >= max_events_) {
+  if (recorded() >= max_events_) {
     ++dropped_;
     return;
   }
@@ -113,7 +119,7 @@ void TraceWriter::close_bin(std::uint32_t pid, const std::string& name, OpenCoun
 
 void TraceWriter::counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value) {
   if (bin_ps_ == 0) {
-    if (ops() >= max_events_) {
+    if (recorded() >= max_events_) {
       ++dropped_;
       return;
     }
@@ -122,18 +128,15 @@ void TraceWriter::counter(std::uint32_t pid, const std::string& name, std::uint6
   }
   // The counter held c.value from c.last_ps to at_ps: into the bins it spans.
   const auto [it, fresh] = open_counters_.try_emplace({pid, name}, OpenCounter{at_ps, at_ps / bin_ps_, value, 0.0});
+  if (fresh) return;
   OpenCounter& c = it->second;
-  if (fresh) {
-    c.integral = 0;
-    return;
-  }
   at_ps = std::max(at_ps, c.last_ps);  // a sample out of order holds for no time
   const std::uint64_t bin = at_ps / bin_ps_;
   if (bin > c.bin) {
     c.integral += c.value * double((c.bin + 1) * bin_ps_ - c.last_ps);
     close_bin(pid, name, c);
     // Whole bins at the held value: one sample at the first (a counter holds until its next).
-    if (bin > c.bin + 1 && ops() < max_events_) counters_.push_back({pid, name, (c.bin + 1) * bin_ps_, c.value});
+    if (bin > c.bin + 1 && recorded() < max_events_) counters_.push_back({pid, name, (c.bin + 1) * bin_ps_, c.value});
     c.bin = bin;
     c.integral = c.value * double(at_ps - bin * bin_ps_);
   } else {

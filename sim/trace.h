@@ -86,7 +86,7 @@ class TraceWriter {
   // `at_ps` until its next sample. Counted against the bound as ops are.
   void counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value);
   std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
-  std::size_t ops() const { return events_.size() + counters_.size() + open_counters_.size(); }
+  std::size_t ops() const;  // slices and counter samples trace.json holds
   std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
 
   // The written tid of lane `lane` of track `tid`: lane 0 keeps the track's
@@ -120,6 +120,8 @@ class TraceWriter {
     double value = 0, integral = 0;  // value x ps
   };
   void close_bin(std::uint32_t pid, const std::string& name, OpenCounter& c);
+  // What the bound counts: recorded events, an open counter as one.
+  std::size_t recorded() const { return events_.size() + counters_.size() + open_counters_.size(); }
   std::vector<std::uint32_t> lanes() const;  // per event: its lane on its track
   std::vector<Event> events_;
   std::vector<std::pair<std::size_t, std::size_t>> flows_;

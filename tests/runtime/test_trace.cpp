@@ -140,6 +140,7 @@ TEST_CASE("trace: aggregated, ops merge per bin and counters keep their integral
     CHECK(e["ph"] != "s");
   }
   REQUIRE(slices.size() == 3);
+  CHECK(tw.ops() == slices.size() + 4);  // the slices and the counter's four samples below
   CHECK(slices[0]["name"] == "2 mxu ops");
   CHECK(slices[0]["ts"].get<double>() == 0);
   CHECK(slices[0]["dur"].get<double>() == Approx(6e-6));  // [0, 6] ps in us
