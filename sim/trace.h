@@ -85,8 +85,8 @@ class TraceWriter {
   // A counter track `name` of process `pid` ("ph": "C"): `value` from
   // `at_ps` until its next sample. Counted against the bound as ops are.
   void counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value);
-  std::string json() const;  // {"traceEvents": [...], "displayTimeUnit": "ns"}
-  std::size_t ops() const;  // slices and counter samples trace.json holds
+  std::string json() const;                         // {"traceEvents": [...], "displayTimeUnit": "ns"}
+  std::size_t ops() const;                          // slices and counter samples trace.json holds
   std::size_t dropped() const { return dropped_; }  // ops past the bound, not recorded
 
   // The written tid of lane `lane` of track `tid`: lane 0 keeps the track's
