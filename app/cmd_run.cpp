@@ -71,8 +71,9 @@ int cmd_run(const std::vector<std::string>& args) {
       "with --trace (implies it): the chips trace.json writes, e.g. 0,5,12-15 (a replica with its simulated "
       "chip's ops), or all-simulated (the default)")(
       "report-detail", po::value<std::string>()->value_name("summary|full"),
-      "what report.json keeps of the collectives: summary (the default: collective_summary, one entry per op, "
-      "axes and size) or full (also collectives, one entry per collective of the step)")(
+      "what report.json keeps of the collectives and chips: summary (the default: collective_summary, one entry "
+      "per op, axes and size; past 64 chips per_chip lists chip 0 and the outliers of per_chip_summary) or full "
+      "(also collectives, one entry per collective of the step, and every chip in per_chip)")(
       "vcd", po::bool_switch(), "write mxu.vcd (pe fidelity)")("experiment", po::value<std::string>(),
                                                                "experiment file")(
       "hlo", po::value<std::string>()->value_name("FILE"),

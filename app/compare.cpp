@@ -44,22 +44,30 @@ std::vector<Figure> figures(const json& report) {
       out.push_back({"communication", std::string("result.communication.") + k, "s", comm[k].get<double>()});
   numeric_leaves(result.value("memory", json::object()), "result.memory.", "memory", "B", out);
   // Busy fractions: the roofline's (HBM, ICI, MXU), or else each engine's
-  // busy time averaged over the chips the report lists, over the step time.
+  // busy time averaged over the chips, over the step time: per_chip_summary's
+  // means (every chip, where per_chip may list only the outliers), or in a
+  // report without it the mean over per_chip.
   const json& roofline_busy = result.value("roofline", json::object()).value("busy_fraction", json::object());
   numeric_leaves(roofline_busy, "result.roofline.busy_fraction.", "busy", "", out);
-  const json& per_chip = roofline_busy.empty() ? report.value("per_chip", json::array()) : json::array();
   const double step = result.value("step_time_s", 0.0);
-  std::map<std::string, double> busy;
-  std::size_t chips = 0;
-  for (const json& c : per_chip) {
-    if (!c.contains("busy") || !c["busy"].is_object()) continue;
-    ++chips;
-    for (const auto& [k, v] : c["busy"].items())
-      if (v.is_number()) busy[k] += v.get<double>();
+  std::map<std::string, double> busy;  // engine's busy key ("mxu_s") -> mean over the chips
+  if (roofline_busy.empty() && report.contains("per_chip_summary")) {
+    const json fields = report["per_chip_summary"].value("fields", json::object());
+    for (const auto& [key, d] : fields.items())
+      if (key.rfind("busy.", 0) == 0) busy[key.substr(5)] = d.at("mean").get<double>();
+  } else if (roofline_busy.empty()) {
+    std::size_t chips = 0;
+    for (const json& c : report.value("per_chip", json::array())) {
+      if (!c.contains("busy") || !c["busy"].is_object()) continue;
+      ++chips;
+      for (const auto& [k, v] : c["busy"].items())
+        if (v.is_number()) busy[k] += v.get<double>();
+    }
+    for (auto& [k, total] : busy) total /= double(chips);
   }
-  for (const auto& [k, total] : busy) {
+  for (const auto& [k, mean] : busy) {
     const std::string engine = k.size() > 2 && k.compare(k.size() - 2, 2, "_s") == 0 ? k.substr(0, k.size() - 2) : k;
-    if (step > 0) out.push_back({"busy", "busy_fraction." + engine, "", total / double(chips) / step});
+    if (step > 0) out.push_back({"busy", "busy_fraction." + engine, "", mean / step});
   }
   for (const char* k : {"mxu_utilization", "mfu", "flops", "hbm_bytes", "ici_bytes"})
     if (result.contains(k) && result[k].is_number())

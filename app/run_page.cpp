@@ -1,7 +1,10 @@
 #include "app/run_page.h"
 
+#include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "app/html_page.h"
 
@@ -11,16 +14,26 @@ namespace {
 
 // The trace's complete slices, grouped by track: {tracks: [{chip, chip_name,
 // name, sort, slices: [[start_us, duration_us, name index]...]}], names,
-// dropped}. Counters, flows and metadata other than names are not drawn.
+// aggregated_bin_us, note}. Counters, flows and metadata other than
+// names are not drawn. Past `max_slices` slices each engine track's slices
+// that start in one bin are one ("37 ops"), the bins as wide as the step
+// over as many bins as keep the page within `max_slices` (every chip and
+// stage still drawn, each coarser); pipeline tasks are kept whole.
 nlohmann::json trace_tracks(const std::string& trace_json, std::size_t max_slices) {
-  nlohmann::json out{{"tracks", nlohmann::json::array()}, {"names", nlohmann::json::array()}, {"dropped", 0}};
+  nlohmann::json out{
+      {"tracks", nlohmann::json::array()}, {"names", nlohmann::json::array()}, {"aggregated_bin_us", 0}, {"note", ""}};
   if (trace_json.empty()) return out;
   const nlohmann::json trace = nlohmann::json::parse(trace_json);
+  if (trace.contains("otherData")) out["note"] = trace["otherData"].value("tpusim", "");
   std::map<long, std::string> chip_names;
   std::map<std::pair<long, long>, std::pair<std::string, long>> track_names;  // name, sort index
-  std::map<std::pair<long, long>, nlohmann::json> slices;
-  std::map<std::string, std::size_t> name_index;
-  std::size_t kept = 0, dropped = 0;
+  struct Slice {
+    double start, duration;
+    std::string name;
+  };
+  std::map<std::pair<long, long>, std::vector<Slice>> slices;
+  std::size_t total = 0;
+  double span = 0;
   for (const nlohmann::json& e : trace.at("traceEvents")) {
     const std::string ph = e.at("ph");
     const long pid = e.at("pid");
@@ -30,25 +43,59 @@ nlohmann::json trace_tracks(const std::string& trace_json, std::size_t max_slice
       if (what == "thread_name") track_names[{pid, e.at("tid")}].first = e.at("args").at("name");
       if (what == "thread_sort_index") track_names[{pid, e.at("tid")}].second = e.at("args").at("sort_index");
     } else if (ph == "X") {
-      if (kept == max_slices) {
-        ++dropped;
-        continue;
-      }
-      ++kept;
-      const auto [it, fresh] = name_index.try_emplace(e.at("name"), name_index.size());
-      if (fresh) out["names"].push_back(it->first);
-      slices[{pid, e.at("tid")}].push_back({e.at("ts"), e.at("dur"), it->second});
+      const double ts = e.at("ts"), dur = e.at("dur");
+      slices[{pid, e.at("tid")}].push_back({ts, dur, e.at("name")});
+      span = std::max(span, ts + dur);
+      ++total;
     }
   }
-  for (auto& [key, list] : slices) {
+  const auto is_pipeline = [&](const std::pair<long, long>& key) {
+    return track_names[key].first.rfind("pipeline", 0) == 0;
+  };
+  double bin = 0;
+  if (total > max_slices) {
+    std::size_t engine_tracks = 0, kept = 0;
+    for (const auto& [key, list] : slices) {
+      if (is_pipeline(key))
+        kept += list.size();
+      else
+        ++engine_tracks;
+    }
+    const std::size_t room = max_slices - std::min(max_slices, kept);
+    const std::size_t bins = std::max<std::size_t>(1, room / std::max<std::size_t>(1, engine_tracks));
+    bin = span / double(bins);
+    out["aggregated_bin_us"] = bin;
+  }
+  std::map<std::string, std::size_t> name_index;
+  const auto index = [&](const std::string& name) {
+    const auto [it, fresh] = name_index.try_emplace(name, name_index.size());
+    if (fresh) out["names"].push_back(it->first);
+    return it->second;
+  };
+  for (const auto& [key, list] : slices) {
+    nlohmann::json drawn = nlohmann::json::array();
+    if (bin > 0 && !is_pipeline(key)) {
+      std::map<long long, std::pair<std::pair<double, double>, std::size_t>> merged;  // bin -> ([start, end], ops)
+      for (const Slice& sl : list) {
+        const auto [it, fresh] =
+            merged.try_emplace(static_cast<long long>(sl.start / bin), std::pair{sl.start, sl.start + sl.duration}, 0);
+        auto& [range, ops] = it->second;
+        range = {std::min(range.first, sl.start), std::max(range.second, sl.start + sl.duration)};
+        ++ops;
+      }
+      for (const auto& [b, m] : merged)
+        drawn.push_back({m.first.first, m.first.second - m.first.first,
+                         index(m.second == 1 ? "1 op" : std::to_string(m.second) + " ops")});
+    } else {
+      for (const Slice& sl : list) drawn.push_back({sl.start, sl.duration, index(sl.name)});
+    }
     const auto& [name, sort] = track_names[key];
     out["tracks"].push_back({{"chip", key.first},
                              {"chip_name", chip_names[key.first]},
                              {"name", name},
                              {"sort", sort},
-                             {"slices", std::move(list)}});
+                             {"slices", std::move(drawn)}});
   }
-  out["dropped"] = dropped;
   return out;
 }
 
@@ -98,6 +145,7 @@ its KV transfers into each decode replica). Alone: the job with the fabric to it
 <div id="memory-section">
 <h2>Memory per chip</h2>
 <svg id="memory" width="900" height="300" xmlns="http://www.w3.org/2000/svg"></svg>
+<div class="note" id="memory-note"></div>
 </div>
 <script id="tpusim-data" type="application/json">__DATA__</script>
 <script>
@@ -197,8 +245,11 @@ function drawRows(canvas, list, rowH, shadeIdle) {
 const engineTracks = tracks.filter((t) => !t.name.startsWith("pipeline"));
 page.slicesDrawn = drawRows(document.getElementById("timeline"), engineTracks, 12, false);
 page.tracksDrawn = engineTracks.length;
+page.aggregatedBinUs = trace.aggregated_bin_us;
 document.getElementById("timeline-note").textContent = engineTracks.length + " tracks, " + page.slicesDrawn +
-  " slices" + (trace.dropped ? "; " + trace.dropped + " slices past the page's bound are not drawn" : "") +
+  " slices" + (trace.aggregated_bin_us ? "; aggregated for the page's bound: each track's ops that start in one " +
+  si(trace.aggregated_bin_us * 1e-6, "s") + " bin are one slice (every chip drawn)" : "") +
+  (trace.note ? "; trace.json is " + trace.note : "") +
   ". Chips that are replicas of a simulated chip are not drawn (their name says what each represents).";
 // A stage's tasks, from every pipeline track of its chip (the trace puts a
 // task that overlaps another on a track of its own, "#1"), packed into as few
@@ -352,6 +403,15 @@ page.clusterJobs = [];
     svg.appendChild(el("text", { x: L + i * bw + 2, y: H - B + 14, "font-size": 10 }, String(c.chip)));
   });
   svg.appendChild(el("text", { x: L, y: H - 6, "font-size": 12 }, "chip (GiB per chip, stacked)"));
+  // report.json at summary detail lists a large pod's chip 0 and outliers only (per_chip_summary).
+  const all = report.per_chip_summary ? report.per_chip_summary.chips : chips.length;
+  const mem = report.per_chip_summary && report.per_chip_summary.fields["memory.total_bytes"];
+  if (shown.length < all) document.getElementById("memory-note").textContent = "Drawn: " + shown.length + " of " +
+    all + " chips" + (chips.length < all ? " (report.json lists chip 0 and the chips at each number's minimum and " +
+    "maximum; tpusim run --report-detail full lists every chip)" : " (the first 64)") + "." + (mem ? " Over all " +
+    all + " chips: " + gib(mem.min) + " (chip " + mem.min_chip + ") to " + gib(mem.max) + " (chip " + mem.max_chip +
+    "), mean " + gib(mem.mean) + "." : "");
+  page.memoryNote = document.getElementById("memory-note").textContent;
   parts.forEach(([, label, colour], k) => {
     svg.appendChild(el("rect", { x: W - 190, y: T + k * 18, width: 12, height: 12, fill: colour }));
     svg.appendChild(el("text", { x: W - 172, y: T + k * 18 + 11, "font-size": 11 }, label));

@@ -12,8 +12,8 @@
 
 namespace app {
 
-// At most this many trace slices go into a page (a few MB of HTML); the
-// page says how many it left out.
+// At most this many trace slices go into a page (a few MB of HTML): past
+// it each engine track's slices are merged per time bin (the page says so).
 constexpr std::size_t kPageMaxSlices = 200000;
 
 std::string render_run_html(const nlohmann::json& report, const std::string& trace_json,

@@ -96,6 +96,7 @@ struct PodRunResult {
   std::vector<std::string> symmetric_axes;
   std::string trace_json;                             // when asked for: the simulated chips' ops
   std::uint64_t trace_events = 0, trace_dropped = 0;  // recorded, and past sim::TraceWriter::kMaxEvents
+  std::uint64_t trace_bin_ps = 0;                     // aggregated in bins of this (sim::TraceWriter::aggregate)
   std::vector<std::uint32_t> trace_chips;             // the chips the trace writes (sim::chips_to_trace)
   // With a trace, each ICI link direction leaving a written chip: its rate
   // in use over the run (interconnect::Network::log_link_rates), as (time

@@ -650,8 +650,9 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     sim::TraceWriter tw;
     std::vector<std::vector<std::size_t>> events;
     std::vector<const std::vector<hw::OpTiming>*> timings;
+    for (const std::uint32_t c : r.trace_chips) timings.push_back(r.timings[c].get());
+    tw.aggregate(trace_bin_ps(trace, timings, r.link_rates));
     for (const std::uint32_t c : r.trace_chips) {
-      timings.push_back(r.timings[c].get());
       events.push_back(trace_program(tw, c, pp_.chip(r.representative[c]), *r.timings[c], config_.chip.energy,
                                      r.representative, &pp_.collectives, config_.chip.hbm.bandwidth_bytes_per_s));
     }
@@ -660,6 +661,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     r.trace_json = tw.json();
     r.trace_events = tw.ops();
     r.trace_dropped = tw.dropped();
+    r.trace_bin_ps = tw.bin_ps();
   }
   return r;
 }

@@ -110,6 +110,19 @@ void trace_counters(sim::TraceWriter& trace, std::uint32_t chip, const hw::Progr
   write(ici, "ICI bandwidth in use (B/s)", std::numeric_limits<double>::infinity());
 }
 
+std::uint64_t trace_bin_ps(const sim::TraceRequest& request,
+                           const std::vector<const std::vector<hw::OpTiming>*>& timings,
+                           const std::vector<PodRunResult::LinkRates>& links) {
+  double events = 0;
+  std::uint64_t span = 0;
+  for (const std::vector<hw::OpTiming>* t : timings) {
+    events += 3.0 * double(t->size());
+    for (const hw::OpTiming& o : *t) span = std::max(span, o.end_ps);
+  }
+  for (const PodRunResult::LinkRates& l : links) events += double(l.rate.size());
+  return sim::TraceWriter::aggregate_bin_ps(request, events, span);
+}
+
 void trace_link_rates(sim::TraceWriter& trace, const std::vector<PodRunResult::LinkRates>& links) {
   for (const PodRunResult::LinkRates& l : links)
     for (const auto& [at, bytes_per_s] : l.rate)

@@ -45,6 +45,14 @@ void trace_messages(sim::TraceWriter& trace, const PodProgram& pod, const std::v
                     const std::vector<std::vector<std::size_t>>& events,
                     const std::vector<const std::vector<hw::OpTiming>*>& timings);
 
+// The bin the trace of the chips whose op timings are `timings` is
+// aggregated in, 0 for op by op (sim::TraceWriter::aggregate_bin_ps): about
+// three events an op (its slice and the HBM and ICI counters' samples) and
+// each sample of `links`, over the span to the last op's end.
+std::uint64_t trace_bin_ps(const sim::TraceRequest& request,
+                           const std::vector<const std::vector<hw::OpTiming>*>& timings,
+                           const std::vector<PodRunResult::LinkRates>& links);
+
 // An op's slice args: "bytes" for a send (its message) and a collective (its
 // payload, from `collectives` by the CommOp's index), "flops" when the op has
 // useful FLOPs, and its hw::op_work (macs, vmem_bytes, hbm_bytes) with

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -60,26 +61,89 @@ void TraceWriter::name_track(std::uint32_t pid, std::uint32_t tid, const std::st
   names_.push_back({pid, tid, false, name});
 }
 
+std::uint64_t TraceWriter::aggregate_bin_ps(const TraceRequest& request, double events, std::uint64_t span_ps) {
+  if (!request.chips.empty() || events <= double(kMaxEvents) || span_ps < kAggregateBins) return 0;
+  return (span_ps + kAggregateBins - 1) / kAggregateBins;
+}
+
+void TraceWriter::aggregate(std::uint64_t bin_ps) { bin_ps_ = bin_ps; }
+
+std::size_t TraceWriter::ops() const {
+  std::size_t n = events_.size() + counters_.size();
+  for (const auto& [key, c] : open_counters_) n += c.last_ps > c.bin * bin_ps_ ? 2 : 1;  // as json() closes them
+  return n;
+}
+
 std::size_t TraceWriter::op(std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint64_t start_ps,
-                            std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args) {
-  if (ops() >= max_events_) {
+                            std::uint64_t end_ps, const std::string& category, std::vector<TraceArg> args,
+                            bool mergeable) {
+  if (bin_ps_ > 0 && mergeable) {
+    const auto it = bins_.find({pid, tid, start_ps / bin_ps_});
+    if (it != bins_.end()) {
+      Event& e = events_[it->second];
+      e.start_ps = std::min(e.start_ps, start_ps);
+      e.end_ps = std::max(e.end_ps, end_ps);
+      ++e.ops;
+      e.busy_ps += end_ps - start_ps;
+      for (const TraceArg& a : args) {
+        const auto same = std::find_if(e.args.begin(), e.args.end(),
+                                       [&](const TraceArg& b) { return std::string_view(a.name) == b.name; });
+        if (same == e.args.end())
+          e.args.push_back(a);
+        else
+          same->value += a.value;
+      }
+      return it->second;
+    }
+  }
+  if (recorded() >= max_events_) {
     ++dropped_;
     return kNone;
   }
-  events_.push_back({pid, tid, name, category, start_ps, end_ps, std::move(args)});
+  events_.push_back({pid, tid, name, category, start_ps, end_ps, std::move(args), 1, end_ps - start_ps});
+  if (bin_ps_ > 0 && mergeable) bins_[{pid, tid, start_ps / bin_ps_}] = events_.size() - 1;
   return events_.size() - 1;
 }
 
 void TraceWriter::flow(std::size_t from, std::size_t to) {
-  if (from != kNone && to != kNone) flows_.emplace_back(from, to);
+  if (from != kNone && to != kNone && bin_ps_ == 0) flows_.emplace_back(from, to);
 }
 
-void TraceWriter::counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value) {
-  if (ops() >= max_events_) {
+void TraceWriter::close_bin(std::uint32_t pid, const std::string& name, OpenCounter& c) {
+  if (recorded() >= max_events_) {
     ++dropped_;
     return;
   }
-  counters_.push_back({pid, name, at_ps, value});
+  counters_.push_back({pid, name, c.bin * bin_ps_, c.integral / double(bin_ps_)});
+}
+
+void TraceWriter::counter(std::uint32_t pid, const std::string& name, std::uint64_t at_ps, double value) {
+  if (bin_ps_ == 0) {
+    if (recorded() >= max_events_) {
+      ++dropped_;
+      return;
+    }
+    counters_.push_back({pid, name, at_ps, value});
+    return;
+  }
+  // The counter held c.value from c.last_ps to at_ps: into the bins it spans.
+  const auto [it, fresh] = open_counters_.try_emplace({pid, name}, OpenCounter{at_ps, at_ps / bin_ps_, value, 0.0});
+  if (fresh) return;
+  OpenCounter& c = it->second;
+  at_ps = std::max(at_ps, c.last_ps);  // a sample out of order holds for no time
+  const std::uint64_t bin = at_ps / bin_ps_;
+  if (bin > c.bin) {
+    c.integral += c.value * double((c.bin + 1) * bin_ps_ - c.last_ps);
+    close_bin(pid, name, c);
+    // Whole bins at the held value: one sample at the first (a counter holds until its next).
+    if (bin > c.bin + 1 && recorded() < max_events_) counters_.push_back({pid, name, (c.bin + 1) * bin_ps_, c.value});
+    c.bin = bin;
+    c.integral = c.value * double(at_ps - bin * bin_ps_);
+  } else {
+    c.integral += c.value * double(at_ps - c.last_ps);
+  }
+  c.last_ps = at_ps;
+  c.value = value;
 }
 
 std::vector<std::uint32_t> TraceWriter::lanes() const {
@@ -112,7 +176,17 @@ std::vector<std::uint32_t> TraceWriter::lanes() const {
 std::string TraceWriter::json() const {
   // Written event by event (as one nlohmann::json value it would take about
   // 1 KB of host memory per event); the same text as dumping that value.
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  std::string out = "{\"displayTimeUnit\":\"ns\",";
+  if (bin_ps_ > 0)  // otherData: the trace format's place for what describes the whole trace
+    out += "\"otherData\":" +
+           nlohmann::json{{"tpusim", "aggregated: each track's ops that start in one bin of " +
+                                         std::to_string(double(bin_ps_) * 1e-12) +
+                                         " s are one slice (args: ops, busy_s, the rest summed), counters are their "
+                                         "mean over each bin, flows are left out; --trace-chips LIST writes those "
+                                         "chips op by op"}}
+               .dump() +
+           ",";
+  out += "\"traceEvents\":[";
   bool first = true;
   const auto push = [&](const nlohmann::json& e) {
     if (!first) out += ',';
@@ -152,14 +226,26 @@ std::string TraceWriter::json() const {
     nlohmann::json x{{"ph", "X"},
                      {"pid", e.pid},
                      {"tid", lane_tid(e.tid, lane[i])},
-                     {"name", e.name},
+                     {"name", e.ops > 1 ? std::to_string(e.ops) + " " + e.category + " ops" : e.name},
                      {"cat", e.category},
                      {"ts", double(e.start_ps) * 1e-6},
                      {"dur", double(e.end_ps - e.start_ps) * 1e-6}};
     for (const TraceArg& a : e.args) x["args"][a.name] = a.value;
+    if (e.ops > 1) {
+      x["args"]["ops"] = e.ops;
+      x["args"]["busy_s"] = double(e.busy_ps) * 1e-12;
+    }
     push(x);
   }
-  for (const Counter& c : counters_)
+  // An aggregated counter's open bin: its mean up to the last sample, then that sample.
+  std::vector<Counter> counters = counters_;
+  for (const auto& [key, c] : open_counters_) {
+    const std::uint64_t bin_start = c.bin * bin_ps_;
+    if (c.last_ps > bin_start)
+      counters.push_back({key.first, key.second, bin_start, c.integral / double(c.last_ps - bin_start)});
+    counters.push_back({key.first, key.second, c.last_ps, c.value});
+  }
+  for (const Counter& c : counters)
     push({{"ph", "C"},
           {"pid", c.pid},
           {"name", c.name},

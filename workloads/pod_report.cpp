@@ -257,7 +257,7 @@ Simulator pod_simulator(const Experiment& exp, double wall_time_s, const runtime
   s.symmetric_axes = run.symmetric_axes;
   s.ops = run.ops;
   if (!run.trace_json.empty())
-    s.trace = TraceSummary{run.trace_events, run.trace_dropped, run.trace_chips, run.representative};
+    s.trace = TraceSummary{run.trace_events, run.trace_dropped, run.trace_chips, run.representative, run.trace_bin_ps};
   return s;
 }
 

@@ -6,6 +6,8 @@
 
 #include "sim/error.h"
 #include "sim/host.h"
+#include "sim/output.h"
+#include "workloads/per_chip_summary.h"
 #include "workloads/verdict.h"
 
 namespace workloads {
@@ -528,7 +530,7 @@ json to_json(const Simulator& s) {
   if (s.trace) {
     const TraceSummary& t = *s.trace;
     const std::size_t chips = t.written.size(), pod_chips = t.representative.size();
-    json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", chips}};
+    json tr = {{"events", t.events}, {"dropped", t.dropped}, {"chips", chips}, {"aggregated_bin_s", t.bin_ps * 1e-12}};
     // Each written chip: the chips it stands for (a simulated chip), or the
     // simulated chip whose ops it shows (a replica; --trace-chips).
     json written = json::array();
@@ -545,6 +547,10 @@ json to_json(const Simulator& s) {
     if (chips < pod_chips)
       note = "shows " + std::to_string(chips) + " of the " + std::to_string(pod_chips) +
              " chips (each simulated chip stands for its replicas; see written)";
+    if (t.bin_ps > 0)
+      note += (note.empty() ? "" : "; ") + std::string("aggregated: each track's ops that start in one bin of ") +
+              sim::si(t.bin_ps * 1e-12, "s") + " are one slice, counters their mean over each bin, no flows " +
+              "(--trace-chips LIST writes those chips op by op)";
     if (t.dropped > 0)
       note += (note.empty() ? "" : "; ") + std::string("stopped at ") + std::to_string(t.events) + " events, " +
               std::to_string(t.dropped) + " ops not recorded";
@@ -634,8 +640,9 @@ std::vector<CollectiveGroup> summarize_collectives(const std::vector<CollectiveR
 
 const sim::EnumNames<ReportDetail>& report_detail_names() {
   static const sim::EnumNames<ReportDetail> names(
-      "report detail", {{ReportDetail::summary, "summary", "collective_summary only: per op, axes and size"},
-                        {ReportDetail::full, "full", "collective_summary and every collective (collectives)"}});
+      "report detail", {{ReportDetail::summary, "summary",
+                         "collective_summary (per op, axes and size); per_chip past 64 chips: chip 0 and the outliers"},
+                        {ReportDetail::full, "full", "also every collective (collectives) and every chip (per_chip)"}});
   return names;
 }
 
@@ -735,7 +742,8 @@ nlohmann::json to_json(const Report& r) {
   j["collective_summary"] = groups;
   json chips = json::array();
   for (const auto& p : r.per_chip) chips.push_back(to_json(p));
-  j["per_chip"] = chips;
+  j["per_chip_summary"] = summarize_per_chip(chips);
+  j["per_chip"] = std::move(chips);
   if (r.links) {
     json links = json::array();
     for (const auto& l : *r.links) links.push_back(to_json(l));
@@ -770,6 +778,12 @@ std::string non_finite_at(const nlohmann::json& j, const std::string& path) {
   return "";
 }
 
+// Summary detail's per_chip: chip 0 and the outliers of a large pod (workloads/per_chip_summary.h).
+void keep_summary(nlohmann::json& report) {
+  if (report.contains("per_chip") && report.contains("per_chip_summary"))
+    report["per_chip"] = listed_per_chip(report["per_chip"], report["per_chip_summary"]);
+}
+
 }  // namespace
 
 std::string report_text(const nlohmann::json& full, ReportDetail detail) {
@@ -778,8 +792,14 @@ std::string report_text(const nlohmann::json& full, ReportDetail detail) {
   for (auto it = full.begin(); it != full.end(); ++it)
     if (detail == ReportDetail::full || it.key() != "collectives") report[it.key()] = it.value();
   // A cluster's jobs carry their own reports: the same policy for theirs.
-  if (detail != ReportDetail::full && report.contains("cluster"))
-    for (auto& job : report["cluster"]["jobs"]) job["report"].erase("collectives");
+  if (detail != ReportDetail::full) {
+    keep_summary(report);
+    if (report.contains("cluster"))
+      for (auto& job : report["cluster"]["jobs"]) {
+        job["report"].erase("collectives");
+        keep_summary(job["report"]);
+      }
+  }
   report["report_detail"] = report_detail_names().name(detail);
   const std::string at = non_finite_at(report, "");
   if (!at.empty())

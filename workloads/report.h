@@ -468,6 +468,7 @@ struct TraceSummary {
   std::uint64_t events = 0, dropped = 0;
   std::vector<std::uint32_t> written;         // the chips written, ascending
   std::vector<std::uint32_t> representative;  // per pod chip: the simulated chip whose ops it has
+  std::uint64_t bin_ps = 0;                   // aggregated in bins of this (sim::TraceWriter::aggregate); 0: op by op
 };
 
 struct Simulator {
@@ -566,8 +567,9 @@ nlohmann::json to_json(const Report& report);
 // (nlohmann::json prints inf and nan as null: a report once held 13 nulls
 // where step times belong), and writes text that is not UTF-8 with
 // U+FFFD in its place (a name read from an input never breaks the report).
-// `detail` says whether the per-collective list stays (full) or only its
-// summary (summary); report.json says which in `report_detail`.
+// `detail` says whether the per-collective list and every chip's entry
+// stay (full) or only their summaries, with per_chip's outliers (summary;
+// workloads/per_chip_summary.h); report.json says which in `report_detail`.
 std::string report_text(const nlohmann::json& report, ReportDetail detail);
 
 }  // namespace workloads

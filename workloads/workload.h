@@ -23,9 +23,11 @@ struct RunOutput {
   std::string trace_json;  // Perfetto trace when requested, else empty
 };
 
-// What report.json holds of the collectives: collective_summary alone (the
-// default), or it and every collective (`--report-detail full`). RunOutput's
-// report has both; report_text (report.h) writes what this says.
+// What report.json holds of the collectives and chips: collective_summary
+// alone and, past 64 chips, per_chip's chip 0 and outliers beside
+// per_chip_summary (the default), or also every collective and every chip
+// (`--report-detail full`). RunOutput's report has everything; report_text
+// (report.h) writes what this says.
 enum class ReportDetail { summary, full };
 
 struct RunOptions {

@@ -62,7 +62,7 @@ def _frame(rows):
 class Report(Section):
     """What `tpusim run` writes to report.json (docs/report.md), with the
     table it prints (`table`) and, when run with trace=True, trace.json.
-    `per_chip`, `collectives`, `collective_summary` and `ops` are pandas
+    `per_chip`, `per_chip_summary`, `collectives`, `collective_summary` and `ops` are pandas
     DataFrames when pandas is importable, else lists as report.json has them."""
 
     def __init__(self, text, table="", trace=""):
@@ -102,8 +102,23 @@ class Report(Section):
     @property
     def per_chip(self):
         """One row per chip (report.json `per_chip`), nested keys as
-        dotted columns (memory.params_bytes, busy.mxu_s, ...)."""
-        return _frame(self._data.get("per_chip") or [])
+        dotted columns (memory.params_bytes, busy.mxu_s, ...). A pod of more
+        than 64 chips lists every chip only with report_detail="full"."""
+        listed = self._data.get("per_chip") or []
+        summary = self._data.get("per_chip_summary")
+        if summary and len(listed) < summary["chips"]:
+            raise ValueError("Report.per_chip lists every chip of a run with report_detail=\"full\"; this one lists "
+                             "%d of %d (chip 0 and the outliers, in report.json's per_chip): see "
+                             "Report.per_chip_summary" % (len(listed), summary["chips"]))
+        return _frame(listed)
+
+    @property
+    def per_chip_summary(self):
+        """One row per number of per_chip (its dotted key, `field`) over
+        every chip: count, min, min_chip, mean, max, max_chip (report.json
+        `per_chip_summary`)."""
+        fields = (self._data.get("per_chip_summary") or {}).get("fields", {})
+        return _frame([dict(field=k, **v) for k, v in fields.items()])
 
     @property
     def ops(self):

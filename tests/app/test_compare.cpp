@@ -77,6 +77,19 @@ TEST_CASE("compare: signed deltas and the largest contributor, by hand", "[app][
   CHECK(same["largest_contributor"].is_null());
 }
 
+TEST_CASE("compare: a large pod's busy fractions from per_chip_summary, not its listed chips", "[app][compare]") {
+  // Report A as a summary-detail report of a large pod: per_chip lists only
+  // chip 0 (MXU 0.5 s busy), per_chip_summary says the mean over every chip
+  // is 0.6 s. B unchanged.
+  nlohmann::json a = report_a();
+  a["per_chip"] = nlohmann::json::parse(R"([{"chip": 0, "busy": {"mxu_s": 0.5}}])");
+  a["per_chip_summary"] = nlohmann::json::parse(R"({"chips": 1000, "fields": {"busy.mxu_s":
+      {"count": 1000, "min": 0.5, "min_chip": 0, "mean": 0.6, "max": 0.7, "max_chip": 1}}})");
+  const nlohmann::json cmp = app::compare_reports(a, report_b(), "A", "B");
+  CHECK(row(cmp, "busy_fraction.mxu")["a"].get<double>() == Approx(0.6));  // 0.6 s / 1.0 s, not chip 0's 0.5
+  CHECK(row(cmp, "busy_fraction.mxu")["b"].get<double>() == Approx(0.6));
+}
+
 TEST_CASE("compare: the command, its --json and --html, run folders and files", "[app][compare]") {
   TempDir tmp("compare");
   std::filesystem::create_directories(tmp.path / "run-a");

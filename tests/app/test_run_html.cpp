@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
+#include "app/run_page.h"
 #include "cli_runner.h"
 
 namespace test_run_html {
@@ -51,7 +53,46 @@ TEST_CASE("run --html: the page carries the report and every trace slice", "[app
   for (const auto& t : data["trace"]["tracks"]) embedded_slices += t["slices"].size();
   CHECK(slices > 0);
   CHECK(embedded_slices == slices);
-  CHECK(data["trace"]["dropped"] == 0);
+  CHECK(data["trace"]["aggregated_bin_us"] == 0);
+}
+
+TEST_CASE("run --html: past its bound the page aggregates each engine track, every stage still drawn", "[app][html]") {
+  TempDir tmp("run-html-aggregated");
+  REQUIRE(run_tpusim("run configs/experiments/train-pp-v5e.yaml --trace --out " + tmp / "run").status == 0);
+  std::ifstream trace_file(tmp / "run/trace.json");
+  std::stringstream text;
+  text << trace_file.rdbuf();
+  const nlohmann::json trace = nlohmann::json::parse(text.str());
+  // The trace's slices per (chip, track name), counted here from trace.json.
+  std::map<long, std::string> track_names;
+  std::map<std::pair<long, std::string>, std::size_t> in_trace;
+  std::size_t pipeline_slices = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      track_names[e["pid"].get<long>() * 100000000L + e["tid"].get<long>()] = e["args"]["name"];
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") {
+      const std::string name = track_names[e["pid"].get<long>() * 100000000L + e["tid"].get<long>()];
+      ++in_trace[{e["pid"].get<long>(), name}];
+      pipeline_slices += name.rfind("pipeline", 0) == 0;
+    }
+  const std::size_t bound = pipeline_slices + 2 * in_trace.size();  // room for about two slices per engine track
+  const std::string page = tmp / "run.html";
+  std::ofstream(page) << app::render_run_html(testing_cli::read_report(tmp / "run"), text.str(), bound);
+  const nlohmann::json data = embedded(page);
+  CHECK(data["trace"]["aggregated_bin_us"].get<double>() > 0);
+  std::size_t drawn = 0;
+  std::map<std::pair<long, std::string>, std::size_t> ops;  // ops each drawn track's slices stand for
+  for (const auto& t : data["trace"]["tracks"]) {
+    drawn += t["slices"].size();
+    for (const auto& sl : t["slices"]) {
+      const std::string name = data["trace"]["names"][sl[2].get<std::size_t>()];
+      const bool merged = name.size() > 3 && name.compare(name.size() - 3, 3, "ops") == 0;
+      ops[{t["chip"].get<long>(), t["name"]}] += merged ? std::stoul(name) : 1;
+    }
+  }
+  CHECK(drawn <= bound);
+  CHECK(ops == in_trace);  // every track of every chip (stage) drawn, each op counted once
 }
 
 TEST_CASE("run --html: misuse exits 2 before the run", "[app][html]") {

@@ -131,6 +131,13 @@ def test_dataframes():
     assert isinstance(per_chip, pandas.DataFrame)
     assert len(per_chip) == r.pod.chips == 8
     assert "memory.total_bytes" in per_chip.columns
+    # The summary's distribution, against the list's own (pandas' min, max, mean).
+    summary = r.per_chip_summary.set_index("field")
+    for field in ("busy.mxu_s", "memory.total_bytes", "exposed_communication_s"):
+        assert summary.loc[field, "min"] == per_chip[field].min()
+        assert summary.loc[field, "max"] == per_chip[field].max()
+        assert summary.loc[field, "mean"] == pytest.approx(per_chip[field].mean(), rel=1e-12)
+        assert summary.loc[field, "count"] == len(per_chip)
     assert len(r.collectives) == len(r.to_dict()["collectives"])
     # The summary counts what the full list lists.
     assert r.collective_summary["count"].sum() == len(r.collectives)

@@ -4,6 +4,7 @@
 // duration the pod runtime measured.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -109,6 +110,71 @@ TEST_CASE("trace: stops at its bound and counts the ops it left out", "[workload
     if (e["ph"] == "X") names.push_back(e["name"]);
   CHECK(names == std::vector<std::string>{"op0", "op1", "op2"});  // the first three, in order
   CHECK(t["displayTimeUnit"] == "ns");
+}
+
+TEST_CASE("trace: aggregated, ops merge per bin and counters keep their integral", "[workloads][trace]") {
+  sim::TraceWriter tw;
+  tw.aggregate(10);  // bins of 10 ps
+  tw.name_process(0, "chip0");
+  tw.name_track(0, 1, "mxu0");
+  // Two ops start in bin 0 ([0, 3] and [4, 6], 2 and 3 FLOPs), one in bin 1.
+  const std::size_t a = tw.op(0, 1, "a", 0, 3, "mxu", {{"flops", 2}});
+  const std::size_t b = tw.op(0, 1, "b", 4, 6, "mxu", {{"flops", 3}});
+  tw.op(0, 1, "c", 12, 15, "mxu", {{"flops", 7}});
+  tw.op(0, 2, "task", 1, 2, "pipeline", {}, false);  // kept whole
+  CHECK(a == b);
+  tw.flow(a, b);  // left out
+  // A counter at 2 from 0, 4 from 5, 0 from 25: by hand, bin [0, 10) means
+  // (2 x 5 + 4 x 5) / 10 = 3, [10, 20) holds 4, [20, 25) means 4, then 0;
+  // 90 under the curve, as the samples' own 2 x 5 + 4 x 20.
+  tw.counter(0, "rate", 0, 2.0);
+  tw.counter(0, "rate", 5, 4.0);
+  tw.counter(0, "rate", 25, 0.0);
+  const auto t = nlohmann::json::parse(tw.json());
+  check_schema(t);
+  CHECK(t["otherData"]["tpusim"].get<std::string>().find("aggregated") == 0);
+  std::vector<nlohmann::json> slices, samples;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X") slices.push_back(e);
+    if (e["ph"] == "C") samples.push_back(e);
+    CHECK(e["ph"] != "s");
+  }
+  REQUIRE(slices.size() == 3);
+  CHECK(tw.ops() == slices.size() + 4);  // the slices and the counter's four samples below
+  CHECK(slices[0]["name"] == "2 mxu ops");
+  CHECK(slices[0]["ts"].get<double>() == 0);
+  CHECK(slices[0]["dur"].get<double>() == Approx(6e-6));  // [0, 6] ps in us
+  CHECK(slices[0]["args"]["ops"] == 2);
+  CHECK(slices[0]["args"]["busy_s"].get<double>() == Approx(5e-12));
+  CHECK(slices[0]["args"]["flops"].get<double>() == 5);
+  CHECK(slices[1]["name"] == "c");  // alone in its bin: the op as it is
+  CHECK(slices[2]["name"] == "task");
+  std::vector<std::pair<double, double>> curve;  // (ps, value)
+  for (const auto& c : samples) curve.emplace_back(c["ts"].get<double>() * 1e6, c["args"]["value"].get<double>());
+  std::sort(curve.begin(), curve.end());
+  REQUIRE(curve.size() == 4);
+  CHECK(curve[0].first == Approx(0));
+  CHECK(curve[0].second == Approx(3.0));
+  CHECK(curve[1].first == Approx(10));
+  CHECK(curve[1].second == Approx(4.0));
+  CHECK(curve[2].first == Approx(20));
+  CHECK(curve[2].second == Approx(4.0));
+  CHECK(curve[3].first == Approx(25));
+  CHECK(curve[3].second == 0);
+  double integral = 0;
+  for (std::size_t k = 0; k + 1 < curve.size(); ++k)
+    integral += curve[k].second * (curve[k + 1].first - curve[k].first);
+  CHECK(integral == Approx(2.0 * 5 + 4.0 * 20));
+}
+
+TEST_CASE("trace: aggregated only for a default request past the bound", "[workloads][trace]") {
+  const sim::TraceRequest all_simulated(true);
+  sim::TraceRequest chosen(true);
+  chosen.chips = {0, 1};
+  const std::uint64_t span = 36'000'000'000'000;  // 36 s
+  CHECK(sim::TraceWriter::aggregate_bin_ps(all_simulated, 2e6, span) == span / 1000);
+  CHECK(sim::TraceWriter::aggregate_bin_ps(all_simulated, 1e6, span) == 0);  // within the bound: op by op
+  CHECK(sim::TraceWriter::aggregate_bin_ps(chosen, 2e6, span) == 0);         // --trace-chips: op by op, bounded
 }
 
 }  // namespace test_trace

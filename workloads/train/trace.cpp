@@ -17,6 +17,8 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
   const std::vector<std::uint32_t> chips = sim::chips_to_trace(request, r.run.representative);
   std::vector<std::vector<std::size_t>> events;
   std::vector<const std::vector<hw::OpTiming>*> timings;
+  for (const std::uint32_t c : chips) timings.push_back(r.run.timings[c].get());
+  tw.aggregate(runtime::trace_bin_ps(request, timings, r.run.link_rates));
   for (const std::uint32_t c : chips) {
     const ChipRole& role = r.layout.roles[c];
     tw.name_process(c, "chip" + std::to_string(c) + " (stage " + std::to_string(role.stage) + ", data " +
@@ -26,7 +28,6 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
     const std::uint32_t rep = r.run.representative[c];  // whose program and timings chip c shares
     const hw::Program& prog = r.program.pod.chip(rep);
     const auto& timing = *r.run.timings[c];
-    timings.push_back(&timing);
     std::vector<char> named(4 * 1000 + 8, 0);
     std::vector<std::size_t>& event = events.emplace_back(prog.ops.size());
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
@@ -54,14 +55,14 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
         lo = std::min(lo, timing[i].start_ps);
         hi = std::max(hi, timing[i].end_ps);
       }
-      if (lo <= hi) tw.op(c, kPipelineTrack, name, lo, hi, "pipeline");
+      if (lo <= hi) tw.op(c, kPipelineTrack, name, lo, hi, "pipeline", {}, false);
     };
     for (const auto& t : map.tasks) slice(task_label(t.task, r.spec.parallelism.virtual_stages), t.begin, t.end, true);
     slice("optimizer", map.optimizer_begin, map.optimizer_end, false);
   }
   runtime::trace_link_rates(tw, r.run.link_rates);
   runtime::trace_messages(tw, r.program.pod, chips, r.run.representative, events, timings);
-  summary = {tw.ops(), tw.dropped(), chips, r.run.representative};
+  summary = {tw.ops(), tw.dropped(), chips, r.run.representative, tw.bin_ps()};
   return tw.json();
 }
 
