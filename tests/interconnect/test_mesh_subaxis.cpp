@@ -93,9 +93,10 @@ TEST_CASE("mesh subaxis: a size that divides no factor left is refused at the ax
   }
 }
 
-TEST_CASE("mesh subaxis: ring collectives over an inner and an outer factor follow the ring formula with the "
-          "links shared as counted by hand",
-          "[mesh][subaxis][timing]") {
+TEST_CASE(
+    "mesh subaxis: ring collectives over an inner and an outer factor follow the ring formula with the "
+    "links shared as counted by hand",
+    "[mesh][subaxis][timing]") {
   // A ring collective of n chips, buffer S: (n-1) steps (2(n-1) for an
   // all_reduce), each moving S/n per chip (docs/reference/formulas.md §1).
   // Inner factor a: the groups' rings 0-1-2-3 use disjoint links, one hop

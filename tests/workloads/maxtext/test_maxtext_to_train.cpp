@@ -179,7 +179,8 @@ TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded bu
 }
 
 TEST_CASE(
-    "maxtext: Llama 4's chunked attention over chunks as long as the sequence is causal attention; shorter, refused",
+    "maxtext: Llama 4's chunked attention over chunks as long as the sequence is causal attention, shorter ones "
+    "refused",
     "[workloads][maxtext]") {
   // Llama 4 Scout's block pattern (llama4-17b-16e.yml: RoPE layers chunked,
   // every fourth NoPE and global; every layer MoE) cut small, 4 layers of
