@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "interconnect/passes.h"
 
@@ -14,8 +15,8 @@ class Planner {
  public:
   Planner(const Topology& topology, const LinkConfig& link, const CollectiveSpec& spec, CollectivePlan& plan)
       : topo_(topology), link_(link), spec_(spec), plan_(plan) {
-    for (int a : plan_.axes) {
-      if (topo_.size(a) > 1) axes_.push_back(a);
+    for (const AxisPart& a : plan_.axes) {
+      if (a.size > 1) axes_.push_back(a);
     }
   }
 
@@ -52,13 +53,15 @@ class Planner {
   std::uint64_t shard() const { return plan_.elements / static_cast<std::uint64_t>(n_); }
 
   // The group's chips in snake (boustrophedon) order over its axes, so that
-  // consecutive chips are neighbours; with even sizes the last is also a
-  // neighbour of the first where the outermost axis wraps.
+  // consecutive chips are neighbours (over part of a physical axis, a
+  // stride apart: the message is routed over the links between); with even
+  // sizes the last is also a neighbour of the first where the outermost
+  // axis wraps (else the closing message is routed back along the line).
   ChipList snake() {
     std::vector<std::vector<int>> order{{}};
-    for (int a : axes_) {
+    for (const AxisPart& a : axes_) {
       std::vector<std::vector<int>> next;
-      for (int t = 0; t < topo_.size(a); ++t) {
+      for (int t = 0; t < a.size; ++t) {
         const bool reverse = t % 2 == 1;
         for (std::size_t i = 0; i < order.size(); ++i) {
           std::vector<int> c = order[reverse ? order.size() - 1 - i : i];
@@ -72,22 +75,22 @@ class Planner {
     const std::vector<int> base = topo_.coords(group_->front());
     for (const auto& tuple : order) {
       std::vector<int> c = base;
-      for (std::size_t i = 0; i < axes_.size(); ++i) c[axes_[i]] = tuple[i];
+      for (std::size_t i = 0; i < axes_.size(); ++i) axes_[i].set_digit(c, tuple[i]);
       chips->push_back(topo_.chip_at(c));
     }
     return chips;
   }
 
-  // The chips along `axis` through `chip`, by coordinate; shared by all of them.
-  ChipList line(int axis, int chip) {
+  // The chips along `part` through `chip`, by coordinate; shared by all of them.
+  ChipList line(const AxisPart& part, int chip) {
     std::vector<int> c = topo_.coords(chip);
-    c[axis] = 0;
-    const auto key = std::make_pair(axis, topo_.chip_at(c));
+    part.set_digit(c, 0);
+    const auto key = std::make_tuple(part.axis, part.stride, topo_.chip_at(c));
     auto it = lines_.find(key);
     if (it != lines_.end()) return it->second;
     auto chips = std::make_shared<std::vector<int>>();
-    for (int t = 0; t < topo_.size(axis); ++t) {
-      c[axis] = t;
+    for (int t = 0; t < part.size; ++t) {
+      part.set_digit(c, t);
       chips->push_back(topo_.chip_at(c));
     }
     lines_.emplace(key, chips);
@@ -142,16 +145,18 @@ class Planner {
     s.phases.push_back(std::move(ph));
   }
 
-  // One phase along `axis`: a ring in direction dir where the axis wraps,
-  // else the line both ways.
-  Phase axis_phase(PassKind kind, int axis, int chip, int dir, Region region) {
+  // One phase along `part`: a ring in direction dir where the axis wraps
+  // and the part reaches the wraparound link (the whole axis, or its outer
+  // factor: chips a stride apart), else the line both ways (an inner or
+  // middle factor, whose ring would close back over its own links).
+  Phase axis_phase(PassKind kind, const AxisPart& part, int chip, int dir, Region region) {
     Phase ph;
-    const ChipList l = line(axis, chip);
-    const int pos = topo_.coord(chip, axis);
-    if (topo_.wraps(axis)) {
-      ph.passes.push_back(std::make_shared<RingPass>(kind, l, pos, dir, region, axis));
+    const ChipList l = line(part, chip);
+    const int pos = part.digit(topo_, chip);
+    if (topo_.wraps(part.axis) && part.outermost(topo_)) {
+      ph.passes.push_back(std::make_shared<RingPass>(kind, l, pos, dir, region, part.axis));
     } else {
-      for (int d : {+1, -1}) ph.passes.push_back(std::make_shared<LinePass>(kind, l, pos, d, region, axis));
+      for (int d : {+1, -1}) ph.passes.push_back(std::make_shared<LinePass>(kind, l, pos, d, region, part.axis));
     }
     return ph;
   }
@@ -161,13 +166,13 @@ class Planner {
   // per DCN axis, last in every stream's order), and all-gathers along the
   // ICI axes last.
   void plan_torus() {
-    std::vector<int> ici, dcn;
-    for (int a : axes_) (topo_.is_dcn_axis(a) ? dcn : ici).push_back(a);
+    std::vector<AxisPart> ici, dcn;
+    for (const AxisPart& a : axes_) (topo_.is_dcn_axis(a.axis) ? dcn : ici).push_back(a);
     const int rotations = std::max<int>(1, static_cast<int>(ici.size()));
     const int k = static_cast<int>(axes_.size());
     const int parts = 2 * rotations;
     for (int j = 0; j < rotations; ++j) {
-      std::vector<int> order;  // axes in the order this stream reduce-scatters along them
+      std::vector<AxisPart> order;  // axes in the order this stream reduce-scatters along them
       for (std::size_t m = 0; m < ici.size(); ++m) order.push_back(ici[(j + m) % ici.size()]);
       order.insert(order.end(), dcn.begin(), dcn.end());
       for (int dir : {+1, -1}) {
@@ -189,9 +194,9 @@ class Planner {
           s.phases.reserve(static_cast<std::size_t>((does_rs() ? k : 0) + (does_ag() ? k : 0)));
           std::vector<Region> before;  // the region each reduce-scatter phase starts from
           Region r = whole;
-          for (int axis : order) {
+          for (const AxisPart& axis : order) {
             before.push_back(r);
-            r = r.chunk(topo_.coord(chip, axis), topo_.size(axis));
+            r = r.chunk(axis.digit(topo_, chip), axis.size);
           }
           if (does_rs()) {
             for (int m = 0; m < k; ++m) {
@@ -212,11 +217,11 @@ class Planner {
   // The group's chips by their nested index over `order` (first axis most
   // significant): the logical block each owns after reduce-scattering in that
   // order.
-  std::vector<int> nested_order(const std::vector<int>& order) const {
+  std::vector<int> nested_order(const std::vector<AxisPart>& order) const {
     std::vector<int> owner(n_);
     for (int chip : *group_) {
       std::uint64_t b = 0;
-      for (int axis : order) b = b * topo_.size(axis) + topo_.coord(chip, axis);
+      for (const AxisPart& axis : order) b = b * axis.size + axis.digit(topo_, chip);
       owner[b] = chip;
     }
     return owner;
@@ -267,10 +272,11 @@ class Planner {
     const int k = static_cast<int>(axes_.size());
     std::vector<std::vector<int>> coords;
     for (int chip : *group_) coords.push_back(topo_.coords(chip));
+    const auto digit = [&](const std::vector<int>& c, const AxisPart& p) { return (c[p.axis] / p.stride) % p.size; };
     // out[m][rank x size(axis m) + c]: elements the chip of that rank sends,
     // in phase m, to the chip of its line whose coordinate on axis m is c.
     std::vector<std::vector<std::uint64_t>> out(k);
-    for (int m = 0; m < k; ++m) out[m].assign(std::size_t(n_) * std::size_t(topo_.size(axes_[m])), 0);
+    for (int m = 0; m < k; ++m) out[m].assign(std::size_t(n_) * std::size_t(axes_[m].size), 0);
     std::vector<int> at;  // the block's holder
     for (int from = 0; from < n_; ++from) {
       for (int to = 0; to < n_; ++to) {
@@ -278,17 +284,19 @@ class Planner {
         if (b == 0 || from == to) continue;
         at = coords[from];
         for (int m = 0; m < k; ++m) {
-          const int axis = axes_[m], dest = coords[to][axis];
-          if (at[axis] == dest) continue;
-          out[m][std::size_t(plan_.rank[topo_.chip_at(at)]) * std::size_t(topo_.size(axis)) + std::size_t(dest)] += b;
-          at[axis] = dest;
+          const AxisPart& axis = axes_[m];
+          const int dest = digit(coords[to], axis);
+          if (digit(at, axis) == dest) continue;
+          out[m][std::size_t(plan_.rank[topo_.chip_at(at)]) * std::size_t(axis.size) + std::size_t(dest)] += b;
+          axis.set_digit(at, dest);
         }
       }
     }
     for (int chip : *group_) {
       Stream st;
       for (int m = 0; m < k; ++m) {
-        const int axis = axes_[m], size = topo_.size(axis), pos = topo_.coord(chip, axis);
+        const AxisPart& axis = axes_[m];
+        const int size = axis.size, pos = axis.digit(topo_, chip);
         const ChipList l = line(axis, chip);
         const auto sent = [&](int sender, int c) {
           return out[m][std::size_t(plan_.rank[sender]) * std::size_t(size) + std::size_t(c)];
@@ -306,8 +314,8 @@ class Planner {
         steps.push_back(std::move(step));
         add_phase(st, std::make_shared<ListPass>(
                           std::move(steps), "dimension-ordered all-to-all, phase " + std::to_string(m + 1) + " of " +
-                                                std::to_string(k) + ": along " + topo_.axis_name(axis) + " among " +
-                                                std::to_string(size) + " chips"));
+                                                std::to_string(k) + ": along " + topo_.axis_name(axis.axis) +
+                                                " among " + std::to_string(size) + " chips"));
       }
       streams(chip).push_back(std::move(st));
     }
@@ -374,10 +382,10 @@ class Planner {
   const LinkConfig& link_;
   const CollectiveSpec& spec_;
   CollectivePlan& plan_;
-  std::vector<int> axes_;  // axes of the collective with more than one chip
+  std::vector<AxisPart> axes_;  // parts of the collective with more than one chip
   const std::vector<int>* group_ = nullptr;
   int n_ = 0;
-  std::map<std::pair<int, int>, ChipList> lines_;
+  std::map<std::tuple<int, int, int>, ChipList> lines_;  // key: axis, stride, first chip
 };
 
 }  // namespace

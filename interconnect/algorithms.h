@@ -37,7 +37,7 @@ struct CollectivePlan {
   std::uint64_t elements = 0;  // each participant's full buffer
   int element_bytes = 4;
   bool functional = false;               // the layouts real values need were planned
-  std::vector<int> axes;                 // physical axes taking part
+  std::vector<AxisPart> axes;            // parts of physical axes taking part
   std::vector<std::vector<int>> groups;  // chips of each group, ascending
   std::vector<int> group_of;             // per chip
   std::vector<int> rank;                 // per chip: index in its group (shard order)

@@ -139,9 +139,8 @@ void CollectiveSpec::validate(const PodNetworkConfig& pod) const {
   }
   const Topology topology = pod.make_topology();
   const Mesh mesh(topology, pod.mesh);
-  const std::vector<int> axes_used = mesh.resolve(axes, "workload.axes");
   int n = 1;
-  for (int a : axes_used) n *= topology.size(a);
+  for (const AxisPart& a : mesh.resolve(axes, "workload.axes")) n *= a.size;
   const std::uint64_t elements = bytes / static_cast<std::uint64_t>(element_bytes);
   // Padding rule: none. Shard-shaped ops need the buffer to split into equal
   // whole-element shards; all_reduce, permute and broadcast take any size.

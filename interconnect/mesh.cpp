@@ -7,6 +7,55 @@
 
 namespace interconnect {
 
+namespace {
+
+// Where the next ICI mesh axis starts: physical axis `axis`, of which the
+// factor `used` (its inner digits) is taken already.
+struct Cursor {
+  int axis = 0;
+  int used = 1;
+};
+
+// Takes `size` chips of the ICI axes of `shape` from the cursor on
+// (MeshAxis has the rule), or only whole axes; false when the size does not
+// map there.
+bool take(const std::vector<int>& shape, Cursor& at, long long size, std::vector<AxisPart>& out,
+          bool whole_axes_only = false) {
+  const int axes = static_cast<int>(shape.size());
+  while (size > 1 && at.axis < axes) {
+    const int left = shape[at.axis] / at.used;
+    if (left == 1) {
+      at = {at.axis + 1, 1};
+    } else if (size % left == 0) {
+      out.push_back({at.axis, at.used, left});
+      size /= left;
+      at = {at.axis + 1, 1};
+    } else if (left % size == 0 && !whole_axes_only) {
+      out.push_back({at.axis, at.used, static_cast<int>(size)});
+      at.used *= static_cast<int>(size);
+      size = 1;
+    } else {
+      return false;
+    }
+  }
+  return size == 1;
+}
+
+// The sizes a mesh axis could take from the cursor on, ascending.
+std::string sizes_that_map(const std::vector<int>& shape, const Cursor& at) {
+  long long chips = shape[at.axis] / at.used;
+  for (std::size_t a = at.axis + 1; a < shape.size(); ++a) chips *= shape[a];
+  std::string out;
+  for (long long v = 1; v <= chips; ++v) {
+    Cursor c = at;
+    std::vector<AxisPart> parts;
+    if (chips % v == 0 && take(shape, c, v, parts)) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  }
+  return out;
+}
+
+}  // namespace
+
 Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(axes) {
   if (axes_.empty()) {
     for (int a = 0; a < topology.axes(); ++a) {
@@ -18,7 +67,9 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
       }
     }
   }
-  int next = 0;                        // first ICI axis not yet taken
+  std::vector<int> ici;  // the ICI axes' sizes
+  for (int a = 0; a < topology.ici_axes(); ++a) ici.push_back(topology.size(a));
+  Cursor next;                         // first ICI chips not yet taken
   int next_dcn = topology.ici_axes();  // first DCN axis not yet taken
   for (const MeshAxis& m : axes_) {
     const std::string key = "mesh." + m.name;
@@ -33,22 +84,21 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
                                "a DCN axis of size " + std::to_string(m.size) + " does not match the slices (" +
                                    std::to_string(topology.slices()) + ")");
       }
-      physical_.push_back({next_dcn++});
+      physical_.push_back({{next_dcn++, 1, m.size}});
       continue;
     }
-    std::vector<int> taken;
-    long long product = 1;
-    while (product < m.size && next < topology.ici_axes()) {
-      product *= topology.size(next);
-      taken.push_back(next++);
-    }
-    if (product != m.size) {
+    std::vector<AxisPart> taken;
+    const Cursor from = next;
+    if (!take(ici, next, m.size, taken)) {
       std::string dims;
       for (int a = 0; a < topology.ici_axes(); ++a) dims += (a ? "x" : "") + std::to_string(topology.size(a));
+      const std::string options = from.axis < topology.ici_axes() ? sizes_that_map(ici, from) : "1";
       throw sim::ConfigError({}, key,
-                             "size " + std::to_string(m.size) + " does not map onto whole physical axes of the " +
-                                 dims + (topology.slices() > 1 ? " slice" : "") +
-                                 " topology (mesh axes take consecutive axes x, y, z)");
+                             "size " + std::to_string(m.size) + " does not map onto the " + dims +
+                                 (topology.slices() > 1 ? " slice" : "") +
+                                 " topology (mesh axes take consecutive axes x, y, z, or a factor that divides "
+                                 "one); sizes that map here: " +
+                                 options);
     }
     physical_.push_back(taken);
   }
@@ -56,18 +106,19 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
     throw sim::ConfigError({}, "pod.dcn_axes",
                            "the " + std::to_string(topology.slices()) + " slices need mesh axes placed across them");
   }
-  for (; next < topology.ici_axes(); ++next) {
-    if (topology.size(next) != 1) {
+  for (; next.axis < topology.ici_axes(); next = {next.axis + 1, 1}) {
+    const int left = topology.size(next.axis) / next.used;
+    if (left != 1) {
       throw sim::ConfigError({}, "mesh",
-                             "mesh axes cover fewer chips than the pod: physical axis " +
-                                 std::string(topology.axis_name(next)) + " (" + std::to_string(topology.size(next)) +
-                                 " chips) is left over");
+                             "mesh axes cover fewer chips than the pod: " + std::to_string(left) +
+                                 " chips of physical axis " + std::string(topology.axis_name(next.axis)) + " (" +
+                                 std::to_string(topology.size(next.axis)) + " chips) are left over");
     }
   }
 }
 
-std::vector<int> Mesh::resolve(const std::vector<std::string>& names, const std::string& key_path) const {
-  std::vector<int> out;
+std::vector<AxisPart> Mesh::resolve(const std::vector<std::string>& names, const std::string& key_path) const {
+  std::vector<AxisPart> out;
   if (names.empty()) {
     for (const auto& p : physical_) out.insert(out.end(), p.begin(), p.end());
   }
@@ -84,20 +135,36 @@ std::vector<int> Mesh::resolve(const std::vector<std::string>& names, const std:
     const auto& p = physical_[static_cast<std::size_t>(it - axes_.begin())];
     out.insert(out.end(), p.begin(), p.end());
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  std::sort(out.begin(), out.end(), [](const AxisPart& a, const AxisPart& b) {
+    return a.axis != b.axis ? a.axis < b.axis : a.stride < b.stride;
+  });
+  std::vector<AxisPart> joined;
+  for (const AxisPart& p : out) {
+    if (!joined.empty() && joined.back().axis == p.axis && joined.back().stride * joined.back().size == p.stride) {
+      joined.back().size *= p.size;
+    } else {
+      joined.push_back(p);
+    }
+  }
+  return joined;
 }
 
-std::vector<std::vector<int>> chip_groups(const Topology& topology, const std::vector<int>& axes) {
-  std::vector<bool> in_group(topology.axes(), false);
-  for (int a : axes) in_group[a] = true;
-  std::map<int, std::size_t> index;  // key: id of the chip with group coordinates zeroed
+bool mesh_maps(const std::vector<int>& shape, const std::vector<long long>& sizes, bool whole_axes_only) {
+  Cursor at;
+  std::vector<AxisPart> parts;
+  for (long long s : sizes)
+    if (!take(shape, at, s, parts, whole_axes_only)) return false;
+  for (; at.axis < static_cast<int>(shape.size()); at = {at.axis + 1, 1})
+    if (shape[at.axis] / at.used != 1) return false;
+  return true;
+}
+
+std::vector<std::vector<int>> chip_groups(const Topology& topology, const std::vector<AxisPart>& parts) {
+  std::map<int, std::size_t> index;  // key: id of the chip with the parts' digits zeroed
   std::vector<std::vector<int>> groups;
   for (int chip = 0; chip < topology.chips(); ++chip) {
     std::vector<int> c = topology.coords(chip);
-    for (int a = 0; a < topology.axes(); ++a) {
-      if (in_group[a]) c[a] = 0;
-    }
+    for (const AxisPart& p : parts) p.set_digit(c, 0);
     const int key = topology.chip_at(c);
     auto [it, fresh] = index.emplace(key, groups.size());
     if (fresh) groups.emplace_back();

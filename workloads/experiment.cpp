@@ -503,8 +503,9 @@ const sim::ParamTable<Experiment>& experiment_params() {
         .custom(
             "mesh",
             {"mapping of axis name to size", "chips", "axes x, y, z of the pod's shape", "each between 1 and 65536"},
-            "named mesh axes in order, e.g. {data: 4, model: 2}; the sizes multiply to the chip count and each "
-            "axis covers whole physical axes",
+            "named mesh axes in order, e.g. {data: 4, model: 2}; the sizes multiply to the chip count; each "
+            "axis takes the next whole physical axes (x, y, z) or, where its size divides what is left of one, "
+            "that axis's inner factor (consecutive chips), leaving the outer factor (a stride) to the next",
             load_mesh)
         .then([](const sim::YamlNode& root, Experiment& exp) {
           if (!root["mesh"].present()) {
@@ -524,7 +525,7 @@ const sim::ParamTable<Experiment>& experiment_params() {
           exp.pod.devices_per_chip = exp.chip.devices;
           exp.chip = exp.chip.device();
           // The interconnect checks what it knows (topology, link values,
-          // that each mesh axis lands on whole physical axes); its messages
+          // that each mesh axis lands on physical axes or factors); its messages
           // name key paths.
           sim::located(root, [&] { pod_network_config(exp).validate(); });
         })

@@ -107,8 +107,10 @@ const BadCase kCases[] = {
      "mesh axes multiply to 4 devices but the pod has 8 (4 chips of 2 devices"},
     {"a chip whose device count is neither 1 nor its TensorCores", "run tests/data/bad/chip_devices.yaml", 2,
      "tests/data/bad/chip_devices.yaml:5:12:", "chip.devices:", "a chip is 1 device or one device per TensorCore"},
-    {"a mesh axis that does not map onto whole physical axes", "run tests/data/bad/mesh_split.yaml", 2,
-     "tests/data/bad/mesh_split.yaml:6:14:", "mesh.data:", "does not map onto whole physical axes"},
+    {"a mesh axis that divides no physical axis", "run tests/data/bad/mesh_split.yaml", 2,
+     "tests/data/bad/mesh_split.yaml:6:14:", "mesh.data:",
+     "size 3 does not map onto the 4x6 topology (mesh axes take consecutive axes x, y, z, or a factor that divides "
+     "one); sizes that map here: 1, 2, 4, 8, 12, 24"},
     // Shardings and parallelism.
     {"a sharding that does not divide the dimension", "run tests/data/bad/shard_indivisible.yaml", 2,
      "tests/data/bad/shard_indivisible.yaml:10:6:", "workload.m:", "1001 is not divisible by 4"},
@@ -255,8 +257,7 @@ const BadCase kCases[] = {
      "tests/data/bad/dcn_axes_missing.yaml:4:3:", "pod.dcn_axes:",
      "the 2 slices need the mesh axes placed across them"},
     {"an ICI axis that does not fit a slice", "run tests/data/bad/dcn_ici_axis_fit.yaml", 2,
-     "tests/data/bad/dcn_ici_axis_fit.yaml:7:15:", "mesh.model:",
-     "does not map onto whole physical axes of the 4x4 slice topology"},
+     "tests/data/bad/dcn_ici_axis_fit.yaml:7:15:", "mesh.model:", "size 4 does not map onto the 6x4 slice topology"},
     {"a host of no chips", "run tests/data/bad/dcn_host_range.yaml", 2, "tests/data/bad/dcn_host_range.yaml:8:17:",
      "chip.host.chips:", "value 0 is out of range: expected between 1 and 64 chips"},
     {"NICs of no bandwidth", "run tests/data/bad/dcn_nic_bandwidth_range.yaml", 2,

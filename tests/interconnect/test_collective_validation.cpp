@@ -85,11 +85,11 @@ TEST_CASE("topology validation: bad pods name the field", "[topology][validation
     p.link.packet_bytes = 0;
     CHECK(config_error([&] { p.validate(); }).first == "pod.packet_bytes");
   }
-  SECTION("mesh axis that does not map onto whole physical axes") {
-    p.mesh = {{"data", 2}, {"model", 8}};
+  SECTION("mesh axis that divides no physical axis") {
+    p.mesh = {{"data", 3}, {"model", 8}};
     const auto [key, msg] = config_error([&] { p.validate(); });
     CHECK(key == "mesh.data");
-    CHECK(msg.find("size 2 does not map onto whole physical axes of the 4x4 topology") != std::string::npos);
+    CHECK(msg.find("size 3 does not map onto the 4x4 topology") != std::string::npos);
   }
   SECTION("mesh covering fewer chips than the pod") {
     p.mesh = {{"data", 4}};

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "interconnect/mesh.h"
 #include "models/model_config.h"
 #include "workloads/train/parallelism.h"
 
@@ -143,20 +144,6 @@ const AxisUse kAxisUses[] = {
     {MaxTextAxis::context, &TrainParallelism::context}, {MaxTextAxis::tensor, &TrainParallelism::tensor},
     {MaxTextAxis::expert, &TrainParallelism::expert}};
 
-// Whether ICI mesh axes of `sizes`, in this order, each take whole
-// consecutive physical axes of `shape` (interconnect/mesh.h's rule).
-bool lands(const std::vector<std::uint32_t>& sizes, const std::vector<std::uint32_t>& shape) {
-  std::size_t next = 0;
-  for (std::uint32_t s : sizes) {
-    std::uint64_t product = 1;
-    while (product < s && next < shape.size()) product *= shape[next++];
-    if (product != s) return false;
-  }
-  for (; next < shape.size(); ++next)
-    if (shape[next] != 1) return false;
-  return true;
-}
-
 // The mesh and each parallelism's axes.
 void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& exp, MaxTextTrain& out) {
   std::vector<std::pair<std::string, std::uint32_t>> ici;
@@ -188,21 +175,36 @@ void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& 
     }
   }
   // MaxText's order first, then the first order that lands on whole
-  // physical axes.
+  // physical axes; where none does and allow_split_physical_axes is set,
+  // physical axes are split as JAX's mesh_utils does with it (docs/maxtext.md
+  // "Mesh"): the most communication-heavy axes, last in MaxText's order,
+  // take the inner factors (consecutive chips), so the reverse order first,
+  // then the first order that maps.
+  const std::vector<int> shape(exp.pod.shape.begin(), exp.pod.shape.end());
+  const auto place = [&](std::vector<std::size_t>& order, bool whole) {
+    do {
+      std::vector<long long> sizes;
+      for (std::size_t k : order) sizes.push_back(ici[k].second);
+      if (interconnect::mesh_maps(shape, sizes, whole)) return true;
+    } while (std::next_permutation(order.begin(), order.end(),
+                                   [&](std::size_t x, std::size_t y) { return whole ? x < y : x > y; }));
+    return false;
+  };
   std::vector<std::size_t> order(ici.size());
   std::iota(order.begin(), order.end(), 0);
-  bool placed = false;
-  do {
-    std::vector<std::uint32_t> sizes;
-    for (std::size_t k : order) sizes.push_back(ici[k].second);
-    placed = lands(sizes, exp.pod.shape);
-  } while (!placed && std::next_permutation(order.begin(), order.end()));
-  if (!placed) {
-    std::string axes, dims;
-    for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
-    for (std::uint32_t d : exp.pod.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-    config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " + dims +
-                " slice in any order; tpusim does not split a physical axis between mesh axes");
+  if (!place(order, true)) {
+    std::iota(order.rbegin(), order.rend(), 0);
+    const bool split = cfg.mesh.allow_split_physical_axes;
+    if (!split || !place(order, false)) {
+      std::string axes, dims;
+      for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
+      for (std::uint32_t d : exp.pod.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+      config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " + dims +
+                  " slice in any order" +
+                  (split ? std::string(", nor splitting a physical axis (a mesh axis takes whole physical axes or a "
+                                       "factor of one that divides it)")
+                         : std::string("; allow_split_physical_axes: true lets a mesh axis take a factor of one")));
+    }
   }
   std::vector<std::pair<std::string, std::uint32_t>> mesh;
   for (std::size_t k : order) mesh.push_back(ici[k]);

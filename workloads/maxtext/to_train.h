@@ -22,7 +22,9 @@
 // Each ici axis of more than one chip is a mesh axis of that name, each dcn
 // one "dcn_<name>" across the slices; they are laid on the pod's physical
 // axes in MaxText's order (data ... expert), or the first order in which
-// every axis takes whole physical axes.
+// every axis takes whole physical axes; where none is and the config sets
+// allow_split_physical_axes, split as JAX's mesh_utils does with it: the reverse order (expert first, on the
+// inner factors), or the first order that maps (interconnect/mesh.h).
 //
 // What MaxText runs and tpusim does not model yet is refused, located at
 // the key that asks for it (exit 2), or with allow_unmodelled listed in

@@ -42,9 +42,9 @@ ShardedMatmulData::ShardedMatmulData(const Experiment& exp, const ShardedMatmulS
     std::vector<std::uint64_t> coords;
     for (std::size_t i = 0; i < cfg.mesh.size(); ++i) {
       std::uint64_t coord = 0, stride = 1;  // the first physical axis varies fastest
-      for (int p : mesh.physical_axes(static_cast<int>(i))) {
-        coord += std::uint64_t(topo.coord(c, p)) * stride;
-        stride *= std::uint64_t(topo.size(p));
+      for (const interconnect::AxisPart& p : mesh.physical_axes(static_cast<int>(i))) {
+        coord += std::uint64_t(p.digit(topo, c)) * stride;
+        stride *= std::uint64_t(p.size);
       }
       coords.push_back(coord);
     }

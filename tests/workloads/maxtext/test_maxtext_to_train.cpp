@@ -86,19 +86,37 @@ TEST_CASE("maxtext: SparseCore collective offload on a step with all-reduces is 
   CHECK_NOTHROW(workloads::load_experiment(write_yaml("mt-sc-fsdp", maxtext("ici_fsdp_parallelism: -1", flags)), {}));
 }
 
-TEST_CASE("maxtext: a mesh that lays onto no whole physical axes is refused, located at the config",
-          "[workloads][maxtext][bad-input]") {
-  // fsdp 2 x tensor 2 lays onto the 2 x 2 pod's x and y; on 4 x 4, fsdp 8
-  // would take x and half of y, which tpusim does not split.
+TEST_CASE(
+    "maxtext: a mesh that lays onto no whole physical axes splits one as JAX does, and one that lays "
+    "in no way is refused, located at the config",
+    "[workloads][maxtext][bad-input]") {
+  // fsdp 2 x tensor 2 lays onto the 2 x 2 pod's x and y in MaxText's order.
   CHECK_NOTHROW(workloads::load_experiment(
       write_yaml("mt-mesh-ok", maxtext("ici_fsdp_parallelism: 2, ici_tensor_parallelism: 2")), {}));
+  // On 4 x 4, fsdp 8 x tensor 2 takes no whole axes in either order; with
+  // allow_split_physical_axes, as JAX's mesh_utils, tensor (later in MaxText's order, the
+  // heavier traffic) takes x's inner 2 chips, fsdp x's outer 2 and y.
   const std::string ring8 =
       "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [4, 4], wraparound: false}\n";
   std::string text = maxtext("ici_fsdp_parallelism: 8, ici_tensor_parallelism: 2");
   text.replace(0, std::string(kPod).size(), ring8);
+  // Without allow_split_physical_axes (base.yml: False) MaxText refuses it.
+  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-mesh-nosplit", text), {}),
+                    Catch::Contains("workload.config") &&
+                        Catch::Contains("does not lay onto whole physical axes of the 4x4 slice in any order; "
+                                        "allow_split_physical_axes: true"));
+  text = maxtext("ici_fsdp_parallelism: 8, ici_tensor_parallelism: 2, allow_split_physical_axes: true");
+  text.replace(0, std::string(kPod).size(), ring8);
+  CHECK_NOTHROW(workloads::load_experiment(write_yaml("mt-mesh-split", text), {}));
+  // On 6 x 6, neither 9 nor 4 divides a 6-chip axis or is a multiple of it.
+  const std::string six =
+      "chip: tpu-v6e\nfidelity: kernel\npod: {topology: torus2d, shape: [6, 6], wraparound: false}\n";
+  text = maxtext("ici_fsdp_parallelism: 9, ici_tensor_parallelism: 4, allow_split_physical_axes: true");
+  text.replace(0, std::string(kPod).size(), six);
   CHECK_THROWS_WITH(
-      workloads::load_experiment(write_yaml("mt-mesh-split", text), {}),
-      Catch::Contains("workload.config") && Catch::Contains("does not lay onto whole physical axes of the 4x4 slice"));
+      workloads::load_experiment(write_yaml("mt-mesh-none", text), {}),
+      Catch::Contains("workload.config") &&
+          Catch::Contains("does not lay onto whole physical axes of the 6x6 slice in any order, nor splitting"));
 }
 
 TEST_CASE("maxtext: a batch or a tensor split the step cannot take is refused at the MaxText key that sets it",
@@ -161,7 +179,8 @@ TEST_CASE("maxtext: experts without megablox run GShard's einsums into padded bu
 }
 
 TEST_CASE(
-    "maxtext: Llama 4's chunked attention over chunks as long as the sequence is causal attention, shorter ones refused",
+    "maxtext: Llama 4's chunked attention over chunks as long as the sequence is causal attention, shorter ones "
+    "refused",
     "[workloads][maxtext]") {
   // Llama 4 Scout's block pattern (llama4-17b-16e.yml: RoPE layers chunked,
   // every fourth NoPE and global; every layer MoE) cut small, 4 layers of
