@@ -10,6 +10,7 @@
 #include "sim/error.h"
 #include "sim/output.h"
 #include "sim/params.h"
+#include "sim/text.h"
 
 namespace interconnect {
 
@@ -76,8 +77,7 @@ std::string coords_text(const std::vector<int>& c) {
 std::optional<LinkFaultProblem> find_link_fault_problem(const std::vector<int>& shape,
                                                         const std::vector<bool>& wraparound,
                                                         const std::vector<LinkFault>& links) {
-  std::string dims;
-  for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
+  const std::string dims = sim::shape_text(shape);
   const auto wraps = [&](std::size_t a) { return wraparound.empty() ? shape[a] >= 3 : bool(wraparound[a]); };
   const auto chip_index = [&](const std::vector<int>& c) {
     long long id = 0, stride = 1;
@@ -149,10 +149,8 @@ void PodNetworkConfig::validate() const {
   long long product = 1;
   for (int s : shape) product *= s;
   if (chips != 0 && chips != product) {
-    std::string dims;
-    for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "x" : "") + std::to_string(shape[i]);
-    sim::reject("pod.shape",
-                dims + " holds " + std::to_string(product) + " chips, but the pod has " + std::to_string(chips));
+    sim::reject("pod.shape", sim::shape_text(shape) + " holds " + std::to_string(product) + " chips, but the pod has " +
+                                 std::to_string(chips));
   }
   require_positive(link.bandwidth, "pod.link_bandwidth", "bytes/s");
   if (!(link.latency >= 0.0) || !std::isfinite(link.latency)) {

@@ -19,4 +19,12 @@ inline std::string flow_list(const std::vector<std::string>& items, const char* 
   return s + "]";
 }
 
+// A torus or slice shape as people write it: "16x16", "4x4x8".
+template <typename Int>
+std::string shape_text(const std::vector<Int>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
 }  // namespace sim

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sim/error.h"
+#include "sim/text.h"
 #include "sim/units.h"
 #include "workloads/inference/workload.h"
 
@@ -19,12 +20,6 @@ const std::vector<std::string>& job_kinds() {
   static const std::vector<std::string> kinds = {"train", "maxtext",        "collective",
                                                  "hlo",   "sharded_matmul", "inference"};
   return kinds;
-}
-
-std::string shape_text(const std::vector<std::uint32_t>& shape) {
-  std::string s;
-  for (const auto d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
 }
 
 const sim::ParamTable<PodOfSlices>& pod_of_slices_params() {
@@ -148,8 +143,8 @@ void check_placement(const sim::YamlNode& node, const ClusterSpec& spec) {
                              ": two jobs never share a slice's chips");
       const auto& shape = spec.datacenter.pods[pod_of[s]].slice;
       if (job.experiment->pod.shape != shape)
-        at["slices"][k].fail("slice '" + s + "' is " + shape_text(shape) + " chips, but the job's slices are " +
-                             shape_text(job.experiment->pod.shape));
+        at["slices"][k].fail("slice '" + s + "' is " + sim::shape_text(shape) + " chips, but the job's slices are " +
+                             sim::shape_text(job.experiment->pod.shape));
     }
     if (job.slices.size() != job.experiment->pod.slices)
       at["slices"].fail("the job's pod is " + std::to_string(job.experiment->pod.slices) + " slice" +

@@ -6,6 +6,7 @@
 
 #include "interconnect/mesh.h"
 #include "models/model_config.h"
+#include "sim/text.h"
 #include "workloads/train/parallelism.h"
 
 namespace workloads {
@@ -196,11 +197,10 @@ void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& 
     std::iota(order.rbegin(), order.rend(), 0);
     const bool split = cfg.mesh.allow_split_physical_axes;
     if (!split || !place(order, false)) {
-      std::string axes, dims;
+      std::string axes;
       for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
-      for (std::uint32_t d : exp.pod.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-      config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " + dims +
-                  " slice in any order" +
+      config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " +
+                  sim::shape_text(exp.pod.shape) + " slice in any order" +
                   (split ? std::string(", nor splitting a physical axis (a mesh axis takes whole physical axes or a "
                                        "factor of one that divides it)")
                          : std::string("; allow_split_physical_axes: true lets a mesh axis take a factor of one")));
