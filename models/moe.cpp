@@ -24,18 +24,6 @@ std::uint64_t uniform_expert_tokens(const TransformerConfig& c, std::uint64_t to
   return m;
 }
 
-// The rows one expert computes per microbatch under GShard's one-hot
-// einsum dispatch (Lepikhin et al. 2020, arXiv:2006.16668, Algorithm 2;
-// MaxText's dense_matmul, layers/moe.py generate_masks): each sequence is
-// a group whose tokens fill a buffer of C = int(max(ceil(T top_k / E) cf,
-// cf)) rows per expert, computed whether or not the router fills it; with
-// no capacity (cf <= 0) every expert computes every token ("BSM,EMH").
-std::uint64_t einsum_capacity(const TransformerConfig& c, std::uint64_t seq) {
-  if (c.capacity_factor <= 0) return seq;
-  const double fair = std::ceil(double(checked_mul(seq, c.top_k, "routed tokens")) / double(c.experts));
-  return static_cast<std::uint64_t>(std::max(fair * c.capacity_factor, c.capacity_factor));
-}
-
 // GShard's dispatch and combine as the einsums MaxText runs (layers/moe.py
 // dense_matmul), per group (sequence) of T tokens and E x C buffer rows:
 //   masks     one-hot buffer position x gate weight      B x T x E x C
@@ -75,6 +63,12 @@ void add_einsum_routing(LayerSpec& l, const Dims& d, const std::string& f, std::
 bool is_dense_mlp(const std::string& name, const std::string& f) { return name.compare(0, f.size() + 1, f + ".") == 0; }
 
 }  // namespace
+
+std::uint64_t einsum_capacity(const TransformerConfig& c, std::uint64_t seq) {
+  if (c.capacity_factor <= 0) return seq;
+  const double fair = std::ceil(double(checked_mul(seq, c.top_k, "routed tokens")) / double(c.experts));
+  return static_cast<std::uint64_t>(std::max(fair * c.capacity_factor, c.capacity_factor));
+}
 
 // Turns a serial block's dense MLP into a mixture of experts (GShard,
 // Lepikhin et al. 2020, arXiv:2006.16668; Switch, Fedus et al. 2021,

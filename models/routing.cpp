@@ -59,6 +59,16 @@ std::uint64_t LayerRouting::kept_by(std::uint32_t expert) const {
   return n;
 }
 
+std::uint64_t LayerRouting::rows(std::uint32_t source, std::uint32_t expert) const {
+  return buffer_rows ? buffer_rows : kept[std::size_t{source} * experts + expert];
+}
+
+std::uint64_t LayerRouting::rows_for(std::uint32_t expert) const {
+  std::uint64_t n = 0;
+  for (std::uint32_t s = 0; s < sources; ++s) n += rows(s, expert);
+  return n;
+}
+
 std::uint64_t LayerRouting::assignments() const {
   return std::accumulate(routed.begin(), routed.end(), std::uint64_t{0});
 }

@@ -47,9 +47,18 @@ struct LayerRouting {
   std::uint64_t capacity = 0;         // per source and expert; 0: none
   std::vector<std::uint64_t> routed;  // [source x experts + expert]: tokens the router picked
   std::vector<std::uint64_t> kept;    // the same after capacity
+  // GShard's one-hot einsum dispatch (expert_matmul: einsum) fills buffers
+  // of this many rows per source and expert, sent and computed however many
+  // of them the router fills; 0: the kept tokens are what moves.
+  std::uint64_t buffer_rows = 0;
 
   std::uint64_t routed_to(std::uint32_t expert) const;  // over the sources
   std::uint64_t kept_by(std::uint32_t expert) const;
+  // The rows source `source` sends expert `expert` (its buffer, or the
+  // tokens it keeps), and their sum over the sources: what the expert's
+  // chip receives and computes.
+  std::uint64_t rows(std::uint32_t source, std::uint32_t expert) const;
+  std::uint64_t rows_for(std::uint32_t expert) const;
   std::uint64_t dropped() const;
   std::uint64_t assignments() const;  // tokens x top_k, over the sources
 };

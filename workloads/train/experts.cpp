@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kernels/program_append.h"
+#include "models/moe.h"
 #include "workloads/train/tensor_split.h"
 
 namespace workloads {
@@ -13,10 +14,17 @@ std::vector<models::LayerRouting> moe_routing(const ForwardStep& step, const mod
   std::vector<models::LayerRouting> out;
   if (!step.model.moe()) return out;
   // One routing per block with experts (LayerSpec::routing_layer counts them).
-  for (std::uint64_t b = 0; b < c.moe_layers(); ++b)
+  // One-hot einsum dispatch: each of the chip's sequences fills a buffer
+  // of C rows per expert; the buffers are what the all-to-all moves and
+  // the experts compute (models/moe.h).
+  const std::uint64_t buffer_rows =
+      c.expert_matmul == "einsum" ? model.batch * models::einsum_capacity(c, model.seq_len) : 0;
+  for (std::uint64_t b = 0; b < c.moe_layers(); ++b) {
     out.push_back(models::route_layer(c.routing, static_cast<std::uint32_t>(c.experts),
                                       static_cast<std::uint32_t>(c.top_k), c.capacity_factor,
                                       step.parallelism.expert.degree, model.tokens(), b));
+    out.back().buffer_rows = buffer_rows;
+  }
   return out;
 }
 
@@ -30,7 +38,7 @@ std::vector<std::uint64_t> expert_loads(const std::vector<models::LayerRouting>&
   std::vector<std::uint64_t> loads;
   for (const auto& r : routing)
     for (std::uint32_t e = rank * (r.experts / ep); e < (rank + 1) * (r.experts / ep); ++e)
-      loads.push_back(r.kept_by(e));
+      loads.push_back(r.rows_for(e));
   return loads;
 }
 
@@ -43,7 +51,7 @@ std::uint64_t ChipExperts::local_experts() const {
 }
 
 std::uint64_t ChipExperts::expert_tokens(std::uint64_t local) const {
-  return (*ctx_.routing)[block_].kept_by(static_cast<std::uint32_t>(ctx_.expert_rank * local_experts() + local));
+  return (*ctx_.routing)[block_].rows_for(static_cast<std::uint32_t>(ctx_.expert_rank * local_experts() + local));
 }
 
 std::uint64_t ChipExperts::tokens() const {
@@ -78,7 +86,7 @@ std::uint32_t ChipExperts::exchange(hw::Program& prog, const std::string& prefix
   for (std::uint32_t i = 0; i < n; ++i)
     for (std::uint32_t j = 0; j < n; ++j) {
       std::uint64_t tokens = 0;
-      for (std::uint64_t e = j * local; e < (j + 1) * local; ++e) tokens += r.kept[std::size_t{i} * r.experts + e];
+      for (std::uint64_t e = j * local; e < (j + 1) * local; ++e) tokens += r.rows(i, static_cast<std::uint32_t>(e));
       blocks[x.to_experts ? std::size_t{i} * n + j : std::size_t{j} * n + i] = tokens * x.width;
     }
   std::uint64_t largest = 0;

@@ -6,7 +6,10 @@
 // blocks per chip pair from the routing, models/routing.h); each chip runs
 // each of its experts as one matmul on the tokens routed to it (none for an
 // expert that got none: its weights are not read). Chips whose experts
-// take different tokens get programs of their own (expert_loads).
+// take different tokens get programs of their own (expert_loads). Under
+// GShard's one-hot einsum dispatch (expert_matmul: einsum, MaxText's
+// dense_matmul) what moves and computes is each sequence's capacity-padded
+// buffer per expert, filled or not: equal blocks, the plain all-to-all.
 //
 // The layer pass (layer_pass.h) hands a routed layer's expert matmuls and
 // exchanges to ChipExperts; everything else of the layer is as without
@@ -45,7 +48,8 @@ bool routed_layer(const PassContext& ctx, const models::LayerSpec& layer);
 class ChipExperts {
  public:
   ChipExperts(const PassContext& ctx, std::uint64_t block) : ctx_(ctx), block_(block) {}
-  // The token-expert pairs the chip's experts keep.
+  // The rows the chip's experts compute: the token-expert pairs they keep,
+  // or under einsum dispatch their buffers' rows (models::LayerRouting::rows).
   std::uint64_t tokens() const;
   // An expert matmul of the model (count = the chip's experts, the uniform
   // share of tokens each) as the chip runs it: one matmul per expert on

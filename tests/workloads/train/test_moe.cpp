@@ -219,6 +219,40 @@ TEST_CASE("moe: tokens above an expert's capacity are dropped, counted by hand",
   CHECK(step["result"]["experts"]["routed_tokens"] == 2048 * 8 * 2);
 }
 
+TEST_CASE("moe: einsum dispatch under expert parallelism moves and computes capacity-padded buffers, by hand",
+          "[workloads][train][moe]") {
+  // GShard's one-hot einsums (MaxText's dense_matmul): each of a chip's 4
+  // sequences of 512 tokens fills C = max(ceil(512 x 1 / 8) x 2, 2) = 128
+  // rows per expert at capacity_factor 2, filled or not. Each all-to-all
+  // moves a chip's 4 x 128 rows for each of the 8 experts, 1024 BF16 wide:
+  // 8 MiB, twice the 2048 routed tokens a dropless dispatch moves.
+  const std::string einsum = ", expert_matmul: einsum, capacity_factor: 2.0";
+  const nlohmann::json ep = run(write_yaml("moe-einsum-ep", moe_yaml(einsum)));
+  const double bytes = 4 * 128 * kExperts * kD * 2;
+  CHECK(bytes == 2 * kTokens * kTopK * kD * 2);
+  const nlohmann::json& summary = ep["collective_summary"];
+  REQUIRE(summary.size() == 1);
+  CHECK(summary[0]["op"] == "all_to_all");
+  CHECK(summary[0]["bytes"].get<double>() == bytes);
+  CHECK(summary[0]["count"] == 4 * kLayers);
+  // Each takes what the same all-to-all takes alone.
+  const nlohmann::json a2a = run(write_yaml("moe-einsum-a2a", R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [8]}
+workload: {kind: collective, op: all_to_all, bytes: )" + std::to_string(std::uint64_t(bytes)) +
+                                                                  "}\n"));
+  const double one = a2a["result"]["step_time_s"].get<double>();
+  CHECK(summary[0]["time_s"].get<double>() / summary[0]["count"].get<double>() == Approx(one).epsilon(0.01));
+  // Where the buffers are computed moves, not how many rows: the data-
+  // parallel twin (every expert on every chip, its own buffers only)
+  // executes the same FLOPs per chip.
+  std::string dp = moe_yaml(einsum);
+  dp.replace(dp.find("{expert: expert,"), 16, "{data: expert,");
+  const nlohmann::json twin = run(write_yaml("moe-einsum-dp", dp));
+  CHECK(twin["collective_summary"].empty());
+  CHECK(ep["result"]["flops"].get<double>() == twin["result"]["flops"].get<double>());
+}
+
 TEST_CASE("moe: zipf routing is drawn from the seed: the same seed, the same report", "[workloads][train][moe]") {
   const auto simulated = [](nlohmann::json r) {
     for (const char* f : testing_cli::kHostFields) r["simulator"].erase(f);
