@@ -79,6 +79,10 @@ const sim::ParamTable<MatmulWorkloadSpec>& matmul_params() {
               "host time of each call that runs while the chip computes (JAX's asynchronous dispatch returns "
               "before the kernel ends): the call takes host_dispatch + max(the chip's time, host_overlap), so "
               "only a kernel shorter than it waits for the host (docs/matmul.md#host-dispatch); 0: none")
+        .real("block_epilogue", &MatmulWorkloadSpec::block_epilogue, "s", 0.0, sim::between(0, 1e-3),
+              "time per output block of a kernel whose grid `block` fixes (a Pallas kernel), in series with the "
+              "chip's time: the accumulator's cast and store and the block's writeback before the next block "
+              "(docs/matmul.md#block-epilogue); not paid by a blocking tpusim chooses; 0: none")
         .allow("kind");
     return p;
   }();
@@ -301,6 +305,15 @@ runtime::PodRunResult simulate(const Experiment& exp, const hw::ChipConfig& chip
   return run;
 }
 
+// The output blocks' epilogues of a kernel whose grid the workload fixes
+// (docs/matmul.md#block-epilogue): one per block of C, ceil(m / bm) x
+// ceil(n / bn), each in series with the pipeline.
+double epilogue_time(const MatmulWorkloadSpec& spec) {
+  if (spec.blocking.bm == 0 || spec.block_epilogue <= 0) return 0;
+  const auto blocks = [](std::uint64_t d, std::uint64_t b) { return double((d + b - 1) / b); };
+  return blocks(spec.m, spec.blocking.bm) * blocks(spec.n, spec.blocking.bn) * spec.block_epilogue;
+}
+
 // What the run measured on its chip.
 struct Measured {
   double step = 0, flops = 0, hbm_bytes = 0, vmem_bytes = 0, macs = 0, cycles = 0;
@@ -313,7 +326,7 @@ Measured measure(const hw::ChipConfig& chip, const MatmulWorkloadSpec& spec, con
   // A call timed from the host also waits for the host: its dispatch in
   // series, and the host work after the dispatch returned in parallel with
   // the chip's (docs/matmul.md#host-dispatch).
-  m.step = spec.host_dispatch + std::max(run.step_time_s, spec.host_overlap);
+  m.step = spec.host_dispatch + std::max(run.step_time_s + epilogue_time(spec), spec.host_overlap);
   m.flops = 2.0 * double(spec.m) * double(spec.k) * double(spec.n);
   m.hbm_bytes = stats.value("hbm_bytes");
   m.vmem_bytes = stats.value("vmem_bytes");
@@ -381,6 +394,8 @@ std::string matmul_table(const Experiment& exp, const hw::ChipConfig& chip, cons
   t.row("step time", sim::si(step, "s"), validation_remark(exp));
   if (spec.host_dispatch > 0)
     t.row("of which host dispatch", sim::si(spec.host_dispatch, "s"), "(workload.host_dispatch)");
+  if (epilogue_time(spec) > 0 && m.step - spec.host_dispatch > spec.host_overlap)  // else the host ends the call
+    t.row("of which output blocks' epilogues", sim::si(epilogue_time(spec), "s"), "(workload.block_epilogue)");
   if (spec.host_overlap > 0 && m.step - spec.host_dispatch <= spec.host_overlap)
     t.row("chip waits for the host", sim::si(spec.host_overlap, "s"),
           "(workload.host_overlap: the kernel is shorter than the host's work beside it)");

@@ -25,6 +25,11 @@ struct MatmulWorkloadSpec {
   // call takes host_dispatch + max(the chip's time, host_overlap).
   // docs/matmul.md#host-dispatch. 0: none.
   double host_overlap = 0;
+  // Time per output block of a kernel whose grid `block` fixes (a Pallas
+  // kernel's), in series with its pipeline: the last k step's cast and store
+  // of the accumulator and the output block's writeback before the next
+  // block's pipeline runs. docs/matmul.md#block-epilogue. 0: none.
+  double block_epilogue = 0;
 };
 
 // Every key of `kind: matmul` (tpusim explain matmul).
