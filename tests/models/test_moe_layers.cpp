@@ -150,7 +150,8 @@ TEST_CASE("Einsum dispatch: capacity-padded buffers, dispatch and combine einsum
   // The model's work is the dropless one: every token through top_k experts.
   c.expert_matmul = "batched";
   c.capacity_factor = 0;
-  const auto& dropless = layer(models::build_transformer(c, B), "block0");
+  const models::ModelSpec dropless_model = models::build_transformer(c, B);
+  const auto& dropless = layer(dropless_model, "block0");
   CHECK(l.forward_matmul_flops() == Approx(dropless.forward_matmul_flops()));
   CHECK(l.backward_matmul_flops() == Approx(dropless.backward_matmul_flops()));
   // The masks: B T E C cells, a bool and a bf16 weight each.
@@ -160,13 +161,20 @@ TEST_CASE("Einsum dispatch: capacity-padded buffers, dispatch and combine einsum
   CHECK(masks);
 }
 
-TEST_CASE("Einsum dispatch needs a capacity and no expert parallelism", "[models][moe_layers]") {
+TEST_CASE("Einsum dispatch needs a capacity; over expert shards each expert takes every shard's buffers",
+          "[models][moe_layers]") {
   auto c = small_moe();
   c.expert_matmul = "einsum";
   CHECK_THROWS_WITH(models::build_transformer(c, 1), Catch::Contains("needs a capacity_factor > 0"));
-  c.capacity_factor = 1.0;
+  // 2 shards of the 8 experts: a chip holds 4, each computing the B x C
+  // rows of both shards' sequences (C = ceil(64 x 2 / 8) x 1.25 = 20).
+  c.capacity_factor = 1.25;
   c.expert_shards = 2;
-  CHECK_THROWS_WITH(models::build_transformer(c, 1), Catch::Contains("not modelled"));
+  const std::uint64_t B = 4, C = 20;
+  const models::ModelSpec sharded = models::build_transformer(c, B);
+  const auto& up = matmul(layer(sharded, "block0"), "block0.mlp.experts.up");
+  CHECK(up.count == 4);
+  CHECK(up.m == 2 * B * C);
 }
 
 }  // namespace test_moe_layers
