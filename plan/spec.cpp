@@ -217,6 +217,10 @@ const sim::ParamTable<PlanSpec>& plan_params() {
                 "the parallelisms candidates may use: data, fsdp, tensor, pipeline, context, expert", load_axes)
         .custom("fixed", {"mapping of parallelism to degree", "", "nothing", ""},
                 "degrees every candidate keeps, e.g. {tensor: 4}", load_fixed)
+        .integer<std::uint32_t>("max_axis_splits", &PlanSpec::max_axis_splits, "", 0, sim::between(0, 8),
+                                "cuts of physical axes a mesh may make, a parallelism taking a factor of one (16 = "
+                                "4 x 4; MaxText's allow_split_physical_axes): 0 whole axes only, 1 one axis in two "
+                                "(such a candidate simulates every chip: minutes on 256 chips)")
         .custom("remat",
                 {"list of policies", "",
                  "none, minimal, full, offload (MaxText: full, minimal, "

@@ -83,6 +83,33 @@ TEST_CASE("plan: the best equals brute force, the bound is below every step, and
   for (const auto& cand : p["candidates"])
     if (cand["outcome"] == "pruned_by_bound") CHECK(candidate(e, cand["id"])["step_time_s"].get<double>() >= fastest_s);
 
+  // A mesh over part of the 4-chip line (max_axis_splits 1) is among them:
+  // fsdp 2 on the inner pairs of chips (0-1, 2-3), data 2 across them, remat
+  // none, 2 microbatches. The pruned plan ranks it where brute force does,
+  // and the same mesh written by hand runs to the same step.
+  const auto is_split = [](const nlohmann::json& cand, const std::string& mesh) {
+    return cand["mesh"] == mesh && cand["remat"] == "none" && cand["microbatches"] == 2;
+  };
+  double split_s = INFINITY;
+  std::size_t split_rank = 1;
+  for (const auto& cand : e["candidates"])
+    if (is_split(cand, "fsdp 2 x data 2")) split_s = cand["step_time_s"];
+  REQUIRE(std::isfinite(split_s));
+  for (const auto& cand : e["candidates"])
+    if (cand["outcome"] == "simulated" && cand["step_time_s"].get<double>() < split_s) ++split_rank;
+  for (const auto& cand : p["candidates"])
+    if (is_split(cand, "fsdp 2 x data 2")) CHECK(cand["rank"] == split_rank);
+  TempDir hand("plan-hand-split");
+  std::ofstream(hand / "split.yaml")
+      << "name: hand-split\nchip: tpu-v5e\npod: {topology: ring, shape: [4], wraparound: [false]}\n"
+         "mesh: {fsdp: 2, data: 2}\nworkload:\n  kind: train\n  global_batch: 16\n"
+         "  model: {type: transformer, layers: 4, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128, seq_len: 2048, "
+         "vocab: 32000, tied_embeddings: true, attention: flash}\n"
+         "  parallelism: {fsdp: fsdp, data: data, microbatches: 2}\n  remat: none\n";
+  const auto h = run_tpusim("run " + (hand / "split.yaml") + " --out " + (hand / "out"));
+  REQUIRE(h.status == 0);
+  CHECK(testing_cli::read_report((hand / "out"))["result"]["step_time_s"].get<double>() == split_s);
+
   // -j 1 and -j 2 report the same bytes (plan.json's execution section aside).
   CHECK(file_text(pruned / "plan.csv") == file_text(pruned_j2 / "plan.csv"));
   nlohmann::json p2 = plan_json(pruned_j2), p1 = p;
