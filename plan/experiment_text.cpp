@@ -76,6 +76,7 @@ std::string experiment_text(const PlanSpec& spec, const Slice& slice, const std:
   y << "# tpusim plan " << spec.name << ", candidate " << c.id << " (" << f.label() << ", remat " << c.remat << ", "
     << c.microbatches << " microbatch" << (c.microbatches == 1 ? "" : "es") << ")\n";
   y << "name: " << spec.name << "-" << c.id << "\nchip: " << chip << "\npod: " << slice.pod_yaml << "\n";
+  if (spec.candidate_wall_time > 0) y << "limits: {max_wall_time: " << spec.candidate_wall_time << "}\n";
   if (spec.is_maxtext()) {
     maxtext_workload(y, spec, f, c);
     return y.str();

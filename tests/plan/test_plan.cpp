@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include "app/cli_runner.h"
+#include "plan/candidates.h"
+#include "plan/estimate.h"
+#include "plan/experiment_text.h"
+#include "plan/slice.h"
 #include "plan/spec.h"
 
 namespace test_plan {
@@ -176,6 +180,26 @@ TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its
   const double over = c["memory_estimate_bytes"].get<double>() - c["memory_capacity_bytes"].get<double>();
   // (printed in GiB to 0.1: within half of that)
   CHECK(std::abs(mib_after(why, "does not fit by") - over / 1048576) < 0.05 * 1024);
+}
+
+TEST_CASE("plan: candidate_wall_time bounds each candidate's simulation by its limits", "[plan]") {
+  // Each candidate file carries the bound as its limits.max_wall_time, so
+  // a simulation past it stops as a runaway (exit 3) and the plan reports
+  // the candidate failed, with that message (docs/plan.md, "Candidates").
+  const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/" + kPlan;
+  const plan::PlanSpec spec = plan::load_plan_text(file_text(path) + "candidate_wall_time: 90\n", path);
+  const plan::Slice slice = plan::plan_slice(spec);
+  const plan::CandidateSet set = plan::enumerate_candidates(spec, slice.shape, slice.alike_wraparound, false, true);
+  REQUIRE(!set.candidates.empty());
+  const plan::Candidate& c = set.candidates.back();
+  const std::string text = plan::experiment_text(spec, slice, "tpu-v5e", set.families[c.family], c);
+  INFO(text);
+  const plan::TrainStep step = plan::train_step_of(text, path, {});
+  CHECK(step.exp.limits.max_wall_time_s == 90.0);
+  // Without it, the run's default (runtime/limits.h: 3600 s).
+  const plan::PlanSpec plain = plan::load_plan_file(path);
+  const std::string text0 = plan::experiment_text(plain, slice, "tpu-v5e", set.families[c.family], c);
+  CHECK(plan::train_step_of(text0, path, {}).exp.limits.max_wall_time_s == 3600.0);
 }
 
 TEST_CASE("plan: bad plans are located errors with exit 2", "[plan]") {
