@@ -25,10 +25,11 @@ std::string source_path(const std::string& rel) { return std::string(TPUSIM_SOUR
 // Llama 3.1 8B on a v6e-256 (16x16) slice, data, fsdp and tensor only; 256
 // sequences split over any replicas of these meshes (each a power of 2).
 plan::PlanSpec spec_with(std::uint32_t splits) {
-  return plan::load_plan_text("model: llama3.1-8b\nseq_len: 8192\nchip: tpu-v6e\nchips: 256\nglobal_batch: 256\n"
-                              "axes: [data, fsdp, tensor]\nremat: [full]\nmicrobatches: [1]\nmax_axis_splits: " +
-                                  std::to_string(splits) + "\n",
-                              source_path("tests/data/plan/split.yaml"));
+  return plan::load_plan_text(
+      "model: llama3.1-8b\nseq_len: 8192\nchip: tpu-v6e\nchips: 256\nglobal_batch: 256\n"
+      "axes: [data, fsdp, tensor]\nremat: [full]\nmicrobatches: [1]\nmax_axis_splits: " +
+          std::to_string(splits) + "\n",
+      source_path("tests/data/plan/split.yaml"));
 }
 
 std::set<std::string> labels(const plan::CandidateSet& set) {
