@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "sim/error.h"
 #include "sim/text.h"
@@ -151,14 +152,36 @@ std::vector<AxisPart> Mesh::resolve(const std::vector<std::string>& names, const
   return joined;
 }
 
-bool mesh_maps(const std::vector<int>& shape, const std::vector<long long>& sizes, bool whole_axes_only) {
+std::optional<std::vector<std::vector<AxisPart>>> mesh_parts(const std::vector<int>& shape,
+                                                             const std::vector<long long>& sizes,
+                                                             bool whole_axes_only) {
   Cursor at;
-  std::vector<AxisPart> parts;
-  for (long long s : sizes)
-    if (!take(shape, at, s, parts, whole_axes_only)) return false;
+  std::vector<std::vector<AxisPart>> out;
+  for (long long s : sizes) {
+    out.emplace_back();
+    if (!take(shape, at, s, out.back(), whole_axes_only)) return std::nullopt;
+  }
   for (; at.axis < static_cast<int>(shape.size()); at = {at.axis + 1, 1})
-    if (shape[at.axis] / at.used != 1) return false;
-  return true;
+    if (shape[at.axis] / at.used != 1) return std::nullopt;
+  return out;
+}
+
+bool mesh_maps(const std::vector<int>& shape, const std::vector<long long>& sizes, bool whole_axes_only) {
+  return mesh_parts(shape, sizes, whole_axes_only).has_value();
+}
+
+std::optional<std::vector<std::size_t>> mesh_order(const std::vector<int>& shape, const std::vector<long long>& sizes,
+                                                   bool whole_axes_only) {
+  std::vector<std::size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (!whole_axes_only) std::reverse(order.begin(), order.end());
+  const auto before = [&](std::size_t x, std::size_t y) { return whole_axes_only ? x < y : x > y; };
+  do {
+    std::vector<long long> ordered;
+    for (std::size_t k : order) ordered.push_back(sizes[k]);
+    if (mesh_maps(shape, ordered, whole_axes_only)) return order;
+  } while (std::next_permutation(order.begin(), order.end(), before));
+  return std::nullopt;
 }
 
 std::vector<std::vector<int>> chip_groups(const Topology& topology, const std::vector<AxisPart>& parts) {

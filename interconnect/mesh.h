@@ -2,6 +2,8 @@
 // Named mesh axes over the physical axes of a topology, and the groups of
 // chips a collective over some of them runs in (one group per combination of
 // the other axes' coordinates, all groups at once, as jax.lax.psum does).
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,24 @@ class Mesh {
   std::vector<std::vector<AxisPart>> physical_;
 };
 
-// Whether ICI mesh axes of `sizes`, in this order, cover a slice of `shape`
-// by the rule of MeshAxis (or, with whole_axes_only, each on whole physical
-// axes).
+// The factors of physical axes that ICI mesh axes of `sizes`, in this
+// order, take on a slice of `shape` by the rule of MeshAxis (or, with
+// whole_axes_only, each whole physical axes); empty when they do not cover
+// the slice.
+std::optional<std::vector<std::vector<AxisPart>>> mesh_parts(const std::vector<int>& shape,
+                                                             const std::vector<long long>& sizes, bool whole_axes_only);
+// Whether they cover it.
 bool mesh_maps(const std::vector<int>& shape, const std::vector<long long>& sizes, bool whole_axes_only);
+
+// The first order of the ICI mesh axes of `sizes` (listed least
+// communication-heavy first, as MaxText lists its mesh axes) that covers a
+// slice of `shape`, as indices into `sizes`: on whole physical axes, the
+// orders from the given one on (lexicographically); splitting physical
+// axes, from the reverse one on, so that the busiest axes take the inner
+// factors (consecutive chips), as JAX's mesh_utils lays them with
+// allow_split_physical_axes. Empty when no order covers it.
+std::optional<std::vector<std::size_t>> mesh_order(const std::vector<int>& shape, const std::vector<long long>& sizes,
+                                                   bool whole_axes_only);
 
 // Chips grouped by their digits on the parts not in `parts`; each group
 // lists its chips in ascending id (x fastest), which is the order of shards.

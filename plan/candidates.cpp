@@ -5,6 +5,8 @@
 #include <functional>
 #include <set>
 
+#include "interconnect/mesh.h"
+
 namespace plan {
 
 namespace {
@@ -101,6 +103,69 @@ std::vector<std::string> remat_choices(const PlanSpec& spec) {
   return {"none", "minimal", "full", "offload"};
 }
 
+namespace {
+
+// The parallelisms in the order MaxText lists its mesh axes (data, stage,
+// fsdp, context, tensor, expert: configs/maxtext/base.yml's mesh_axes), the
+// least communication-heavy first, which interconnect::mesh_order lays on
+// the outer factors.
+const Axis kMeshOrder[] = {Axis::data, Axis::pipeline, Axis::fsdp, Axis::context, Axis::tensor, Axis::expert};
+
+// Every split of `chips` over `axes` (a degree each, their product the
+// chips), the degree-1 parallelisms left out, in kMeshOrder.
+void degree_splits(const std::vector<Axis>& axes, std::size_t next, std::uint64_t chips, std::vector<MeshPart>& mesh,
+                   std::vector<std::vector<MeshPart>>& out) {
+  if (next == axes.size()) {
+    if (chips == 1) out.push_back(mesh);
+    return;
+  }
+  for (std::uint64_t d = 1; d <= chips; ++d) {
+    if (chips % d != 0) continue;
+    if (d > 1) mesh.push_back({axes[next], static_cast<std::uint32_t>(d)});
+    degree_splits(axes, next + 1, chips / d, mesh, out);
+    if (d > 1) mesh.pop_back();
+  }
+}
+
+// The meshes over part of a physical axis: each split of the chips that no
+// order lays on whole physical axes, in the order JAX's mesh_utils lays it
+// (interconnect::mesh_order: the busiest parallelisms on the inner
+// factors), where that order cuts physical axes at most `max_cuts` times
+// (an axis in k factors is k - 1 cuts).
+std::vector<std::vector<MeshPart>> split_meshes(const std::vector<std::uint32_t>& shape, const std::vector<Axis>& axes,
+                                                std::uint32_t max_cuts) {
+  std::vector<Axis> ordered;
+  for (Axis a : kMeshOrder)
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) ordered.push_back(a);
+  std::uint64_t chips = 1;
+  for (std::uint32_t d : shape) chips *= d;
+  std::vector<std::vector<MeshPart>> splits, out;
+  std::vector<MeshPart> mesh;
+  degree_splits(ordered, 0, chips, mesh, splits);
+  const std::vector<int> dims(shape.begin(), shape.end());
+  for (const auto& split : splits) {
+    std::vector<long long> sizes;
+    for (const MeshPart& m : split) sizes.push_back(m.degree);
+    if (interconnect::mesh_order(dims, sizes, true)) continue;  // the whole-axis meshes have it
+    const auto order = interconnect::mesh_order(dims, sizes, false);
+    if (!order) continue;
+    std::vector<MeshPart> laid;
+    std::vector<long long> laid_sizes;
+    for (std::size_t k : *order) laid.push_back(split[k]), laid_sizes.push_back(split[k].degree);
+    const auto taken = interconnect::mesh_parts(dims, laid_sizes, false);
+    if (!taken) continue;  // (mesh_order found the order by it)
+    std::vector<std::uint32_t> parts(shape.size(), 0);
+    for (const auto& axis_parts : *taken)
+      for (const interconnect::AxisPart& p : axis_parts) ++parts[static_cast<std::size_t>(p.axis)];
+    std::uint32_t cuts = 0;
+    for (std::uint32_t n : parts) cuts += n > 1 ? n - 1 : 0;
+    if (cuts <= max_cuts) out.push_back(laid);
+  }
+  return out;
+}
+
+}  // namespace
+
 CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::uint32_t>& shape, bool alike, bool moe,
                                   bool placement) {
   std::vector<std::uint32_t> dims;
@@ -116,14 +181,21 @@ CandidateSet enumerate_candidates(const PlanSpec& spec, const std::vector<std::u
     std::vector<MeshPart> mesh;
     assign(runs, axes, mesh, meshes);
   }
+  // Then the meshes over part of a physical axis (one order each), after
+  // the whole-axis ones, whose ids they leave as they were.
+  const std::size_t whole = meshes.size();
+  if (spec.max_axis_splits > 0) {
+    const auto split = split_meshes(shape, axes, spec.max_axis_splits);
+    meshes.insert(meshes.end(), split.begin(), split.end());
+  }
   CandidateSet set;
   std::set<std::vector<std::uint32_t>> degrees_seen;
   const std::vector<std::string> remats = remat_choices(spec);
   const std::vector<std::uint32_t> micro =
       spec.microbatches.empty() ? std::vector<std::uint32_t>{1, 2, 4, 8} : spec.microbatches;
-  for (const auto& mesh : meshes)
+  for (std::size_t k = 0; k < meshes.size(); ++k)
     for (Axis dcn : dcn_choices(spec, axes)) {
-      Family f{"", mesh, dcn, spec.slices};
+      Family f{"", meshes[k], dcn, spec.slices, k >= whole};
       if (!keeps_fixed(spec, f)) continue;
       std::vector<std::uint32_t> degrees{static_cast<std::uint32_t>(dcn)};
       for (std::size_t i = 0; i < kAxes; ++i) degrees.push_back(f.degree(static_cast<Axis>(i)));

@@ -1,10 +1,12 @@
 #pragma once
 // The planner's search space (docs/plan.md, "Candidates"): every way to
 // lay the parallelisms on the slice's physical axes, each mesh axis taking
-// whole consecutive physical axes (interconnect/mesh.h's rule, which the
-// experiment loader then applies to each candidate), times each remat
-// policy and microbatch count. A family is one mesh: its candidates differ
-// only in remat and microbatches.
+// whole consecutive physical axes, and then every split of the chips over
+// the parallelisms that needs a factor of a physical axis (16 = 4 x 4), laid
+// as JAX's mesh_utils lays it (interconnect::mesh_order) and within
+// max_axis_splits cuts; times each remat policy and microbatch count. The
+// experiment loader applies interconnect/mesh.h's rule to each candidate. A
+// family is one mesh: its candidates differ only in remat and microbatches.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +27,9 @@ struct Family {
   // MaxText's dcn_data_parallelism or dcn_fsdp_parallelism) and their count.
   Axis dcn = Axis::data;
   std::uint32_t slices = 1;
+  // A mesh axis takes a factor of a physical axis (a MaxText candidate then
+  // runs with allow_split_physical_axes).
+  bool split = false;
   std::string label() const;           // "fsdp 16 x tensor 16", "fsdp 256 x dcn data 2", "data 1" for one chip
   std::uint32_t degree(Axis a) const;  // inside a slice (the ici_* degree)
   std::uint64_t replicas() const;      // what splits the batch: data x fsdp x expert, times the slices

@@ -60,9 +60,11 @@ void maxtext_workload(std::ostringstream& y, const PlanSpec& spec, const Family&
   if (f.slices > 1)
     for (Axis a : {Axis::data, Axis::fsdp})
       y << "    dcn_" << to_string(a) << "_parallelism: " << (a == f.dcn ? f.slices : 1) << "\n";
-  if (!spec.maxtext_keys.empty())
-    for (const auto& kv : YAML::Load(spec.maxtext_keys))
-      y << "    " << kv.first.Scalar() << ": " << sim::flow_yaml(kv.second) << "\n";
+  const YAML::Node keys = spec.maxtext_keys.empty() ? YAML::Node() : YAML::Load(spec.maxtext_keys);
+  // A mesh over part of a physical axis needs MaxText's leave (unless the
+  // plan's own keys say, and then as they say).
+  if (f.split && !keys["allow_split_physical_axes"]) y << "    allow_split_physical_axes: true\n";
+  for (const auto& kv : keys) y << "    " << kv.first.Scalar() << ": " << sim::flow_yaml(kv.second) << "\n";
   if (!spec.xla_flags.empty()) y << "  xla_flags: " << sim::flow_yaml(YAML::Node(spec.xla_flags)) << "\n";
 }
 
@@ -74,6 +76,7 @@ std::string experiment_text(const PlanSpec& spec, const Slice& slice, const std:
   y << "# tpusim plan " << spec.name << ", candidate " << c.id << " (" << f.label() << ", remat " << c.remat << ", "
     << c.microbatches << " microbatch" << (c.microbatches == 1 ? "" : "es") << ")\n";
   y << "name: " << spec.name << "-" << c.id << "\nchip: " << chip << "\npod: " << slice.pod_yaml << "\n";
+  if (spec.candidate_wall_time > 0) y << "limits: {max_wall_time: " << spec.candidate_wall_time << "}\n";
   if (spec.is_maxtext()) {
     maxtext_workload(y, spec, f, c);
     return y.str();

@@ -217,6 +217,10 @@ const sim::ParamTable<PlanSpec>& plan_params() {
                 "the parallelisms candidates may use: data, fsdp, tensor, pipeline, context, expert", load_axes)
         .custom("fixed", {"mapping of parallelism to degree", "", "nothing", ""},
                 "degrees every candidate keeps, e.g. {tensor: 4}", load_fixed)
+        .integer<std::uint32_t>("max_axis_splits", &PlanSpec::max_axis_splits, "", 0, sim::between(0, 8),
+                                "cuts of physical axes a mesh may make, a parallelism taking a factor of one (16 = "
+                                "4 x 4; MaxText's allow_split_physical_axes): 0 whole axes only, 1 one axis in two "
+                                "(such a candidate simulates every chip: minutes on 256 chips)")
         .custom("remat",
                 {"list of policies", "",
                  "none, minimal, full, offload (MaxText: full, minimal, "
@@ -240,6 +244,10 @@ const sim::ParamTable<PlanSpec>& plan_params() {
                 load_maxtext_keys)
         .integer<std::uint32_t>("max_simulations", &PlanSpec::max_simulations, "", 0, sim::between(0, 100000),
                                 "simulate at most this many candidates, lowest bound first (0: no cap)")
+        .real("candidate_wall_time", &PlanSpec::candidate_wall_time, "s", 0, sim::between(0, 1e7),
+              "host seconds each candidate's simulation may take, its limits.max_wall_time (0: the run's default); "
+              "one that takes longer is reported failed, with the runaway message")
+        .informational("a host-time guard: it stops a simulation, it changes no simulated figure")
         .flag("exhaustive", &PlanSpec::exhaustive, false,
               "simulate every candidate that fits, with no bound pruning (the brute-force check)")
         .then(check);

@@ -10,6 +10,8 @@
 //   seq_len: 8192
 //   axes: [data, fsdp, tensor, context, pipeline, expert]   # the parallelisms it may use
 //   fixed: {tensor: 4}                    # degrees every candidate keeps
+//   max_axis_splits: 1                    # cuts of physical axes into factors a mesh may make (default 0)
+//   candidate_wall_time: 120              # host seconds each candidate's simulation may take
 //   remat: [none, minimal, full, offload] # the policies it tries
 //   microbatches: [1, 2, 4, 8]            # per replica; with a pipeline, times the stages
 //   max_memory_fraction: 1.0              # of HBM a candidate may fill
@@ -58,6 +60,7 @@ struct PlanSpec {
   std::uint64_t seq_len = 0;
   std::vector<Axis> axes;                   // empty: every one the model allows
   std::map<Axis, std::uint32_t> fixed;      // degree each candidate keeps
+  std::uint32_t max_axis_splits = 0;        // cuts of physical axes a mesh may make (0: whole axes only)
   std::vector<std::string> remat;           // empty: the model kind's defaults
   std::vector<std::uint32_t> microbatches;  // empty: 1, 2, 4, 8
   double max_memory_fraction = 1.0;
@@ -66,6 +69,7 @@ struct PlanSpec {
   std::string xla_flags;              // a MaxText model's candidates run with these libtpu flags
   std::string maxtext_keys;           // and these MaxText keys (one-line YAML mapping; empty: none)
   std::uint32_t max_simulations = 0;  // 0: no cap
+  double candidate_wall_time = 0;     // host seconds a candidate's simulation may take (0: the run's default)
   bool exhaustive = false;            // simulate every candidate that fits (no bound pruning)
 
   bool is_maxtext() const { return model_yaml.empty(); }

@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include "app/cli_runner.h"
+#include "plan/candidates.h"
+#include "plan/estimate.h"
+#include "plan/experiment_text.h"
+#include "plan/slice.h"
 #include "plan/spec.h"
 
 namespace test_plan {
@@ -83,6 +87,33 @@ TEST_CASE("plan: the best equals brute force, the bound is below every step, and
   for (const auto& cand : p["candidates"])
     if (cand["outcome"] == "pruned_by_bound") CHECK(candidate(e, cand["id"])["step_time_s"].get<double>() >= fastest_s);
 
+  // A mesh over part of the 4-chip line (max_axis_splits 1) is among them:
+  // fsdp 2 on the inner pairs of chips (0-1, 2-3), data 2 across them, remat
+  // none, 2 microbatches. The pruned plan ranks it where brute force does,
+  // and the same mesh written by hand runs to the same step.
+  const auto is_split = [](const nlohmann::json& cand, const std::string& mesh) {
+    return cand["mesh"] == mesh && cand["remat"] == "none" && cand["microbatches"] == 2;
+  };
+  double split_s = INFINITY;
+  std::size_t split_rank = 1;
+  for (const auto& cand : e["candidates"])
+    if (is_split(cand, "fsdp 2 x data 2")) split_s = cand["step_time_s"];
+  REQUIRE(std::isfinite(split_s));
+  for (const auto& cand : e["candidates"])
+    if (cand["outcome"] == "simulated" && cand["step_time_s"].get<double>() < split_s) ++split_rank;
+  for (const auto& cand : p["candidates"])
+    if (is_split(cand, "fsdp 2 x data 2")) CHECK(cand["rank"] == split_rank);
+  TempDir hand("plan-hand-split");
+  std::ofstream(hand / "split.yaml")
+      << "name: hand-split\nchip: tpu-v5e\npod: {topology: ring, shape: [4], wraparound: [false]}\n"
+         "mesh: {fsdp: 2, data: 2}\nworkload:\n  kind: train\n  global_batch: 16\n"
+         "  model: {type: transformer, layers: 4, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128, seq_len: 2048, "
+         "vocab: 32000, tied_embeddings: true, attention: flash}\n"
+         "  parallelism: {fsdp: fsdp, data: data, microbatches: 2}\n  remat: none\n";
+  const auto h = run_tpusim("run " + (hand / "split.yaml") + " --out " + (hand / "out"));
+  REQUIRE(h.status == 0);
+  CHECK(testing_cli::read_report((hand / "out"))["result"]["step_time_s"].get<double>() == split_s);
+
   // -j 1 and -j 2 report the same bytes (plan.json's execution section aside).
   CHECK(file_text(pruned / "plan.csv") == file_text(pruned_j2 / "plan.csv"));
   nlohmann::json p2 = plan_json(pruned_j2), p1 = p;
@@ -149,6 +180,26 @@ TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its
   const double over = c["memory_estimate_bytes"].get<double>() - c["memory_capacity_bytes"].get<double>();
   // (printed in GiB to 0.1: within half of that)
   CHECK(std::abs(mib_after(why, "does not fit by") - over / 1048576) < 0.05 * 1024);
+}
+
+TEST_CASE("plan: candidate_wall_time bounds each candidate's simulation by its limits", "[plan]") {
+  // Each candidate file carries the bound as its limits.max_wall_time, so
+  // a simulation past it stops as a runaway (exit 3) and the plan reports
+  // the candidate failed, with that message (docs/plan.md, "Candidates").
+  const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/" + kPlan;
+  const plan::PlanSpec spec = plan::load_plan_text(file_text(path) + "candidate_wall_time: 90\n", path);
+  const plan::Slice slice = plan::plan_slice(spec);
+  const plan::CandidateSet set = plan::enumerate_candidates(spec, slice.shape, slice.alike_wraparound, false, true);
+  REQUIRE(!set.candidates.empty());
+  const plan::Candidate& c = set.candidates.back();
+  const std::string text = plan::experiment_text(spec, slice, "tpu-v5e", set.families[c.family], c);
+  INFO(text);
+  const plan::TrainStep step = plan::train_step_of(text, path, {});
+  CHECK(step.exp.limits.max_wall_time_s == 90.0);
+  // Without it, the run's default (runtime/limits.h: 3600 s).
+  const plan::PlanSpec plain = plan::load_plan_file(path);
+  const std::string text0 = plan::experiment_text(plain, slice, "tpu-v5e", set.families[c.family], c);
+  CHECK(plan::train_step_of(text0, path, {}).exp.limits.max_wall_time_s == 3600.0);
 }
 
 TEST_CASE("plan: bad plans are located errors with exit 2", "[plan]") {

@@ -1,7 +1,7 @@
 #include "workloads/maxtext/to_train.h"
 
 #include <algorithm>
-#include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "interconnect/mesh.h"
@@ -179,35 +179,24 @@ void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& 
   // physical axes; where none does and allow_split_physical_axes is set,
   // physical axes are split as JAX's mesh_utils does with it (docs/maxtext.md
   // "Mesh"): the most communication-heavy axes, last in MaxText's order,
-  // take the inner factors (consecutive chips), so the reverse order first,
-  // then the first order that maps.
+  // take the inner factors (interconnect::mesh_order).
   const std::vector<int> shape(exp.pod.shape.begin(), exp.pod.shape.end());
-  const auto place = [&](std::vector<std::size_t>& order, bool whole) {
-    do {
-      std::vector<long long> sizes;
-      for (std::size_t k : order) sizes.push_back(ici[k].second);
-      if (interconnect::mesh_maps(shape, sizes, whole)) return true;
-    } while (std::next_permutation(order.begin(), order.end(),
-                                   [&](std::size_t x, std::size_t y) { return whole ? x < y : x > y; }));
-    return false;
-  };
-  std::vector<std::size_t> order(ici.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (!place(order, true)) {
-    std::iota(order.rbegin(), order.rend(), 0);
-    const bool split = cfg.mesh.allow_split_physical_axes;
-    if (!split || !place(order, false)) {
-      std::string axes;
-      for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
-      config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " +
-                  sim::shape_text(exp.pod.shape) + " slice in any order" +
-                  (split ? std::string(", nor splitting a physical axis (a mesh axis takes whole physical axes or a "
-                                       "factor of one that divides it)")
-                         : std::string("; allow_split_physical_axes: true lets a mesh axis take a factor of one")));
-    }
+  std::vector<long long> sizes;
+  for (const auto& axis : ici) sizes.push_back(axis.second);
+  std::optional<std::vector<std::size_t>> order = interconnect::mesh_order(shape, sizes, true);
+  const bool split = cfg.mesh.allow_split_physical_axes;
+  if (!order && split) order = interconnect::mesh_order(shape, sizes, false);
+  if (!order) {
+    std::string axes;
+    for (const auto& [n, s] : ici) axes += (axes.empty() ? "" : ", ") + n + " " + std::to_string(s);
+    config.fail("the mesh (" + axes + ") does not lay onto whole physical axes of the " +
+                sim::shape_text(exp.pod.shape) + " slice in any order" +
+                (split ? std::string(", nor splitting a physical axis (a mesh axis takes whole physical axes or a "
+                                     "factor of one that divides it)")
+                       : std::string("; allow_split_physical_axes: true lets a mesh axis take a factor of one")));
   }
   std::vector<std::pair<std::string, std::uint32_t>> mesh;
-  for (std::size_t k : order) mesh.push_back(ici[k]);
+  for (std::size_t k : *order) mesh.push_back(ici[k]);
   mesh.insert(mesh.end(), out.mesh.begin(), out.mesh.end());
   out.mesh = std::move(mesh);
   if (cfg.shard_optimizer_over_data && par.data.degree > 1) par.zero = 1;
