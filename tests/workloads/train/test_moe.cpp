@@ -59,6 +59,15 @@ workload: {kind: matmul, m: )" + std::to_string(int(m)) + ", k: 1024, n: 16384}\
 
 double step_s(const nlohmann::json& r) { return r["result"]["step_time_s"].get<double>(); }
 
+// An all-to-all of `bytes` per chip alone on the 8 chips' ring.
+double all_to_all_alone_s(const std::string& name, double bytes) {
+  return step_s(run(write_yaml(name, R"(
+chip: tpu-v4
+pod: {topology: ring, shape: [8]}
+workload: {kind: collective, op: all_to_all, bytes: )" +
+                                         std::to_string(std::uint64_t(bytes)) + "}\n")));
+}
+
 // The all-to-alls' own time (what each took once its last chip joined).
 double all_to_all_s(const nlohmann::json& r) {
   double s = 0;
@@ -89,12 +98,7 @@ workload:
 )"));
   // Each chip's buffer: its 2048 tokens x top 1 x d_model 1024 in BF16.
   const double bytes = kTokens * kTopK * kD * 2;
-  const nlohmann::json a2a = run(write_yaml("moe-a2a", R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [8]}
-workload: {kind: collective, op: all_to_all, bytes: )" + std::to_string(std::uint64_t(bytes)) +
-                                                           "}\n"));
-  const double one = a2a["result"]["step_time_s"].get<double>();
+  const double one = all_to_all_alone_s("moe-a2a", bytes);
   // Dispatch and combine forward, their gradients backward: 4 per block.
   const double predicted = step_s(dense) + 4 * kLayers * one;
   INFO("moe " << step_s(moe) << " s, dense " << step_s(dense) << " s, all-to-all " << one << " s");
@@ -236,12 +240,7 @@ TEST_CASE("moe: einsum dispatch under expert parallelism moves and computes capa
   CHECK(summary[0]["bytes"].get<double>() == bytes);
   CHECK(summary[0]["count"] == 4 * kLayers);
   // Each takes what the same all-to-all takes alone.
-  const nlohmann::json a2a = run(write_yaml("moe-einsum-a2a", R"(
-chip: tpu-v4
-pod: {topology: ring, shape: [8]}
-workload: {kind: collective, op: all_to_all, bytes: )" + std::to_string(std::uint64_t(bytes)) +
-                                                                  "}\n"));
-  const double one = a2a["result"]["step_time_s"].get<double>();
+  const double one = all_to_all_alone_s("moe-einsum-a2a", bytes);
   CHECK(summary[0]["time_s"].get<double>() / summary[0]["count"].get<double>() == Approx(one).epsilon(0.01));
   // Where the buffers are computed moves, not how many rows: the data-
   // parallel twin (every expert on every chip, its own buffers only)
