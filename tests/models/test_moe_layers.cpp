@@ -161,7 +161,7 @@ TEST_CASE("Einsum dispatch: capacity-padded buffers, dispatch and combine einsum
   CHECK(masks);
 }
 
-TEST_CASE("Einsum dispatch needs a capacity; over expert shards each expert takes every shard's buffers",
+TEST_CASE("Einsum dispatch needs a capacity, and over expert shards each expert takes every shard's buffers",
           "[models][moe_layers]") {
   auto c = small_moe();
   c.expert_matmul = "einsum";
