@@ -92,9 +92,7 @@ Mesh::Mesh(const Topology& topology, const std::vector<MeshAxis>& axes) : axes_(
     std::vector<AxisPart> taken;
     const Cursor from = next;
     if (!take(ici, next, m.size, taken)) {
-      std::vector<int> shape;
-      for (int a = 0; a < topology.ici_axes(); ++a) shape.push_back(topology.size(a));
-      const std::string dims = sim::shape_text(shape);
+      const std::string dims = sim::shape_text(ici);
       const std::string options = from.axis < topology.ici_axes() ? sizes_that_map(ici, from) : "1";
       throw sim::ConfigError({}, key,
                              "size " + std::to_string(m.size) + " does not map onto the " + dims +
