@@ -238,4 +238,16 @@ TEST_CASE("translations: why a plan is not invariant, and by how many bytes", "[
              Catch::Contains("is not chip 0's moved"));
 }
 
+TEST_CASE("translations: a plan with more steps than the check's budget is refused before comparing any",
+          "[translations]") {
+  // A ring all-gather over 65536 chips: each of the 65535 chips that follow
+  // chip 0 takes n - 1 = 65535 steps, 65535^2 = 4294836225 to compare,
+  // beyond the 2^26 = 67108864 the check affords (docs/interconnect.md).
+  const Topology topo(TopologyKind::ring, {65536}, {true});
+  const Translations t(topo, {0});
+  const Invariance big = t.invariance(
+      plan_collective(topo, Mesh(topo, {}), LinkConfig{}, spec(CollectiveOp::all_gather, Algorithm::ring, 65536 * 64)));
+  CHECK(big.blocker == "4294836225 steps to compare, more than 67108864");
+}
+
 }  // namespace test_translations
