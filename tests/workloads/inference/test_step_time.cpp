@@ -29,17 +29,20 @@ namespace {
 // mapping) on `pod`, as `parallelism` serves it, with `requests` when given.
 Experiment serving(const std::string& name, std::uint64_t layers, const std::string& pod,
                    const std::string& parallelism, const std::string& model = "", const std::string& requests = "") {
-  const std::string path = write_yaml(name, "chip: " + nominal_chip::chip("tpu-v5e") + "\nfidelity: kernel\n" + pod + R"(
+  const std::string path = write_yaml(name, "chip: " + nominal_chip::chip("tpu-v5e") + "\nfidelity: kernel\n" + pod +
+                                                R"(
 workload:
   kind: inference
-  model: {type: transformer, layers: )" + std::to_string(layers) + R"(, d_model: 1024, d_ff: 3584, heads: 16,
+  model: {type: transformer, layers: )" + std::to_string(layers) +
+                                                R"(, d_model: 1024, d_ff: 3584, heads: 16,
           kv_heads: 8, head_dim: 64, seq_len: 1024, vocab: 32000, tied_embeddings: false, mlp: swiglu,
           attention: flash)" + model + R"(}
   batch: 8
   prompt_len: 256
   decode_len: 32
   phase: both
-  parallelism: )" + parallelism + (requests.empty() ? "" : "\n  requests: " + requests) + "\n");
+  parallelism: )" + parallelism + (requests.empty() ? "" : "\n  requests: " + requests) +
+                                                "\n");
   return load_experiment(path, {});
 }
 
@@ -71,8 +74,7 @@ TEST_CASE("step time: three blocks give the whole model's step to the picosecond
     const char* pod;
     const char* parallelism;
   };
-  for (const Case& c : {Case{"one-chip", kOneChip, "{tensor: model}"},
-                        Case{"tensor-8", kTensor8, "{tensor: model}"},
+  for (const Case& c : {Case{"one-chip", kOneChip, "{tensor: model}"}, Case{"tensor-8", kTensor8, "{tensor: model}"},
                         Case{"data-2", kData2, "{data: data}"}}) {
     const Experiment exp = serving(std::string("probe-") + c.name, 12, c.pod, c.parallelism);
     for (const StepModel& m : steps()) {
@@ -146,14 +148,13 @@ TEST_CASE("step time: streams with and without the probe give one report", "[inf
   const char* const two_slices =
       "pod: {slices: 2, slice: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}, dcn_axes: [dcn]}\n"
       "mesh: {model: 4, dcn: 2}";
-  for (const Case& c :
-       {Case{"chunked", kTensor8, "{tensor: model}",
-             "{count: 10, rate: 400, prompt_len: [64, 300], decode_len: [8, 16], "
-             "chunked_prefill: {max_batched_tokens: 128}}"},
-        Case{"continuous", kData2, "{data: data}",
-             "{count: 10, rate: 400, prompt_len: [64, 300], decode_len: [8, 16]}"},
-        Case{"disaggregated", two_slices, "{tensor: model, data: dcn}",
-             "{count: 8, rate: 400, prompt_len: [64, 300], decode_len: [8, 16], prefill_chips: 4}"}}) {
+  for (const Case& c : {Case{"chunked", kTensor8, "{tensor: model}",
+                             "{count: 10, rate: 400, prompt_len: [64, 300], decode_len: [8, 16], "
+                             "chunked_prefill: {max_batched_tokens: 128}}"},
+                        Case{"continuous", kData2, "{data: data}",
+                             "{count: 10, rate: 400, prompt_len: [64, 300], decode_len: [8, 16]}"},
+                        Case{"disaggregated", two_slices, "{tensor: model, data: dcn}",
+                             "{count: 8, rate: 400, prompt_len: [64, 300], decode_len: [8, 16], prefill_chips: 4}"}}) {
     INFO(c.name);
     const Experiment exp = serving(std::string("probe-stream-") + c.name, 12, c.pod, c.parallelism, "", c.requests);
     const auto report = [&exp](bool whole) {
