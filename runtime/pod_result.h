@@ -63,6 +63,10 @@ struct PodRunResult {
   // not exactly in step may drift where their collective reductions share
   // HBM with their kernels (PodSimulation::ReplicaCheck::drift_ps; 0 else).
   double replica_drift_s = 0;
+  // Every chip was simulated because one per group's replicas ended their
+  // collectives too far apart (over kReplicaSpreadTolerance of the step):
+  // a decision the step's length takes part in, unlike the other reasons.
+  bool spread_rejected = false;
   int collectives_replayed = 0;  // collective_replay.h
   std::uint64_t ops = 0;         // ops in the longest program of a simulated chip
   // Per chip: the chip whose simulation stands for it (itself when it was

@@ -165,6 +165,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
   PodProgram owned;
   const PodProgram& pp = with_stragglers(config, given, owned);
   std::string why = replicas_blocker(config, pp);
+  bool spread_rejected = false;
   if (why.empty()) {
     // Shortcuts from the most to the least: each attempt that finds its
     // premise broken during the run leaves the next to run.
@@ -194,6 +195,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
         std::snprintf(text, sizeof text, "collectives ended up to %.3g s apart on replicas, over %.0e of the step",
                       r.replica_spread_s, kReplicaSpreadTolerance);
         inexact = text;
+        spread_rejected = true;
       }
       if (inexact.empty()) {
         r.replicas = "one per group";
@@ -210,7 +212,14 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
   sim.run();
   PodRunResult r = sim.collect(trace);
   r.replicas = "all (" + why + ")";
+  r.spread_rejected = spread_rejected;
   return r;
+}
+
+void check_pod_run_budget(const PodConfig& config, const PodProgram& given, bool every_chip) {
+  PodProgram owned;
+  const PodProgram& pp = with_stragglers(config, given, owned);
+  check_budget(config, pp, !every_chip && replicas_blocker(config, pp).empty(), {});
 }
 
 }  // namespace runtime

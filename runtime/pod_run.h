@@ -43,4 +43,11 @@ namespace runtime {
 PodRunResult run_pod(const PodConfig& config, const PodProgram& program, const sim::TraceRequest& trace,
                      const Observers& observers = {});
 
+// The host budget check (runtime/run_budget.h) run_pod makes before it
+// simulates `program` without a trace, throwing as it would, but without
+// simulating it: of its first attempt (one chip per group of replicas when
+// it may), or with `every_chip` of the run with every chip that follows
+// when that was not exact.
+void check_pod_run_budget(const PodConfig& config, const PodProgram& program, bool every_chip);
+
 }  // namespace runtime

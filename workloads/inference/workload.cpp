@@ -13,6 +13,7 @@
 #include "sim/error.h"
 #include "sim/host.h"
 #include "sim/output.h"
+#include "workloads/inference/step_time.h"
 #include "workloads/inference/stream_metrics.h"
 #include "workloads/pod_report.h"
 #include "workloads/report.h"
@@ -138,14 +139,11 @@ struct PhaseRun {
 PhaseRun run_phase(const Experiment& exp, const InferenceSpec& spec, const models::ModelSpec& model,
                    double kv_bytes_per_chip, const sim::TraceRequest& trace) {
   const std::uint32_t tp = spec.parallelism.tensor.degree;
-  const QuantizedMatmuls q{spec.dtype.weights != hw::NumberFormat::bf16, spec.dtype.kv_cache != hw::NumberFormat::bf16};
   const ForwardStep forward = spec.forward_step();
   const StepRouting routing{moe_routing(forward, model), forward.parallelism.expert.degree};
-  ForwardProgram program = build_forward_program(exp, forward, model, q, routing.layers);
-  runtime::PodConfig config = pod_config(exp);
-  config.chip = program.chip;
+  const StepProgram program = step_program(exp, spec, model, routing.layers);
   PhaseRun r;
-  r.run = runtime::run_pod(config, program.pod, trace);
+  r.run = runtime::run_pod(program.config, program.program.pod, trace);
   const PodSummary s = summarize(exp, r.run);
   const double chips = exp.pod.devices();
   const double hbm = exp.chip.hbm.bandwidth_bytes_per_s;
@@ -233,7 +231,8 @@ void summarize_runs(const RequestStreamSpec& rs, const std::vector<StreamRun>& r
 // rank) serves every data-th request with batch / data slots, or with
 // prefill_chips the replicas split into the two pools of
 // serve_disaggregated, which runs the same steps; a step of
-// each shape is one pod run, memoized. A decode step's time is linear in
+// each shape is one pod run, memoized, of its model's first blocks when
+// they stand for the whole (step_time.h). A decode step's time is linear in
 // its mean context (it reads each sequence's cache once, as
 // decode_context() relies on), so per batch size the pod runs the shortest
 // and longest context a stream can have and interpolates between them.
@@ -250,24 +249,22 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
   auto& decodes = memo.decodes;
   auto& mixed = memo.mixed;
   StepCosts costs;
+  // Each shape's time, from its first blocks where they show the period (step_time.h).
+  const auto timed = [&](const StepModel& model) { return step_time(exp, spec, model, hook.whole_steps).s; };
   costs.prefill_s = [&](std::uint64_t sequences, std::uint64_t prompt_len) {
     auto [at, fresh] = prefills.try_emplace({sequences, prompt_len}, 0.0);
-    if (fresh) {
-      models::TransformerConfig prompt = cfg;
-      prompt.seq_len = prompt_len;
-      at->second = run_phase(exp, spec, models::build_transformer_prefill(prompt, sequences),
-                             double(per_token * prompt_len * sequences), false)
-                       .step.step_s;
-    }
+    if (fresh)
+      at->second = timed([&](models::TransformerConfig c) {
+        c.seq_len = prompt_len;
+        return models::build_transformer_prefill(c, sequences);
+      });
     return at->second;
   };
   const auto decode_at = [&](std::uint64_t batch, std::uint64_t context) {
     auto [at, fresh] = decodes.try_emplace({batch, context}, 0.0);
-    if (fresh) {
-      at->second = run_phase(exp, spec, models::build_transformer_decode(cfg, batch, context),
-                             double(per_token * context * batch), false)
-                       .step.step_s;
-    }
+    if (fresh)
+      at->second = timed(
+          [&](const models::TransformerConfig& c) { return models::build_transformer_decode(c, batch, context); });
     return at->second;
   };
   costs.decode_s = [&](std::uint64_t batch, double context) {
@@ -284,13 +281,10 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
   const auto mixed_at = [&](std::uint64_t batch, std::uint64_t context,
                             const std::vector<models::PromptChunk>& chunks) {
     auto [at, fresh] = mixed.try_emplace({batch, context, chunks}, 0.0);
-    if (fresh) {
-      double kv = 0;  // read: the decoding sequences' caches and each chunk's prior tokens; written: the chunks'
-      for (const models::PromptChunk& c : chunks) kv += double(per_token * (c.prior + c.tokens));
-      at->second = run_phase(exp, spec, models::build_transformer_mixed(cfg, batch, context, chunks),
-                             kv + double(per_token * context * batch), false)
-                       .step.step_s;
-    }
+    if (fresh)
+      at->second = timed([&](const models::TransformerConfig& c) {
+        return models::build_transformer_mixed(c, batch, context, chunks);
+      });
     return at->second;
   };
   costs.mixed_s = [&](std::uint64_t batch, double context, const std::vector<models::PromptChunk>& chunks) {

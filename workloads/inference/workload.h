@@ -35,6 +35,9 @@ struct KvTransferHook {
   // Shared by the runs of one stream (its steps are the same shapes);
   // null: the run's own.
   std::shared_ptr<StreamStepTimes> steps;
+  // Every step of the stream simulated with the whole model, none from a
+  // run of its first blocks (step_time.h): what tests hold the probe to.
+  bool whole_steps = false;
 };
 
 RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const RunOptions& opts,

@@ -22,6 +22,7 @@ ForwardProgram build_forward_program(const Experiment& exp, const ForwardStep& s
   const std::vector<ChipRole> roles =
       ep > 1 ? make_train_layout(exp, step.parallelism, model).roles : std::vector<ChipRole>(exp.pod.devices());
   std::map<std::vector<std::uint64_t>, std::uint32_t> program_of_loads;
+  std::vector<std::vector<std::uint32_t>> layer_begin;
   out.pod.program_of.resize(exp.pod.devices());
   for (std::uint32_t c = 0; c < exp.pod.devices(); ++c) {
     const std::uint32_t rank = roles[c].expert;
@@ -30,13 +31,16 @@ ForwardProgram build_forward_program(const Experiment& exp, const ForwardStep& s
       const PassContext ctx{exp, step, model, matmuls, collectives, quantize, &routing, rank, ""};
       hw::Program prog;
       Deps x;
-      for (const models::LayerSpec& layer : model.layers)
+      std::vector<std::uint32_t>& begin = layer_begin.emplace_back();
+      for (const models::LayerSpec& layer : model.layers) {
+        begin.push_back(static_cast<std::uint32_t>(prog.ops.size()));
         x = LayerPass(ctx, prog, 0, layer, false, "F", x).build().all();
+      }
       at->second = out.pod.add_program(std::move(prog));
     }
     out.pod.program_of[c] = at->second;
   }
-  return {std::move(out.pod), std::move(out.chip)};
+  return {std::move(out.pod), std::move(out.chip), std::move(layer_begin)};
 }
 
 }  // namespace workloads

@@ -24,6 +24,10 @@ struct ForwardProgram {
   // The chip the programs run on: with 8-bit matmuls (step.matmul) the
   // chip as that format sees it (kernels::MatmulPrograms::simulated_chip).
   hw::ChipConfig chip;
+  // Per program: the index of each of the model's layers' first op (the
+  // ops of layer l are layer_begin[p][l] .. layer_begin[p][l + 1], the last
+  // layer's up to the program's end).
+  std::vector<std::vector<std::uint32_t>> layer_begin;
 };
 ForwardProgram build_forward_program(const Experiment& exp, const ForwardStep& step, const models::ModelSpec& model,
                                      QuantizedMatmuls quantize, const std::vector<models::LayerRouting>& routing = {});
