@@ -52,8 +52,8 @@ std::string moe_yaml(const Mesh& m, int width, const std::string& optimizer = "s
 }
 
 nlohmann::json run_moe(const Mesh& m, int width, const std::string& optimizer = "sgd") {
-  return run(write_yaml("moe-tp-" + m.name + "-" + std::to_string(width) + "-" + optimizer,
-                        moe_yaml(m, width, optimizer)));
+  return run(
+      write_yaml("moe-tp-" + m.name + "-" + std::to_string(width) + "-" + optimizer, moe_yaml(m, width, optimizer)));
 }
 
 double chip0_mxu_flops(const nlohmann::json& r) { return r["per_chip"][0]["mxu_flops"].get<double>(); }
