@@ -91,6 +91,10 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   const ElementwiseOp act_op = activation_op(c.mlp);
   const bool grouped = c.expert_matmul == "grouped";
   const bool einsum = c.expert_matmul == "einsum";
+  // Tensor parallelism of the experts (expert_tensor_split): each rank
+  // holds every local expert's slice of F, up and gate column-parallel,
+  // down row-parallel (its output a partial sum over the tensor ranks).
+  const bool split = c.expert_tensor_split;
   const auto dense = [&](const auto& op) { return is_dense_mlp(op.name, f) || op.name == p + ".ln2.bwd"; };
   const auto drop = [&](auto& v) { v.erase(std::remove_if(v.begin(), v.end(), dense), v.end()); };
   drop(l.params);
@@ -117,7 +121,8 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   for (const char* w : {"w_up", "w_gate", "w_down"}) {
     if (std::string(w) == "w_gate" && !gated) continue;
     const bool down = std::string(w) == "w_down";
-    ParamSpec ps{e + "." + w, checked_mul(E, down ? F : d.D, "expert weights"), down ? d.D : F, ParamSplit::replicated};
+    const ParamSplit tp = !split ? ParamSplit::replicated : down ? ParamSplit::rows : ParamSplit::cols;
+    ParamSpec ps{e + "." + w, checked_mul(E, down ? F : d.D, "expert weights"), down ? d.D : F, tp};
     ps.shards = c.expert_shards;
     l.params.push_back(ps);
     if (c.shared_experts)
@@ -145,9 +150,10 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
       {f + ".dispatch", true, rd, d.D, f + ".dispatched", {einsum ? f + ".dispatch.einsum" : f + ".gates"}});
   // The experts: a batched matmul over the chip's experts, m its tokens.
   const auto expert = [&](const std::string& name, std::uint64_t k, std::uint64_t n, const std::string& w,
-                          const std::string& out, const std::string& grad, Names after, Names after_bwd) {
+                          const std::string& out, const std::string& grad, Names after, Names after_bwd, TpRole tp) {
     const std::size_t fw = l.forward.size(), bw = l.backward.size();
-    add_linear(l, {name, m, k, n, w, TpRole::replicated, out, grad, std::move(after), std::move(after_bwd)});
+    add_linear(l,
+               {name, m, k, n, w, split ? tp : TpRole::replicated, out, grad, std::move(after), std::move(after_bwd)});
     for (std::size_t j = fw; j < l.forward.size(); ++j) l.forward[j].tokens = Dim::m;
     for (std::size_t j = bw; j < l.backward.size(); ++j)
       l.backward[j].tokens = l.backward[j].pass == Pass::backward_weight ? Dim::k : Dim::m;
@@ -172,15 +178,17 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
       }
   };
   const std::string act = e + "." + c.mlp;
-  expert(e + ".up", d.D, F, e + ".w_up", e + ".up.out", f + ".dispatched.grad", {f + ".dispatch"}, {act + ".bwd"});
+  expert(e + ".up", d.D, F, e + ".w_up", e + ".up.out", f + ".dispatched.grad", {f + ".dispatch"}, {act + ".bwd"},
+         TpRole::column);
   if (gated)
     expert(e + ".gate", d.D, F, e + ".w_gate", e + ".gate.out", f + ".dispatched.grad", {f + ".dispatch"},
-           {act + ".bwd"});
-  ElementwiseSpec a = make_elementwise(act, act_op, fwd, rf, false, e + ".act.out",
+           {act + ".bwd"}, TpRole::column);
+  ElementwiseSpec a = make_elementwise(act, act_op, fwd, rf, split, e + ".act.out",
                                        gated ? Names{e + ".up", e + ".gate"} : Names{e + ".up"});
   a.routed_width = F;
   ef.push_back(a);
-  expert(e + ".down", F, d.D, e + ".w_down", e + ".down.out", e + ".act.out.grad", {act}, {f + ".combine.bwd"});
+  expert(e + ".down", F, d.D, e + ".w_down", e + ".down.out", e + ".act.out.grad", {act}, {f + ".combine.bwd"},
+         TpRole::row);
   l.exchange_fwd.push_back({f + ".combine", false, rd, d.D, f + ".combined", {e + ".down"}});
   Names sum{einsum ? f + ".combine.einsum" : f + ".combine", p + ".attn.residual"};
   Names ln2_after{einsum ? f + ".dispatch.einsum.dX" : f + ".dispatch.bwd", f + ".router.dX"};
@@ -219,7 +227,7 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
   // Backward: the output gradient to the experts, through them, back.
   l.exchange_bwd.push_back(
       {f + ".combine.bwd", true, rd, d.D, f + ".combined.grad", einsum ? Names{f + ".combine.einsum.dY"} : Names{}});
-  ElementwiseSpec ab = make_elementwise(act + ".bwd", act_op, bwd, rf, false, e + ".act.in.grad", {e + ".down.dX"});
+  ElementwiseSpec ab = make_elementwise(act + ".bwd", act_op, bwd, rf, split, e + ".act.in.grad", {e + ".down.dX"});
   ab.routed_width = F;
   eb.push_back(ab);
   l.exchange_bwd.push_back({f + ".dispatch.bwd", false, rd, d.D, f + ".dispatched.grad.back",

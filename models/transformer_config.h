@@ -80,6 +80,13 @@ struct TransformerConfig {
   // runs. The chip holds experts / expert_shards of them and its experts
   // take the tokens its `expert_shards` peers route to them.
   std::uint64_t expert_shards = 1;
+  // Not a YAML key: tensor parallelism splits each expert's MLP width, as
+  // MaxText shards the experts' 'mlp' axis over `tensor` (layers/moe.py
+  // wi_kernel_axes ("exp", "embed_no_exp", "mlp"); docs/reference/
+  // maxtext-moe-tensor.md): up and gate column-parallel, down row-parallel,
+  // the experts' output a partial sum over the tensor ranks. Set by the
+  // training strategy; serving keeps each expert whole on every tensor rank.
+  bool expert_tensor_split = false;
 
   std::uint64_t kv() const { return mla() ? heads : kv_heads ? kv_heads : heads; }
   bool moe() const { return experts > 0; }

@@ -200,6 +200,14 @@ void mesh_of(MaxTextConfig& cfg, const sim::YamlNode& config, const Experiment& 
   mesh.insert(mesh.end(), out.mesh.begin(), out.mesh.end());
   out.mesh = std::move(mesh);
   if (cfg.shard_optimizer_over_data && par.data.degree > 1) par.zero = 1;
+  // MaxText's rules shard the activations' embedding dimension
+  // ('activation_embed') over tensor between the sharded matmuls, and its
+  // experts reduce-scatter their output over it (psum_scatter,
+  // docs/reference/maxtext-moe-tensor.md#computation): each chip holds 1/t
+  // of every activation, each partial sum a reduce-scatter and a gather,
+  // which is Megatron sequence parallelism's bytes (as the hand-written
+  // v5e 128B cases model MaxText's tensor axis, docs/validation.md).
+  if (par.tensor.degree > 1) par.sequence = true;
 }
 
 Dtype dtype_of(MaxTextConfig& cfg, const sim::YamlNode& config, const char* key, MaxTextDtype d) {
@@ -236,10 +244,15 @@ void check_step(const sim::YamlNode& config, const TrainSpec& s) {
               " accumulation steps");
   const models::TransformerConfig& t = s.model.transformer;
   const std::uint64_t tp = p.tensor.degree;
-  if (tp > 1 && (t.heads % tp != 0 || t.d_ff % tp != 0 || (t.kv() % tp != 0 && tp % t.kv() != 0)))
+  // MaxText shards the experts' 'mlp' axis over tensor as the dense MLP's
+  // (TransformerConfig::expert_tensor_split): their width must split too.
+  const std::uint64_t experts_width = t.moe() ? t.expert_width() : t.d_ff;
+  if (tp > 1 &&
+      (t.heads % tp != 0 || t.d_ff % tp != 0 || experts_width % tp != 0 || (t.kv() % tp != 0 && tp % t.kv() != 0)))
     key_or_config(config, "ici_tensor_parallelism")
         .fail("tensor parallelism of " + std::to_string(tp) + " does not split the model's " + std::to_string(t.heads) +
               " query heads, " + std::to_string(t.kv()) + " key/value heads and MLP of " + std::to_string(t.d_ff) +
+              (t.moe() ? " (experts' " + std::to_string(experts_width) + ")" : std::string()) +
               " evenly (tpusim splits heads and MLP widths whole, as Megatron does)");
   check_expert_split(key_or_config(config, "ici_expert_parallelism"), s.model, p.expert.degree);
   const std::uint64_t ranges = std::uint64_t{p.pipeline.degree} * p.virtual_stages;
@@ -295,12 +308,6 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
                      {"value_proj", r.value_proj},
                      {"qkv_proj", r.qkv_proj},
                      {"out_proj", r.out_proj}};
-  // MaxText splits each expert's MLP dimension over the tensor axis;
-  // tpusim's experts stay whole on each tensor rank (kind: train refuses
-  // the pair), so their weights and FLOPs would count tensor-fold.
-  if (s.parallelism.tensor.degree > 1 && s.model.moe())
-    unmodelled(cfg, key_or_config(config, "ici_tensor_parallelism"), "ici_tensor_parallelism",
-               "tensor parallelism of the experts' weights (MaxText splits each expert's MLP dimension over it)");
   check_step(config, s);
   return out;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernels/program_append.h"
+#include "sim/units.h"
 #include "workloads/train/experts.h"
 #include "workloads/train/tensor_split.h"
 
@@ -94,7 +95,17 @@ bool LayerPass::partial_sum(std::size_t i) const {
 std::uint64_t LayerPass::output_bytes(std::size_t i) const {
   const std::uint32_t tp = ctx_.tp();
   return std::visit(
-      Visitor{[tp](const models::MatmulSpec* mm) { return local_matmul(*mm, tp).output_bytes(); },
+      Visitor{[&](const models::MatmulSpec* mm) {
+                LocalMatmul l = local_matmul(*mm, tp);
+                // A routed expert's partial sum (row-parallel down, the dX
+                // of column-parallel up and gate): every row the chip's
+                // experts computed.
+                if (mm->tokens == models::Dim::m && routed_) {
+                  l.count = 1;
+                  l.m = ChipExperts(ctx_, block_).tokens();
+                }
+                return l.output_bytes();
+              },
               [&](const models::ElementwiseSpec* ew) { return hw::kBf16Bytes * local_elements(*ew, tp, sequence_); },
               [](const auto*) -> std::uint64_t { throw std::logic_error("only matmuls and elementwise ops sum"); }},
       items_[i]);
@@ -171,8 +182,13 @@ void LayerPass::build_matmul(std::size_t i, const models::MatmulSpec& mm, const 
 
 void LayerPass::build_elementwise(std::size_t i, const models::ElementwiseSpec& ew, const Deps& deps,
                                   const std::string& label) {
-  const std::uint64_t elements = ew.routed_width && routed_ ? ChipExperts(ctx_, block_).tokens() * ew.routed_width
-                                                            : local_elements(ew, ctx_.tp(), sequence_);
+  // A routed expert's activation: its rows x its width on this rank (a
+  // slice of the MLP width under tensor parallelism, tp_sharded).
+  const std::uint64_t elements =
+      ew.routed_width && routed_
+          ? ChipExperts(ctx_, block_).tokens() *
+                (ew.tp_sharded ? sim::ceil_div(ew.routed_width, std::uint64_t{ctx_.tp()}) : ew.routed_width)
+          : local_elements(ew, ctx_.tp(), sequence_);
   const std::uint64_t bytes =
       ew.elements && ctx_.step.elementwise == Elementwise::unfused ? ew.bytes / ew.elements * elements : 0;
   const std::uint64_t store = std::min(bytes, hw::kBf16Bytes * elements);  // the BF16 output

@@ -211,21 +211,26 @@ void check_remat(const sim::YamlNode& node, const TrainSpec& spec, const Experim
 }
 
 // Expert parallelism's rules: a mixture of experts to shard, in whole
-// experts per chip, and (as modelled so far) no other splitting of the
-// experts' work: tensor, fsdp, zero: 1 and context parallelism are refused.
+// experts per chip; tensor parallelism splits each expert's MLP width
+// (TransformerConfig::expert_tensor_split), which must divide; (as
+// modelled so far) no other splitting of the experts' work: sequence,
+// fsdp, zero: 1 and context parallelism are refused.
 void check_experts(const sim::YamlNode& node, const TrainSpec& spec) {
   const TrainParallelism& p = spec.parallelism;
   check_expert_split(node["parallelism"]["expert"], spec.model, p.expert.degree);
   if (!spec.model.moe()) return;
-  const std::pair<const char*, bool> refused[] = {{"tensor", p.tensor.degree > 1},
-                                                  {"fsdp", p.fsdp.degree > 1},
-                                                  {"zero", p.zero == 1},
-                                                  {"context", p.context.degree > 1}};
+  const std::uint64_t width = spec.model.transformer.expert_width();
+  if (width % p.tensor.degree != 0)
+    node["model"][node["model"]["expert_d_ff"].present() ? "expert_d_ff" : "d_ff"].fail(
+        "the experts' MLP width " + std::to_string(width) + " does not split evenly over tensor parallelism of " +
+        std::to_string(p.tensor.degree) + " (each rank holds every expert's slice of it)");
+  const std::pair<const char*, bool> refused[] = {
+      {"sequence", p.sequence}, {"fsdp", p.fsdp.degree > 1}, {"zero", p.zero == 1}, {"context", p.context.degree > 1}};
   for (const auto& [key, on] : refused)
     if (on)
       node["parallelism"][key].fail(std::string("parallelism.") + key +
                                     " is not supported with a mixture of experts yet (model.experts); use data, "
-                                    "pipeline and expert parallelism");
+                                    "tensor, pipeline and expert parallelism");
 }
 
 // Per-replica input lengths (input.h): a Transformer's sequences, each
@@ -273,6 +278,7 @@ models::ModelConfig TrainSpec::chip_model() const {
   models::ModelConfig m = model;
   if (parallelism.context.degree > 1) m.transformer.seq_len /= parallelism.context.degree;
   m.transformer.expert_shards = parallelism.expert.degree;
+  m.transformer.expert_tensor_split = true;
   return m;
 }
 

@@ -69,7 +69,9 @@ struct TrainSpec {
   std::vector<std::uint64_t> replica_lengths() const;
   std::uint64_t microbatch_size() const { return replica_batch() / parallelism.microbatches; }
   // The model as one chip runs it: with context parallelism, a Transformer
-  // over its seq_len / context tokens of each sequence.
+  // over its seq_len / context tokens of each sequence; a mixture of
+  // experts' experts sharded over expert parallelism, each expert's MLP
+  // width over tensor parallelism (models::TransformerConfig).
   models::ModelConfig chip_model() const;
   // The forward pass's description (forward_step.h), which the layer pass
   // and its strategies read.

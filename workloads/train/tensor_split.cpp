@@ -44,12 +44,14 @@ std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t 
 }
 
 std::uint64_t local_param_elements(const models::ParamSpec& param, std::uint32_t tp) {
+  // Expert weights (shards > 1) are the chip's experts, each whole or
+  // (expert_tensor_split) its slice of the MLP width.
   switch (param.tp_split) {
-    case models::ParamSplit::rows: return split(param.rows, parts(param.tp_units, tp)) * param.cols;
-    case models::ParamSplit::cols: return param.rows * split(param.cols, parts(param.tp_units, tp));
+    case models::ParamSplit::rows: return split(param.rows, parts(param.tp_units, tp)) * param.cols / param.shards;
+    case models::ParamSplit::cols: return param.rows / param.shards * split(param.cols, parts(param.tp_units, tp));
     case models::ParamSplit::replicated: break;
   }
-  return param.elements() / param.shards;  // expert weights: the chip's whole experts
+  return param.elements() / param.shards;
 }
 
 bool elementwise_partial_sum(const models::ElementwiseSpec& spec, std::uint32_t tp) {

@@ -30,7 +30,8 @@ bool sequence_split(const models::LayerSpec& layer, bool sequence_parallel);
 LocalMatmul local_matmul(const models::MatmulSpec& spec, std::uint32_t tp);
 // `sequence`: the op's layer is sequence_split.
 std::uint64_t local_elements(const models::ElementwiseSpec& spec, std::uint32_t tp, bool sequence = false);
-// Expert weights (ParamSpec::shards): the chip's share of the experts.
+// Expert weights (ParamSpec::shards): the chip's share of the experts, and
+// of each expert's MLP width when tensor parallelism splits them.
 std::uint64_t local_param_elements(const models::ParamSpec& param, std::uint32_t tp);
 
 // True for the vocabulary-parallel embedding lookup: each rank holds a slice

@@ -209,11 +209,40 @@ TEST_CASE(
       workloads::load_experiment(write_yaml("mt-llama4-short", llama4("chunk_attn_window_size: 512")), {}),
       Catch::Contains("model_name") &&
           Catch::Contains("chunk attention layers of chunks (512 tokens) shorter than the sequence (1024)"));
-  // Experts split over tensor parallelism (Llama 4 Maverick's recipe) are not modelled.
-  CHECK_THROWS_WITH(
-      workloads::load_experiment(
-          write_yaml("mt-llama4-tp", llama4("chunk_attn_window_size: 1024, ici_tensor_parallelism: 2")), {}),
-      Catch::Contains("ici_tensor_parallelism") && Catch::Contains("experts' weights"));
+}
+
+TEST_CASE("maxtext: ici_tensor_parallelism on a mixture of experts splits each expert's MLP width, memory by hand",
+          "[workloads][maxtext]") {
+  // Llama 4 Scout's block (llama4-17b-16e.yml: 16 experts, 1 per token,
+  // and 1 shared expert of moe_mlp_dim, every layer MoE) cut to 4 layers
+  // of d_model 512 on 4 chips: fsdp 2 x tensor 2, as Maverick's recipe
+  // meshes fsdp 32 x tensor 4.
+  const auto scout = [](int moe_mlp_dim) {
+    return std::string(kPod) + R"(workload:
+  kind: maxtext
+  config: {model_name: llama4-17b-16e, override_model_config: true, base_num_decoder_layers: 4,
+           base_emb_dim: 512, base_mlp_dim: 1024, base_num_query_heads: 8, base_num_kv_heads: 2,
+           head_dim: 64, vocab_size: 2048, per_device_batch_size: 1, max_target_length: 1024,
+           attention: flash, remat_policy: full, ici_fsdp_parallelism: -1, ici_tensor_parallelism: 2,
+           megablox: true, sparse_matmul: true, chunk_attn_window_size: 1024, base_moe_mlp_dim: )" +
+           std::to_string(moe_mlp_dim) + "}\n";
+  };
+  // Runs (no longer refused at the key), with nothing approximated.
+  const auto wide = run(write_yaml("mt-moe-tp-wide", scout(1024)));
+  const auto narrow = run(write_yaml("mt-moe-tp-narrow", scout(512)));
+  CHECK(wide["result"]["approximations"].empty());
+  CHECK(wide["result"]["maxtext"]["mesh"] == nlohmann::json{{"fsdp", 2}, {"tensor", 2}});
+  // Widening moe_mlp_dim by 512 adds, per layer, the 16 routed and the
+  // shared expert's wi_0, wi_1 and wo slices (3 x 512 x 512 each), MaxText
+  // sharding 'mlp' over tensor and 'embed_no_exp' over fsdp: / (2 x 2) per
+  // chip; float32 weights and gradients, AdamW's two float32 moments.
+  const double added = 4 * (16 + 1) * 3 * 512.0 * 512 / (2 * 2);
+  const auto delta = [&](const char* field) {
+    return wide["result"]["memory"][field].get<double>() - narrow["result"]["memory"][field].get<double>();
+  };
+  CHECK(delta("params_bytes") == 4 * added);
+  CHECK(delta("grads_bytes") == 4 * added);
+  CHECK(delta("optimizer_bytes") == 8 * added);
 }
 
 }  // namespace test_maxtext_to_train
