@@ -62,10 +62,10 @@ HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint6
   return {id, o.serial};
 }
 
-bool HbmFluid::uncap(Handle flow) {
+bool HbmFluid::uncap(Handle flow, double cap) {
   if (!share_.active(flow.flow) || owners_[flow.flow].serial != flow.serial) return false;
   const std::uint64_t now = now_ps();
-  share_.set_cap(flow.flow, now, sim::FluidShare::kNoCap);
+  share_.set_cap(flow.flow, now, cap);
   wake_this_delta(now);
   return true;
 }

@@ -49,8 +49,8 @@ class HbmFluid : public sc_core::sc_module {
   // Starts a flow now; listener->flow_done(token) when its work is done.
   // A flow of no work completes at once (in the next delta cycle).
   Handle start(const Demand& demand, Listener* listener, std::uint64_t token);
-  // Lifts the flow's cap from now on; false if it is no longer running.
-  bool uncap(Handle flow);
+  // Lifts the flow's cap from now on (to `cap`); false if it is no longer running.
+  bool uncap(Handle flow, double cap = sim::FluidShare::kNoCap);
 
   const HbmConfig& config() const { return config_; }
   // HBM bytes the flows moved (counted at start), and the time HBM had at
