@@ -23,7 +23,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))),
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
-    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
+    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s(),
+                                            config_.sparsecore.hbm_bandwidth * config_.sparsecore.count);
     // and the host link's two directions, and the SparseCores (hw/sparsecore.h)
     fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines + config_.sparsecore.count);
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
@@ -207,11 +208,6 @@ double Chip::vector_bytes_per_s() const {
   return 4096.0 * config_.tensorcores * config_.sustained_clock();
 }
 
-double Chip::sparsecore_reduction_cap(double hbm_per_byte) const {
-  const double bw = config_.sparsecore.hbm_bandwidth * config_.sparsecore.count;
-  return bw > 0 ? bw / hbm_per_byte : sim::FluidShare::kNoCap;
-}
-
 HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
                                        HbmFluid::Listener& listener, std::uint64_t token, bool sparsecore) {
   if (!hbm_fluid_)
@@ -225,9 +221,7 @@ HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte,
   ++reductions_;
   if (!sparsecore) return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s, true}, &listener, token);
   sparsecore_reduced_ += double(total);
-  return hbm_fluid_->start(
-      {double(bytes), hbm_per_byte, 0.0, std::min(cap_per_s, sparsecore_reduction_cap(hbm_per_byte)), true}, &listener,
-      token);
+  return hbm_fluid_->start({double(bytes), hbm_per_byte, 0.0, cap_per_s, true, hbm_per_byte}, &listener, token);
 }
 
 void Chip::start_fluid(const Op& op, Completion done) {

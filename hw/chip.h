@@ -59,16 +59,13 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // cap_per_s: operand bytes per second at most (the rate its data lands
   // at while it streams; sim::FluidShare::kNoCap once all of it is in).
   // sparsecore: a collective offloaded to the SparseCores (hw/sparsecore.h)
-  // reduces there: the same HBM bytes, no TensorCore vector work, and no
-  // faster than the SparseCores' HBM bandwidth together
-  // (sparsecore.hbm_bandwidth each; 0: unbounded).
+  // reduces there: the same HBM bytes, no TensorCore vector work, through
+  // the SparseCores' HBM bandwidth, which its flows share
+  // (sparsecore.count x sparsecore.hbm_bandwidth; 0: unbounded).
   HbmFluid::Handle start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
                                    HbmFluid::Listener& listener, std::uint64_t token, bool sparsecore = false);
-  // Lifts a reduction's cap (its data has all landed), to the SparseCores'
-  // rate for one of theirs; false once it is done.
-  bool uncap_reduction(HbmFluid::Handle flow, double hbm_per_byte, bool sparsecore) {
-    return hbm_fluid_->uncap(flow, sparsecore ? sparsecore_reduction_cap(hbm_per_byte) : sim::FluidShare::kNoCap);
-  }
+  // Lifts a reduction's cap (its data has all landed); false once it is done.
+  bool uncap_reduction(HbmFluid::Handle flow) { return hbm_fluid_->uncap(flow); }
 
   // Calls `done` `span_ps` from now on the chip's timer, never from inside
   // this call: a fixed cost an engine pays before its op's work (the
@@ -138,9 +135,6 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   std::uint64_t fluid_read_ = 0, fluid_written_ = 0;
   std::uint64_t reductions_ = 0;   // collective reductions started (start_reduction)
   double sparsecore_reduced_ = 0;  // HBM bytes of the reductions the SparseCores did
-  // Operand bytes per second the SparseCores reduce at most, hbm_per_byte
-  // HBM bytes each (kNoCap without a bandwidth).
-  double sparsecore_reduction_cap(double hbm_per_byte) const;
   std::uint64_t latency_ps_ = 0;
 
   // Timed completions of this chip's MXU and vector ops: one event and one

@@ -22,7 +22,7 @@ ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips
       coupled_(n, 0),
       operand_bytes_(n, 0.0),
       hbm_bytes_(n, 0.0),
-      alone_ps_(n, 0.0) {}
+      sparsecore_operand_bytes_(n, 0.0) {}
 
 const ChipReduction::Unit& ChipReduction::unit(bool sparsecore) const {
   if (sparsecore && !sparsecore_unit_.unsimulated)
@@ -65,9 +65,8 @@ void ChipReduction::expect_on(bool sparsecore, int chip, std::uint64_t bytes, do
   e.own_started = simulated(chip)->hbm_fluid().own_started();
   if (!slot_of_.emplace(Key{&listener, token}, slot).second)
     throw std::logic_error("chip " + std::to_string(chip) + ": a reduction expected twice under one token");
-  if (!sparsecore) operand_bytes_[chip] += double(bytes);
+  (sparsecore ? sparsecore_operand_bytes_ : operand_bytes_)[chip] += double(bytes);
   hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
-  alone_ps_[chip] += double(bytes) * unit(sparsecore).ps_per_byte;
   if (bytes > tail) {
     e.streaming = start_part(slot, bytes - tail, max_bytes_per_s, 0);
   } else {
@@ -95,7 +94,7 @@ void ChipReduction::reduce_on(bool sparsecore, int chip, std::uint64_t bytes, in
   Expected& e = expected_[slot];
   e.landed = true;
   e.landed_at = data_end;
-  if (!e.streamed) simulated(chip)->uncap_reduction(e.streaming, hbm_per_byte_, e.sparsecore);
+  if (!e.streamed) simulated(chip)->uncap_reduction(e.streaming);
   start_tail_if_ready(slot);
 }
 
@@ -106,7 +105,7 @@ hw::HbmFluid::Handle ChipReduction::start_part(std::uint64_t slot, std::uint64_t
 
 void ChipReduction::start_tail_if_ready(std::uint64_t slot) {
   const Expected& e = expected_[slot];
-  if (e.streamed && e.landed) start_part(slot, e.tail_bytes, sim::FluidShare::kNoCap, 1);  // the SparseCores' cap stays
+  if (e.streamed && e.landed) start_part(slot, e.tail_bytes, sim::FluidShare::kNoCap, 1);
 }
 
 void ChipReduction::flow_done(std::uint64_t flow) {
@@ -135,7 +134,9 @@ double ChipReduction::vector_busy_s(int chip) const {
 }
 
 interconnect::Ps ChipReduction::alone_ps(int chip) const {
-  return sim::duration_ps(alone_ps_[chip], [&] { return "the collective reductions of chip " + std::to_string(chip); });
+  return sim::duration_ps(
+      operand_bytes_[chip] * tensorcore_.ps_per_byte + sparsecore_operand_bytes_[chip] * sparsecore_unit_.ps_per_byte,
+      [&] { return "the collective reductions of chip " + std::to_string(chip); });
 }
 
 double ChipReduction::hbm_bytes(int chip) const {

@@ -150,7 +150,7 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   std::vector<interconnect::Ps> contention_ps_;    // per chip
   std::vector<char> coupled_;                      // per chip
   std::vector<double> operand_bytes_, hbm_bytes_;  // per chip: TensorCore operand bytes, both units' HBM bytes
-  std::vector<double> alone_ps_;                   // per chip: the calendar's time of its reductions, summed
+  std::vector<double> sparsecore_operand_bytes_;   // per chip: what its SparseCores reduced
   std::vector<Expected> expected_;                 // by slot
   std::vector<std::uint64_t> free_;
   std::unordered_map<Key, std::uint64_t, KeyHash> slot_of_;

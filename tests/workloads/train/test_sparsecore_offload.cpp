@@ -31,8 +31,8 @@ workload:
   kind: train
   model: {type: mlp, widths: [4096, 4096]}
   global_batch: 64
-  parallelism: {fsdp: fsdp, sparsecore_offload: )" + offload +
-                              "}\n  optimizer: sgd\n");
+  parallelism: {fsdp: fsdp, sparsecore_offload: )" +
+                              offload + "}\n  optimizer: sgd\n");
 }
 
 double stat(const nlohmann::json& group, const char* key) {
