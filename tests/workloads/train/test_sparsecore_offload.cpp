@@ -19,13 +19,13 @@ namespace {
 using testing_workloads::run;
 using testing_workloads::write_yaml;
 
-constexpr double W = 4096;  // one dense layer of W x W
+constexpr double W = 4096;  // one dense layer of W x W and its bias
 
 // Two v5p chips on a ring, fsdp 2: one W x W layer, so the step ends with
 // its gradient's reduce-scatter and the update that waits for it.
 std::string step(const std::string& name, const std::string& chip, const std::string& offload) {
   return write_yaml(name, "chip: " + chip + R"(
-pod: {topology: ring, shape: [2], wraparound: true}
+pod: {topology: ring, shape: [2], wraparound: false}
 mesh: {fsdp: 2}
 workload:
   kind: train
@@ -62,7 +62,7 @@ TEST_CASE("sparsecore offload: a reduce-scatter bound by the TensorCore's vector
   const auto tc = run(step("sc-rs-tc", chip, "{}"));
   const auto sc = run(step("sc-rs-sc", chip, "{reduce_scatter: true}"));
   const double r = reduced_bytes(tc);
-  CHECK(r == W * W * 2 / 2);  // the BF16 gradient, half of it reduced on each chip
+  CHECK(r == W * (W + 1) * 2 / 2);  // the BF16 weight and bias gradients, half reduced on each chip
   const double vector = 2 * 4096 * 1.0e6;
   const double tc_step = tc["result"]["step_time_s"].get<double>();
   const double sc_step = sc["result"]["step_time_s"].get<double>();
