@@ -23,7 +23,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       launch_ps_(static_cast<std::uint64_t>(std::llround(config.kernel_launch * sim::kPsPerSecond))),
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
-    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s());
+    hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s(),
+                                            config_.sparsecore.hbm_bandwidth * config_.sparsecore.count);
     // and the host link's two directions, and the SparseCores (hw/sparsecore.h)
     fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines + config_.sparsecore.count);
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
@@ -208,15 +209,19 @@ double Chip::vector_bytes_per_s() const {
 }
 
 HbmFluid::Handle Chip::start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
-                                       HbmFluid::Listener& listener, std::uint64_t token) {
+                                       HbmFluid::Listener& listener, std::uint64_t token, bool sparsecore) {
   if (!hbm_fluid_)
     throw std::logic_error(std::string(name()) + ": a reduction flow needs the fluid HBM of kernel fidelity");
   if (!(hbm_per_byte >= 1)) throw std::invalid_argument("a reduction writes its sum: >= 1 HBM byte per byte");
+  if (sparsecore && config_.sparsecore.count == 0)
+    throw std::logic_error(std::string(name()) + ": a reduction on the SparseCores of a chip without any");
   const auto total = static_cast<std::uint64_t>(std::llround(double(bytes) * hbm_per_byte));
   fluid_written_ += bytes;
   fluid_read_ += total - bytes;
   ++reductions_;
-  return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s, true}, &listener, token);
+  if (!sparsecore) return hbm_fluid_->start({double(bytes), hbm_per_byte, 1.0, cap_per_s, true}, &listener, token);
+  sparsecore_reduced_ += double(total);
+  return hbm_fluid_->start({double(bytes), hbm_per_byte, 0.0, cap_per_s, true, hbm_per_byte}, &listener, token);
 }
 
 void Chip::start_fluid(const Op& op, Completion done) {
@@ -383,7 +388,7 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   g.scalar("mxu_busy_time_max", mxu_max, "s", "busy time of the busiest MXU");
   g.scalar("vector_busy_time", vector_busy_s() / double(vpus_.size()), "s", "busy time per vector unit, mean");
   g.scalar("dma_busy_time", dma_busy_s() / double(config_.dma_engines), "s", "busy time per DMA engine, mean");
-  double sparsecore_busy = 0, sparsecore_bytes = 0;
+  double sparsecore_busy = 0, sparsecore_bytes = sparsecore_reduced_;
   for (std::uint32_t i = 0; i < config_.sparsecore.count && hbm_fluid_; ++i) {
     sparsecore_busy += double(fluid_dmas_[sparsecore_engine(config_, i)].busy_ps) / sim::kPsPerSecond;
     sparsecore_bytes += double(fluid_dmas_[sparsecore_engine(config_, i)].bytes);
@@ -391,7 +396,8 @@ void Chip::dump_stats(sim::StatGroup& g, double elapsed_s) const {
   if (sparsecore_bytes > 0) {  // only a run that used them: other reports unchanged
     g.scalar("sparsecore_busy_time", sparsecore_busy / double(config_.sparsecore.count), "s",
              "busy time per SparseCore, mean");
-    g.scalar("sparsecore_hbm_bytes", sparsecore_bytes, "B", "HBM bytes the SparseCores moved");
+    g.scalar("sparsecore_hbm_bytes", sparsecore_bytes, "B",
+             "HBM bytes the SparseCores moved (their own work and the reductions of collectives offloaded to them)");
   }
   g.scalar("hbm_bytes", double(hbm_bytes_read() + hbm_bytes_written()), "B", "HBM bytes read and written");
   double macs = 0, vmem = 0;

@@ -58,8 +58,12 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   double vector_bytes_per_s() const;
   // cap_per_s: operand bytes per second at most (the rate its data lands
   // at while it streams; sim::FluidShare::kNoCap once all of it is in).
+  // sparsecore: a collective offloaded to the SparseCores (hw/sparsecore.h)
+  // reduces there: the same HBM bytes, no TensorCore vector work, through
+  // the SparseCores' HBM bandwidth, which its flows share
+  // (sparsecore.count x sparsecore.hbm_bandwidth; 0: unbounded).
   HbmFluid::Handle start_reduction(std::uint64_t bytes, double hbm_per_byte, double cap_per_s,
-                                   HbmFluid::Listener& listener, std::uint64_t token);
+                                   HbmFluid::Listener& listener, std::uint64_t token, bool sparsecore = false);
   // Lifts a reduction's cap (its data has all landed); false once it is done.
   bool uncap_reduction(HbmFluid::Handle flow) { return hbm_fluid_->uncap(flow); }
 
@@ -129,7 +133,8 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   };
   std::vector<FluidDma> fluid_dmas_;
   std::uint64_t fluid_read_ = 0, fluid_written_ = 0;
-  std::uint64_t reductions_ = 0;  // collective reductions started (start_reduction)
+  std::uint64_t reductions_ = 0;   // collective reductions started (start_reduction)
+  double sparsecore_reduced_ = 0;  // HBM bytes of the reductions the SparseCores did
   std::uint64_t latency_ps_ = 0;
 
   // Timed completions of this chip's MXU and vector ops: one event and one

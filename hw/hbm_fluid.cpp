@@ -17,7 +17,8 @@ std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stam
 
 }  // namespace
 
-HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s)
+HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s,
+                   double sparsecore_bytes_per_s)
     : sc_core::sc_module(name), config_(config) {
   validate(config_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
@@ -26,6 +27,10 @@ HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double
   if (vector_bytes_per_s > 0) {
     has_vector_ = true;
     vector_ = share_.add_resource(vector_bytes_per_s / kPsPerSecond);
+  }
+  if (sparsecore_bytes_per_s > 0) {
+    has_sparsecore_ = true;
+    sparsecore_ = share_.add_resource(sparsecore_bytes_per_s / kPsPerSecond);
   }
   SC_METHOD(on_wake);
   sensitive << wake_;
@@ -41,6 +46,7 @@ HbmFluid::Handle HbmFluid::start(const Demand& d, Listener* listener, std::uint6
     if (!has_vector_) throw std::logic_error("HbmFluid: a flow asks for vector units this server does not model");
     uses.push_back({vector_, d.vector_per_unit});
   }
+  if (d.sparsecore_per_unit > 0 && has_sparsecore_) uses.push_back({sparsecore_, d.sparsecore_per_unit});
   if (uses.empty() && !std::isfinite(d.cap_per_s))
     throw std::logic_error("HbmFluid: a flow that touches neither HBM nor the vector units needs a finite cap");
   const std::uint64_t now = now_ps();

@@ -34,12 +34,18 @@ class HbmFluid : public sc_core::sc_module {
     // A collective's reduction done on the chip's behalf (Chip::start_reduction),
     // not the chip's own work (kernels, stream ops, DMA).
     bool collective = false;
+    // SparseCore bytes per unit: its HBM traffic through the SparseCores'
+    // bandwidth, which their flows share (0: does not touch them).
+    double sparsecore_per_unit = 0;
   };
 
   SC_HAS_PROCESS(HbmFluid);
   // vector_bytes_per_s: what the chip's vector units stream, all cores
-  // together (0: no vector resource; flows must not ask for one).
-  HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s);
+  // together (0: no vector resource; flows must not ask for one);
+  // sparsecore_bytes_per_s: what the SparseCores move to and from HBM, all
+  // together (0: unbounded, flows' sparsecore_per_unit ignored).
+  HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s,
+           double sparsecore_bytes_per_s = 0);
 
   // A running flow, as start() names it.
   struct Handle {
@@ -89,8 +95,8 @@ class HbmFluid : public sc_core::sc_module {
 
   HbmConfig config_;
   sim::FluidShare share_;
-  std::uint32_t hbm_ = 0, vector_ = 0;
-  bool has_vector_ = false;
+  std::uint32_t hbm_ = 0, vector_ = 0, sparsecore_ = 0;
+  bool has_vector_ = false, has_sparsecore_ = false;
   std::vector<Owner> owners_;  // by flow id
   // Scratch kept between calls, so that a flow's start and completion
   // allocate nothing: the uses of the flow start() builds, and the owners

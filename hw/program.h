@@ -53,6 +53,11 @@ struct DmaOp {
 // identified by its index in the pod's list; run on the ICI engine.
 struct CommOp {
   std::uint32_t collective = 0;
+  // Time the unit that drives the collective holds before joining it (after
+  // ici.collective_launch): a SparseCore's wait on the hosts' handshake of a
+  // collective across slices, which a TensorCore's collective spends on its
+  // scalar unit instead (workloads/train/pass_context.h, DcnSync).
+  std::uint64_t hold_ps = 0;
 };
 
 // A point-to-point message over the pod's network (pipeline activations and

@@ -14,10 +14,17 @@
 
 namespace hw {
 
-// The ICI queue of the collectives offloaded to the SparseCores: they drive
+// The ICI queues of the collectives offloaded to the SparseCores: they drive
 // the chip's own links, but never wait behind the TensorCore's collectives
-// (the training builder's queues are small numbers).
+// (the training builder's queues are small numbers). kind: hlo runs its
+// offloaded collectives on the first, in schedule order; kind: train keeps
+// weight gathers (the first) apart from gradient reductions (the next), as
+// XLA's scheduler issues a gather a layer ahead of the reduction before it.
 constexpr std::uint32_t kSparseCoreIciQueue = 64;
+constexpr std::uint32_t kSparseCoreIciQueues = 16;
+inline bool is_sparsecore_ici_queue(std::uint32_t queue) {
+  return queue >= kSparseCoreIciQueue && queue < kSparseCoreIciQueue + kSparseCoreIciQueues;
+}
 
 inline std::uint32_t sparsecore_engine(const ChipConfig& c, std::uint32_t i) {
   return c.dma_engines + kHostDmaEngines + i;

@@ -70,6 +70,10 @@ struct CollectiveSpec {
   std::vector<std::uint64_t> pair_elements;
   int pipeline_chunks = 0;  // broadcast: pieces the data is pipelined in; 0: chosen from link latency
   bool functional = false;  // move real values and check the result
+  // Driven by the chips' SparseCores (an offloaded collective, hw/sparsecore.h):
+  // its reductions are their HBM flows, not the TensorCores' vector work
+  // (runtime/chip_reduction.h). Timing and plan otherwise the same.
+  bool sparsecore = false;
 
   // Checks the spec against a (valid) pod.
   void validate(const PodNetworkConfig& pod) const;

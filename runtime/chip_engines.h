@@ -100,10 +100,11 @@ class ChipEngines final : public hw::OpExecutor, private hw::CompletionListener 
       if (data) collectives_.simulated(comm->collective).set_input(c_, data->input(c_));
     }
     const std::uint64_t slot = hold({done, comm ? comm->collective : 0, data});
-    if (comm && launch_ps_ > 0) {
+    if (const std::uint64_t lead = comm ? launch_ps_ + comm->hold_ps : 0; lead > 0) {
       // The chip joins once the collective is launched: its fixed cost
-      // (ici.collective_launch) comes before the first transfer.
-      chip_.delay(launch_ps_, {this, slot | kLaunched});
+      // (ici.collective_launch) and the op's own hold come before the first
+      // transfer.
+      chip_.delay(lead, {this, slot | kLaunched});
       return;
     }
     const std::uint64_t outer = starting_;

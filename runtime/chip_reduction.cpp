@@ -9,16 +9,26 @@ namespace runtime {
 
 ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n,
                              const interconnect::ReductionConfig& config, std::uint64_t packet_bytes,
-                             interconnect::ReductionModel& unsimulated)
+                             interconnect::ReductionModel& unsimulated,
+                             interconnect::ReductionModel* sparsecore_unsimulated,
+                             const interconnect::ReductionConfig* sparsecore_config)
     : chips_(chips),
-      unsimulated_(unsimulated),
+      tensorcore_{&unsimulated, interconnect::reducer_ps_per_byte(config)},
+      sparsecore_unit_{sparsecore_unsimulated,
+                       sparsecore_config ? interconnect::reducer_ps_per_byte(*sparsecore_config) : 0.0},
       hbm_per_byte_(config.hbm_bytes_per_reduced_byte),
-      ps_per_byte_(interconnect::reducer_ps_per_byte(config)),
       packet_bytes_(std::max<std::uint64_t>(packet_bytes, 1)),
       contention_ps_(n, 0),
       coupled_(n, 0),
       operand_bytes_(n, 0.0),
-      hbm_bytes_(n, 0.0) {}
+      hbm_bytes_(n, 0.0),
+      sparsecore_operand_bytes_(n, 0.0) {}
+
+const ChipReduction::Unit& ChipReduction::unit(bool sparsecore) const {
+  if (sparsecore && !sparsecore_unit_.unsimulated)
+    throw std::logic_error("a collective offloaded to the SparseCores, but no SparseCore reduction was set up");
+  return sparsecore ? sparsecore_unit_ : tensorcore_;
+}
 
 hw::Chip* ChipReduction::simulated(int chip) const {
   return static_cast<std::size_t>(chip) < chips_.size() ? chips_[chip].get() : nullptr;
@@ -26,8 +36,13 @@ hw::Chip* ChipReduction::simulated(int chip) const {
 
 void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s,
                            interconnect::ReductionListener& listener, std::uint64_t token) {
+  expect_on(false, chip, bytes, max_bytes_per_s, listener, token);
+}
+
+void ChipReduction::expect_on(bool sparsecore, int chip, std::uint64_t bytes, double max_bytes_per_s,
+                              interconnect::ReductionListener& listener, std::uint64_t token) {
   if (!simulated(chip)) {
-    unsimulated_.expect(chip, bytes, max_bytes_per_s, listener, token);
+    unit(sparsecore).unsimulated->expect(chip, bytes, max_bytes_per_s, listener, token);
     return;
   }
   std::uint64_t slot;
@@ -45,11 +60,12 @@ void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s
   e.token = token;
   e.chip = chip;
   e.tail_bytes = tail;
+  e.sparsecore = sparsecore;
   e.own_active = simulated(chip)->hbm_fluid().own_active();
   e.own_started = simulated(chip)->hbm_fluid().own_started();
   if (!slot_of_.emplace(Key{&listener, token}, slot).second)
     throw std::logic_error("chip " + std::to_string(chip) + ": a reduction expected twice under one token");
-  operand_bytes_[chip] += double(bytes);
+  (sparsecore ? sparsecore_operand_bytes_ : operand_bytes_)[chip] += double(bytes);
   hbm_bytes_[chip] += double(bytes) * hbm_per_byte_;
   if (bytes > tail) {
     e.streaming = start_part(slot, bytes - tail, max_bytes_per_s, 0);
@@ -60,8 +76,14 @@ void ChipReduction::expect(int chip, std::uint64_t bytes, double max_bytes_per_s
 
 void ChipReduction::reduce(int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
                            interconnect::ReductionListener& listener, std::uint64_t token) {
+  reduce_on(false, chip, bytes, data_start, data_end, listener, token);
+}
+
+void ChipReduction::reduce_on(bool sparsecore, int chip, std::uint64_t bytes, interconnect::Ps data_start,
+                              interconnect::Ps data_end, interconnect::ReductionListener& listener,
+                              std::uint64_t token) {
   if (!simulated(chip)) {
-    unsimulated_.reduce(chip, bytes, data_start, data_end, listener, token);
+    unit(sparsecore).unsimulated->reduce(chip, bytes, data_start, data_end, listener, token);
     return;
   }
   const auto it = slot_of_.find(Key{&listener, token});
@@ -77,7 +99,8 @@ void ChipReduction::reduce(int chip, std::uint64_t bytes, interconnect::Ps data_
 }
 
 hw::HbmFluid::Handle ChipReduction::start_part(std::uint64_t slot, std::uint64_t bytes, double cap_per_s, int part) {
-  return simulated(expected_[slot].chip)->start_reduction(bytes, hbm_per_byte_, cap_per_s, *this, slot * 2 + part);
+  const Expected& e = expected_[slot];
+  return simulated(e.chip)->start_reduction(bytes, hbm_per_byte_, cap_per_s, *this, slot * 2 + part, e.sparsecore);
 }
 
 void ChipReduction::start_tail_if_ready(std::uint64_t slot) {
@@ -96,7 +119,7 @@ void ChipReduction::flow_done(std::uint64_t flow) {
   free_.push_back(slot);
   const interconnect::Ps now = sc_core::sc_time_stamp().value();
   const interconnect::Ps calendar =
-      e.landed_at + sim::duration_ps(double(e.tail_bytes) * ps_per_byte_, [&] {
+      e.landed_at + sim::duration_ps(double(e.tail_bytes) * unit(e.sparsecore).ps_per_byte, [&] {
         return "the reduction tail of " + std::to_string(e.tail_bytes) + " bytes on chip " + std::to_string(e.chip);
       });
   if (now > calendar) contention_ps_[e.chip] += now - calendar;
@@ -106,16 +129,20 @@ void ChipReduction::flow_done(std::uint64_t flow) {
 }
 
 double ChipReduction::vector_busy_s(int chip) const {
-  return simulated(chip) ? operand_bytes_[chip] / chips_[chip]->vector_bytes_per_s() : unsimulated_.vector_busy_s(chip);
+  return simulated(chip) ? operand_bytes_[chip] / chips_[chip]->vector_bytes_per_s()
+                         : tensorcore_.unsimulated->vector_busy_s(chip);
 }
 
 interconnect::Ps ChipReduction::alone_ps(int chip) const {
-  return sim::duration_ps(operand_bytes_[chip] * ps_per_byte_,
-                          [&] { return "the collective reductions of chip " + std::to_string(chip); });
+  return sim::duration_ps(
+      operand_bytes_[chip] * tensorcore_.ps_per_byte + sparsecore_operand_bytes_[chip] * sparsecore_unit_.ps_per_byte,
+      [&] { return "the collective reductions of chip " + std::to_string(chip); });
 }
 
 double ChipReduction::hbm_bytes(int chip) const {
-  return simulated(chip) ? hbm_bytes_[chip] : unsimulated_.hbm_bytes(chip);
+  if (simulated(chip)) return hbm_bytes_[chip];
+  return tensorcore_.unsimulated->hbm_bytes(chip) +
+         (sparsecore_unit_.unsimulated ? sparsecore_unit_.unsimulated->hbm_bytes(chip) : 0.0);
 }
 
 }  // namespace runtime

@@ -23,6 +23,12 @@
 // contention on HBM and the vector units takes from it. HBM and vector
 // rates are the chip's own (ChipConfig); of ReductionConfig only
 // hbm_bytes_per_reduced_byte is used.
+//
+// A collective offloaded to the SparseCores (CollectiveSpec::sparsecore)
+// reduces through sparsecore(): the same flows on the chip's HBM, but on no
+// TensorCore vector unit and no faster than the SparseCores' own HBM
+// bandwidth (hw::Chip::start_reduction); a replica reduces on
+// `sparsecore_unsimulated`, the calendar at the SparseCores' rate.
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -39,8 +45,14 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   // chips[c]: chip c of `n`, read when it reduces (the vector may be filled
   // after construction); every chip that reduces must be there.
   // packet_bytes: the network's packet, the part reduced after the tail lands.
+  // sparsecore_unsimulated, sparsecore_config: the replicas' calendar for
+  // offloaded collectives and its rates (null: none is offloaded).
   ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips, int n, const interconnect::ReductionConfig& config,
-                std::uint64_t packet_bytes, interconnect::ReductionModel& unsimulated);
+                std::uint64_t packet_bytes, interconnect::ReductionModel& unsimulated,
+                interconnect::ReductionModel* sparsecore_unsimulated = nullptr,
+                const interconnect::ReductionConfig* sparsecore_config = nullptr);
+  // The reductions of the collectives offloaded to the SparseCores.
+  interconnect::ReductionModel& sparsecore() { return sparsecore_; }
 
   void expect(int chip, std::uint64_t bytes, double max_bytes_per_s, interconnect::ReductionListener& listener,
               std::uint64_t token) override;
@@ -48,7 +60,7 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
               interconnect::ReductionListener& listener, std::uint64_t token) override;
 
   double vector_busy_s(int chip) const override;  // operand bytes / the chip's vector rate
-  double hbm_bytes(int chip) const override;
+  double hbm_bytes(int chip) const override;      // both units' reductions
   // How much later than the calendar model (interconnect/reduction.h: the
   // last packet's work at the chip's rates, once it is in) the simulated
   // chip's reductions ended, summed: what contention on its HBM and vector
@@ -67,6 +79,37 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   interconnect::Ps alone_ps(int chip) const;
 
  private:
+  // What the offloaded collectives reduce through: the same chips' flows,
+  // on their SparseCores.
+  class SparseCoreSide final : public interconnect::ReductionModel {
+   public:
+    explicit SparseCoreSide(ChipReduction& r) : r_(r) {}
+    void expect(int chip, std::uint64_t bytes, double max_bytes_per_s, interconnect::ReductionListener& listener,
+                std::uint64_t token) override {
+      r_.expect_on(true, chip, bytes, max_bytes_per_s, listener, token);
+    }
+    void reduce(int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
+                interconnect::ReductionListener& listener, std::uint64_t token) override {
+      r_.reduce_on(true, chip, bytes, data_start, data_end, listener, token);
+    }
+    double vector_busy_s(int) const override { return 0; }  // no TensorCore vector work
+    double hbm_bytes(int chip) const override { return r_.hbm_bytes(chip); }
+
+   private:
+    ChipReduction& r_;
+  };
+  // The unit a reduction runs on: its replicas' calendar and the calendar's
+  // rate (the slower of the unit's vector work and its HBM traffic).
+  struct Unit {
+    interconnect::ReductionModel* unsimulated = nullptr;
+    double ps_per_byte = 0;
+  };
+  void expect_on(bool sparsecore, int chip, std::uint64_t bytes, double max_bytes_per_s,
+                 interconnect::ReductionListener& listener, std::uint64_t token);
+  void reduce_on(bool sparsecore, int chip, std::uint64_t bytes, interconnect::Ps data_start, interconnect::Ps data_end,
+                 interconnect::ReductionListener& listener, std::uint64_t token);
+  const Unit& unit(bool sparsecore) const;
+
   // One expected reduction: its streamed part runs from expect(); its
   // tail starts once both that part is done and the data has landed.
   struct Expected {
@@ -81,6 +124,7 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
     interconnect::Ps landed_at = 0;
     hw::HbmFluid::Handle streaming;  // the streamed part's flow
     bool streamed = false, landed = false;
+    bool sparsecore = false;  // on the SparseCores (an offloaded collective's)
   };
   struct Key {
     const void* listener;
@@ -99,13 +143,14 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   void start_tail_if_ready(std::uint64_t slot);
 
   const std::vector<std::unique_ptr<hw::Chip>>& chips_;
-  interconnect::ReductionModel& unsimulated_;
+  Unit tensorcore_, sparsecore_unit_;
+  SparseCoreSide sparsecore_{*this};
   double hbm_per_byte_;
-  double ps_per_byte_;  // the calendar's: the slower of HBM and vector per operand byte
   std::uint64_t packet_bytes_;
   std::vector<interconnect::Ps> contention_ps_;    // per chip
   std::vector<char> coupled_;                      // per chip
-  std::vector<double> operand_bytes_, hbm_bytes_;  // per chip
+  std::vector<double> operand_bytes_, hbm_bytes_;  // per chip: TensorCore operand bytes, both units' HBM bytes
+  std::vector<double> sparsecore_operand_bytes_;   // per chip: what its SparseCores reduced
   std::vector<Expected> expected_;                 // by slot
   std::vector<std::uint64_t> free_;
   std::unordered_map<Key, std::uint64_t, KeyHash> slot_of_;

@@ -17,14 +17,16 @@ std::string collective_key(const interconnect::CollectiveSpec& s) {
   for (const auto& [from, to] : s.pairs) k += std::to_string(from) + ">" + std::to_string(to) + ",";
   k += "|";
   for (const auto e : s.pair_elements) k += std::to_string(e) + ",";
-  return k + (s.functional ? "|functional" : "");
+  return k + (s.functional ? "|functional" : "") + (s.sparsecore ? "|sparsecore" : "");
 }
 
 PodCollectives::PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
+                               interconnect::ReductionModel& sparsecore,
                                std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
                                const std::vector<interconnect::CollectiveSpec>& specs, bool replays)
     : net_(net),
       reduction_(reduction),
+      sparsecore_(sparsecore),
       plans_(std::move(plans)),
       specs_(specs),
       enabled_(replays),
@@ -44,8 +46,8 @@ PodCollectives::~PodCollectives() = default;
 
 interconnect::Collective& PodCollectives::simulated(std::size_t i) {
   if (!colls_[i])
-    colls_[i] = std::make_unique<interconnect::Collective>(net_, reduction_, plans_[i], specs_[i].functional,
-                                                           static_cast<int>(i));
+    colls_[i] = std::make_unique<interconnect::Collective>(net_, specs_[i].sparsecore ? sparsecore_ : reduction_,
+                                                           plans_[i], specs_[i].functional, static_cast<int>(i));
   return *colls_[i];
 }
 

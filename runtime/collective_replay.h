@@ -38,7 +38,10 @@ class PodCollectives : public interconnect::NetworkClient {
  public:
   // plans[i] is pod collective i's plan, made from specs[i] (equal plans
   // may be one object). With `replays` false every collective is simulated.
+  // sparsecore: what the collectives offloaded to the SparseCores
+  // (CollectiveSpec::sparsecore) reduce on; the others reduce on `reduction`.
   PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
+                 interconnect::ReductionModel& sparsecore,
                  std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
                  const std::vector<interconnect::CollectiveSpec>& specs, bool replays);
   ~PodCollectives() override;
@@ -110,6 +113,7 @@ class PodCollectives : public interconnect::NetworkClient {
 
   interconnect::Network& net_;
   interconnect::ReductionModel& reduction_;
+  interconnect::ReductionModel& sparsecore_;
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans_;
   std::vector<interconnect::CollectiveSpec> specs_;
   std::vector<std::string> keys_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <systemc>
 
@@ -80,7 +81,7 @@ void program_stats(sim::StatGroup& g, const hw::Program& prog, const std::vector
     // The SparseCores' own flows (hw/sparsecore.h: the DMA engines after the
     // host link's) and the collectives offloaded to them.
     if ((kind == hw::EngineKind::dma && prog.ops[i].engine.index >= host_engines + hw::kHostDmaEngines) ||
-        (kind == hw::EngineKind::ici && prog.ops[i].engine.index == hw::kSparseCoreIciQueue))
+        (kind == hw::EngineKind::ici && hw::is_sparsecore_ici_queue(prog.ops[i].engine.index)))
       sparsecore.push_back(iv);
     if (const auto* op = std::get_if<hw::CommOp>(&prog.ops[i].payload); op && across.at(op->collective))
       dcn.push_back(iv);
@@ -203,6 +204,7 @@ PodSimulation::~PodSimulation() {
   p2p_.reset();
   collectives_.reset();
   reduction_.reset();
+  sparsecore_calendar_.reset();
   calendar_.reset();
   net_.reset();
 }
@@ -336,10 +338,22 @@ void PodSimulation::elaborate(const Observers& observers) {
   // (ChipReduction) on simulated chips, and on the calendar on the replicas
   // they stand for.
   calendar_ = std::make_unique<interconnect::VectorUnitReduction>(*net_, cfg.reduction);
+  // A SparseCore reduces at the rate HBM feeds it (its arithmetic is not
+  // timed: 16 vector subcores of 8 lanes each, tpu-specs.md#v5p.sparsecores_per_chip,
+  // outrun the 3 HBM bytes a reduced byte moves).
+  interconnect::ReductionConfig sc = cfg.reduction;
+  sc.vector_bytes_per_s = std::numeric_limits<double>::infinity();
+  if (config_.chip.sparsecore.hbm_bandwidth > 0)
+    sc.hbm_bytes_per_s = config_.chip.sparsecore.hbm_bandwidth * config_.chip.sparsecore.count;
+  sparsecore_calendar_.reset();
+  if (std::any_of(specs.begin(), specs.end(), [](const auto& s) { return s.sparsecore; }))
+    sparsecore_calendar_ = std::make_unique<interconnect::VectorUnitReduction>(*net_, sc);
   if (config_.fidelity == hw::Fidelity::kernel) {
-    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, cfg.link.packet_bytes, *calendar_);
+    reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, cfg.link.packet_bytes, *calendar_,
+                                                 sparsecore_calendar_.get(), &sc);
   }
-  collectives_ = std::make_unique<PodCollectives>(*net_, reduction(), plans, specs, use_.replays);
+  collectives_ =
+      std::make_unique<PodCollectives>(*net_, reduction(), sparsecore_reduction(), plans, specs, use_.replays);
   // Chips of each program the network simulates.
   std::vector<std::size_t> net_chips_of_program(pp_.programs.size(), 0);
   for (int c = 0; c < n; ++c)
@@ -576,7 +590,10 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     r.ici_bytes_out.push_back(net_->chip_bytes_out(c));
     r.ici_bytes_in.push_back(net_->chip_bytes_in(c));
     r.reduce_vector_s.push_back(reduction().vector_busy_s(translations_.rep(c)));
-    r.reduce_hbm_bytes.push_back(reduction().hbm_bytes(translations_.rep(c)));
+    r.reduce_hbm_bytes.push_back(reduction().hbm_bytes(translations_.rep(c)) +
+                                 (!reduction_ && sparsecore_calendar_  // the offloaded ones, apart on the calendar
+                                      ? sparsecore_calendar_->hbm_bytes(translations_.rep(c))
+                                      : 0.0));
   }
   for (int c = 0; c < n; ++c) {
     if (rep_of_[c] != c) continue;

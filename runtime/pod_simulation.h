@@ -91,9 +91,15 @@ class PodSimulation {
   // The calendar model (interconnect::VectorUnitReduction), and at kernel
   // fidelity the chips' own (ChipReduction, the calendar for the chips not
   // simulated).
-  std::unique_ptr<interconnect::ReductionModel> calendar_;
+  // The collectives offloaded to the SparseCores reduce at their rate: on
+  // the chips' own (reduction_->sparsecore()), the replicas on the calendar
+  // of sparsecore_calendar_ (set only where a collective is offloaded).
+  std::unique_ptr<interconnect::ReductionModel> calendar_, sparsecore_calendar_;
   std::unique_ptr<ChipReduction> reduction_;
   interconnect::ReductionModel& reduction() const { return reduction_ ? *reduction_ : *calendar_; }
+  interconnect::ReductionModel& sparsecore_reduction() const {
+    return reduction_ ? reduction_->sparsecore() : sparsecore_calendar_ ? *sparsecore_calendar_ : *calendar_;
+  }
   std::unique_ptr<PodCollectives> collectives_;
   std::unique_ptr<PointToPoint> p2p_;
   std::unique_ptr<NextDelta> next_delta_;

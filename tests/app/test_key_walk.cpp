@@ -124,6 +124,13 @@ const Probe kProbes[] = {
      "workload: {kind: train, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
      "           head_dim: 64, seq_len: 128, vocab: 1024}, global_batch: 16,\n"
      "           parallelism: {fsdp: data}, remat: full, optimizer: adam}\n"},
+    // On a chip with SparseCores, with gathers, reduce-scatters and
+    // all-reduces, so that each parallelism.sparsecore_offload key acts.
+    {"train-fsdp-sparsecore", "train", false,
+     "chip: tpu-v5p\npod: {topology: torus2d, shape: [2, 2], wraparound: [false, false]}\nmesh: {data: 2, fsdp: 2}\n"
+     "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 128, vocab: 1024}, global_batch: 8,\n"
+     "           parallelism: {data: data, fsdp: fsdp}, optimizer: adam}\n"},
     {"train-context", "train", false,
      "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: [true]}\nmesh: {ctx: 4}\n"
      "workload: {kind: train, model: {type: transformer, layers: 1, d_model: 256, d_ff: 1024, heads: 4,\n"

@@ -112,6 +112,7 @@ std::vector<std::uint32_t> add_collective(const PodView& pod, const hlo::CostMod
   cs.op = op_of(c.collective);
   cs.bytes = c.collective_bytes;
   cs.element_bytes = c.element_bytes;
+  cs.sparsecore = hw::is_sparsecore_ici_queue(queue);  // its reductions on the SparseCores
   if (c.collective == hlo::CollectiveKind::collective_permute) {
     for (const auto& [src, dst] : hlo::device_pairs(m, coll))
       cs.pairs.emplace_back(static_cast<int>(src), static_cast<int>(dst));

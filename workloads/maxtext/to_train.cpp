@@ -219,14 +219,19 @@ Dtype dtype_of(MaxTextConfig& cfg, const sim::YamlNode& config, const char* key,
 // them: collectives overlap compute as XLA's async collective fusion and
 // data-parallel all-reduce optimisation make them (tpusim's default
 // overlap); tpusim windows no einsum without sequence parallelism, as a
-// threshold no operand reaches; collectives on the SparseCores are not
-// modelled, but an all-reduce offload changes nothing in a step that has
-// no all-reduce (fsdp alone reduce-scatters its gradients).
-void check_flags(MaxTextConfig& cfg, const sim::YamlNode& at, const TrainParallelism& par) {
+// threshold no operand reaches. The SparseCore offload flags move the
+// step's weight gathers, gradient reduce-scatters and gradient all-reduces
+// to the SparseCores (parallelism.sparsecore_offload); the tensor-parallel
+// all-reduces stay on the TensorCore, so an all-reduce offload with tensor
+// parallelism is only part modelled. A chip without SparseCores has nothing
+// to offload to: the flags change nothing there.
+void check_flags(MaxTextConfig& cfg, const sim::YamlNode& at, TrainParallelism& par, const hw::ChipConfig& chip) {
   const XlaSettings& x = cfg.xla;
-  const bool all_reduces = par.data.degree * par.context.degree * par.expert.degree * par.tensor.degree > 1;
-  if (x.sparse_core_all_gather || x.sparse_core_reduce_scatter || (x.sparse_core_all_reduce && all_reduces))
-    unmodelled(cfg, at, "xla_tpu_enable_sparse_core_collective_offload_*", "collectives on the SparseCores");
+  if (chip.sparsecore.count > 0)
+    par.sparsecore_offload = {x.sparse_core_all_gather, x.sparse_core_reduce_scatter, x.sparse_core_all_reduce};
+  if (par.sparsecore_offload.all_reduce && par.tensor.degree > 1)
+    unmodelled(cfg, at, "xla_tpu_enable_sparse_core_collective_offload_all_reduce",
+               "tensor-parallel all-reduces on the SparseCores (tpusim offloads the gradient all-reduces only)");
   if (x.windowed_einsum_threshold_mib >= 0 && x.windowed_einsum_threshold_mib < (1 << 20) && par.tensor.degree > 1)
     unmodelled(cfg, at, "xla_jf_spmd_threshold_for_windowed_einsum_mib", "windowed einsums over tensor parallelism");
 }
@@ -279,7 +284,7 @@ MaxTextTrain maxtext_to_train(MaxTextConfig& cfg, const sim::YamlNode& config, c
     config["per_device_batch_size"].fail("per_device_batch_size x " + std::to_string(cfg.chips) +
                                          " chips is less than one sequence");
   mesh_of(cfg, config, exp, out);
-  check_flags(cfg, flags ? *flags : config, s.parallelism);
+  check_flags(cfg, flags ? *flags : config, s.parallelism, exp.chip);
   s.parallelism.microbatches = static_cast<std::uint32_t>(cfg.gradient_accumulation_steps);
   s.precision.params = dtype_of(cfg, config, "weight_dtype", cfg.weight_dtype);
   s.precision.optimizer =

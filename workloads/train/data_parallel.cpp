@@ -21,8 +21,9 @@ Deps DataParallelSync::reduce(hw::Program& prog, std::size_t layer, const Deps& 
     const std::string name = stage_.name() + " " + ctx.model.layers[layer].name + (expert ? " expert" : "") +
                              " gradients all-reduce over " + axes_text(over.axes);
     const std::uint32_t stored = stage_.stored_bytes();  // the gradients as stored
-    out.push_back(ctx.collectives.op(prog, name, kIciGradients, interconnect::CollectiveOp::all_reduce, stored * n,
-                                     over.axes, CollectivePurpose::gradients, grads, stored));
+    out.push_back(ctx.collectives.op(prog, name, sync_queue(par, interconnect::CollectiveOp::all_reduce),
+                                     interconnect::CollectiveOp::all_reduce, stored * n, over.axes,
+                                     CollectivePurpose::gradients, grads, stored));
   }
   return out.empty() ? grads : out;
 }
@@ -38,8 +39,9 @@ Deps replica_gradient_all_reduce(const StageView& stage, hw::Program& prog, std:
   const std::string name = stage.name() + " " + ctx.model.layers[layer].name +
                            " replicated key/value gradients all-reduce over " + axes_text(par.tensor.axes);
   const std::uint32_t stored = stage.stored_bytes();  // the gradients as stored
-  return {ctx.collectives.op(prog, name, kIciGradients, interconnect::CollectiveOp::all_reduce, stored * n,
-                             par.tensor.axes, CollectivePurpose::gradients, deps, stored)};
+  return {ctx.collectives.op(prog, name, sync_queue(par, interconnect::CollectiveOp::all_reduce),
+                             interconnect::CollectiveOp::all_reduce, stored * n, par.tensor.axes,
+                             CollectivePurpose::gradients, deps, stored)};
 }
 
 }  // namespace workloads

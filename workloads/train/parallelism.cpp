@@ -153,6 +153,27 @@ void check_tensor_split(const sim::YamlNode& model, const models::ModelConfig& c
         " nor replicate evenly on its ranks; use a tensor degree that divides them or that they divide");
 }
 
+namespace {
+
+const sim::ParamTable<SparseCoreOffload>& sparsecore_offload_params() {
+  static const sim::ParamTable<SparseCoreOffload> t = [] {
+    sim::ParamTable<SparseCoreOffload> p(
+        "sparsecore_offload",
+        "weight and gradient collectives the chip's SparseCores drive instead of the TensorCore (XLA's "
+        "--xla_tpu_enable_sparse_core_collective_offload_*): their own ICI queue, their reductions on the "
+        "SparseCores' HBM bandwidth, not the TensorCore's vector units "
+        "(docs/training.md#sparsecore-collective-offload)");
+    p.flag("all_gather", &SparseCoreOffload::all_gather, false, "fsdp's and ZeRO-1's weight all-gathers")
+        .flag("reduce_scatter", &SparseCoreOffload::reduce_scatter, false,
+              "fsdp's and ZeRO-1's gradient reduce-scatters")
+        .flag("all_reduce", &SparseCoreOffload::all_reduce, false, "the gradient all-reduces over the data axes");
+    return p;
+  }();
+  return t;
+}
+
+}  // namespace
+
 const sim::ParamTable<TrainParallelism>& parallelism_params() {
   static const sim::ParamTable<TrainParallelism> t = [] {
     sim::ParamTable<TrainParallelism> p("parallelism",
@@ -200,7 +221,8 @@ const sim::ParamTable<TrainParallelism>& parallelism_params() {
               "activations they keep split along the sequence; all-reduces become reduce-scatter + all-gather")
         .integer<std::uint32_t>("zero", &TrainParallelism::zero, "", 0, sim::between(0, 1),
                                 "ZeRO stage over the data axes: 0 replicates the optimizer state, 1 shards it "
-                                "(gradients reduce-scattered, updated weights all-gathered); for ZeRO-3 use fsdp");
+                                "(gradients reduce-scattered, updated weights all-gathered); for ZeRO-3 use fsdp")
+        .group("sparsecore_offload", &TrainParallelism::sparsecore_offload, sparsecore_offload_params());
     return p;
   }();
   return t;

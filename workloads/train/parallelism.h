@@ -25,6 +25,24 @@ struct ParallelAxes {
   std::uint32_t degree = 1;       // product of their sizes
 };
 
+// The collectives XLA moves onto the chip's SparseCores
+// (--xla_tpu_enable_sparse_core_collective_offload_{all_gather,
+// reduce_scatter,all_reduce}; hw/sparsecore.h): each of these kinds of the
+// step's weight and gradient collectives (fsdp's and ZeRO-1's gathers and
+// reduce-scatters, the gradient all-reduces) runs on the SparseCores' own ICI
+// queue, its reductions their HBM flows, its handshake across slices theirs.
+// The other collectives (tensor, context, expert) stay on the TensorCore.
+struct SparseCoreOffload {
+  bool all_gather = false, reduce_scatter = false, all_reduce = false;
+  bool any() const { return all_gather || reduce_scatter || all_reduce; }
+  bool of(interconnect::CollectiveOp op) const {
+    return op == interconnect::CollectiveOp::all_gather       ? all_gather
+           : op == interconnect::CollectiveOp::reduce_scatter ? reduce_scatter
+           : op == interconnect::CollectiveOp::all_reduce     ? all_reduce
+                                                              : false;
+  }
+};
+
 struct TrainParallelism {
   // fsdp: fully sharded data parallelism (ZeRO-3; Rajbhandari et al. 2020,
   // arXiv:1910.02054; PyTorch FSDP, Zhao et al. 2023, arXiv:2304.11277):
@@ -58,6 +76,7 @@ struct TrainParallelism {
   // (tensor_split.h): a block's tensor-parallel all-reduce becomes a
   // reduce-scatter and an all-gather, the work between them split.
   bool sequence = false;
+  SparseCoreOffload sparsecore_offload;
   // The chips one layer's optimizer state is split over: the data axes with
   // zero: 1, the fsdp axes otherwise (1 without fsdp).
   std::uint32_t optimizer_shards() const { return zero == 1 ? data.degree : fsdp.degree; }

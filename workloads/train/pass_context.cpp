@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/sparsecore.h"
 #include "sim/units.h"
 
 namespace workloads {
@@ -77,9 +78,14 @@ std::uint32_t CollectiveRegistry::op(hw::Program& prog, const std::string& name,
                                      const std::vector<std::string>& axes, CollectivePurpose purpose, const Deps& deps,
                                      std::uint32_t element_bytes) {
   const std::uint32_t c = add(name, op, bytes, axes, purpose, element_bytes);
+  // Offloaded to the SparseCores: they reduce it, and they wait on its
+  // handshake across slices, not the TensorCore's scalar unit.
+  const bool sparsecore = hw::is_sparsecore_ici_queue(queue);
+  out_.pod.collectives[c].sparsecore = sparsecore;
+  const std::uint64_t hold = sync_.hold_ps(op, axes);
+  if (sparsecore) return prog.add({name, {hw::EngineKind::ici, queue}, hw::CommOp{c, hold}, deps, 0});
   Deps after = deps;
-  if (const std::uint64_t hold = sync_.hold_ps(op, axes))
-    after = {prog.add({name + " DCN sync", {hw::EngineKind::scalar, 0}, hw::LaunchOp{hold}, deps, 0})};
+  if (hold) after = {prog.add({name + " DCN sync", {hw::EngineKind::scalar, 0}, hw::LaunchOp{hold}, deps, 0})};
   return prog.add({name, {hw::EngineKind::ici, queue}, hw::CommOp{c}, after, 0});
 }
 

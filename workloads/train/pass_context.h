@@ -57,7 +57,9 @@ class CollectiveRegistry {
                     std::uint32_t element_bytes = hw::kBf16Bytes, std::vector<std::uint64_t> pair_elements = {},
                     interconnect::Algorithm algorithm = interconnect::Algorithm::automatic);
   // A collective op on the chip's ICI queue `queue`, of the collective
-  // `name` (added as `add` does), after `deps` (and its DCN hold).
+  // `name` (added as `add` does), after `deps` (and its DCN hold). On a
+  // SparseCore queue (hw/sparsecore.h) the collective is offloaded: its
+  // reductions and its DCN hold are the SparseCores'.
   std::uint32_t op(hw::Program& prog, const std::string& name, std::uint32_t queue, interconnect::CollectiveOp op,
                    std::uint64_t bytes, const std::vector<std::string>& axes, CollectivePurpose purpose,
                    const Deps& deps, std::uint32_t element_bytes = hw::kBf16Bytes);

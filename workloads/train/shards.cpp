@@ -10,6 +10,12 @@ std::uint64_t StageView::held_elements(std::size_t layer) const {
 
 std::uint32_t StageView::stored_bytes() const { return bytes_of(spec.precision.params); }
 
+std::uint32_t sync_queue(const TrainParallelism& p, interconnect::CollectiveOp op) {
+  const bool gather = op == interconnect::CollectiveOp::all_gather;
+  if (p.sparsecore_offload.of(op)) return gather ? kIciSparseCoreWeights : kIciSparseCoreGradients;
+  return gather ? kIciWeights : kIciGradients;
+}
+
 Deps sharded_collective(const StageView& stage, hw::Program& prog, interconnect::CollectiveOp op, std::size_t layer,
                         const std::string& tag, CollectivePurpose what, const ParallelAxes& over,
                         std::uint32_t element_bytes, const Deps& deps) {
@@ -19,7 +25,7 @@ Deps sharded_collective(const StageView& stage, hw::Program& prog, interconnect:
   const std::string name = stage.name() + (tag.empty() ? "" : " " + tag) + " " + stage.pass.model.layers[layer].name +
                            " " + to_string(what) + (gather ? " all-gather" : " reduce-scatter") + " over " +
                            axes_text(over.axes);
-  return {stage.pass.collectives.op(prog, name, gather ? kIciWeights : kIciGradients, op,
+  return {stage.pass.collectives.op(prog, name, sync_queue(stage.spec.parallelism, op), op,
                                     element_bytes * gathered_elements(n, over.degree), over.axes, what, deps,
                                     element_bytes)};
 }

@@ -28,6 +28,11 @@ struct StageView {
   std::uint32_t stored_bytes() const;
 };
 
+// The ICI queue of a weight or gradient collective `op`: the weights'
+// (all-gathers) or the gradients' (reductions), the SparseCores' when
+// parallelism.sparsecore_offload moves that kind of collective there.
+std::uint32_t sync_queue(const TrainParallelism& p, interconnect::CollectiveOp op);
+
 // A collective over layer `layer`'s weights or gradients split into equal
 // shards over `over` (fsdp, or with zero: 1 the data axes): the all-gather
 // of the shards (`op` all_gather, on the weights' ICI queue) or the

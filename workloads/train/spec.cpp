@@ -210,6 +210,14 @@ void check_remat(const sim::YamlNode& node, const TrainSpec& spec, const Experim
                        hw::to_string(exp.fidelity) + " fidelity");
 }
 
+// SparseCore offload needs SparseCores.
+void check_sparsecore(const sim::YamlNode& node, const TrainSpec& spec, const Experiment& exp) {
+  if (spec.parallelism.sparsecore_offload.any() && exp.chip.sparsecore.count == 0)
+    node["parallelism"]["sparsecore_offload"].fail("chip " + exp.chip.name +
+                                                   " has no SparseCores (sparsecore.count is 0) to offload "
+                                                   "collectives to");
+}
+
 // Expert parallelism's rules: a mixture of experts to shard, in whole
 // experts per chip; tensor parallelism splits each expert's MLP width
 // (TransformerConfig::expert_tensor_split), which must divide; (as
@@ -326,6 +334,7 @@ TrainSpec load_train_spec(const sim::YamlNode& node, const Experiment& exp) {
   check_experts(node, spec);
   check_input(node, spec);
   check_remat(node, spec, exp);
+  check_sparsecore(node, spec, exp);
 
   models::ModelSpec micro;
   try {

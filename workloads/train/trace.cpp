@@ -35,9 +35,12 @@ std::string train_trace(const TrainRun& r, const sim::TraceRequest& request, Tra
       const std::uint32_t tid = 1 + static_cast<std::uint32_t>(op.engine.kind) * 1000 + std::min(op.engine.index, 999u);
       if (!named[tid]) {
         named[tid] = 1;
+        const bool ici = op.engine.kind == hw::EngineKind::ici;
         tw.name_track(c, tid,
-                      op.engine.kind == hw::EngineKind::ici && op.engine.index < 5
-                          ? std::string(kIciQueueNames[op.engine.index])
+                      ici && op.engine.index < 5                        ? std::string(kIciQueueNames[op.engine.index])
+                      : ici && op.engine.index == kIciSparseCoreWeights ? std::string("ici sparsecore weights")
+                      : ici && op.engine.index == kIciSparseCoreGradients
+                          ? std::string("ici sparsecore gradients")
                           : std::string(hw::engine_kind_name(op.engine.kind)) + std::to_string(op.engine.index));
       }
       event[i] = tw.op(c, tid, op.name, timing[i].start_ps, timing[i].end_ps, hw::engine_kind_name(op.engine.kind),

@@ -8,6 +8,7 @@
 
 #include "hw/chip_config.h"
 #include "hw/program.h"
+#include "hw/sparsecore.h"
 #include "models/routing.h"
 #include "runtime/pod_run.h"
 #include "workloads/train/pipeline_schedule.h"
@@ -23,8 +24,12 @@ enum IciQueue : std::uint32_t {
   kIciSend = 2,
   kIciRecv = 3,
   kIciWeights = 4,
-  kIciContext = 5,      // ring attention's K/V blocks
-  kIciContextGrads = 6  // and their dK/dV, in the backward
+  kIciContext = 5,       // ring attention's K/V blocks
+  kIciContextGrads = 6,  // and their dK/dV, in the backward
+  // parallelism.sparsecore_offload: weight gathers and gradient reductions
+  // on the SparseCores' queues (hw/sparsecore.h), each apart as above.
+  kIciSparseCoreWeights = hw::kSparseCoreIciQueue,
+  kIciSparseCoreGradients = hw::kSparseCoreIciQueue + 1
 };
 
 // What a training collective is for (report.json collectives[].purpose).

@@ -69,21 +69,60 @@ workload:
   CHECK(mt["result"]["approximations"].empty());
 }
 
-TEST_CASE("maxtext: SparseCore collective offload on a step with all-reduces is refused where the flag is, or listed",
+TEST_CASE("maxtext: the SparseCore offload flags set parallelism.sparsecore_offload, as the twin says it",
+          "[workloads][maxtext]") {
+  // FSDP 2 x data 2: the step has weight gathers, gradient reduce-scatters
+  // and gradient all-reduces, each moved by its flag.
+  const std::string mesh = "ici_fsdp_parallelism: 2, ici_data_parallelism: 2";
+  const std::string flags =
+      "  xla_flags: \"--xla_tpu_enable_sparse_core_collective_offload_all_gather=true "
+      "--xla_tpu_enable_sparse_core_collective_offload_reduce_scatter=true "
+      "--xla_tpu_enable_sparse_core_collective_offload_all_reduce=true\"\n";
+  const auto mt = run(write_yaml("mt-sc", maxtext(mesh, flags)));
+  const auto twin = [&](const std::string& name, const std::string& offload) {
+    return run(write_yaml(name, std::string(kPod) + R"(mesh: {data: 2, fsdp: 2}
+workload:
+  kind: train
+  model: {type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, head_dim: 128,
+          seq_len: 1024, vocab: 128256, tied_embeddings: false, mlp: swiglu, attention: flash}
+  global_batch: 4
+  parallelism: {data: data, fsdp: fsdp)" +
+                                    offload + R"(}
+  precision: {params: float32, optimizer: float32}
+  remat: custom
+  remat_tensors: {decoder_layer_input: offload, query_proj: offload, key_proj: offload, value_proj: offload,
+                  context: remat, mlpwi: remat, mlpwi_0: remat, mlpwi_1: remat, mlpwo: remat, qkv_proj: remat,
+                  out_proj: remat}
+)"));
+  };
+  const auto on =
+      twin("mt-sc-twin", ", sparsecore_offload: {all_gather: true, reduce_scatter: true, all_reduce: true}");
+  CHECK(mt["result"]["maxtext"]["mesh"] == nlohmann::json{{"data", 2}, {"fsdp", 2}});
+  CHECK(mt["result"]["step_time_s"] == on["result"]["step_time_s"]);
+  CHECK(mt["stats"]["chip0"]["reduction"] == on["stats"]["chip0"]["reduction"]);
+  CHECK(mt["result"]["approximations"].empty());
+  // Offloaded, the TensorCore's vector units reduce nothing; without the
+  // flags they reduce every gradient collective, as the twin without the key.
+  CHECK(mt["stats"]["chip0"]["reduction"]["vector_busy_time"]["value"] == 0);
+  const auto off = run(write_yaml("mt-sc-off", maxtext(mesh)));
+  const auto off_twin = twin("mt-sc-off-twin", "");
+  CHECK(off["result"]["step_time_s"] == off_twin["result"]["step_time_s"]);
+  CHECK(off["stats"]["chip0"]["reduction"]["vector_busy_time"]["value"].get<double>() > 0);
+  CHECK_FALSE(off["stats"]["chip0"]["program"].contains("sparsecore_time"));
+}
+
+TEST_CASE("maxtext: an all-reduce offload with tensor parallelism is refused where the flag is, or listed",
           "[workloads][maxtext][bad-input]") {
-  // Data parallelism over 2 chips all-reduces the gradients; the flag would
-  // move those all-reduces to the SparseCores, which tpusim does not model.
+  // tpusim moves the gradient all-reduces; the tensor-parallel ones stay
+  // on the TensorCore, which the flag would move too.
   const std::string flags = "  xla_flags: \"--xla_tpu_enable_sparse_core_collective_offload_all_reduce=true\"\n";
-  const std::string path = write_yaml("mt-sc", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2", flags));
-  CHECK_THROWS_WITH(workloads::load_experiment(path, {}), Catch::Contains("workload.xla_flags") &&
-                                                              Catch::Contains("collectives on the SparseCores") &&
-                                                              Catch::Contains("allow_unmodelled"));
-  const auto r = run(write_yaml("mt-sc-allowed", maxtext("ici_fsdp_parallelism: 2, ici_data_parallelism: 2",
-                                                         flags + "  allow_unmodelled: true\n")));
+  const std::string mesh = "ici_fsdp_parallelism: 2, ici_tensor_parallelism: 2";
+  CHECK_THROWS_WITH(workloads::load_experiment(write_yaml("mt-sc-tp", maxtext(mesh, flags)), {}),
+                    Catch::Contains("workload.xla_flags") && Catch::Contains("tensor-parallel all-reduces") &&
+                        Catch::Contains("allow_unmodelled"));
+  const auto r = run(write_yaml("mt-sc-tp-allowed", maxtext(mesh, flags + "  allow_unmodelled: true\n")));
   REQUIRE(r["result"]["approximations"].size() == 1);
-  CHECK(r["result"]["approximations"][0]["key"] == "xla_tpu_enable_sparse_core_collective_offload_*");
-  // With FSDP alone there is no all-reduce: the flag changes nothing.
-  CHECK_NOTHROW(workloads::load_experiment(write_yaml("mt-sc-fsdp", maxtext("ici_fsdp_parallelism: -1", flags)), {}));
+  CHECK(r["result"]["approximations"][0]["key"] == "xla_tpu_enable_sparse_core_collective_offload_all_reduce");
 }
 
 TEST_CASE(
