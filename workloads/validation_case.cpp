@@ -124,7 +124,10 @@ const sim::ParamTable<ValidationCase>& validation_case_params() {
                 [](const sim::YamlNode& n, ValidationCase& c) { c.band = sim::read_real(n, sim::at_least(0), ""); })
         .informational("read by scripts/validate")
         .text("notes", &ValidationCase::notes, std::string(""), "anything else about the case")
-        .informational("describes the measurement");
+        .informational("describes the measurement")
+        .flag("dropless_moe", &ValidationCase::dropless_moe, false,
+              "the run is a mixture of experts without a capacity, whose routing costs tpusim does not model")
+        .informational("read by scripts/calibrate (left out of compute_efficiency)");
     return p;
   }();
   return t;

@@ -31,6 +31,7 @@ struct ValidationCase {
   Source source;
   Measured measured;
   std::vector<std::string> assumptions, missing;
+  bool dropless_moe = false;  // read by scripts/calibrate: left out of compute_efficiency
   std::optional<double> band;
   Approximation approximation;  // experiment empty: none
   // `experiment:`: a path relative to the repository (resolved against the
