@@ -35,27 +35,33 @@ nlohmann::json run(const std::string& path) {
   return exp.workload->run(exp, {}).report;
 }
 
-}  // namespace
-
-TEST_CASE("maxtext: a MaxText configuration and its kind: train twin give the same step", "[workloads][maxtext]") {
-  const auto mt = run(write_yaml("mt-llama", maxtext()));
-  // The twin, written by hand from the model file and base.yml: float32
-  // weights and Adam moments, bf16 matmuls, FSDP over the 4 chips (mesh
-  // axis fsdp), each named tensor where custom puts it (the rest
-  // recomputed, decoder_layer_input offloaded).
-  const auto train = run(write_yaml("mt-llama-twin", std::string(kPod) + R"(mesh: {fsdp: 4}
+// maxtext()'s kind: train twin, written by hand from the model file and
+// base.yml: float32 weights and Adam moments, bf16 matmuls, each named
+// tensor where custom puts it (the rest recomputed, decoder_layer_input
+// offloaded); `mesh` and `parallelism` the mapping bodies of its mesh.
+std::string twin(const std::string& mesh, const std::string& parallelism) {
+  return std::string(kPod) + "mesh: {" + mesh + R"(}
 workload:
   kind: train
   model: {type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, head_dim: 128,
           seq_len: 1024, vocab: 128256, tied_embeddings: false, mlp: swiglu, attention: flash}
   global_batch: 4
-  parallelism: {fsdp: fsdp}
+  parallelism: {)" +
+         parallelism + R"(}
   precision: {params: float32, optimizer: float32}
   remat: custom
   remat_tensors: {decoder_layer_input: offload, query_proj: offload, key_proj: offload, value_proj: offload,
                   context: remat, mlpwi: remat, mlpwi_0: remat, mlpwi_1: remat, mlpwo: remat, qkv_proj: remat,
                   out_proj: remat}
-)"));
+)";
+}
+
+}  // namespace
+
+TEST_CASE("maxtext: a MaxText configuration and its kind: train twin give the same step", "[workloads][maxtext]") {
+  const auto mt = run(write_yaml("mt-llama", maxtext()));
+  // The twin: FSDP over the 4 chips (mesh axis fsdp).
+  const auto train = run(write_yaml("mt-llama-twin", twin("fsdp: 4", "fsdp: fsdp")));
   CHECK(mt["result"]["step_time_s"] == train["result"]["step_time_s"]);
   CHECK(mt["result"]["memory"] == train["result"]["memory"]);
   CHECK(mt["result"]["model_flops"] == train["result"]["model_flops"]);
@@ -79,24 +85,11 @@ TEST_CASE("maxtext: the SparseCore offload flags set parallelism.sparsecore_offl
       "--xla_tpu_enable_sparse_core_collective_offload_reduce_scatter=true "
       "--xla_tpu_enable_sparse_core_collective_offload_all_reduce=true\"\n";
   const auto mt = run(write_yaml("mt-sc", maxtext(mesh, flags)));
-  const auto twin = [&](const std::string& name, const std::string& offload) {
-    return run(write_yaml(name, std::string(kPod) + R"(mesh: {data: 2, fsdp: 2}
-workload:
-  kind: train
-  model: {type: transformer, layers: 2, d_model: 4096, d_ff: 14336, heads: 32, kv_heads: 8, head_dim: 128,
-          seq_len: 1024, vocab: 128256, tied_embeddings: false, mlp: swiglu, attention: flash}
-  global_batch: 4
-  parallelism: {data: data, fsdp: fsdp)" +
-                                    offload + R"(}
-  precision: {params: float32, optimizer: float32}
-  remat: custom
-  remat_tensors: {decoder_layer_input: offload, query_proj: offload, key_proj: offload, value_proj: offload,
-                  context: remat, mlpwi: remat, mlpwi_0: remat, mlpwi_1: remat, mlpwo: remat, qkv_proj: remat,
-                  out_proj: remat}
-)"));
+  const auto data_fsdp = [&](const std::string& name, const std::string& offload) {
+    return run(write_yaml(name, twin("data: 2, fsdp: 2", "data: data, fsdp: fsdp" + offload)));
   };
   const auto on =
-      twin("mt-sc-twin", ", sparsecore_offload: {all_gather: true, reduce_scatter: true, all_reduce: true}");
+      data_fsdp("mt-sc-twin", ", sparsecore_offload: {all_gather: true, reduce_scatter: true, all_reduce: true}");
   CHECK(mt["result"]["maxtext"]["mesh"] == nlohmann::json{{"data", 2}, {"fsdp", 2}});
   CHECK(mt["result"]["step_time_s"] == on["result"]["step_time_s"]);
   CHECK(mt["stats"]["chip0"]["reduction"] == on["stats"]["chip0"]["reduction"]);
@@ -105,7 +98,7 @@ workload:
   // flags they reduce every gradient collective, as the twin without the key.
   CHECK(mt["stats"]["chip0"]["reduction"]["vector_busy_time"]["value"] == 0);
   const auto off = run(write_yaml("mt-sc-off", maxtext(mesh)));
-  const auto off_twin = twin("mt-sc-off-twin", "");
+  const auto off_twin = data_fsdp("mt-sc-off-twin", "");
   CHECK(off["result"]["step_time_s"] == off_twin["result"]["step_time_s"]);
   CHECK(off["stats"]["chip0"]["reduction"]["vector_busy_time"]["value"].get<double>() > 0);
   CHECK_FALSE(off["stats"]["chip0"]["program"].contains("sparsecore_time"));
