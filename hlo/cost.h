@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hlo/module.h"
@@ -48,7 +49,12 @@ struct Cost {
 // Costs instructions and reports what it approximated.
 class CostModel {
  public:
-  explicit CostModel(const Module& module) : module_(module) {}
+  // `custom_call_flops`: the FLOPs of custom-calls whose backend_config
+  // gives no cost_estimate (a Pallas kernel such as MaxText's splash
+  // attention), by instruction name or by its name without XLA's `.N`
+  // suffix (every instance); workload.custom_call_flops in kind: hlo.
+  explicit CostModel(const Module& module, std::map<std::string, double> custom_call_flops = {})
+      : module_(module), custom_call_flops_(std::move(custom_call_flops)) {}
 
   Cost cost(const Computation& comp, const Instruction& in);
 
@@ -93,8 +99,13 @@ class CostModel {
   void note(const Instruction& in, const std::string& what) { notes_[what].insert(in.name); }
 
   const Module& module_;
+  std::map<std::string, double> custom_call_flops_;
   std::map<std::string, std::set<std::string>> notes_;  // what -> the instructions
 };
+
+// An instruction's name without XLA's `.N` suffix ("splash_mha_fwd.3" ->
+// "splash_mha_fwd"); the name itself when it has none.
+std::string base_name(const std::string& name);
 
 // FLOPs of a dot or convolution as a matmul (m, k, n); throws
 // sim::ConfigError at the instruction when its attributes do not fit its

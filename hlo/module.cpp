@@ -184,7 +184,7 @@ void parse_layout(Cursor& c, Shape& s) {
   c.expect("{", kC);
   c.skip_space();
   while (c.peek() != ':' && c.peek() != '}') {
-    c.integer(kC);
+    s.minor_to_major.push_back(c.integer(kC));
     c.skip_space();
     if (c.peek() == ',') c.advance();
     c.skip_space();
@@ -200,7 +200,11 @@ void parse_layout(Cursor& c, Shape& s) {
         c.advance();
       }
       if (item == "T") {
-        while (c.peek() == '(') s.tiles.push_back(layout_ints(c, kC + " tile"));
+        while (c.peek() == '(') {
+          s.tiles.push_back(layout_ints(c, kC + " tile"));
+          for (const std::int64_t t : s.tiles.back())
+            if (t == 0 || t < -1) fail(c.file(), at, kC, "a tile's dimensions are positive, or '*'");
+        }
       } else if (item == "S") {
         const std::vector<std::int64_t> v = layout_ints(c, kC + " memory space");
         if (v.size() != 1 || v[0] < 0 || v[0] > 255)
@@ -282,7 +286,27 @@ Shape parse_shape(Cursor& c, int depth = 0) {
   } catch (const std::overflow_error& e) {
     fail(c.file(), at, "shape", s.str() + ": " + e.what() + ": no device holds it");
   }
-  if (c.peek() == '{') parse_layout(c, s);
+  if (c.peek() == '{') {
+    const Location layout_at = c.where();
+    parse_layout(c, s);
+    std::vector<std::int64_t> order = s.minor_to_major;
+    std::sort(order.begin(), order.end());
+    bool permutation = order.empty() || order.size() == s.dims.size();
+    for (std::size_t i = 0; permutation && i < order.size(); ++i) permutation = order[i] == std::int64_t(i);
+    if (!permutation) {
+      std::string listed;
+      for (const std::int64_t d : s.minor_to_major) listed += (listed.empty() ? "" : ",") + std::to_string(d);
+      fail(c.file(), layout_at, "layout",
+           "{" + listed + "} is no order of the " + std::to_string(s.dims.size()) + " dimensions of " + s.str());
+    }
+    try {
+      sim::Size(s.stored_element_count())
+          .times(static_cast<std::uint64_t>(std::max(1, element_bits(s.type))), "bits")
+          .plus(7, "bits");
+    } catch (const std::overflow_error& e) {
+      fail(c.file(), layout_at, "layout", s.str() + " in its tiles: " + e.what() + ": no device holds it");
+    }
+  }
   return s;
 }
 
@@ -550,6 +574,44 @@ std::uint64_t Shape::element_count() const {
   return n;
 }
 
+namespace {
+
+// `dims` (major to minor) tiled by `tile`, which applies to the most minor
+// dimensions (missing ones on the major side count as 1): each tiled
+// dimension becomes its count of tiles, rounded up, and the tile's own
+// dimensions follow, so the result holds the padding. A '*' dimension (-1)
+// is left whole.
+std::vector<std::int64_t> tiled(std::vector<std::int64_t> dims, const std::vector<std::int64_t>& tile) {
+  if (dims.size() < tile.size()) dims.insert(dims.begin(), tile.size() - dims.size(), 1);
+  const std::size_t first = dims.size() - tile.size();
+  for (std::size_t i = 0; i < tile.size(); ++i) {
+    const std::int64_t d = dims[first + i];
+    if (tile[i] > 0) dims[first + i] = d == 0 ? 0 : (d - 1) / tile[i] + 1;
+    dims.push_back(std::max<std::int64_t>(tile[i], 1));
+  }
+  return dims;
+}
+
+}  // namespace
+
+// XLA's tiled layout (openxla.org/xla/tiled_layout): the physical shape
+// (the dimensions major to minor, as minor_to_major orders them) is tiled
+// by the first tile, padding included; each later tile (T(8,128)(2,1): the
+// (2,1)) tiles the minor dimensions of that result, the tile itself, in
+// turn. So a bf16[3,100]{1,0:T(8,128)(2,1)} occupies one 8 x 128 tile,
+// 2 KiB, not 600 B.
+std::uint64_t Shape::stored_element_count() const {
+  if (tiles.empty()) return element_count();
+  std::vector<std::int64_t> shape = dims;
+  if (minor_to_major.size() == dims.size())
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      shape[dims.size() - 1 - i] = dims[static_cast<std::size_t>(minor_to_major[i])];
+  for (const std::vector<std::int64_t>& tile : tiles) shape = tiled(shape, tile);
+  sim::Size n = 1;
+  for (const std::int64_t d : shape) n = n.times(static_cast<std::uint64_t>(d), "elements");
+  return n.value();
+}
+
 std::uint64_t Shape::bytes(bool only_hbm) const {
   if (tuple) {
     std::uint64_t sum = 0;
@@ -557,7 +619,7 @@ std::uint64_t Shape::bytes(bool only_hbm) const {
     return sum;
   }
   if (only_hbm && memory_space != 0) return 0;
-  return (element_count() * static_cast<std::uint64_t>(element_bits(type)) + 7) / 8;
+  return (stored_element_count() * static_cast<std::uint64_t>(element_bits(type)) + 7) / 8;
 }
 
 std::string Shape::str() const {

@@ -22,13 +22,19 @@ struct Shape {
   std::string type;  // bf16, f32, s32, pred, token, ...; empty for a tuple
   std::vector<std::int64_t> dims;
   int memory_space = 0;                          // S(n): 0 HBM, 1 VMEM, kHostMemorySpace host memory
+  std::vector<std::int64_t> minor_to_major;      // the layout's {1,0}: dimensions, most minor first (empty: row-major)
   std::vector<std::vector<std::int64_t>> tiles;  // T(8,128)(2,1): the layout's tiles, major first ('*' as -1)
   bool tuple = false;
   std::vector<Shape> elements;  // a tuple's
 
   std::uint64_t element_count() const;  // an array's (1 for a scalar)
-  // Bytes of an array, or of all of a tuple's arrays; with only_hbm, those
-  // in memory space 0.
+  // Elements an array occupies in memory: with tiles, the whole tiles that
+  // cover it, padding included (XLA's tiled layout, docs/hlo.md); else
+  // element_count(). Checked: throws std::overflow_error past 64 bits (the
+  // parser turns that into a located error, so a parsed shape never does).
+  std::uint64_t stored_element_count() const;
+  // Bytes of an array as stored (tile padding included), or of all of a
+  // tuple's arrays; with only_hbm, those in memory space 0.
   std::uint64_t bytes(bool only_hbm = false) const;
   std::string str() const;  // "bf16[128,4096]"
 };

@@ -205,6 +205,9 @@ const Probe kProbes[] = {
     // A gather on the SparseCores, so that the chip's sparsecore keys act.
     {"hlo-sparsecore", "hlo", false,
      "chip: tpu-v6e\nworkload: {kind: hlo, file: " TPUSIM_SOURCE_DIR "/tests/data/hlo/sparsecore-gather.hlo.txt}\n"},
+    // A Pallas kernel without a cost_estimate, so that custom_call_flops acts.
+    {"hlo-kernel", "hlo", false,
+     "chip: tpu-v5e\nworkload: {kind: hlo, file: " TPUSIM_SOURCE_DIR "/tests/data/hlo/custom-call-kernel.hlo.txt}\n"},
     {"maxtext", "maxtext", false,
      "chip: tpu-v4\npod: {topology: ring, shape: [4], wraparound: true}\n"
      "workload: {kind: maxtext, config: {model_name: default, per_device_batch_size: 1, max_target_length: 256,\n"
@@ -284,6 +287,7 @@ const std::map<std::string, std::vector<Change>> kAlternatives = {
     {"pod.dcn.host_bandwidth", {{"1.0e+9"}}},
     {"workload.file", {{TPUSIM_SOURCE_DIR "/tests/data/hlo/sync-all-reduce.hlo.txt"}}},
     {"workload.entry", {{"fused_dot"}}},
+    {"workload.custom_call_flops", {{"{splash_fwd: 1.0e+12}"}}},
     {"limits.max_memory", {{"1000"}}},
     {"stragglers",
      {{"[{chips: [0], compute: 0.5}]"}, {"[{chips: [0], hbm: 0.25}]"}, {"[{fraction: 0.5, compute: 0.5}]"}}},

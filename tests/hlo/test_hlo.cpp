@@ -304,4 +304,39 @@ TEST_CASE("a module that does not fit the pod is a located error") {
   }
 }
 
+TEST_CASE("a kernel's FLOPs from workload.custom_call_flops run on the MXUs at their rate") {
+  // One Pallas kernel without a cost_estimate on a v5e (196.6 TFLOP/s:
+  // 4 MXUs x 128 x 128 x 2 x 1.5 GHz, configs/chips/tpu-v5e.yaml).
+  const auto run = [](const std::string& flops) {
+    const workloads::Experiment exp = workloads::load_experiment_text(
+        "name: t\nchip: tpu-v5e\nworkload: {kind: hlo, file: custom-call-kernel.hlo.txt" + flops + "}\n",
+        kData + "t.yaml");
+    return exp.workload->run(exp, {}).report["result"];
+  };
+  const auto bytes_only = run("");
+  CHECK(bytes_only["flops"].get<double>() == 0);
+  // Given by its name without `.3`: 2^31 x 1000 FLOPs, 10.92 ms at peak.
+  const double flops = 2147483648000.0, at_peak = flops / (4 * 128 * 128 * 2 * 1.5e9);
+  const auto given = run(", custom_call_flops: {splash_fwd: 2147483648000}");
+  CHECK(given["flops"].get<double>() == flops);
+  const double t = given["step_time_s"].get<double>();
+  INFO("step " << t << " s, at peak " << at_peak << " s");
+  CHECK(t >= at_peak);
+  CHECK(t <= 1.10 * at_peak);
+  // By its full name, the same.
+  CHECK(run(", custom_call_flops: {splash_fwd.3: 2147483648000}")["step_time_s"].get<double>() == t);
+  // A name that is no custom-call of the module: exit 2 at the key, the nearest named.
+  try {
+    run(", custom_call_flops: {splash_fdw: 1e9}");
+    FAIL("no error");
+  } catch (const sim::ConfigError& e) {
+    INFO(e.what());
+    CHECK(e.where().line == 3);
+    CHECK(std::string(e.what()).find("no custom-call 'splash_fdw'") != std::string::npos);
+    CHECK(std::string(e.what()).find("did you mean 'splash_fwd'") != std::string::npos);
+  }
+  CHECK_THROWS_WITH(run(", custom_call_flops: {splash_fwd: -1}"),
+                    Catch::Contains("FLOPs of a kernel must be at least 0 and below 2^62"));
+}
+
 }  // namespace test_hlo

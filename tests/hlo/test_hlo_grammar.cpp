@@ -176,6 +176,45 @@ ENTRY %main (a: f32[16,256], b: bf16[1024]) -> f32[16,256] {
                "one memory space");
 }
 
+TEST_CASE("grammar: a tiled layout stores whole tiles with their padding, as XLA's tiled layout lays them out") {
+  const char* text = R"(HloModule padding, num_partitions=1
+
+ENTRY %main (a: bf16[3,100], b: f32[5,3]) -> f32[5,3] {
+  %a = bf16[3,100]{1,0:T(8,128)(2,1)} parameter(0)
+  %n = bf16[3,100]{1,0:T(8,128)(2,1)} negate(%a)
+  %b = f32[5,3]{0,1:T(2,2)} parameter(1)
+  %s = f32[]{:T(128)} constant(1)
+  %x = bf16[8,128]{1,0:T(8,128)(3,1)} constant({...})
+  %u = f32[16,256]{1,0} constant({...})
+  ROOT %c = f32[5,3]{0,1:T(2,2)} copy(%b)
+}
+)";
+  const hlo::Module m = hlo::parse_module(text, "padding.hlo");
+  const hlo::Computation& e = m.computations[*m.entry];
+  // bf16[3,100] in 8 x 128 tiles: one tile, 1024 elements, 2 KiB (600 B unpadded).
+  CHECK(e.find("a")->shape.bytes() == 8 * 128 * 2);
+  // f32[5,3] with dimension 0 minor: physically [3,5], in 2 x 2 tiles [4,6]: 24 x 4 B.
+  CHECK(e.find("b")->shape.bytes() == 24 * 4);
+  // A scalar in a 128-element tile occupies the tile.
+  CHECK(e.find("s")->shape.bytes() == 128 * 4);
+  // The second tile tiles the first: 8 rows in tiles of 3 are 9, so each
+  // 8 x 128 tile takes 9 x 128 elements.
+  CHECK(e.find("x")->shape.bytes() == 9 * 128 * 2);
+  // Without tiles, the dense array.
+  CHECK(e.find("u")->shape.bytes() == 16 * 256 * 4);
+  // negate reads and writes a whole tile (2 x 2 KiB); the copy 96 B each way.
+  const Summary s = summarize(m);
+  CHECK(s.ops == std::vector<std::string>{"negate", "copy"});
+  CHECK(s.bytes == 2 * 2048.0 + 2 * 96.0);
+  expect_error("HloModule m\n\nENTRY %main () -> f32[2,3] {\n  ROOT %a = f32[2,3]{0:T(8,128)} constant({...})\n}\n", 4,
+               "{0} is no order of the 2 dimensions of f32[2,3]");
+  expect_error("HloModule m\n\nENTRY %main () -> f32[2] {\n  ROOT %a = f32[2]{0:T(0)} constant({1,2})\n}\n", 4,
+               "a tile's dimensions are positive");
+  expect_error(
+      "HloModule m\n\nENTRY %main () -> f32[2] {\n  ROOT %a = f32[2]{0:T(4611686018427387904)} constant({1,2})\n}\n", 4,
+      "no device holds it");
+}
+
 TEST_CASE("grammar: frontend_attributes kept as text, backend_config JSON as an object or a quoted string") {
   const char* text = R"(HloModule attrs, num_partitions=1
 

@@ -278,7 +278,7 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
   const PodView pod{m, net, topology, interconnect::Mesh(topology, net.mesh)};
   kernels::MatmulPrograms matmuls(exp.chip, exp.fidelity);
 
-  hlo::CostModel model(m);
+  hlo::CostModel model(m, spec.custom_call_flops);
   HloProgram out;
   hw::Program prog;
   const auto schedule = model.schedule(entry_of(spec));
@@ -315,6 +315,17 @@ HloProgram build_hlo_program(const Experiment& exp, const HloSpec& spec) {
 
 namespace {
 
+void load_custom_call_flops(const sim::YamlNode& node, HloSpec& spec) {
+  if (!node.is_map()) node.fail("expected a mapping of instruction name to FLOPs, e.g. {splash_mha_fwd: 2.1e9}");
+  for (const std::string& name : node.keys()) {
+    const sim::YamlNode value = node[name];
+    const double flops = value.as_double();
+    // Below 2^62, as a cost_estimate's count (hlo/cost.cpp).
+    if (!(flops >= 0 && flops < 4.6e18)) value.fail("FLOPs of a kernel must be at least 0 and below 2^62");
+    spec.custom_call_flops[name] = flops;
+  }
+}
+
 const sim::ParamTable<HloSpec>& load_params() {
   static const sim::ParamTable<HloSpec> t = [] {
     sim::ParamTable<HloSpec> p("workload.hlo", "the program XLA compiled, from its HLO text (docs/hlo.md)");
@@ -330,6 +341,10 @@ const sim::ParamTable<HloSpec>& load_params() {
         .informational(
             "decides only whether a file cut off inside a computation is accepted; whole computations "
             "cost the same either way")
+        .custom("custom_call_flops", {"mapping of instruction name to FLOPs", "FLOP", "none", ""},
+                "FLOPs of custom-calls whose backend_config has no cost_estimate (a Pallas kernel), by "
+                "instruction name or by the name without its .N (every instance); run on the MXUs",
+                load_custom_call_flops)
         .allow("kind");
     return p;
   }();
@@ -337,6 +352,25 @@ const sim::ParamTable<HloSpec>& load_params() {
 }
 
 }  // namespace
+
+// Each name of workload.custom_call_flops must be a custom-call of the
+// module, by its name or its name without `.N`.
+void check_custom_calls(const sim::YamlNode& node, const HloSpec& spec) {
+  if (spec.custom_call_flops.empty()) return;
+  std::set<std::string> names;
+  for (const hlo::Computation& c : spec.module->computations)
+    for (const hlo::Instruction& in : c.instructions)
+      if (in.opcode == "custom-call") {
+        names.insert(in.name);
+        names.insert(hlo::base_name(in.name));
+      }
+  for (const auto& [name, flops] : spec.custom_call_flops)
+    if (!names.count(name)) {
+      const std::string hint = sim::did_you_mean(name, {names.begin(), names.end()});
+      node["custom_call_flops"][name].fail("no custom-call " + sim::quote_short(name) + " in " + spec.file +
+                                           (hint.empty() ? "" : "; " + hint));
+    }
+}
 
 nlohmann::json hlo_params() { return load_params().describe(); }
 
@@ -362,6 +396,7 @@ std::unique_ptr<Workload> load_hlo_workload(const sim::YamlNode& node, const Exp
     node["entry"].fail("the module has no ENTRY computation; name the one to run");
   if (!spec.entry.empty() && !spec.module->find(spec.entry))
     node["entry"].fail("no computation " + sim::quote_short(spec.entry) + " in " + spec.file);
+  check_custom_calls(node, spec);
   build_hlo_program(exp, spec);  // the module must fit the pod: located errors before any run
   return std::make_unique<HloWorkload>(std::move(spec));
 }

@@ -6,6 +6,7 @@
 // pod's ICI over the mesh axes its replica groups name; an async pair's
 // collective runs beside the instructions scheduled between its start and
 // done.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct HloSpec {
   std::string file;        // as resolved (relative to the experiment file)
   std::string entry;       // the computation to run; empty: the module's ENTRY
   bool cut_short = false;  // the file is the head of a longer dump (hlo::parse_module)
+  // FLOPs of custom-calls without a cost_estimate, by instruction name or
+  // name without its `.N` (hlo::CostModel).
+  std::map<std::string, double> custom_call_flops;
   std::shared_ptr<const hlo::Module> module;
 };
 
