@@ -14,7 +14,9 @@
 // stored in: the layer casts its weights and XLA gathers the cast shards
 // (and its transpose reduce-scatters BF16 gradients); MaxText's 64B run
 // with float32 weights fits a 16 GiB v5e only so (docs/training.md).
-// Memory (memory.cpp): three times the stage's largest layer, gathered.
+// Memory (memory.cpp) follows XLA's per-weight collectives rather than
+// these per-layer ones (the same bytes): at most two weights gathered and
+// two full gradients at once, not whole layers.
 #include <cstddef>
 #include <string>
 #include <vector>

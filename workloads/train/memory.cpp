@@ -63,36 +63,80 @@ LayerMemory layer_memory(const TrainSpec& spec, const models::ModelSpec& micro, 
 
 namespace {
 
-// The weights FSDP holds gathered (BF16, as program_builder.cpp gathers
-// them) while a pass of a stage's layer runs: a forward pass its layer's and
-// the next layer's, prefetched; a backward pass its layer's, the previous
-// layer's (prefetched: the backward runs in reverse) and its layer's full
-// gradient, reduce-scattered when the pass ends (fsdp.h).
+// FSDP's BF16 weights and full gradients while a pass of a stage's layer
+// runs, weight by weight as XLA holds them. The program (fsdp.h) gathers a
+// layer's weights in one all-gather and reduce-scatters its gradients in
+// one, the same bytes as XLA's per-weight collectives; the count follows
+// XLA's buffers instead, so that a block's weights are never all gathered
+// at once:
+// - the SPMD partitioner gives each weight of a dot its own all-gather and
+//   each weight gradient its own reduce-scatter (MaxText's weights are one
+//   array per projection, a mixture of experts' stacked [experts, ...]),
+//   and the latency hiding scheduler keeps at most one all-gather and one
+//   reduce-scatter in flight (openxla/xla xla/service/
+//   latency_hiding_scheduler.h, SchedulerConfig: all_gather_overlap_limit
+//   = reduce_scatter_overlap_limit = 1), each started under the compute
+//   before its use or after its producer (the recipes' async collective
+//   fusion, AI-Hypercomputer/maxtext benchmarks/xla_flags_library.py
+//   CF_FOR_ALL_GATHER);
+// - so while a forward matmul reads weight k, k and k + 1 (prefetched) are
+//   gathered; while a backward pass runs weight k's matmuls, k (read by its
+//   data gradient), k - 1 (prefetched: the backward runs in reverse), k's
+//   full gradient (produced) and k + 1's (being reduce-scattered) are live.
+//   Weights follow the stage's order of use (a layer's forward matmuls;
+//   parameters no matmul reads, a norm's scale and bias, before them),
+//   across layer boundaries, and a layer without weights holds the next
+//   weight prefetched (backward: the previous one and the gradient in
+//   flight). ASSUMPTION: the backward gathers each weight again for its own
+//   matmuls rather than keeping the copy its rematerialized forward
+//   gathered (the recipes ask the scheduler to track memory pressure and
+//   pipeline the backward's gathers: xla_tpu_enable_scheduler_memory_
+//   pressure_tracking, xla_tpu_enable_ag_backward_pipelining).
+// A pass's figure is its largest instant: the count and the trace's
+// counter (memory_in_use) hold it for the whole pass.
 class GatheredWeights {
  public:
   GatheredWeights(const TrainSpec& spec, const models::ModelSpec& micro, const StageLayers& stage)
-      : order_(stage.layers()), at_(micro.layers.size(), 0), bytes_(order_.size(), 0) {
-    const std::uint32_t fsdp = spec.parallelism.fsdp.degree;
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-      at_[order_[i]] = i;
-      if (fsdp > 1)
-        bytes_[i] = hw::kBf16Bytes *
-                    gathered_elements(held_elements(micro, stage, order_[i], spec.parallelism.tensor.degree), fsdp);
+      : at_(micro.layers.size(), 0) {
+    const std::uint32_t fsdp = spec.parallelism.fsdp.degree, tp = spec.parallelism.tensor.degree;
+    const std::vector<std::size_t> order = stage.layers();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      at_[order[i]] = i;
+      begin_.push_back(bytes_.size());
+      if (fsdp == 1) continue;
+      const auto held = held_params(micro, stage, order[i]);
+      std::vector<const models::ParamSpec*> used;
+      for (const auto& mm : micro.layers[order[i]].forward)
+        for (const auto* p : held)
+          if (p->name == mm.weight && std::find(used.begin(), used.end(), p) == used.end()) used.push_back(p);
+      const auto gathered = [&](const models::ParamSpec* p) {
+        return hw::kBf16Bytes * gathered_elements(local_param_elements(*p, tp), fsdp);
+      };
+      for (const auto* p : held)
+        if (std::find(used.begin(), used.end(), p) == used.end()) bytes_.push_back(gathered(p));
+      for (const auto* p : used) bytes_.push_back(gathered(p));
     }
+    begin_.push_back(bytes_.size());
   }
   std::uint64_t forward(std::size_t l) const {
-    const std::size_t i = at_[l];
-    return bytes_[i] + (i + 1 < bytes_.size() ? bytes_[i + 1] : 0);
+    const std::size_t b = begin_[at_[l]], e = begin_[at_[l] + 1];
+    std::uint64_t most = weight(b);  // a layer without weights: the next one, prefetched
+    for (std::size_t k = b; k < e; ++k) most = std::max(most, weight(k) + weight(k + 1));
+    return most;
   }
   std::uint64_t backward(std::size_t l) const {
-    const std::size_t i = at_[l];
-    return 2 * bytes_[i] + (i > 0 ? bytes_[i - 1] : 0);
+    const std::size_t b = begin_[at_[l]], e = begin_[at_[l] + 1];
+    std::uint64_t most = (b > 0 ? weight(b - 1) : 0) + weight(b);  // without weights
+    for (std::size_t k = b; k < e; ++k)
+      most = std::max(most, 2 * weight(k) + (k > 0 ? weight(k - 1) : 0) + weight(k + 1));
+    return most;
   }
 
  private:
-  std::vector<std::size_t> order_;  // the stage's layers, in model order
-  std::vector<std::size_t> at_;     // a model layer's place in order_
-  std::vector<std::uint64_t> bytes_;
+  std::uint64_t weight(std::size_t k) const { return k < bytes_.size() ? bytes_[k] : 0; }
+  std::vector<std::size_t> at_;       // a model layer's place in the stage's order
+  std::vector<std::size_t> begin_;    // per place (and one past the last): its first weight in bytes_
+  std::vector<std::uint64_t> bytes_;  // the stage's weights in order of use, gathered (BF16)
 };
 
 }  // namespace

@@ -33,9 +33,12 @@ namespace workloads {
 //   backward (at most microbatches_in_flight x activations_per_microbatch);
 // - `rematerialized`: with remat, what the pass recomputes for its backward
 //   (its full stash with remat: full);
-// - `gathered`: with fsdp, the BF16 weights the pass holds gathered: its
-//   layer's and the next one's, prefetched (a backward pass: the previous
-//   one's, and its layer's full gradient, being reduce-scattered).
+// - `gathered`: with fsdp, the BF16 weights and full gradients the pass
+//   holds at its fullest instant, weight by weight as XLA gathers and
+//   reduce-scatters them (memory.cpp, GatheredWeights): forward, the weight
+//   a matmul reads and the next one, prefetched; backward, the weight its
+//   matmuls read, the previous one (prefetched), its full gradient and the
+//   one before it, being reduce-scattered.
 // With remat: full, a repeated layer stashes only its input (BF16, as the
 // previous layer hands it on).
 // With context parallelism, `ring` is the blocks ring attention receives
@@ -85,7 +88,9 @@ std::vector<ChipMemory> train_memory(const TrainSpec& spec, const TrainLayout& l
 // level at its start and end; a layer's forward pass allocates its stash
 // (layer_memory) when its first op starts and its backward pass frees it
 // when its last op ends; while a pass runs it holds its gathered weights
-// and, backward, its recomputed stash. A pass's ops are its own work
+// and gradients (the figure of its fullest per-weight instant, as
+// train_memory counts it: the counter steps per pass, not per weight) and,
+// backward, its recomputed stash. A pass's ops are its own work
 // (is_task_work: not its weights' gather or its gradients' collectives).
 // At one instant frees come before allocations.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> memory_in_use(const TrainSpec& spec,

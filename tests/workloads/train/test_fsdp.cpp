@@ -52,20 +52,26 @@ double bytes_of(const nlohmann::json& report, const std::string& purpose, const 
 
 }  // namespace
 
-TEST_CASE("fsdp: a quarter of the weights, gradients and Adam state per chip, plus three gathered layers",
-          "[workloads][train][fsdp]") {
+TEST_CASE(
+    "fsdp: a quarter of the weights, gradients and Adam state per chip, plus two gathered weights and two gradients",
+    "[workloads][train][fsdp]") {
   const auto r = run(small_gpt("fsdp4", "{fsdp: 4}", "{fsdp: fsdp}"));
   const auto& m = r["result"]["memory"];
   CHECK(m["params_bytes"].get<double>() == 2 * kParams / 4);
   CHECK(m["grads_bytes"].get<double>() == 2 * kParams / 4);
   CHECK(m["optimizer_bytes"].get<double>() == 12 * kParams / 4);
-  // The layer in use, the one prefetched, and the full gradients of the
-  // one being reduce-scattered: the largest layer is a block (3.1 M > the
-  // table's V D = 2.1 M).
-  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * kBlock);
+  // Weight by weight, as XLA gathers and reduce-scatters them (memory.cpp):
+  // at the peak, the last block's backward, its up projection's instant
+  // holds up (read by its data gradient), O (prefetched), up's full
+  // gradient and down's (being reduce-scattered): 3 F D + D NH elements,
+  // more than at down (3 F D + a norm vector) or O (3 D NH + F D), or the
+  // embedding's backward, with only its stash kept. Before 2026-12-07:
+  // three whole blocks, 3 x 3.1 M elements.
+  CHECK(m["peak_pass"] == "backward of block1");
+  CHECK(m["gathered_weights_bytes"].get<double>() == 2 * (3 * F * D + D * NH));
   CHECK(m["per_chip_bytes"].get<double>() == m["params_bytes"].get<double>() + m["grads_bytes"].get<double>() +
                                                  m["optimizer_bytes"].get<double>() +
-                                                 m["activations_bytes"].get<double>() + 3 * 2 * kBlock);
+                                                 m["activations_bytes"].get<double>() + 2 * (3 * F * D + D * NH));
   // The batch splits over the fsdp ranks as over data-parallel replicas:
   // the same activations per chip as data parallelism of 4.
   const auto dp = run(small_gpt("dp4", "{data: 4}", "{data: data}"));
@@ -227,7 +233,9 @@ TEST_CASE("MaxText 16B on one v5e-256 fits in HBM with fsdp and full remat, as M
   // MaxText's float32 parameters (no master copy): 4 + 4 + 8 bytes.
   CHECK(m["params_bytes"].get<double>() == Approx(4 * params / n).epsilon(1e-4));  // padded shards
   CHECK(m["optimizer_bytes"].get<double>() == Approx(8 * params / n).epsilon(1e-4));
-  CHECK(m["gathered_weights_bytes"].get<double>() == 3 * 2 * block);
+  // Per weight (memory.cpp): at a block's up projection, up twice (the
+  // weight and its gradient), O and down.
+  CHECK(m["gathered_weights_bytes"].get<double>() == 2 * (3 * F * D + D * NH));
   // Each block keeps its input (2 B T D bytes); the embedding, output and
   // loss layers keep what they keep without remat.
   CHECK(m["activations_bytes"].get<double>() > L * 2 * B * T * D);
@@ -239,7 +247,7 @@ TEST_CASE("fsdp moves BF16 whatever the weights are stored in, data parallelism 
   const auto bf16 = run(small_gpt("fsdp-bf16", "{fsdp: 4}", "{fsdp: fsdp}"));
   const auto fp32 = run(small_gpt("fsdp-fp32", "{fsdp: 4}", "{fsdp: fsdp}"), {"workload.precision={params: float32}"});
   CHECK(fp32["per_chip"][0]["ici_bytes_out"] == bf16["per_chip"][0]["ici_bytes_out"]);
-  CHECK(fp32["result"]["memory"]["gathered_weights_bytes"].get<double>() == 3 * 2 * kBlock);
+  CHECK(fp32["result"]["memory"]["gathered_weights_bytes"].get<double>() == 2 * (3 * F * D + D * NH));
   CHECK(fp32["result"]["memory"]["params_bytes"].get<double>() == 4 * kParams / 4);
   CHECK(fp32["result"]["precision"]["params"] == "float32");
   const auto dp = run(small_gpt("dp-fp32", "{data: 4}", "{data: data}"), {"workload.precision={params: float32}"});

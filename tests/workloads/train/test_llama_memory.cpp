@@ -69,25 +69,39 @@ workload:
   // log-sum-exp per query row and head.
   const double block_stash = B * T * 2 * (4 * D + 2 * N * H + 2 * K * H + 3 * F) + 4 * B * N * T;
   // The peak, instant by instant down the backward (loss, output, block2,
-  // block1, block0): what is still kept, plus while a pass runs its
-  // recomputed stash and its gathered BF16 weights: its layer's twice (the
-  // weights and their full gradient) and the previous layer's, prefetched.
-  const double g_table = 2 * V * D, g_block = 2 * block, g_output = 2 * output;
+  // block1, block0, embedding): what is still kept, plus while a pass runs
+  // its recomputed stash and FSDP's BF16 weights weight by weight, as XLA
+  // gathers and reduce-scatters them one at a time (latency hiding
+  // scheduler: one all-gather and one reduce-scatter in flight): at weight
+  // k of a backward pass, k gathered (its data gradient reads it), k - 1
+  // prefetched, k's full gradient and k + 1's, being reduce-scattered. The
+  // stage's weights in order of use: the table; per block the four norm
+  // vectors (D each), then Q, K, V, O, up, gate, down as its matmuls read
+  // them; the output's two norm vectors, then the unembedding.
+  const double q = D * N * H, ff = D * F, table = V * D, unembed = D * V;
+  // Within a block the fullest instant is the gate's: 2 x gate + up + down
+  // = 4 D F (up's: 2 D F + O + gate, down's: 2 D F + gate + a norm vector).
+  const double w_block = std::max({2 * ff + q + ff, 2 * ff + ff + ff, 2 * ff + ff + D});
+  CHECK(w_block == 4 * D * F);
   const std::vector<double> instants{
-      kept + g_output,                                    // loss
-      kept - loss_kept + 2 * g_output + g_block,          // output
-      ids + 3 * input + block_stash + 3 * g_block,        // block2
-      ids + 2 * input + block_stash + 3 * g_block,        // block1
-      ids + input + block_stash + 2 * g_block + g_table,  // block0
-      ids + 2 * g_table,                                  // embedding
+      kept + 2 * unembed,                           // loss: the unembedding, prefetched
+      kept - loss_kept + 2 * (2 * unembed + D),     // output: at the unembedding
+      ids + 3 * input + block_stash + 2 * w_block,  // block2, at its gate
+      ids + 2 * input + block_stash + 2 * w_block,  // block1
+      ids + input + block_stash + 2 * w_block,      // block0
+      ids + 2 * (2 * table + D),                    // embedding: the table and block0's first norm vector
   };
-  // block0's: the table prefetched (1.05 M elements) outweighs a block (0.75 M).
-  CHECK(*std::max_element(instants.begin(), instants.end()) == instants[4]);
-  CHECK(m["peak_pass"] == "backward of block0");
-  CHECK(m["activations_bytes"].get<double>() == ids + input);
-  CHECK(m["rematerialized_bytes"].get<double>() == block_stash);
-  CHECK(m["gathered_weights_bytes"].get<double>() == 2 * g_block + g_table);
-  CHECK(m["per_chip_bytes"].get<double>() == 16 * params / fsdp + instants[4]);
+  // The loss's: its logits (4.2 MB) are still kept while the unembedding
+  // (2.1 MB) is prefetched for the output's backward; a block's instant
+  // holds 1.6 MB of weights and gradients (before 2026-12-07 block0's held
+  // two whole blocks' weights, a block's gradient and the table: 5.1 MB,
+  // and the peak was there).
+  CHECK(*std::max_element(instants.begin(), instants.end()) == instants[0]);
+  CHECK(m["peak_pass"] == "backward of loss");
+  CHECK(m["activations_bytes"].get<double>() == kept);
+  CHECK(m["rematerialized_bytes"].get<double>() == 0);
+  CHECK(m["gathered_weights_bytes"].get<double>() == 2 * unembed);
+  CHECK(m["per_chip_bytes"].get<double>() == 16 * params / fsdp + instants[0]);
 }
 
 }  // namespace test_llama_memory
