@@ -64,7 +64,13 @@ std::pair<std::string, std::uint64_t> largest_item(const ChipMemory& m) {
 struct ModelTotals {
   double matmul_flops = 0;         // forward + backward matmuls the chips must run, the whole batch
   double block_forward_flops = 0;  // the blocks' forward matmuls (remat full's recompute)
-  std::uint64_t block_params = 0;  // parameters of the repeated blocks
+  // Parameters of the repeated blocks one chip holds before tensor and
+  // pipeline parallelism split them, the experts' weights apart: with
+  // expert parallelism of e a chip holds 1 / e of them (whole experts),
+  // and FSDP gathers and the gradient reduction move only those, the
+  // latter over the data and context axes alone (the expert ranks hold
+  // other experts; TrainParallelism::gradient_axes).
+  double dense_block_params = 0, expert_block_params = 0;
   std::uint64_t blocks = 0;
 };
 
@@ -94,10 +100,15 @@ ModelTotals totals_of(const TrainSpec& spec) {
     t.matmul_flops += all;
     if (l.kind == models::LayerKind::transformer_block) {
       t.block_forward_flops += fwd;
-      t.block_params += l.param_count();
       ++t.blocks;
     }
   }
+  // The chip's model (TrainSpec::chip_model: expert_shards = e) names each
+  // expert weight's shards.
+  for (const models::LayerSpec& l : models::build_model(spec.chip_model(), spec.microbatch_size()).layers)
+    if (l.kind == models::LayerKind::transformer_block)
+      for (const models::ParamSpec& ps : l.params)
+        (ps.shards > 1 ? t.expert_block_params : t.dense_block_params) += double(ps.elements()) / double(ps.shards);
   return t;
 }
 
@@ -116,18 +127,19 @@ void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec) {
 
   // Bytes one chip moves, per step.
   const double split = double(par.tensor.degree) * double(par.pipeline.degree);
-  const double block_bf16 = 2.0 * double(t.block_params) / split;  // the chip's tensor and stage share
+  // The chip's tensor and stage share of the blocks' BF16 weights.
+  const double dense_bf16 = 2.0 * t.dense_block_params / split, expert_bf16 = 2.0 * t.expert_block_params / split;
   const double bandwidth = double(chip.ici.links_per_chip) * chip.ici.link_bandwidth;
   std::vector<std::pair<std::string, double>> moves;
   if (par.fsdp.degree > 1) {
     const double n = par.fsdp.degree;
-    moves.push_back({"fsdp weight gathers", 2.0 * m * block_bf16 * (n - 1) / n});
+    moves.push_back({"fsdp weight gathers", 2.0 * m * (dense_bf16 + expert_bf16) * (n - 1) / n});
   }
-  const double reducers = double(par.gradient_axes().degree);
-  if (reducers > 1) {
-    const double grads = block_bf16 / double(par.fsdp.degree);
-    moves.push_back({"gradient reduction", grads * (reducers - 1) / reducers});
-  }
+  // (N - 1)/N of what a chip holds leaves it, N the reducing chips.
+  const auto leaves = [&](double bf16, double n) { return bf16 / double(par.fsdp.degree) * (n - 1) / n; };
+  const double grads =
+      leaves(dense_bf16, par.gradient_axes().degree) + leaves(expert_bf16, par.gradient_axes(true).degree);
+  if (grads > 0) moves.push_back({"gradient reduction", grads});
   if (par.tensor.degree > 1) {
     const double n = par.tensor.degree;
     const double tokens = double(spec.microbatch_size()) * double(spec.chip_model().transformer.seq_len);

@@ -13,7 +13,9 @@
 //   communication: the bytes a chip must receive (FSDP's weight gathers,
 //     (N - 1)/N of a layer's BF16 weights per gather) or send (the data
 //     axes' gradient reduction and tensor parallelism's activation
-//     reductions, (N - 1)/N of what it holds) over all its ICI links at once.
+//     reductions, (N - 1)/N of what it holds) over all its ICI links at once;
+//     with expert parallelism of e a chip's experts are 1 / e of them, and
+//     their gradients are reduced over the data and context axes only.
 //
 // Each is work one chip cannot do faster, so the step takes at least the
 // larger of them. Elementwise work, the optimizer, latency and the MXU's
