@@ -34,8 +34,9 @@ struct Estimate {
   enum class Status { fits, does_not_fit, invalid };
   Status status = Status::invalid;
   std::string message;               // invalid: the loader's error; does not fit: what is over
-  std::uint64_t memory_bytes = 0;    // HBM of the fullest chip
-  std::uint64_t capacity_bytes = 0;  // what a chip may fill (max_memory_fraction of HBM)
+  std::uint64_t memory_bytes = 0;    // HBM of the fullest chip (host memory when that is what is over)
+  std::uint64_t capacity_bytes = 0;  // what a chip may fill (max_memory_fraction of HBM; its host share)
+  std::string memory = "HBM";        // which memory memory_bytes and capacity_bytes are of
   std::string largest_item;          // of the fullest chip: "activations", "optimizer", ...
   std::uint64_t largest_item_bytes = 0;
   double compute_s = 0, communication_s = 0;

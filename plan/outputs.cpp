@@ -46,7 +46,8 @@ std::string candidate_reason(const PlanResult& plan, std::size_t i) {
   switch (r.outcome) {
     case Outcome::invalid: return e.message;
     case Outcome::does_not_fit:
-      return "does not fit by " + gib(double(e.memory_bytes) - double(e.capacity_bytes)) + ": " + e.message;
+      return "does not fit by " + gib(double(e.memory_bytes) - double(e.capacity_bytes)) + " of " + e.memory + ": " +
+             e.message;
     case Outcome::pruned_by_bound:
       return "lower bound " + seconds(e.bound_s()) + " (" +
              (e.compute_s >= e.communication_s ? std::string("compute") : e.communication_by) +
@@ -128,8 +129,8 @@ std::string family_reason(const PlanResult& plan, std::size_t family) {
   if (least_over < std::numeric_limits<double>::infinity()) {
     const Estimate& e = plan.results[closest].estimate;
     return "does not fit by " + gib(least_over) + " at the least (" + describe(plan, closest) + " needs " +
-           gib(double(e.memory_bytes)) + " of " + gib(double(e.capacity_bytes)) + "; largest item " + e.largest_item +
-           " " + gib(double(e.largest_item_bytes)) + ")";
+           gib(double(e.memory_bytes)) + " of " + gib(double(e.capacity_bytes)) + " of " + e.memory +
+           "; largest item " + e.largest_item + " " + gib(double(e.largest_item_bytes)) + ")";
   }
   return "invalid: " + plan.results[m.front()].estimate.message;
 }

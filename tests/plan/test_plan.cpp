@@ -182,6 +182,33 @@ TEST_CASE("plan: a replicated candidate does not fit by what a hand count of its
   CHECK(std::abs(mib_after(why, "does not fit by") - over / 1048576) < 0.05 * 1024);
 }
 
+TEST_CASE("plan: a candidate over its host memory does not fit by the host's excess, not a negative HBM one",
+          "[plan]") {
+  // FSDP over 4 v5e chips with every block's stash offloaded (remat:
+  // offload): HBM holds the rest, the host holds the stashes. A host of
+  // 1 GiB for its 8 chips gives each 128 MiB.
+  const std::string text = R"(name: host-over
+chip: {base: tpu-v5e, host: {memory: 1073741824}}
+pod: {topology: torus2d, shape: [2, 2], wraparound: false}
+mesh: {data: 4}
+workload:
+  kind: train
+  model: {type: transformer, layers: 4, d_model: 1024, d_ff: 4096, heads: 8, head_dim: 128, seq_len: 8192,
+          vocab: 32000, tied_embeddings: true, attention: flash}
+  global_batch: 4
+  parallelism: {fsdp: data}
+  remat: offload
+)";
+  const std::string path = std::string(TPUSIM_SOURCE_DIR) + "/tests/data/plan/host-over.yaml";
+  const plan::Estimate e = plan::estimate_candidate(text, path, 1.0);
+  INFO(e.message);
+  REQUIRE(e.status == plan::Estimate::Status::does_not_fit);
+  CHECK(e.memory == "host memory");
+  CHECK(e.capacity_bytes == 1073741824 / 8);
+  CHECK(e.memory_bytes > e.capacity_bytes);
+  CHECK(e.message.find("does not fit in host memory") != std::string::npos);
+}
+
 TEST_CASE("plan: candidate_wall_time bounds each candidate's simulation by its limits", "[plan]") {
   // Each candidate file carries the bound as its limits.max_wall_time, so
   // a simulation past it stops as a runaway (exit 3) and the plan reports

@@ -24,11 +24,10 @@ const Dense kModel{2, 8192, 28672, 64, 8, 128, 32000};
 nlohmann::json serve(const std::string& chip, const std::string& format, const std::string& phase,
                      std::uint64_t batch) {
   const std::string name = "fmt-" + chip + "-" + format + "-" + phase;
-  return run(write_yaml(name, "name: " + name + "\nchip: " + chip + "\nworkload:\n  kind: inference\n  model: " +
-                                  kModel.yaml(4096) + "\n  batch: " + std::to_string(batch) +
-                                  "\n  prompt_len: 2048\n  decode_len: 128\n  phase: " + phase +
-                                  "\n  dtype: {weights: " + format + ", kv_cache: " + format +
-                                  "}\n"))["result"]["inference"];
+  return run(write_yaml(
+      name, "name: " + name + "\nchip: " + chip + "\nworkload:\n  kind: inference\n  model: " + kModel.yaml(4096) +
+                "\n  batch: " + std::to_string(batch) + "\n  prompt_len: 2048\n  decode_len: 128\n  phase: " + phase +
+                "\n  dtype: {weights: " + format + ", kv_cache: " + format + "}\n"))["result"]["inference"];
 }
 
 }  // namespace
@@ -47,7 +46,8 @@ TEST_CASE("fp8 serving on TPU7x reads one byte a weight and halves a memory-boun
   CHECK(ratio >= 0.5);
   CHECK(ratio <= 0.55);
   // The KV cache a sequence holds is half as large, so twice the batch fits (within one).
-  const double fits_bf16 = bf16["max_batch_that_fits"].get<double>(), fits_fp8 = fp8["max_batch_that_fits"].get<double>();
+  const double fits_bf16 = bf16["max_batch_that_fits"].get<double>(),
+               fits_fp8 = fp8["max_batch_that_fits"].get<double>();
   CHECK(fits_fp8 >= 2 * fits_bf16 - 2);
 }
 
