@@ -85,7 +85,9 @@ double causal_share(const models::MatmulSpec& mm) {
   return w / t * (1.0 - w / (2.0 * t));
 }
 
-ModelTotals totals_of(const TrainSpec& spec) {
+// `micro`: the chip's model of a microbatch (TrainSpec::chip_model, the
+// model estimate_candidate lays out), whose expert weights name their shards.
+ModelTotals totals_of(const TrainSpec& spec, const models::ModelSpec& micro) {
   const models::ModelSpec whole = models::build_model(spec.model, spec.global_batch);
   ModelTotals t;
   for (const models::LayerSpec& l : whole.layers) {
@@ -103,19 +105,18 @@ ModelTotals totals_of(const TrainSpec& spec) {
       ++t.blocks;
     }
   }
-  // The chip's model (TrainSpec::chip_model: expert_shards = e) names each
-  // expert weight's shards.
-  for (const models::LayerSpec& l : models::build_model(spec.chip_model(), spec.microbatch_size()).layers)
+  // The chip's model (expert_shards = e) names each expert weight's shards.
+  for (const models::LayerSpec& l : micro.layers)
     if (l.kind == models::LayerKind::transformer_block)
       for (const models::ParamSpec& ps : l.params)
         (ps.shards > 1 ? t.expert_block_params : t.dense_block_params) += double(ps.elements()) / double(ps.shards);
   return t;
 }
 
-void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec) {
+void bound(Estimate& e, const Experiment& exp, const TrainSpec& spec, const models::ModelSpec& micro) {
   const auto& par = spec.parallelism;
   const hw::ChipConfig& chip = exp.chip;
-  const ModelTotals t = totals_of(spec);
+  const ModelTotals t = totals_of(spec, micro);
   const double chips = double(exp.pod.devices());
   std::uint32_t rate = 1;
   if (spec.precision.matmul != hw::NumberFormat::bf16)
@@ -195,7 +196,7 @@ Estimate estimate_candidate(const std::string& text, const std::string& path, do
   e.memory_bytes = fullest->total();
   e.capacity_bytes = std::uint64_t(double(s.exp.chip.hbm.capacity_bytes) * max_memory_fraction);
   std::tie(e.largest_item, e.largest_item_bytes) = largest_item(*fullest);
-  bound(e, s.exp, s.spec);
+  bound(e, s.exp, s.spec, micro);
   e.status = Estimate::Status::fits;
   try {
     workloads::check_memory_fits(memory, layout, e.capacity_bytes);
