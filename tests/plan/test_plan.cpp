@@ -18,21 +18,17 @@
 #include "plan/experiment_text.h"
 #include "plan/slice.h"
 #include "plan/spec.h"
+#include "plan_json.h"
 
 namespace test_plan {
 
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
+using testing_plan::plan_json;
 
 namespace {
 
 const char* kPlan = "tests/data/plan/small-v5e-4.yaml";
-
-nlohmann::json plan_json(const TempDir& dir) {
-  std::ifstream in(dir / "plan.json");
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path);

@@ -7,26 +7,21 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <string>
 
 #include "app/cli_runner.h"
 #include "plan/estimate.h"
+#include "plan_json.h"
 
 namespace test_plan_moe {
 
 using testing_cli::run_tpusim;
 using testing_cli::TempDir;
+using testing_plan::plan_json;
 
 namespace {
 
 const char* kPlan = "tests/data/plan/small-moe-v5e-4.yaml";
-
-nlohmann::json plan_json(const TempDir& dir) {
-  std::ifstream in(dir / "plan.json");
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 // The plan's model as kind: train on a ring of 4 v5e chips over `mesh`.
 std::string experiment(const std::string& mesh, const std::string& parallelism) {
