@@ -570,7 +570,7 @@ Cost CostModel::cost(const Computation& comp, const Instruction& in) {
         auto count = [&](const char* key) -> std::optional<double> {
           if (!est.contains(key)) return std::nullopt;
           const std::optional<double> v = number(est[key]);
-          if (v && !(*v >= 0 && *v < 4.6e18)) {
+          if (v && !(*v >= 0 && *v < kMaxKernelCount)) {
             std::ostringstream shown;
             shown << *v;
             fail(module_, in,

@@ -103,6 +103,11 @@ class CostModel {
   std::map<std::string, std::set<std::string>> notes_;  // what -> the instructions
 };
 
+// The largest count of a kernel's work (FLOPs, bytes) tpusim takes, from a
+// cost_estimate or workload.custom_call_flops: below 2^62, so that the
+// casts to 64-bit integers cannot wrap (flops: -1e30 once ran as a number).
+constexpr double kMaxKernelCount = 4.6e18;
+
 // An instruction's name without XLA's `.N` suffix ("splash_mha_fwd.3" ->
 // "splash_mha_fwd"); the name itself when it has none.
 std::string base_name(const std::string& name);

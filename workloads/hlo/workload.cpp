@@ -320,8 +320,8 @@ void load_custom_call_flops(const sim::YamlNode& node, HloSpec& spec) {
   for (const std::string& name : node.keys()) {
     const sim::YamlNode value = node[name];
     const double flops = value.as_double();
-    // Below 2^62, as a cost_estimate's count (hlo/cost.cpp).
-    if (!(flops >= 0 && flops < 4.6e18)) value.fail("FLOPs of a kernel must be at least 0 and below 2^62");
+    if (!(flops >= 0 && flops < hlo::kMaxKernelCount))
+      value.fail("FLOPs of a kernel must be at least 0 and below 2^62");
     spec.custom_call_flops[name] = flops;
   }
 }
@@ -351,8 +351,6 @@ const sim::ParamTable<HloSpec>& load_params() {
   return t;
 }
 
-}  // namespace
-
 // Each name of workload.custom_call_flops must be a custom-call of the
 // module, by its name or its name without `.N`.
 void check_custom_calls(const sim::YamlNode& node, const HloSpec& spec) {
@@ -371,6 +369,8 @@ void check_custom_calls(const sim::YamlNode& node, const HloSpec& spec) {
                                            (hint.empty() ? "" : "; " + hint));
     }
 }
+
+}  // namespace
 
 nlohmann::json hlo_params() { return load_params().describe(); }
 
