@@ -116,11 +116,13 @@ struct MatmulSpec {
   // whole square and masks it, as it does the causal triangle.
   std::uint64_t window = 0;
   // An expert matmul (tokens != none) run as one grouped matmul over the
-  // chip's experts (MegaBlocks, Gale et al. 2022, arXiv:2211.15841; MaxText's
-  // megablox): count 1, `tokens` all the tokens its experts take, each row
-  // block multiplied by its expert's weight; false: `count` matmuls, one
-  // per expert.
-  bool grouped = false;
+  // chip's `groups` experts (MegaBlocks, Gale et al. 2022, arXiv:2211.15841;
+  // MaxText's megablox): count 1, `tokens` all the tokens its experts take,
+  // each row block multiplied by its expert's weight; 0: `count` matmuls,
+  // one per expert. The kernel computes whole tiles of `group_tile` rows
+  // along the tokens (grouped_kernel_rows, models/moe.h); 0: exact rows.
+  std::uint64_t groups = 0;
+  std::uint64_t group_tile = 0;
 
   // The share of the m x k x n products a causal kernel computes, over the
   // exact triangle of a T x T square: (T + 1) / 2T; 1 when not causal.

@@ -117,6 +117,10 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
                 "batched: one matmul per expert on its tokens; grouped: one grouped matmul over the chip's experts "
                 "(megablox); einsum: GShard's one-hot dispatch and combine einsums into capacity-padded buffers "
                 "(MaxText without megablox/sparse_matmul; needs a capacity_factor)")
+        .integer<std::uint64_t>("grouped_tile", &TransformerConfig::grouped_tile, "rows", 512, sim::between(0, 1 << 20),
+                                "expert_matmul grouped: rows of the kernel's tile along the tokens (megablox's tm, "
+                                "MaxText's tile_batch_seq); a group starting inside a tile costs that tile again; "
+                                "0: an exact kernel")
         .integer<std::uint64_t>("q_lora_rank", &TransformerConfig::q_lora_rank, "elements", 0, sim::between(0, 1 << 20),
                                 "multi-head latent attention: width of the query latent (0: queries projected "
                                 "straight from d_model)")
@@ -151,7 +155,7 @@ const sim::ParamTable<TransformerConfig>& transformer_params() {
         .then([](const sim::YamlNode& node, TransformerConfig& c) {
           if (!c.moe()) {
             for (const char* k : {"top_k", "capacity_factor", "shared_experts", "expert_d_ff", "routing",
-                                  "first_dense_layers", "moe_layer_step", "expert_matmul"})
+                                  "first_dense_layers", "moe_layer_step", "expert_matmul", "grouped_tile"})
               if (node[k].present())
                 node[k].fail(std::string(k) + " configures a mixture of experts, and the model has none (experts: 0)");
             return;

@@ -70,6 +70,12 @@ std::uint64_t einsum_capacity(const TransformerConfig& c, std::uint64_t seq) {
   return static_cast<std::uint64_t>(std::max(fair * c.capacity_factor, c.capacity_factor));
 }
 
+std::uint64_t grouped_kernel_rows(std::uint64_t rows, std::uint64_t groups, std::uint64_t tile) {
+  if (tile == 0 || rows == 0) return rows;
+  const std::uint64_t tiles = (rows + tile - 1) / tile + std::max<std::uint64_t>(groups, 1) - 1;
+  return checked_mul(tiles, tile, "grouped matmul rows");
+}
+
 // Turns a serial block's dense MLP into a mixture of experts (GShard,
 // Lepikhin et al. 2020, arXiv:2006.16668; Switch, Fedus et al. 2021,
 // arXiv:2101.03961; Mixtral, Jiang et al. 2024, arXiv:2401.04088):
@@ -173,7 +179,8 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
           continue;
         }
         // One grouped matmul: all the chip's experts' tokens along `tokens`.
-        mm.grouped = true;
+        mm.groups = local;
+        mm.group_tile = c.grouped_tile;
         (mm.tokens == Dim::k ? mm.k : mm.m) = routed;
       }
   };

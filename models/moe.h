@@ -22,4 +22,16 @@ void add_moe(LayerSpec& l, const Dims& d, const BlockShape& shape, const BlockNa
 // it; with no capacity (cf <= 0) every expert computes every token.
 std::uint64_t einsum_capacity(const TransformerConfig& c, std::uint64_t seq);
 
+// The rows a grouped matmul kernel computes for `rows` tokens sorted into
+// `groups` experts that each take some (docs/models.md#grouped-matmul-tiles):
+// megablox's gmm and tgmm (jax/experimental/pallas/ops/tpu/megablox/gmm.py,
+// make_group_metadata) run a grid of whole `tile`-row tiles, one visit per
+// (tile, group) pair that overlap, so a group starting inside a tile costs
+// that tile again: ceil(rows / tile) to ceil(rows / tile) + groups - 1
+// tiles. A router's per-step counts are not multiples of the tile (they
+// scatter by about their square root around the balanced share), so every
+// group after the first starts inside a tile: the upper end. tile 0: an
+// exact kernel, `rows`.
+std::uint64_t grouped_kernel_rows(std::uint64_t rows, std::uint64_t groups, std::uint64_t tile);
+
 }  // namespace models

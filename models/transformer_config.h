@@ -51,6 +51,9 @@ struct TransformerConfig {
   // capacity_factor-padded rows per expert and sequence (MaxText's
   // dense_matmul), the experts batched over those buffers.
   std::string expert_matmul = "batched";  // batched | grouped | einsum
+  // A grouped matmul's tile along the tokens (models::grouped_kernel_rows):
+  // megablox's tm, MaxText's tile_batch_seq (base.yml: 512); 0: exact.
+  std::uint64_t grouped_tile = 512;
   // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 s.2.1;
   // docs/models.md#multi-head-latent-attention), on when kv_lora_rank > 0:
   // keys and values come up from a kv_lora_rank latent, queries from a

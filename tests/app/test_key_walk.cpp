@@ -158,7 +158,8 @@ const Probe kProbes[] = {
      "           parallelism: {data: data, tensor: model},\n"
      "           requests: {count: 8, rate: 400, prompt_len: [64, 128], decode_len: [16, 32], seed: 3}}\n"},
     // Single chips, so that a grouped expert matmul (one matmul over all the
-    // experts' tokens, 100 each, no block multiple) is not the batched one;
+    // experts' tokens, 100 each, in whole tiles of grouped_tile rows) is not
+    // the batched one;
     // latent attention, a local/global window pattern and vocabulary tiling;
     // the window probe serves int8 weights, so that dtype.activations acts.
     {"train-shapes", "train", false,
@@ -167,7 +168,7 @@ const Probe kProbes[] = {
      "           seq_len: 200, vocab: 1024, attention: flash, kv_lora_rank: 32, qk_nope_head_dim: 32,\n"
      "           qk_rope_head_dim: 16, v_head_dim: 32, q_lora_rank: 64, sliding_window: 64,\n"
      "           sliding_window_pattern: 2, vocab_tiles: 2, experts: 4, top_k: 1, expert_d_ff: 512,\n"
-     "           first_dense_layers: 1}, global_batch: 2, optimizer: adam}\n"},
+     "           first_dense_layers: 1, expert_matmul: grouped}, global_batch: 2, optimizer: adam}\n"},
     {"inference-window", "inference", false,
      "chip: tpu-v5e\n"
      "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
@@ -329,6 +330,7 @@ const std::map<std::string, std::string> kTrainOnly = {
     // Serving runs each expert's matmul on the tokens its router sends it;
     // a grouped matmul waits for workloads/inference to read MatmulSpec::grouped.
     {"workload.model.expert_matmul", "serving runs one matmul per expert"},
+    {"workload.model.grouped_tile", "serving runs one matmul per expert"},
 };
 
 // What the simulator computed: the report without the echo of its input

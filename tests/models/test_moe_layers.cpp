@@ -95,11 +95,12 @@ TEST_CASE("Dropless experts: each takes tokens x top_k / experts, grouped is one
   const auto& up = matmul(lb, "block0.mlp.experts.up");
   CHECK(up.count == 8);
   CHECK(up.m == 64);
-  CHECK_FALSE(up.grouped);
+  CHECK(up.groups == 0);
   const auto& gup = matmul(lg, "block0.mlp.experts.up");
   CHECK(gup.count == 1);
   CHECK(gup.m == 8 * 64);
-  CHECK(gup.grouped);
+  CHECK(gup.groups == 8);
+  CHECK(gup.group_tile == 512);  // MaxText's tile_batch_seq
   CHECK(gup.tokens == models::Dim::m);
   CHECK(matmul(lg, "block0.mlp.experts.up.dW").k == 8 * 64);
   // Active FLOPs: every token through top_k experts of 3 D EF, 2 FLOPs per MAC.

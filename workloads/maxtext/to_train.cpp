@@ -78,6 +78,9 @@ models::ModelConfig model_of(MaxTextConfig& cfg, const sim::YamlNode& config) {
     // every token.
     if (cfg.moe.megablox || cfg.moe.sparse_matmul) {
       t.expert_matmul = "grouped";
+      // megablox's gmm tiles (tm, the tokens' tile); ragged_dot gets the
+      // same tiling as XLA metadata (layers/moe.py sparse_matmul).
+      t.grouped_tile = cfg.moe.tile_batch_seq;
     } else if (t.capacity_factor > 0) {
       t.expert_matmul = "einsum";
     } else {

@@ -62,13 +62,32 @@ std::uint64_t ChipExperts::tokens() const {
 
 Deps ChipExperts::matmuls(hw::Program& prog, const models::MatmulSpec& mm, const std::string& label,
                           const Deps& deps) const {
+  const auto tokens_of = [&mm](models::MatmulSpec& one) -> std::uint64_t& {
+    return mm.tokens == models::Dim::k ? one.k : one.m;
+  };
+  if (mm.groups) {
+    // One grouped matmul over the experts that got tokens, in whole tiles.
+    std::uint64_t rows = 0, groups = 0;
+    for (std::uint64_t j = 0; j < local_experts(); ++j) {
+      rows += expert_tokens(j);
+      groups += expert_tokens(j) > 0;
+    }
+    if (rows == 0) return deps;
+    models::MatmulSpec all = mm;
+    tokens_of(all) = models::grouped_kernel_rows(rows, groups, mm.group_tile);
+    const LocalMatmul l = local_matmul(all, ctx_.tp());
+    const std::uint64_t first = ctx_.expert_rank * local_experts();
+    return kernels::append_program(
+        prog, ctx_.matmuls.get(l.count, l.m, l.k, l.n, {}, quantized(all, ctx_.quantize)), deps,
+        " [" + label + " experts " + std::to_string(first) + "-" + std::to_string(first + local_experts() - 1) + "]");
+  }
   Deps sinks;
   for (std::uint64_t j = 0; j < local_experts(); ++j) {
     const std::uint64_t tokens = expert_tokens(j);
     if (tokens == 0) continue;
     models::MatmulSpec one = mm;
     one.count = 1;
-    (mm.tokens == models::Dim::k ? one.k : one.m) = tokens;
+    tokens_of(one) = tokens;
     const LocalMatmul l = local_matmul(one, ctx_.tp());
     append(sinks, kernels::append_program(
                       prog, ctx_.matmuls.get(l.count, l.m, l.k, l.n, {}, quantized(one, ctx_.quantize)), deps,

@@ -53,7 +53,8 @@ class ChipExperts {
   std::uint64_t tokens() const;
   // An expert matmul of the model (count = the chip's experts, the uniform
   // share of tokens each) as the chip runs it: one matmul per expert on
-  // the tokens its router sent it; returns the sinks (`deps` when no
+  // the tokens its router sent it, or a grouped one (MatmulSpec::groups)
+  // over all of them in whole tiles; returns the sinks (`deps` when no
   // expert got a token).
   Deps matmuls(hw::Program& prog, const models::MatmulSpec& mm, const std::string& label, const Deps& deps) const;
   // The all-to-all over the expert axes (a collective named from `prefix`

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernels/program_append.h"
+#include "models/moe.h"
 #include "sim/units.h"
 #include "workloads/train/experts.h"
 #include "workloads/train/tensor_split.h"
@@ -169,7 +170,12 @@ void LayerPass::build_matmul(std::size_t i, const models::MatmulSpec& mm, const 
       append(sinks_[i], chunks_[i].back());
     }
   } else {
-    const LocalMatmul l = local_matmul(mm, ctx_.tp());
+    LocalMatmul l = local_matmul(mm, ctx_.tp());
+    // A grouped expert matmul computes whole tiles along its tokens.
+    if (mm.groups) {
+      std::uint64_t& rows = mm.tokens == models::Dim::k ? l.k : l.m;
+      rows = models::grouped_kernel_rows(rows, mm.groups, mm.group_tile);
+    }
     // Flash attention's fused matmuls: m is a sequence axis of each of
     // them (queries or keys), the triangle's side.
     // A sliding window's band: the kernel computes only the blocks it covers.

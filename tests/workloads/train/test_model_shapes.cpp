@@ -23,15 +23,17 @@ using testing_workloads::write_yaml;
 constexpr double L = 2, B = 2, T = 256, D = 512, F = 2048, N = 8, V = 4096;
 constexpr double BT = B * T;
 
-nlohmann::json train(const std::string& name, const std::string& extra) {
+nlohmann::json report(const std::string& name, const std::string& extra) {
   return run(write_yaml("shapes-" + name, R"(chip: tpu-v4
 workload:
   kind: train
   model: {type: transformer, layers: 2, d_model: 512, d_ff: 2048, heads: 8, seq_len: 256, vocab: 4096, )" +
                                               extra + R"(}
   global_batch: 2
-)"))["result"];
+)"));
 }
+
+nlohmann::json train(const std::string& name, const std::string& extra) { return report(name, extra)["result"]; }
 
 double model_flops(const nlohmann::json& r) { return r["model_flops"].get<double>(); }
 
@@ -94,6 +96,31 @@ TEST_CASE("train: a dense block before a mixture of experts with a shared expert
   const double experts = attention + 2 * BT * D * 4 + 2 * 3 * 2 * BT * D * 512;
   CHECK(model_flops(batched) == Approx(3 * (dense + experts + kLogits)).epsilon(1e-12));
   CHECK(model_flops(grouped) == model_flops(batched));
+}
+
+// megablox's grid (jax/experimental/pallas/ops/tpu/megablox/gmm.py,
+// make_group_metadata) visits one tile of `tile` rows per (tile, group)
+// pair that overlap. The 512 rows of the block with experts (B T, top 1)
+// sorted into 4 experts whose per-step counts are no multiples of the tile
+// (e.g. 97, 140, 131, 144): with tile 512 each of the 4 groups visits the
+// one tile, 4 visits; with tile 128, 4 tiles and the 3 groups after the
+// first each start inside one, 7 visits. Every expert matmul (up, gate,
+// down) in each pass (forward, input and weight gradient) computes those
+// visits' rows in place of 512; model FLOPs do not move.
+TEST_CASE("train: a grouped expert matmul computes whole tiles and a group starting inside one costs it again",
+          "[workloads][train][shapes]") {
+  const std::string moe =
+      "head_dim: 64, mlp: swiglu, experts: 4, top_k: 1, expert_d_ff: 512, first_dense_layers: 1, "
+      "expert_matmul: grouped, grouped_tile: ";
+  const auto mxu = [](const nlohmann::json& r) { return r["per_chip"][0]["mxu_flops"].get<double>(); };
+  const auto exact = report("tiles-exact", moe + "0");
+  for (const auto& [tile, visits] : {std::pair{512.0, 4.0}, std::pair{128.0, 7.0}}) {
+    INFO("tile " << tile);
+    const auto tiled = report("tiles-" + std::to_string(int(tile)), moe + std::to_string(int(tile)));
+    const double extra_rows = tile * visits - BT;
+    CHECK(mxu(tiled) - mxu(exact) == Approx(3 * 3 * 2 * extra_rows * D * 512).epsilon(1e-9));
+    CHECK(model_flops(tiled["result"]) == model_flops(exact["result"]));
+  }
 }
 
 TEST_CASE("train: vocabulary tiling keeps 1/k of the logits, recomputes them, model FLOPs unchanged",

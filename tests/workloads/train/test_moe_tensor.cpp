@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "workloads/experiment_fixture.h"
 
@@ -68,13 +69,16 @@ TEST_CASE("moe tensor: each rank computes its slice of every expert, the whole e
   // (up and down: forward, input and weight gradients) of rows x D x 1024
   // multiply-adds on the chip holding whole experts; everything else of
   // the step is unchanged, so the difference is the experts' own work.
-  const double whole_added = kLayers * 6 * 2 * kRows * kD * 1024;
-  for (const auto& [whole, split] : {std::make_pair(kWhole, kTp2), std::make_pair(kEp2, kEp2Tp2)}) {
+  // The grouped kernel computes whole tiles of 512 rows, one per (tile,
+  // expert) pair that overlap (docs/models.md#grouped-matmul-tiles): the
+  // 4096 rows are 8 tiles, and each expert after the first starts inside
+  // one. Expert parallelism of 2 gives each chip 4 of the 8 experts and
+  // the same 4096 rows (its 2048 tokens x top 2, uniform routing).
+  for (const auto& [whole, split, groups] : {std::make_tuple(kWhole, kTp2, 8.0), std::make_tuple(kEp2, kEp2Tp2, 4.0)}) {
     INFO(whole.name << " against " << split.name);
+    const double whole_added = kLayers * 6 * 2 * (512 * (kRows / 512 + groups - 1)) * kD * 1024;
     const double added_whole = chip0_mxu_flops(run_moe(whole, 2048)) - chip0_mxu_flops(run_moe(whole, 1024));
     const double added_split = chip0_mxu_flops(run_moe(split, 2048)) - chip0_mxu_flops(run_moe(split, 1024));
-    // Expert parallelism of 2 gives each chip 4 of the 8 experts and the
-    // same 4096 rows (its 2048 tokens x top 2, uniform routing).
     CHECK(added_whole == Approx(whole_added));
     CHECK(added_split == Approx(whole_added / 2));
   }
