@@ -160,11 +160,16 @@ void Table::row(const std::string& name, const std::string& value, const std::st
 void Table::section(const std::string& heading) { rows_.push_back({heading}); }
 
 std::string Table::str() const {
+  // Values up to kAligned characters (a figure and its remark) are right-
+  // aligned in one column; a longer one (a list of chips that made others
+  // wait) starts where that column starts, so one long line does not push
+  // every figure of the table hundreds of characters to the right.
+  constexpr std::size_t kAligned = 48;
   std::size_t w0 = 0, w1 = 0;
   for (const auto& r : rows_)
     if (r.size() == 3) {
       w0 = std::max(w0, r[0].size());
-      w1 = std::max(w1, r[1].size());
+      if (r[1].size() <= kAligned) w1 = std::max(w1, r[1].size());
     }
   std::ostringstream s;
   s << title_ << "\n";
@@ -173,7 +178,8 @@ std::string Table::str() const {
       s << "  " << r[0] << "\n";
       continue;
     }
-    s << "    " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << std::string(w1 - r[1].size(), ' ') << r[1];
+    const std::size_t pad = r[1].size() < w1 ? w1 - r[1].size() : 0;
+    s << "    " << r[0] << std::string(w0 - r[0].size() + 2, ' ') << std::string(pad, ' ') << r[1];
     if (!r[2].empty()) s << " " << r[2];
     s << "\n";
   }
