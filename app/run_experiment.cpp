@@ -49,7 +49,9 @@ workloads::RunOutput run_experiment(const workloads::Experiment& exp, workloads:
   if (ro.vcd) ro.vcd_path = outputs.stage("mxu.vcd", ".vcd");
   workloads::RunOutput out = simulate(exp, ro);
   if (!out.trace_json.empty()) outputs.write("trace.json", out.trace_json);
-  const std::string report = report_text(out, ro.report_detail);
+  // Trimmed in place (the full report is not needed past here): no copy of
+  // a pod's stats.
+  const std::string report = workloads::report_text(std::move(out.report), ro.report_detail);
   outputs.write("report.json", report);
   // The caller (the run page, Python) sees what report.json says, at its detail.
   out.report = nlohmann::json::parse(report);
