@@ -19,6 +19,8 @@ ChipReduction::ChipReduction(const std::vector<std::unique_ptr<hw::Chip>>& chips
       hbm_per_byte_(config.hbm_bytes_per_reduced_byte),
       packet_bytes_(std::max<std::uint64_t>(packet_bytes, 1)),
       contention_ps_(n, 0),
+      late_span_ps_(n, 0),
+      late_spans_(n),
       coupled_(n, 0),
       operand_bytes_(n, 0.0),
       hbm_bytes_(n, 0.0),
@@ -122,10 +124,27 @@ void ChipReduction::flow_done(std::uint64_t flow) {
       e.landed_at + sim::duration_ps(double(e.tail_bytes) * unit(e.sparsecore).ps_per_byte, [&] {
         return "the reduction tail of " + std::to_string(e.tail_bytes) + " bytes on chip " + std::to_string(e.chip);
       });
-  if (now > calendar) contention_ps_[e.chip] += now - calendar;
+  if (now > calendar) {
+    contention_ps_[e.chip] += now - calendar;
+    add_late_span(e.chip, calendar, now);
+  }
   const hw::HbmFluid& hbm = simulated(e.chip)->hbm_fluid();
   if (e.own_active > 0 || hbm.own_started() != e.own_started) coupled_[e.chip] = 1;
   e.listener->reduced(e.token);
+}
+
+void ChipReduction::add_late_span(int chip, interconnect::Ps from, interconnect::Ps to) {
+  // Spans end now, so those the new one overlaps are the last ones kept.
+  auto& spans = late_spans_[chip];
+  interconnect::Ps covered = 0, lo = from;
+  while (!spans.empty() && spans.back().second >= from) {
+    covered += spans.back().second - std::max(spans.back().first, from);
+    lo = std::min(lo, spans.back().first);
+    spans.pop_back();
+  }
+  late_span_ps_[chip] += to - from - covered;
+  spans.emplace_back(lo, to);
+  if (spans.size() > kLateSpansKept) spans.erase(spans.begin());
 }
 
 double ChipReduction::vector_busy_s(int chip) const {

@@ -67,6 +67,12 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   // units cost its collectives. Replicas reduce on the calendar, so this
   // bounds what their representative's contention is missing from them.
   interconnect::Ps contention_ps(int chip) const { return contention_ps_[chip]; }
+  // The time during which any of the chip's reductions ran past its
+  // calendar end: the union of those spans, where contention_ps adds them
+  // up (six streams' tails late together count once). A chain of dependent
+  // steps runs one after another, so its reductions' late spans lie apart
+  // in time, inside this union.
+  interconnect::Ps late_span_ps(int chip) const { return late_span_ps_[chip]; }
   // Whether any of the simulated chip's reductions shared HBM or the vector
   // units with its own kernels, stream ops or DMA: then its collectives and
   // its compute are coupled, each delaying the other by where they meet.
@@ -147,7 +153,14 @@ class ChipReduction final : public interconnect::ReductionModel, private hw::Hbm
   SparseCoreSide sparsecore_{*this};
   double hbm_per_byte_;
   std::uint64_t packet_bytes_;
-  std::vector<interconnect::Ps> contention_ps_;    // per chip
+  std::vector<interconnect::Ps> contention_ps_;  // per chip
+  std::vector<interconnect::Ps> late_span_ps_;   // per chip
+  // Per chip: the latest late spans, merged where they overlap, in time
+  // order (at most kLateSpansKept; one dropped is counted, so a later span
+  // that overlaps it is counted again: the union only grows looser).
+  std::vector<std::vector<std::pair<interconnect::Ps, interconnect::Ps>>> late_spans_;
+  static constexpr std::size_t kLateSpansKept = 16;
+  void add_late_span(int chip, interconnect::Ps from, interconnect::Ps to);
   std::vector<char> coupled_;                      // per chip
   std::vector<double> operand_bytes_, hbm_bytes_;  // per chip: TensorCore operand bytes, both units' HBM bytes
   std::vector<double> sparsecore_operand_bytes_;   // per chip: what its SparseCores reduced

@@ -509,10 +509,33 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   // What contention cost a representative's reductions its replicas did not
   // pay (they reduce on the calendar): had they paid it too, their
   // collectives could have ended that much later.
+  // With translations and uneven chunks the orbit's chips are not in step
+  // either, and a chip's concurrent reductions (a torus all-reduce's
+  // streams) share its HBM: on the orbit chip their tails land at one
+  // instant and share it all the way, on a chip whose tails land a few
+  // picoseconds apart the first runs alone for that long and both end
+  // that much sooner. That gain feeds the next step's sends, so offsets
+  // grow along chains of steps from bytes' time towards a tail's time per
+  // step, far past uneven_ps (a 1 GiB all-reduce on 8x8x8 at kernel
+  // fidelity: chips 0.27 us apart against 0.025 us). Each step's reduction
+  // on any chip takes between the calendar's time and the orbit chip's
+  // (whose tails overlap completely, the most they can), and the steps of
+  // a chain run one after another on the orbit chip, so the time its
+  // reductions ran late (ChipReduction::late_span_ps) bounds what a chain
+  // can differ by (docs/performance.md, "Uneven chunks at kernel
+  // fidelity").
   if (reduction_) {
+    const bool uneven_orbits = std::any_of(uneven_.begin(), uneven_.end(), [](const interconnect::Invariance& u) {
+      return u.uneven_bytes > 0 || u.uneven_hops > 0;
+    });
     interconnect::Ps missing = 0;
-    for (int c = 0; c < n; ++c)
-      if (rep_of_[c] == c && net_members_[c].size() > 1) missing = std::max(missing, reduction_->contention_ps(c));
+    for (int c = 0; c < n; ++c) {
+      if (rep_of_[c] != c) continue;
+      if (net_members_[c].size() > 1)
+        missing = std::max(missing, reduction_->contention_ps(c));
+      else if (uneven_orbits && group_of_[c].size() > 1)
+        missing = std::max(missing, reduction_->late_span_ps(c));
+    }
     check.spread_ps += missing;
   }
   // Replicas that are not exactly in step (any of the above set them apart,

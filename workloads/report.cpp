@@ -761,6 +761,17 @@ nlohmann::json to_json(const Report& r) {
 
 namespace {
 
+// Whether every number in `j` is finite: one pass that builds no key paths
+// (a pod's stats hold millions of numbers), so that non_finite_at walks
+// only a report that has a bad one.
+bool all_finite(const nlohmann::json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_structured())
+    for (const auto& v : j)
+      if (!all_finite(v)) return false;
+  return true;
+}
+
 // The key path of the first number in `j` that is not finite, or "".
 std::string non_finite_at(const nlohmann::json& j, const std::string& path) {
   if (j.is_number_float()) return std::isfinite(j.get<double>()) ? "" : path;
@@ -791,6 +802,12 @@ std::string report_text(const nlohmann::json& full, ReportDetail detail) {
   nlohmann::json report = nlohmann::json::object();
   for (auto it = full.begin(); it != full.end(); ++it)
     if (detail == ReportDetail::full || it.key() != "collectives") report[it.key()] = it.value();
+  return report_text(std::move(report), detail);
+}
+
+std::string report_text(nlohmann::json&& given, ReportDetail detail) {
+  nlohmann::json report = std::move(given);  // freed on return, before the caller reads the text back
+  if (detail != ReportDetail::full) report.erase("collectives");
   // A cluster's jobs carry their own reports: the same policy for theirs.
   if (detail != ReportDetail::full) {
     keep_summary(report);
@@ -801,11 +818,12 @@ std::string report_text(const nlohmann::json& full, ReportDetail detail) {
       }
   }
   report["report_detail"] = report_detail_names().name(detail);
-  const std::string at = non_finite_at(report, "");
-  if (!at.empty())
+  if (!all_finite(report)) {
+    const std::string at = non_finite_at(report, "");
     throw sim::SimFailure("the run's " + at +
                           " is not a finite number (inf or nan): the simulated quantity is beyond what the model "
                           "can state, from an input far outside its range; report.json is not written");
+  }
   return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

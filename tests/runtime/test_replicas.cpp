@@ -207,6 +207,55 @@ TEST_CASE("replicas: with translations every chip's collective ends when simulat
   }
 }
 
+TEST_CASE("replicas: uneven chunks at kernel fidelity leave every chip's collective end within the reported spread",
+          "[workloads][replicas]") {
+  // Buffers that do not divide evenly over the streams and ring chunks:
+  // chips' transfers differ by an element per step. A chip's concurrent
+  // reductions share its HBM, so on the orbit chip (all streams' tails land
+  // at one instant) they take longer than on a chip whose tails land apart,
+  // and that gap grows along the steps far past the bytes' own time (the
+  // 4x4x4 case: 16 ns apart against the 10.7 ns the uneven bytes bound
+  // alone; the ring: chips 46 ns apart against 3 ns). The reported spread
+  // must cover it (PodSimulation::check_replicas, docs/performance.md).
+  struct Case {
+    const char* what;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {"1 GiB torus all-reduce on 4x4x4", {"workload.bytes=1073741824"}},
+      {"bidirectional ring of 16, 100000004 bytes",
+       {"pod={topology: ring, shape: [16], wraparound: true}", "workload.algorithm=bidirectional_ring",
+        "workload.bytes=100000004"}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("fidelity=kernel");
+    const nlohmann::json one = run("/configs/experiments/allreduce-v4-4x4x4.yaml", sets, "auto");
+    const nlohmann::json all = run("/configs/experiments/allreduce-v4-4x4x4.yaml", sets, "all");
+    REQUIRE(one["simulator"]["replicas"] == "one per group");
+    REQUIRE_FALSE(one["simulator"]["symmetric_axes"].empty());
+    const double spread = one["simulator"]["replica_spread_s"];
+    const double a = one["result"]["step_time_s"], b = all["result"]["step_time_s"];
+    INFO("one per group " << a << " s, every chip " << b << " s, spread " << spread << " s");
+    CHECK(spread > 0);
+    CHECK(std::abs(a - b) <= spread + 1e-12);
+    const std::size_t chips = all["per_chip"].size();
+    REQUIRE(one["per_chip"].size() == chips);
+    double apart = 0;  // how far the chips simulated one by one ended from each other
+    for (std::size_t k = 0; k < chips; ++k) {
+      INFO("chip " << k);
+      const double mine = all["per_chip"][k]["busy"]["ici_s"].get<double>();
+      CHECK(std::abs(one["per_chip"][k]["busy"]["ici_s"].get<double>() - mine) <= spread + 1e-12);
+      apart = std::max(apart, std::abs(mine - all["per_chip"][0]["busy"]["ici_s"].get<double>()));
+    }
+    // The case is one that needs the HBM term: the chips end further apart
+    // than the uneven bytes' link and reduction time (what the spread held
+    // before) would allow.
+    CHECK(apart > 1e-9);
+  }
+}
+
 TEST_CASE("replicas: where they cannot stand for each other, every chip is simulated and the report says why",
           "[workloads][replicas]") {
   // A mesh without wraparound at kernel fidelity: replicas reduce on the
