@@ -12,11 +12,12 @@ namespace test_superpod_allgather {
 TEST_CASE("superpod all-gather: a 24x24x24 torus all-gather planned for its orbit chip meets the torus formula",
           "[workloads][collective][superpod]") {
   const double s = 24, n = s * s * s, w = 4.5e10, hop = 1e-6;  // tpu-v4.yaml's ICI link
-  const double launch = 4e-6;                                 // tpu-v4.yaml's ici.collective_launch
-  const double bytes = n * 6 * 8192;  // 6 streams, each dividing evenly over the 13,824 chips
-  auto exp = workloads::load_experiment(std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/allgather-ring-v5e-16.yaml",
-                                        {"chip=tpu-v4", "pod={topology: torus3d, shape: [24, 24, 24], wraparound: true}",
-                                         "workload.algorithm=torus", "workload.bytes=" + std::to_string(std::uint64_t(bytes))});
+  const double launch = 4e-6;                                  // tpu-v4.yaml's ici.collective_launch
+  const double bytes = n * 6 * 8192;                           // 6 streams, each dividing evenly over the 13,824 chips
+  auto exp = workloads::load_experiment(
+      std::string(TPUSIM_SOURCE_DIR) + "/configs/experiments/allgather-ring-v5e-16.yaml",
+      {"chip=tpu-v4", "pod={topology: torus3d, shape: [24, 24, 24], wraparound: true}", "workload.algorithm=torus",
+       "workload.bytes=" + std::to_string(std::uint64_t(bytes))});
   const nlohmann::json r = exp.workload->run(exp, {}).report;
   // docs/reference/formulas.md §3, all-gather half: the buffer in 2 x 3
   // streams, each direction of each axis carrying one at a time; a stream
