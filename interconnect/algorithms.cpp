@@ -13,8 +13,8 @@ namespace {
 
 class Planner {
  public:
-  Planner(const Topology& topology, const LinkConfig& link, const CollectiveSpec& spec, CollectivePlan& plan)
-      : topo_(topology), link_(link), spec_(spec), plan_(plan) {
+  Planner(const Topology& topology, const LinkConfig& link, const CollectiveSpec& spec, CollectivePlan& plan, bool all)
+      : topo_(topology), link_(link), spec_(spec), plan_(plan), all_(all) {
     for (const AxisPart& a : plan_.axes) {
       if (a.size > 1) axes_.push_back(a);
     }
@@ -98,6 +98,7 @@ class Planner {
   }
 
   std::vector<Stream>& streams(int chip) { return plan_.chips[chip].streams; }
+  bool kept(int chip) const { return all_ || plan_.planned(topo_, chip); }
 
   // Shard-shaped ops: logical block b holds `piece` elements of the shard of
   // block_owner[b], starting `piece_offset` into that shard.
@@ -128,6 +129,7 @@ class Planner {
         if (region.count == 0) continue;
       }
       for (int p = 0; p < n_; ++p) {
+        if (!kept((*ring)[p])) continue;
         Stream s;
         s.layout = layout;
         if (does_rs()) {
@@ -189,6 +191,7 @@ class Planner {
           if (whole.count == 0) continue;
         }
         for (int chip : *group_) {
+          if (!kept(chip)) continue;
           Stream s;
           s.layout = layout;
           s.phases.reserve(static_cast<std::size_t>((does_rs() ? k : 0) + (does_ag() ? k : 0)));
@@ -382,6 +385,7 @@ class Planner {
   const LinkConfig& link_;
   const CollectiveSpec& spec_;
   CollectivePlan& plan_;
+  bool all_;                    // every chip's schedule (no images_along)
   std::vector<AxisPart> axes_;  // parts of the collective with more than one chip
   const std::vector<int>* group_ = nullptr;
   int n_ = 0;
@@ -390,8 +394,12 @@ class Planner {
 
 }  // namespace
 
+bool CollectivePlan::planned(const Topology& topology, int chip) const {
+  return std::all_of(images_along.begin(), images_along.end(), [&](int a) { return topology.coord(chip, a) == 0; });
+}
+
 CollectivePlan plan_collective(const Topology& topology, const Mesh& mesh, const LinkConfig& link,
-                               const CollectiveSpec& spec) {
+                               const CollectiveSpec& spec, const std::vector<int>& images_along) {
   CollectivePlan plan;
   plan.op = spec.op;
   plan.algorithm = resolve_algorithm(spec.op, spec.algorithm);
@@ -410,9 +418,65 @@ CollectivePlan plan_collective(const Topology& topology, const Mesh& mesh, const
       plan.rank[plan.groups[g][i]] = static_cast<int>(i);
     }
   }
-  Planner planner(topology, link, spec, plan);
-  for (const auto& group : plan.groups) planner.plan_group(group);
+  plan.images_along = images_along;
+  const bool all = images_along.empty();
+  Planner planner(topology, link, spec, plan, all);
+  for (const auto& group : plan.groups)
+    if (all || std::any_of(group.begin(), group.end(), [&](int c) { return plan.planned(topology, c); }))
+      planner.plan_group(group);
   return plan;
+}
+
+std::optional<std::vector<int>> images_along(const Topology& topology, const Mesh& mesh, const CollectiveSpec& spec,
+                                             const std::vector<int>& axes) {
+  if (spec.functional) return std::nullopt;
+  if (spec.op != CollectiveOp::all_reduce && spec.op != CollectiveOp::reduce_scatter &&
+      spec.op != CollectiveOp::all_gather)
+    return std::nullopt;
+  const Algorithm algorithm = resolve_algorithm(spec.op, spec.algorithm);
+  const bool torus = algorithm == Algorithm::torus;
+  if (!torus && algorithm != Algorithm::ring && algorithm != Algorithm::bidirectional_ring) return std::nullopt;
+  std::vector<AxisPart> parts;  // of more than one chip, as the planner keeps them
+  for (const AxisPart& a : mesh.resolve(spec.axes, "workload.axes"))
+    if (a.size > 1) parts.push_back(a);
+  std::uint64_t group = 1;
+  int ici = 0;
+  for (const AxisPart& a : parts) {
+    group *= static_cast<std::uint64_t>(a.size);
+    if (!topology.is_dcn_axis(a.axis)) ++ici;
+  }
+  // The torus all-reduce cuts the buffer into 2 x (ICI axes) streams, each
+  // then along the group's axes level by level: equal counts everywhere
+  // when every stream's part divides by the group. A reduce-scatter's or
+  // all-gather's buffer is its shard times the group.
+  bool even = spec.op != CollectiveOp::all_reduce;
+  if (!even) {
+    const std::uint64_t elements = spec.bytes / static_cast<std::uint64_t>(spec.element_bytes);
+    const std::uint64_t streams = 2 * static_cast<std::uint64_t>(std::max(1, ici));
+    const std::uint64_t q = elements / streams;
+    even = q % group == 0 && (elements % streams == 0 || (q + 1) % group == 0);
+  }
+  std::vector<int> out;
+  for (const int axis : axes) {
+    if (!topology.wraps(axis)) return std::nullopt;
+    int on_axis = 0;
+    bool whole = true;
+    for (const AxisPart& a : parts)
+      if (a.axis == axis) {
+        ++on_axis;
+        whole = whole && a.whole(topology);
+      }
+    if (on_axis == 0) {
+      out.push_back(axis);
+      continue;
+    }
+    // A ring through the whole group (a snake over its axes) is no image of
+    // itself under a shift along one of them; a part of an axis runs as a
+    // line (or a ring of parts) whose places a shift does not keep.
+    if (!torus || on_axis > 1 || !whole) return std::nullopt;
+    if (even) out.push_back(axis);
+  }
+  return out;
 }
 
 }  // namespace interconnect

@@ -10,6 +10,7 @@
 
 #include "interconnect/algorithms.h"
 #include "interconnect/topology.h"
+#include "interconnect/translations.h"
 
 namespace interconnect {
 
@@ -18,7 +19,9 @@ struct SliceTraffic {
   std::uint64_t bytes = 0;
 };
 
-// In (from, to) order; empty when no send crosses slices.
+// In (from, to) order; empty when no send crosses slices. Of a plan with
+// images_along, a chip that was not planned sends what the chip it moves
+// onto there does, moved.
 std::vector<SliceTraffic> slice_traffic(const CollectivePlan& plan, const Topology& topology);
 
 }  // namespace interconnect

@@ -86,9 +86,13 @@ class Translations {
   int hops(int a, int b) const;  // ICI hops between two chips of a slice; 1 (a DCN route) between slices
   // Whether every chip's schedule is its orbit chip's, moved: the same
   // steps, tags and moved peers, and counts up to Invariance::uneven_bytes.
+  // A plan made with images_along (a subset of axes()) compares the chips
+  // it planned only: the others are their images by construction.
   Invariance invariance(const CollectivePlan& plan) const;
 
  private:
+  std::vector<char> compared_chips(const CollectivePlan& plan) const;  // per chip: planned
+
   std::vector<int> axes_;
   std::vector<int> size_, stride_;  // per entry of axes_
   std::vector<int> shape_;          // every ICI axis

@@ -72,6 +72,8 @@ class PodCollectives : public interconnect::NetworkClient {
   // translations, every chip of an orbit when its orbit chip did).
   interconnect::Ps end_time(std::size_t i) const;
   std::vector<std::pair<int, interconnect::Ps>> finish_times(std::size_t i) const;
+  // The same for the chips simulated only (with translations, the orbit chips).
+  std::vector<std::pair<int, interconnect::Ps>> simulated_finish_times(std::size_t i) const;
 
   void on_timer(std::uint64_t cookie) override;
 
@@ -105,8 +107,6 @@ class PodCollectives : public interconnect::NetworkClient {
   };
 
   bool all_participants_in(std::size_t i, const std::vector<int>& members) const;
-  // finish_times of the chips simulated (with translations, the orbit chips).
-  std::vector<std::pair<int, interconnect::Ps>> simulated_finish_times(std::size_t i) const;
   void recorded(std::size_t i);
   void member_finished(std::size_t i);
   const Done* done(std::size_t i) const { return done_.empty() ? nullptr : done_[i].get(); }

@@ -34,13 +34,15 @@ struct CollectiveTiming {
   // over the chips that took part (a replica's is its representative's).
   double exposed_s = 0;
   // The chips that took part, in chip order, and when each one's part was
-  // done (a pipeline stage's collective is its chips' only).
+  // done (a pipeline stage's collective is its chips' only). With symmetric
+  // axes, the orbit chips' only: every other chip's end is its orbit
+  // chip's (PodRunResult::chip_end_s), so a superpod's thousands of
+  // collectives do not each hold a row per chip.
   std::vector<std::pair<std::uint32_t, double>> chip_ends;
   // Bytes its schedule sends from each slice to each other (empty within
   // one slice), as interconnect::slice_traffic counts them.
   std::vector<interconnect::SliceTraffic> dcn_traffic;
   double time_s() const { return end_s - start_s; }
-  double chip_end_s(std::uint32_t chip) const;  // 0: it took no part
 };
 
 // What the network carried on one link direction.
@@ -81,6 +83,11 @@ struct PodRunResult {
   std::vector<double> reduce_vector_s, reduce_hbm_bytes;
   bool reductions_on_chip = false;  // kernel fidelity: reduce_hbm_bytes are in the chips' hbm_bytes
   std::vector<CollectiveTiming> collectives;
+  // With symmetric axes, per chip: the orbit chip the network simulated for
+  // it (interconnect::Translations::rep); empty: every chip for itself.
+  std::vector<std::uint32_t> orbit_chip;
+  // When `chip`'s part of a collective was done; 0: it took no part.
+  double chip_end_s(const CollectiveTiming& collective, std::uint32_t chip) const;
   std::vector<LinkTraffic> links;  // every ICI link direction of the pod
   double link_utilization_max = 0, link_utilization_mean = 0;
   // Between slices: the bytes of every message (each crosses one NIC out),

@@ -92,7 +92,8 @@ bool replays_valid(const PodConfig& config, const PodProgram& pp) {
 // many PE cycles it runs, checked before it is built: with replicas, one
 // chip per program (the groups), else every chip; a trace records the ops
 // of the chips it writes (by default the simulated ones).
-void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, const sim::TraceRequest& trace) {
+void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, const sim::TraceRequest& trace,
+                  bool translations = true) {
   std::vector<const hw::Program*> simulated;
   if (replicas) {
     std::vector<bool> used(pp.programs.size(), false);
@@ -112,7 +113,10 @@ void check_budget(const PodConfig& config, const PodProgram& pp, bool replicas, 
   }
   PodRunSize size;
   size.pod_chips = static_cast<int>(pp.chip_count());
+  const PlanCover cover = plan_cover(config, pp, {replicas, false, translations});
+  size.planned_fraction = cover.planned_fraction;
   for (const std::uint32_t p : pp.program_of) size.collective_chips += collectives_of[p];
+  size.collective_chips /= cover.chips_per_end;
   if (trace.on && trace.chips.empty()) {
     for (const hw::Program* p : simulated) size.trace_events += double(p->ops.size());
   } else if (trace.on) {
@@ -149,9 +153,11 @@ constexpr double kReplicaSpreadTolerance = 1e-2;
 
 }  // namespace
 
-double CollectiveTiming::chip_end_s(std::uint32_t chip) const {
-  const auto it = std::lower_bound(chip_ends.begin(), chip_ends.end(), std::make_pair(chip, 0.0));
-  return it != chip_ends.end() && it->first == chip ? it->second : 0.0;
+double PodRunResult::chip_end_s(const CollectiveTiming& collective, std::uint32_t chip) const {
+  if (!orbit_chip.empty()) chip = orbit_chip.at(chip);
+  const auto& ends = collective.chip_ends;
+  const auto it = std::lower_bound(ends.begin(), ends.end(), std::make_pair(chip, 0.0));
+  return it != ends.end() && it->first == chip ? it->second : 0.0;
 }
 
 const sim::StatGroup& PodRunResult::chip_stats(std::uint32_t c) const {
@@ -171,7 +177,7 @@ PodRunResult run_pod(const PodConfig& config, const PodProgram& given, const sim
     // premise broken during the run leaves the next to run.
     bool replays = replays_valid(config, pp), translations = true;
     for (;;) {
-      check_budget(config, pp, true, trace);
+      check_budget(config, pp, true, trace, translations);
       PodSimulation sim(config, pp, {true, replays, translations});
       sim.elaborate(observers);
       sim.run();

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <systemc>
 
 #include "hw/host_link.h"
@@ -192,6 +193,33 @@ bool crosses_slices(const interconnect::CollectivePlan& plan, const interconnect
 
 }  // namespace
 
+PlanCover plan_cover(const PodConfig& config, const PodProgram& pp, Shortcuts use) {
+  PlanCover out;
+  const interconnect::PodNetworkConfig& cfg = config.network;
+  if (!use.replicas || !use.translations || cfg.model != interconnect::NetworkModel::fluid) return out;
+  const interconnect::Topology topology = validated_topology(cfg);
+  if (static_cast<int>(pp.chip_count()) != topology.chips()) return out;
+  const interconnect::Translations t(topology, invariant_axes(topology, pp));
+  if (t.none()) return out;
+  out.chips_per_end = t.order();
+  const interconnect::Mesh mesh(topology, cfg.mesh);
+  std::map<std::string, double> fraction;  // per distinct plan
+  for (std::size_t i = 0; i < pp.collectives.size(); ++i) {
+    interconnect::CollectiveSpec spec = pp.collectives[i];
+    spec.functional = i < pp.collective_data.size();
+    auto [it, fresh] = fraction.emplace(collective_key(spec), 1.0);
+    if (!fresh) continue;
+    if (const auto along = interconnect::images_along(topology, mesh, spec, t.axes()))
+      for (const int a : *along) it->second /= topology.size(a);
+  }
+  if (!fraction.empty()) {
+    double sum = 0;
+    for (const auto& [key, f] : fraction) sum += f;
+    out.planned_fraction = sum / double(fraction.size());
+  }
+  return out;
+}
+
 PodSimulation::PodSimulation(const PodConfig& config, const PodProgram& program, Shortcuts use)
     : config_(config), pp_(program), use_(use), topology_(validated_topology(config.network)) {}
 
@@ -229,64 +257,86 @@ void PodSimulation::elaborate(const Observers& observers) {
         if (programs.empty() || programs.back() != p) programs.push_back(p);
       }
 
+  // The translations the network may use: along axes where the programs
+  // are invariant, if every collective's plan is too (checked below). Where
+  // the planner makes chips their neighbours' images by construction
+  // (interconnect::images_along), only the chips at coordinate 0 along
+  // those axes are planned: the others are never simulated, so a
+  // superpod's plan costs what its orbit chips' schedules do, not what its
+  // 18432 devices' would.
+  const bool may_translate = use_.replicas && use_.translations && cfg.model == interconnect::NetworkModel::fluid;
+  interconnect::Translations candidate;
+  if (may_translate) candidate = interconnect::Translations(topology_, invariant_axes(topology_, pp_));
+
   // Collectives with equal specs share one plan: a training step has one
-  // gradient all-reduce per layer, mostly of the same size. A collective
-  // whose plan has groups no chip of which joins it (another pipeline
-  // stage's) gets a plan without their schedules, so that simulating it
-  // costs what its own chips do, not what the pod's would.
+  // gradient all-reduce per layer, mostly of the same size.
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
-  std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
-  std::map<const interconnect::CollectivePlan*, char> crosses;  // per plan: whether its groups span slices
-  std::map<const interconnect::CollectivePlan*, std::vector<interconnect::SliceTraffic>> traffic_of;
-  std::vector<char> names(pp_.programs.size(), 0);
-  for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
-    interconnect::CollectiveSpec spec = pp_.collectives[i];
-    spec.functional = i < pp_.collective_data.size();
-    const std::string key = collective_key(spec);
-    auto& plan = planned[key];
-    if (!plan) {
-      spec.validate(cfg);
-      plan = std::make_shared<const interconnect::CollectivePlan>(
-          interconnect::plan_collective(topology_, mesh, cfg.link, spec));
-    }
-    std::string joined_by = key + "|programs";
-    for (const std::uint32_t p : naming[i]) joined_by += " " + std::to_string(p);
-    auto& own = planned[joined_by];
-    if (!own) {
-      for (const std::uint32_t p : naming[i]) names[p] = 1;
-      // Groups none of whose chips join: copied without their schedules only
-      // if one has any (a 4096-chip plan's copy costs a tenth of a 4096-chip
-      // step's elaboration).
-      std::vector<const std::vector<int>*> idle;
-      bool restrict = false;
-      for (const auto& group : plan->groups)
-        if (std::none_of(group.begin(), group.end(), [&](int c) { return names[pp_.program_of[c]] != 0; })) {
-          idle.push_back(&group);
-          restrict = restrict ||
-                     std::any_of(group.begin(), group.end(), [&](int c) { return !plan->chips[c].streams.empty(); });
-        }
-      for (const std::uint32_t p : naming[i]) names[p] = 0;
-      if (restrict) {
-        interconnect::CollectivePlan restricted = *plan;
-        for (const std::vector<int>* group : idle)
-          for (const int c : *group) restricted.chips[c].streams.clear();
-        own = std::make_shared<const interconnect::CollectivePlan>(std::move(restricted));
-      } else {
-        own = plan;
+  // Plans, specs and the per-collective tables below, made again with every
+  // chip planned if the translations are refused after all.
+  const auto plan_all = [&](bool reduced) {
+    plans.clear();
+    specs.clear();
+    across_slices_.clear();
+    dcn_traffic_.clear();
+    // A collective whose plan has groups no chip of which joins it (another
+    // pipeline stage's) gets a plan without their schedules, so that
+    // simulating it costs what its own chips do, not what the pod's would.
+    std::map<std::string, std::shared_ptr<const interconnect::CollectivePlan>> planned;
+    std::map<const interconnect::CollectivePlan*, char> crosses;  // per plan: whether its groups span slices
+    std::map<const interconnect::CollectivePlan*, std::vector<interconnect::SliceTraffic>> traffic_of;
+    std::vector<char> names(pp_.programs.size(), 0);
+    for (std::size_t i = 0; i < pp_.collectives.size(); ++i) {
+      interconnect::CollectiveSpec spec = pp_.collectives[i];
+      spec.functional = i < pp_.collective_data.size();
+      const std::string key = collective_key(spec);
+      auto& plan = planned[key];
+      if (!plan) {
+        spec.validate(cfg);
+        std::optional<std::vector<int>> images;
+        if (reduced) images = interconnect::images_along(topology_, mesh, spec, candidate.axes());
+        plan = std::make_shared<const interconnect::CollectivePlan>(
+            interconnect::plan_collective(topology_, mesh, cfg.link, spec, images.value_or(std::vector<int>{})));
       }
+      std::string joined_by = key + "|programs";
+      for (const std::uint32_t p : naming[i]) joined_by += " " + std::to_string(p);
+      auto& own = planned[joined_by];
+      if (!own) {
+        for (const std::uint32_t p : naming[i]) names[p] = 1;
+        // Groups none of whose chips join: copied without their schedules only
+        // if one has any (a 4096-chip plan's copy costs a tenth of a 4096-chip
+        // step's elaboration).
+        std::vector<const std::vector<int>*> idle;
+        bool restrict = false;
+        for (const auto& group : plan->groups)
+          if (std::none_of(group.begin(), group.end(), [&](int c) { return names[pp_.program_of[c]] != 0; })) {
+            idle.push_back(&group);
+            restrict = restrict ||
+                       std::any_of(group.begin(), group.end(), [&](int c) { return !plan->chips[c].streams.empty(); });
+          }
+        for (const std::uint32_t p : naming[i]) names[p] = 0;
+        if (restrict) {
+          interconnect::CollectivePlan restricted = *plan;
+          for (const std::vector<int>* group : idle)
+            for (const int c : *group) restricted.chips[c].streams.clear();
+          own = std::make_shared<const interconnect::CollectivePlan>(std::move(restricted));
+        } else {
+          own = plan;
+        }
+      }
+      plans.push_back(own);
+      specs.push_back(spec);
+      auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
+      if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
+      across_slices_.push_back(crossing->second);
+      // What crosses the DCN, counted from the plan the chips run (a stage's
+      // own), once per plan.
+      auto [traffic, counted] = traffic_of.emplace(own.get(), std::vector<interconnect::SliceTraffic>{});
+      if (counted && crossing->second) traffic->second = interconnect::slice_traffic(*own, topology_);
+      dcn_traffic_.push_back(traffic->second);
     }
-    plans.push_back(own);
-    specs.push_back(spec);
-    auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
-    if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
-    across_slices_.push_back(crossing->second);
-    // What crosses the DCN, counted from the plan the chips run (a stage's
-    // own), once per plan.
-    auto [traffic, counted] = traffic_of.emplace(own.get(), std::vector<interconnect::SliceTraffic>{});
-    if (counted && crossing->second) traffic->second = interconnect::slice_traffic(*own, topology_);
-    dcn_traffic_.push_back(traffic->second);
-  }
+  };
+  plan_all(!candidate.none());
 
   // Each chip's representative (itself unless reduced) and each
   // representative's group, in chip order.
@@ -302,25 +352,25 @@ void PodSimulation::elaborate(const Observers& observers) {
     }
   }
 
-  // The translations the network may use: along axes where the programs
-  // are invariant, if every collective's plan is too.
+  // The translations, if every collective's plan is invariant under them.
   translations_ = {};
-  if (use_.replicas && use_.translations && cfg.model == interconnect::NetworkModel::fluid) {
-    interconnect::Translations t(topology_, invariant_axes(topology_, pp_));
+  if (may_translate) {
     std::map<const interconnect::CollectivePlan*, interconnect::Invariance> checked;  // per plan
     uneven_.assign(plans.size(), {});
     std::string why;
-    for (std::size_t i = 0; i < plans.size() && why.empty() && !t.none(); ++i) {
+    for (std::size_t i = 0; i < plans.size() && why.empty() && !candidate.none(); ++i) {
       auto [it, fresh] = checked.emplace(plans[i].get(), interconnect::Invariance{});
-      if (fresh) it->second = t.invariance(*plans[i]);
+      if (fresh) it->second = candidate.invariance(*plans[i]);
       why = it->second.blocker;
       uneven_[i] = it->second;
     }
     if (why.empty()) {
-      translations_ = std::move(t);
+      translations_ = candidate;
     } else {
       uneven_.assign(plans.size(), {});
       spdlog::debug("pod: no translations ({})", why);
+      if (std::any_of(plans.begin(), plans.end(), [](const auto& p) { return !p->images_along.empty(); }))
+        plan_all(false);
     }
   }
   net_members_.assign(n, {});
@@ -464,36 +514,55 @@ PodSimulation::ReplicaCheck PodSimulation::check_replicas() const {
   std::vector<std::size_t> stamp(n, SIZE_MAX), members(n, 0);
   // Collectives x chips: minutes on a big pod, so under the run's limits.
   LoopGuard guard(config_.limits, "the replica check");
-  for (std::size_t i = 0; i < collectives_->size(); ++i) {
-    guard.check();
-    const auto finished = collectives_->finish_times(i);
-    for (const auto& [c, t] : finished) {
-      stamp[c] = i;
-      at[c] = t;
-      members[c] = 0;
-    }
-    std::uint64_t spread = 0;
-    for (const auto& [c, t] : finished) {
-      const int r = rep_of_[c];
-      if (stamp[r] != i) {
-        check.inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
-                        " as chip " + std::to_string(r) + " did";
-        return check;
+  // With translations every chip of an orbit ended when its orbit chip did
+  // (all orbits are translations.order() chips, of one program, whose
+  // representative is an orbit chip), so the orbit chips' ends give the
+  // same spread and membership as every chip's, without a row per chip
+  // and collective. Returns false where, so counted, a chip took no part as
+  // its representative did: the check over every chip then names it.
+  const auto over_collectives = [&](bool by_orbit) {
+    const std::size_t weight = by_orbit ? static_cast<std::size_t>(translations_.order()) : 1;
+    std::fill(stamp.begin(), stamp.end(), SIZE_MAX);
+    for (std::size_t i = 0; i < collectives_->size(); ++i) {
+      guard.check();
+      const auto finished = by_orbit ? collectives_->simulated_finish_times(i) : collectives_->finish_times(i);
+      for (const auto& [c, t] : finished) {
+        stamp[c] = i;
+        at[c] = t;
+        members[c] = 0;
       }
-      ++members[r];
-      spread = std::max(spread, t > at[r] ? t - at[r] : at[r] - t);
-    }
-    for (const auto& [c, t] : finished) {
-      if (rep_of_[c] != c || members[c] == group_of_[c].size()) continue;
-      for (const int m : group_of_[c])
-        if (stamp[m] != i) {
-          check.inexact = "chip " + std::to_string(m) + " did not take part in collective " + std::to_string(i) +
-                          " as chip " + std::to_string(c) + " did";
-          return check;
+      std::uint64_t spread = 0;
+      for (const auto& [c, t] : finished) {
+        const int r = rep_of_[c];
+        if (stamp[r] != i) {
+          if (by_orbit) return false;
+          check.inexact = "chip " + std::to_string(c) + " did not take part in collective " + std::to_string(i) +
+                          " as chip " + std::to_string(r) + " did";
+          return true;
         }
+        members[r] += weight;
+        spread = std::max(spread, t > at[r] ? t - at[r] : at[r] - t);
+      }
+      for (const auto& [c, t] : finished) {
+        if (rep_of_[c] != c || members[c] == group_of_[c].size()) continue;
+        if (by_orbit) return false;
+        for (const int m : group_of_[c])
+          if (stamp[m] != i) {
+            check.inexact = "chip " + std::to_string(m) + " did not take part in collective " + std::to_string(i) +
+                            " as chip " + std::to_string(c) + " did";
+            return true;
+          }
+      }
+      check.spread_ps += spread;
     }
-    check.spread_ps += spread;
+    return true;
+  };
+  const std::uint64_t spread_before = check.spread_ps;
+  if (!over_collectives(!translations_.none())) {
+    check.spread_ps = spread_before;
+    over_collectives(false);
   }
+  if (!check.inexact.empty()) return check;
   // Point-to-point messages: each member sent and received its own at its
   // representative's instant (so each took part as its representative did,
   // or the run could not have finished); how far their completions lay
@@ -629,6 +698,10 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     red.scalar("hbm_bytes", r.reduce_hbm_bytes[c], "B", "HBM bytes the chip's collective reductions read and write");
     r.ops = std::max<std::uint64_t>(r.ops, pp_.chip(c).ops.size());
   }
+  if (!translations_.none()) {
+    r.orbit_chip.resize(n);
+    for (int c = 0; c < n; ++c) r.orbit_chip[c] = static_cast<std::uint32_t>(translations_.rep(c));
+  }
   r.chips_simulated = static_cast<int>(n - std::count(chips_.begin(), chips_.end(), nullptr));
   r.reductions_on_chip = reduction_ != nullptr;
   r.collectives_replayed = static_cast<int>(collectives_->replayed());
@@ -646,7 +719,7 @@ PodRunResult PodSimulation::collect(const sim::TraceRequest& trace) const {
     t.axes = pp_.collectives[i].axes;
     t.exposed_s = exposed[i];
     t.groups = static_cast<int>(collectives_->plan(i).groups.size());
-    for (const auto& [c, at] : collectives_->finish_times(i))
+    for (const auto& [c, at] : collectives_->simulated_finish_times(i))
       t.chip_ends.emplace_back(static_cast<std::uint32_t>(c), ps_to_seconds(at));
     t.bytes = pp_.collectives[i].bytes;
     const JoinSpan& joined = joins_[i];

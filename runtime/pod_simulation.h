@@ -37,6 +37,16 @@ struct Shortcuts {
   bool translations = false;
 };
 
+// What elaborate() will hold per chip of the pod, for the run budget: the
+// chips whose collective schedules are planned, as a fraction of the pod's
+// (averaged over the distinct plans; 1 without symmetric axes), and the
+// chips each simulated collective end stands for (the orbit's, with them).
+struct PlanCover {
+  double planned_fraction = 1;
+  double chips_per_end = 1;
+};
+PlanCover plan_cover(const PodConfig& config, const PodProgram& program, Shortcuts use);
+
 class PodSimulation {
  public:
   // `config` and `program` must outlive the simulation.

@@ -23,10 +23,15 @@ namespace {
 // chip simulated, 512 vs 2048 v4 chips: 61 KB per chip, less the pod's
 // share below.
 constexpr double kChipStateBytes = 24e3;
-// Per chip of the pod, simulated or not: its links, routes, collective
-// plans and per-chip results. The 1.3 B data-parallel step, one chip
-// simulated, 64 vs 512 chips: 37 KB per chip.
-constexpr double kPodChipBytes = 37e3;
+// Per chip of the pod, simulated or not: its links, routes and per-chip
+// results (the report's row of it, as JSON, most of it). Llama 3.1 405B's
+// FSDP step on 4 vs 16 TPU7x superpods, plans of the orbit chips only
+// (73,728 vs 294,912 devices, 2026-12-07): 7.8 KB per device.
+constexpr double kPodChipBytes = 8e3;
+// Per chip whose collective schedules are planned, on top: the 1.3 B
+// data-parallel step, one chip simulated, every chip planned, 64 vs 512
+// chips: 37 KB per chip in all, less kPodChipBytes.
+constexpr double kPlannedChipBytes = 29e3;
 // Per op of a distinct program: the hw::Op (name, payload, dependencies)
 // and its planning. `kind: matmul` at tile fidelity, 8192^3 vs 16384^3
 // (3137 vs 24833 ops): 724 B per op.
@@ -44,7 +49,8 @@ constexpr double kOpRunBytes = 33;
 constexpr double kTraceEventBytes = 750;
 // Per participant per collective: when the chip finished it, as the
 // collective records it, as the report's per-chip ends copy it and as the
-// replica check reads it: three (chip, time) pairs of 16 B. ASSUMPTION:
+// replica check reads it: three (chip, time) pairs of 16 B (with symmetric
+// axes the orbit chips' only: PodRunSize::collective_chips counts those). ASSUMPTION:
 // from the structures' sizes, not measured; a 65,536-chip step's estimate
 // was 2.2x low without it (issue 46). Counted per participant, not per
 // chip of the pod: GPT-3 on 1024 v4 chips (16 stages, each collective
@@ -131,6 +137,8 @@ void check_pod_budget(const Limits& limits, const hw::ChipConfig& chip, hw::Fide
   MemoryEstimate e;
   e.add(count(chips) + " chips simulated x " + sim::si(kChipStateBytes, "B"), chips * kChipStateBytes);
   e.add(count(size.pod_chips) + " chips in the pod x " + sim::si(kPodChipBytes, "B"), size.pod_chips * kPodChipBytes);
+  const double plans = size.pod_chips * size.planned_fraction;
+  e.add(count(plans) + " chips planned x " + sim::si(kPlannedChipBytes, "B"), plans * kPlannedChipBytes);
   e.add(count(planned) + " ops x " + sim::si(kOpBytes, "B"), planned * kOpBytes);
   e.add(count(run) + " ops run x " + sim::si(kOpRunBytes, "B"), run * kOpRunBytes);
   if (size.collective_chips > 0)

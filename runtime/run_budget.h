@@ -55,6 +55,9 @@ void check_program_memory(const Limits& limits, double ops, const std::string& w
 // What a pod run holds besides its chips and programs.
 struct PodRunSize {
   int pod_chips = 0;
+  // Of the pod's chips, the fraction whose collective schedules are planned
+  // (runtime::PlanCover: on a symmetric pod, the orbit chips' only).
+  double planned_fraction = 1;
   // (chip, collective) pairs: each participant's end of each collective,
   // recorded by the run (a chip that never issues a collective holds none).
   double collective_chips = 0;

@@ -126,7 +126,7 @@ RunOutput CollectiveWorkload::run(const Experiment& exp, const RunOptions& opts)
     PerChip& p = rep.per_chip[chip];
     p.coords = topology.coords(chip);
     p.vector_s = run.reduce_vector_s[chip];  // the vector units' work is the reductions
-    p.ici_s = c.chip_end_s(static_cast<std::uint32_t>(chip));
+    p.ici_s = run.chip_end_s(c, static_cast<std::uint32_t>(chip));
     p.reduce_hbm_bytes = run.reduce_hbm_bytes[chip];
   }
   rep.links.emplace();

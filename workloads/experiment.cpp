@@ -109,7 +109,7 @@ const char* to_string(Replicas r) { return replicas_names().name(r); }
 
 namespace {
 
-constexpr std::uint32_t kMaxChips = 65536;
+constexpr std::uint32_t kMaxChips = 262144;  // 2^18: 16 TPU7x superpods (147,456 chips) with room
 
 // The workload kinds of the registry, in its order: workload.kind's values.
 const sim::EnumNames<std::size_t>& workload_kind_names() {
@@ -314,7 +314,7 @@ const sim::ParamTable<PodSpec>& pod_params() {
         .enumeration("topology", &PodSpec::topology, interconnect::topology_kinds(), interconnect::TopologyKind::ring,
                      "ring (1 axis), torus2d (2), torus3d (3)")
         .list("shape", &PodSpec::shape, sim::integer_item<std::uint32_t>("chips", sim::between(1, kMaxChips)), {},
-              nullptr, "chips along each axis, one size per axis of the topology; at most 65536 chips in all")
+              nullptr, "chips along each axis, one size per axis of the topology; at most 262144 chips in all")
         .list("wraparound", &PodSpec::wraparound, sim::flag_item(), {0, std::numeric_limits<std::size_t>::max(), true},
               "true on every axis",
               "whether each axis wraps around (a torus) or not (a mesh): one boolean for every axis, or one per axis")
@@ -502,7 +502,7 @@ const sim::ParamTable<Experiment>& experiment_params() {
                 load_pod)
         .custom(
             "mesh",
-            {"mapping of axis name to size", "chips", "axes x, y, z of the pod's shape", "each between 1 and 65536"},
+            {"mapping of axis name to size", "chips", "axes x, y, z of the pod's shape", "each between 1 and 262144"},
             "named mesh axes in order, e.g. {data: 4, model: 2}; the sizes multiply to the chip count; each "
             "axis takes the next whole physical axes (x, y, z) or, where its size divides what is left of one, "
             "that axis's inner factor (consecutive chips), leaving the outer factor (a stride) to the next",

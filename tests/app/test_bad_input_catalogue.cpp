@@ -215,7 +215,7 @@ const BadCase kCases[] = {
      "pod.wrapround:", "unknown key 'wrapround'; did you mean 'wraparound'?"},
     // pod: slices joined by DCN.
     {"no slices at all", "run tests/data/bad/dcn_slices_range.yaml", 2, "tests/data/bad/dcn_slices_range.yaml:5:11:",
-     "pod.slices:", "value 0 is out of range: expected between 1 and 65536 slices"},
+     "pod.slices:", "value 0 is out of range: expected between 1 and 262144 slices"},
     {"several slices but no slice", "run tests/data/bad/dcn_slice_missing.yaml", 2,
      "tests/data/bad/dcn_slice_missing.yaml:4:3:", "pod.slice:",
      "missing required key: the pod file or mapping every slice is"},
