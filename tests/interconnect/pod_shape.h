@@ -1,11 +1,14 @@
 #pragma once
 // A pod's network of a given shape with default links: the interconnect
-// tests' common start, each test setting the link figures it needs; and
-// the TPU v4 ICI figures the timing tests' hand formulas use.
+// tests' common start, each test setting the link figures it needs; a
+// collective of an op, algorithm, size and axes; and the TPU v4 ICI
+// figures the timing tests' hand formulas use.
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "interconnect/collective_spec.h"
 #include "interconnect/pod_config.h"
 
 namespace interconnect {
@@ -16,6 +19,16 @@ inline PodNetworkConfig pod_shape(TopologyKind kind, std::vector<int> shape, std
   p.shape = std::move(shape);
   p.wraparound = std::move(wrap);
   return p;
+}
+
+inline CollectiveSpec collective_spec(CollectiveOp op, Algorithm a, std::uint64_t bytes,
+                                      std::vector<std::string> axes = {}) {
+  CollectiveSpec s;
+  s.op = op;
+  s.algorithm = a;
+  s.bytes = bytes;
+  s.axes = std::move(axes);
+  return s;
 }
 
 namespace v4_ici {

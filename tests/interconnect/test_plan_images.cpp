@@ -10,6 +10,7 @@
 
 #include "interconnect/algorithms.h"
 #include "interconnect/mesh.h"
+#include "interconnect/pod_shape.h"
 #include "interconnect/slice_traffic.h"
 #include "interconnect/translations.h"
 
@@ -18,15 +19,6 @@ namespace test_plan_images {
 using namespace interconnect;
 
 namespace {
-
-CollectiveSpec spec(CollectiveOp op, Algorithm a, std::uint64_t bytes, std::vector<std::string> axes = {}) {
-  CollectiveSpec s;
-  s.op = op;
-  s.algorithm = a;
-  s.bytes = bytes;
-  s.axes = std::move(axes);
-  return s;
-}
 
 std::vector<Step> steps_of(const ChipSchedule& chip) {
   std::vector<Step> out;
@@ -103,11 +95,12 @@ TEST_CASE("plan images: a torus all-gather and reduce-scatter leave out every tr
   const Topology topo(TopologyKind::torus3d, {4, 6, 6}, {true, true, true});
   const Mesh mesh(topo, {});
   for (const CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
-    const std::vector<int> along = compare(topo, mesh, spec(op, Algorithm::torus, 64 * 1024 * 1024 + 2), {0, 1, 2});
+    const std::vector<int> along =
+        compare(topo, mesh, collective_spec(op, Algorithm::torus, 64 * 1024 * 1024 + 2), {0, 1, 2});
     CHECK(along == std::vector<int>{0, 1, 2});
   }
   // An all-reduce whose streams divide by the group: the same.
-  CHECK(compare(topo, mesh, spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 144 * 1024), {0, 1, 2}) ==
+  CHECK(compare(topo, mesh, collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 144 * 1024), {0, 1, 2}) ==
         std::vector<int>{0, 1, 2});
 }
 
@@ -118,11 +111,11 @@ TEST_CASE("plan images: an uneven all-reduce keeps the axes it runs along and fi
   // (1537 elements in 2 streams) does not divide over 4 chips.
   const Topology topo(TopologyKind::torus2d, {4, 6}, {true, true});
   const Mesh mesh(topo, {});
-  const CollectiveSpec s = spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 1024 + 4, {"x"});
+  const CollectiveSpec s = collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 1024 + 4, {"x"});
   CHECK(compare(topo, mesh, s, {0, 1}) == std::vector<int>{1});
   CHECK(Translations(topo, {0, 1}).invariance(plan_collective(topo, mesh, LinkConfig{}, s)).uneven_bytes > 0);
   // The same bytes along both axes: nothing can be left out.
-  const CollectiveSpec both = spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 1024 + 4);
+  const CollectiveSpec both = collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 6 * 1024 + 4);
   CHECK(compare(topo, mesh, both, {0, 1}).empty());
 }
 
@@ -135,22 +128,26 @@ TEST_CASE("plan images: on several slices the slice shift is left out, and the b
   const Topology topo(TopologyKind::torus2d, {4, 4}, {true, true}, SliceLayout{{4}, 1, 1});
   const Mesh mesh(topo, {});
   const std::vector<int> axes{0, 1, 2};
-  CHECK(compare(topo, mesh, spec(CollectiveOp::all_gather, Algorithm::torus, 8 * 1024, {"x", "y"}), axes) == axes);
-  CHECK(compare(topo, mesh, spec(CollectiveOp::all_reduce, Algorithm::torus, 4 * 1024 + 4, {"dcn"}), axes) ==
+  CHECK(compare(topo, mesh, collective_spec(CollectiveOp::all_gather, Algorithm::torus, 8 * 1024, {"x", "y"}), axes) ==
+        axes);
+  CHECK(compare(topo, mesh, collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 4 * 1024 + 4, {"dcn"}), axes) ==
         std::vector<int>{0, 1});
-  CHECK(compare(topo, mesh, spec(CollectiveOp::all_reduce, Algorithm::torus, 4 * 1024, {"dcn"}), axes) == axes);
+  CHECK(compare(topo, mesh, collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 4 * 1024, {"dcn"}), axes) ==
+        axes);
 }
 
 TEST_CASE("plan images: what cannot be left out", "[translations][images]") {
   const Topology topo(TopologyKind::torus2d, {4, 4}, {true, true});
   const Mesh mesh(topo, {});
   // A ring through both axes (a snake) is no image of itself under a shift.
-  CHECK_FALSE(images_along(topo, mesh, spec(CollectiveOp::all_reduce, Algorithm::ring, 4096), {0, 1}).has_value());
+  CHECK_FALSE(
+      images_along(topo, mesh, collective_spec(CollectiveOp::all_reduce, Algorithm::ring, 4096), {0, 1}).has_value());
   // ... but a ring along x leaves y out.
-  CHECK(compare(topo, mesh, spec(CollectiveOp::all_reduce, Algorithm::ring, 4096 + 4, {"x"}), {1}) ==
+  CHECK(compare(topo, mesh, collective_spec(CollectiveOp::all_reduce, Algorithm::ring, 4096 + 4, {"x"}), {1}) ==
         std::vector<int>{1});
   // An all-to-all's steps are written out chip by chip: every chip planned.
-  CHECK_FALSE(images_along(topo, mesh, spec(CollectiveOp::all_to_all, Algorithm::direct, 4096), {0, 1}).has_value());
+  CHECK_FALSE(
+      images_along(topo, mesh, collective_spec(CollectiveOp::all_to_all, Algorithm::direct, 4096), {0, 1}).has_value());
 }
 
 }  // namespace test_plan_images

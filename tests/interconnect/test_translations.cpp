@@ -21,15 +21,6 @@ PodNetworkConfig pod(TopologyKind kind, std::vector<int> shape, std::vector<bool
   return p;
 }
 
-CollectiveSpec spec(CollectiveOp op, Algorithm a, std::uint64_t bytes, std::vector<std::string> axes = {}) {
-  CollectiveSpec s;
-  s.op = op;
-  s.algorithm = a;
-  s.bytes = bytes;
-  s.axes = std::move(axes);
-  return s;
-}
-
 // `slices` slices of a torus joined by DCN (NIC 25 GB/s, DCN latency
 // 10 us, docs/reference/dcn.md#v5e), `chips_per_host` chips sharing a
 // host's NICs, the fabric core oversubscribed k times.
@@ -151,68 +142,72 @@ TEST_CASE("translations: a symmetric collective is what every chip simulated giv
   constexpr std::uint64_t MiB = 1 << 20;
   SECTION("torus all-reduce 4x4x4") {
     same_as_every_chip(pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true}),
-                       spec(CollectiveOp::all_reduce, Algorithm::torus, 96 * MiB), true);
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 96 * MiB), true);
   }
   SECTION("ring all-gather on a 1D ring of 6") {
-    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_gather, Algorithm::ring, 6 * MiB),
-                       true);
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}),
+                       collective_spec(CollectiveOp::all_gather, Algorithm::ring, 6 * MiB), true);
   }
   SECTION("bidirectional reduce-scatter over the x rings of a 5x3 torus") {
     same_as_every_chip(pod(TopologyKind::torus2d, {5, 3}, {true, true}),
-                       spec(CollectiveOp::reduce_scatter, Algorithm::bidirectional_ring, 15 * MiB, {"x"}), true);
+                       collective_spec(CollectiveOp::reduce_scatter, Algorithm::bidirectional_ring, 15 * MiB, {"x"}),
+                       true);
   }
   SECTION("all-to-all on a 3x5 torus: routes of two hops fold onto one link") {
     same_as_every_chip(pod(TopologyKind::torus2d, {3, 5}, {true, true}),
-                       spec(CollectiveOp::all_to_all, Algorithm::direct, 15 * MiB), true);
+                       collective_spec(CollectiveOp::all_to_all, Algorithm::direct, 15 * MiB), true);
   }
   // On 3x5 (15 MiB or 60 KiB) the full run ends 1 ps, one SystemC time unit,
   // from the folded one, beyond this check's 1e-9 (measured; not traced).
   SECTION("dimension-ordered all-to-all on a 3x3 torus: each phase's line flows fold too") {
     same_as_every_chip(pod(TopologyKind::torus2d, {3, 3}, {true, true}),
-                       spec(CollectiveOp::all_to_all, Algorithm::dimension_ordered, 9 * MiB), true);
+                       collective_spec(CollectiveOp::all_to_all, Algorithm::dimension_ordered, 9 * MiB), true);
   }
   SECTION("all-to-all on a 4x4 torus: half-way routes are ties, every chip is simulated") {
     same_as_every_chip(pod(TopologyKind::torus2d, {4, 4}, {true, true}),
-                       spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB), false);
+                       collective_spec(CollectiveOp::all_to_all, Algorithm::direct, 16 * MiB), false);
   }
   SECTION("a buffer that does not divide into equal chunks: within the uneven bytes' time") {
     same_as_every_chip(pod(TopologyKind::ring, {6}, {true}),
-                       spec(CollectiveOp::all_reduce, Algorithm::ring, 6 * MiB + 4), true, true);
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::ring, 6 * MiB + 4), true, true);
     same_as_every_chip(pod(TopologyKind::torus3d, {3, 4, 5}, {true, true, true}),
-                       spec(CollectiveOp::all_reduce, Algorithm::torus, 10 * MiB + 28), true, true);
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 10 * MiB + 28), true, true);
   }
   SECTION("fewer elements than chips: some chunks empty, a latency off per such step") {
-    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}), spec(CollectiveOp::all_reduce, Algorithm::ring, 3 * 4),
-                       true, true);
+    same_as_every_chip(pod(TopologyKind::ring, {6}, {true}),
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::ring, 3 * 4), true, true);
     same_as_every_chip(pod(TopologyKind::torus3d, {4, 4, 4}, {true, true, true}),
-                       spec(CollectiveOp::all_reduce, Algorithm::torus, 100 * 4), true, true);
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 100 * 4), true, true);
   }
   SECTION("two slices of a 4x4 torus over DCN, hosts of 4 chips (x rows): y and the slice shift fold") {
     // The hierarchical all-reduce; with oversubscription 4 the fabric
     // shares bind, where each simulated flow stands for its 4 images.
     for (double k : {1.0, 4.0}) {
       INFO("oversubscription " << k);
-      same_as_every_chip(multislice_pod({4, 4}, 2, 4, k), spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB),
-                         true, false, {"y", "dcn0"});
+      same_as_every_chip(multislice_pod({4, 4}, 2, 4, k),
+                         collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB), true, false,
+                         {"y", "dcn0"});
     }
   }
   SECTION("four slices of a 4x4 torus, one chip per host: x, y and the slice shift fold") {
-    same_as_every_chip(multislice_pod({4, 4}, 4, 1, 2.0), spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB),
-                       true, false, {"x", "y", "dcn0"});
+    same_as_every_chip(multislice_pod({4, 4}, 4, 1, 2.0),
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB), true, false,
+                       {"x", "y", "dcn0"});
     // Uneven chunks across slices: within the bound at the DCN rate and latency.
     same_as_every_chip(multislice_pod({4, 4}, 4, 1, 2.0),
-                       spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB + 12), true, true, {"x", "y", "dcn0"});
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB + 12), true, true,
+                       {"x", "y", "dcn0"});
   }
   SECTION("hosts of 8 chips on a 4x4 slice span two x rows: no ICI axis moves them, the slice shift alone folds") {
     // Orbits of two: the messages carried are checked above; the folded
     // run also sends the plan's empty transfers (a chip's may hold an
     // element where its orbit chip's holds none), which outnumber the rest.
-    same_as_every_chip(multislice_pod({4, 4}, 2, 8, 2.0), spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB),
-                       true, false, {"dcn0"}, 0);
+    same_as_every_chip(multislice_pod({4, 4}, 2, 8, 2.0),
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 64 * MiB), true, false, {"dcn0"}, 0);
   }
   SECTION("a mesh axis: only the wrapping one is used") {
     same_as_every_chip(pod(TopologyKind::torus2d, {4, 4}, {true, false}),
-                       spec(CollectiveOp::all_reduce, Algorithm::torus, 16 * MiB), true);
+                       collective_spec(CollectiveOp::all_reduce, Algorithm::torus, 16 * MiB), true);
   }
 }
 
@@ -220,7 +215,7 @@ TEST_CASE("translations: why a plan is not invariant, and by how many bytes", "[
   const Topology topo(TopologyKind::ring, {6}, {true});
   const Translations t(topo, {0});
   const auto plan_of = [&](CollectiveOp op, Algorithm a, std::uint64_t bytes) {
-    CollectiveSpec s = spec(op, a, bytes);
+    CollectiveSpec s = collective_spec(op, a, bytes);
     if (op == CollectiveOp::broadcast) s.pipeline_chunks = 4;
     return plan_collective(topo, Mesh(topo, {}), LinkConfig{}, s);
   };
@@ -245,8 +240,8 @@ TEST_CASE("translations: a plan with more steps than the check's budget is refus
   // beyond the 2^26 = 67108864 the check affords (docs/interconnect.md).
   const Topology topo(TopologyKind::ring, {65536}, {true});
   const Translations t(topo, {0});
-  const Invariance big = t.invariance(
-      plan_collective(topo, Mesh(topo, {}), LinkConfig{}, spec(CollectiveOp::all_gather, Algorithm::ring, 65536 * 64)));
+  const Invariance big = t.invariance(plan_collective(
+      topo, Mesh(topo, {}), LinkConfig{}, collective_spec(CollectiveOp::all_gather, Algorithm::ring, 65536 * 64)));
   CHECK(big.blocker == "4294836225 steps to compare, more than 67108864");
 }
 
