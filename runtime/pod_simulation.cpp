@@ -191,15 +191,30 @@ bool crosses_slices(const interconnect::CollectivePlan& plan, const interconnect
   });
 }
 
+// Whether the network may use translations: with the replica shortcuts, on
+// the fluid network.
+bool may_translate(const PodConfig& config, Shortcuts use) {
+  return use.replicas && use.translations && config.network.model == interconnect::NetworkModel::fluid;
+}
+
+// The translations the network may use: along the axes where the programs
+// are invariant (each collective's plan is checked against them in
+// elaborate); none where it may not.
+interconnect::Translations candidate_translations(const PodConfig& config, const PodProgram& pp,
+                                                  const interconnect::Topology& topology, Shortcuts use) {
+  if (!may_translate(config, use)) return {};
+  return interconnect::Translations(topology, invariant_axes(topology, pp));
+}
+
 }  // namespace
 
 PlanCover plan_cover(const PodConfig& config, const PodProgram& pp, Shortcuts use) {
   PlanCover out;
   const interconnect::PodNetworkConfig& cfg = config.network;
-  if (!use.replicas || !use.translations || cfg.model != interconnect::NetworkModel::fluid) return out;
+  if (!may_translate(config, use)) return out;
   const interconnect::Topology topology = validated_topology(cfg);
   if (static_cast<int>(pp.chip_count()) != topology.chips()) return out;
-  const interconnect::Translations t(topology, invariant_axes(topology, pp));
+  const interconnect::Translations t = candidate_translations(config, pp, topology, use);
   if (t.none()) return out;
   out.chips_per_end = t.order();
   const interconnect::Mesh mesh(topology, cfg.mesh);
@@ -264,9 +279,7 @@ void PodSimulation::elaborate(const Observers& observers) {
   // those axes are planned: the others are never simulated, so a
   // superpod's plan costs what its orbit chips' schedules do, not what its
   // 18432 devices' would.
-  const bool may_translate = use_.replicas && use_.translations && cfg.model == interconnect::NetworkModel::fluid;
-  interconnect::Translations candidate;
-  if (may_translate) candidate = interconnect::Translations(topology_, invariant_axes(topology_, pp_));
+  const interconnect::Translations candidate = candidate_translations(config_, pp_, topology_, use_);
 
   // Collectives with equal specs share one plan: a training step has one
   // gradient all-reduce per layer, mostly of the same size.
@@ -354,11 +367,11 @@ void PodSimulation::elaborate(const Observers& observers) {
 
   // The translations, if every collective's plan is invariant under them.
   translations_ = {};
-  if (may_translate) {
+  if (!candidate.none()) {
     std::map<const interconnect::CollectivePlan*, interconnect::Invariance> checked;  // per plan
     uneven_.assign(plans.size(), {});
     std::string why;
-    for (std::size_t i = 0; i < plans.size() && why.empty() && !candidate.none(); ++i) {
+    for (std::size_t i = 0; i < plans.size() && why.empty(); ++i) {
       auto [it, fresh] = checked.emplace(plans[i].get(), interconnect::Invariance{});
       if (fresh) it->second = candidate.invariance(*plans[i]);
       why = it->second.blocker;

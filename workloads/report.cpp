@@ -795,6 +795,25 @@ void keep_summary(nlohmann::json& report) {
     report["per_chip"] = listed_per_chip(report["per_chip"], report["per_chip_summary"]);
 }
 
+// The report as report.json holds it, `report` already trimmed to `detail`
+// at its top level: a cluster's jobs' reports trimmed the same way, the
+// detail named, every number checked finite.
+std::string finished_text(nlohmann::json& report, ReportDetail detail) {
+  if (detail != ReportDetail::full && report.contains("cluster"))
+    for (auto& job : report["cluster"]["jobs"]) {
+      job["report"].erase("collectives");
+      keep_summary(job["report"]);
+    }
+  report["report_detail"] = report_detail_names().name(detail);
+  if (!all_finite(report)) {
+    const std::string at = non_finite_at(report, "");
+    throw sim::SimFailure("the run's " + at +
+                          " is not a finite number (inf or nan): the simulated quantity is beyond what the model "
+                          "can state, from an input far outside its range; report.json is not written");
+  }
+  return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace
 
 std::string report_text(const nlohmann::json& full, ReportDetail detail) {
@@ -811,30 +830,16 @@ std::string report_text(const nlohmann::json& full, ReportDetail detail) {
     }
     report[it.key()] = it.value();
   }
-  return report_text(std::move(report), detail);
+  return finished_text(report, detail);
 }
 
 std::string report_text(nlohmann::json&& given, ReportDetail detail) {
   nlohmann::json report = std::move(given);  // freed on return, before the caller reads the text back
-  const bool summary = detail != ReportDetail::full;
-  if (summary) {
+  if (detail != ReportDetail::full) {
     report.erase("collectives");
     keep_summary(report);
-    // A cluster's jobs carry their own reports: the same policy for theirs.
-    if (report.contains("cluster"))
-      for (auto& job : report["cluster"]["jobs"]) {
-        job["report"].erase("collectives");
-        keep_summary(job["report"]);
-      }
   }
-  report["report_detail"] = report_detail_names().name(detail);
-  if (!all_finite(report)) {
-    const std::string at = non_finite_at(report, "");
-    throw sim::SimFailure("the run's " + at +
-                          " is not a finite number (inf or nan): the simulated quantity is beyond what the model "
-                          "can state, from an input far outside its range; report.json is not written");
-  }
-  return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return finished_text(report, detail);
 }
 
 }  // namespace workloads
