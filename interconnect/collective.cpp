@@ -26,7 +26,7 @@ Collective::Collective(Network& network, ReductionModel& reduction, std::shared_
   if (functional_ && !plan_->functional) {
     throw std::invalid_argument("a functional Collective needs a plan made from a spec with functional = true");
   }
-  chips_.resize(plan_->chips.size());
+  slot_.assign(plan_->chips.size(), kNotJoined);
   if (functional_) work_.assign(plan_->chips.size(), std::vector<double>(plan_->elements, 0.0));
 }
 
@@ -34,8 +34,8 @@ Collective::Collective(Network& network, ReductionModel& reduction, std::shared_
 void Collective::make_runs(int c) {
   const auto& streams = plan_->chips[c].streams;
   if (streams.size() >= kMaxStreams) throw std::invalid_argument("too many streams for one chip");
-  chips_[c].first_stream = static_cast<int>(stream_runs_.size());
-  chips_[c].streams_left = static_cast<int>(streams.size());
+  run_of(c).first_stream = static_cast<int>(stream_runs_.size());
+  run_of(c).streams_left = static_cast<int>(streams.size());
   for (const Stream& s : streams) {
     if (s.phases.size() >= kMaxPhases) throw std::invalid_argument("too many phases in a stream");
     std::size_t widest = 0;
@@ -71,11 +71,12 @@ std::uint64_t Collective::tag(int stream, int phase, int pass, std::uint32_t loc
 }
 
 void Collective::join(int chip, std::function<void()> on_done) {
-  ChipRun& c = chips_.at(chip);
-  if (c.joined) throw std::logic_error(name() + ": chip " + std::to_string(chip) + " joined twice");
-  make_runs(chip);
-  c.joined = true;
+  if (joined(chip)) throw std::logic_error(name() + ": chip " + std::to_string(chip) + " joined twice");
+  slot_[chip] = static_cast<std::uint32_t>(runs_.size());
+  ChipRun& c = runs_.emplace_back();
+  c.chip = chip;
   c.on_done = std::move(on_done);
+  make_runs(chip);
   if (c.streams_left == 0) {
     finish_chip(chip);
     return;
@@ -88,7 +89,7 @@ void Collective::start_phase(int chip, int s) {
   StreamRun& run = stream_run(chip, s);
   const Stream& stream = plan_->chips[chip].streams[s];
   if (run.phase >= static_cast<int>(stream.phases.size())) {
-    if (--chips_[chip].streams_left == 0) finish_chip(chip);
+    if (--run_of(chip).streams_left == 0) finish_chip(chip);
     return;
   }
   const auto& passes_of_phase = stream.phases[run.phase].passes;
@@ -203,7 +204,7 @@ bool Collective::is_done(const PassRun& run, std::size_t slot) const {
 }
 
 void Collective::finish_chip(int chip) {
-  ChipRun& c = chips_[chip];
+  ChipRun& c = run_of(chip);
   c.finished = true;
   c.finish = net_.now();
   if (c.on_done) {
@@ -254,13 +255,22 @@ void Collective::receive_payload(const Op& op, const Transfer& t, bool reduce, s
 }
 
 bool Collective::complete() const {
-  return std::all_of(chips_.begin(), chips_.end(), [](const ChipRun& c) { return c.finished; });
+  return runs_.size() == slot_.size() &&
+         std::all_of(runs_.begin(), runs_.end(), [](const ChipRun& c) { return c.finished; });
 }
 
 Ps Collective::end_time() const {
   Ps end = 0;
-  for (const ChipRun& c : chips_) end = std::max(end, c.finish);
+  for (const ChipRun& c : runs_) end = std::max(end, c.finish);
   return end;
+}
+
+std::vector<std::pair<int, Ps>> Collective::finish_times() const {
+  std::vector<std::pair<int, Ps>> out;
+  for (const ChipRun& c : runs_)
+    if (c.finished) out.emplace_back(c.chip, c.finish);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::uint64_t Collective::input_elements() const {
@@ -311,14 +321,14 @@ std::vector<std::string> Collective::pending(std::size_t max_lines, std::size_t*
   // chip of a 65,536-chip pod took minutes after a runaway stop.
   std::size_t count = 0;
   const auto more = [&] { return count++ < max_lines; };
-  for (int chip = 0; chip < static_cast<int>(chips_.size()); ++chip) {
-    const ChipRun& c = chips_[chip];
-    if (c.finished) continue;
-    if (!c.joined) {
+  for (int chip = 0; chip < static_cast<int>(slot_.size()); ++chip) {
+    if (!joined(chip)) {
       if (!net_.translations().is_rep(chip)) continue;  // its orbit chip stands for it
       if (more()) out.push_back(name() + ": " + topo.describe(chip) + " never joined");
       continue;
     }
+    const ChipRun& c = runs_[slot_[chip]];
+    if (c.finished) continue;
     const int streams = static_cast<int>(plan_->chips[chip].streams.size());
     for (int s = 0; s < streams; ++s) {
       const StreamRun& sr = stream_runs_[c.first_stream + s];

@@ -35,11 +35,13 @@ class Collective : public NetworkClient, public ReductionListener {
   // part is complete.
   void join(int chip, std::function<void()> on_done = {});
 
-  bool joined(int chip) const { return chips_[chip].joined; }
-  bool finished(int chip) const { return chips_[chip].finished; }
+  bool joined(int chip) const { return slot_.at(chip) != kNotJoined; }
+  bool finished(int chip) const { return joined(chip) && runs_[slot_[chip]].finished; }
   bool complete() const;  // every chip finished
-  Ps finish_time(int chip) const { return chips_[chip].finish; }
+  Ps finish_time(int chip) const { return joined(chip) ? runs_[slot_[chip]].finish : 0; }
   Ps end_time() const;  // the last chip's finish
+  // The chips that finished and when, by chip.
+  std::vector<std::pair<int, Ps>> finish_times() const;
 
   // Functional runs: values in, values out. Input sizes: the shard for
   // all_gather, the full buffer otherwise; outputs: the shard for
@@ -67,7 +69,10 @@ class Collective : public NetworkClient, public ReductionListener {
   // chip, stream and pass of the widest phase) so that a step touches few
   // cache lines: 4096 chips x 6 streams do not fit in cache. A chip's slots
   // are made when it joins: a pipeline stage's collective, or one on a
-  // symmetric pod (translations.h), is joined by a few of the pod's chips.
+  // symmetric pod (translations.h), is joined by a few of the pod's chips,
+  // so a chip not joined costs its index only (a GPT-3 step on 1024 chips
+  // makes 74,000 collectives that 16 chips join each: a run per pod chip
+  // made a quarter of that simulation's time malloc and free).
   struct PassRun {
     const Pass* pass = nullptr;
     int chip = 0, stream = 0, index = 0;  // whose pass (index within the stream's phase) this slot runs
@@ -85,7 +90,7 @@ class Collective : public NetworkClient, public ReductionListener {
     int first_pass = 0;  // index of its passes in pass_runs_
   };
   struct ChipRun {
-    bool joined = false;
+    int chip = 0;
     bool finished = false;
     int streams_left = 0;
     int first_stream = 0;  // index of its streams in stream_runs_
@@ -111,7 +116,8 @@ class Collective : public NetworkClient, public ReductionListener {
   static void mark_done(PassRun& run, std::size_t slot);
   void finish_chip(int chip);
   void receive_payload(const Op& op, const Transfer& t, bool reduce, std::vector<double>& payload);
-  StreamRun& stream_run(int chip, int s) { return stream_runs_[chips_[chip].first_stream + s]; }
+  ChipRun& run_of(int chip) { return runs_[slot_[chip]]; }
+  StreamRun& stream_run(int chip, int s) { return stream_runs_[run_of(chip).first_stream + s]; }
   bool is_done(const PassRun& run, std::size_t slot) const;
 
   Network& net_;
@@ -119,7 +125,9 @@ class Collective : public NetworkClient, public ReductionListener {
   std::shared_ptr<const CollectivePlan> plan_;
   bool functional_;
   int id_;
-  std::vector<ChipRun> chips_;
+  static constexpr std::uint32_t kNotJoined = ~std::uint32_t{0};
+  std::vector<std::uint32_t> slot_;  // by chip: its index in runs_, or kNotJoined
+  std::vector<ChipRun> runs_;        // the chips that joined, in join order
   std::vector<StreamRun> stream_runs_;
   std::vector<PassRun> pass_runs_;
   std::vector<std::vector<double>> work_;  // functional: each chip's buffer

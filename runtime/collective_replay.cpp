@@ -1,6 +1,7 @@
 #include "runtime/collective_replay.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 namespace runtime {
@@ -8,16 +9,39 @@ namespace runtime {
 using interconnect::Ps;
 
 // Collectives with equal specs have equal plans (planning is deterministic).
+// Built three times per collective of a step (plan_cover, elaborate, the
+// replays), so numbers are written in place rather than through
+// std::to_string temporaries.
 std::string collective_key(const interconnect::CollectiveSpec& s) {
-  std::string k = std::string(interconnect::to_string(s.op)) + "|" + interconnect::to_string(s.algorithm) + "|" +
-                  std::to_string(s.bytes) + "|" + std::to_string(s.element_bytes) + "|" + std::to_string(s.root) + "|" +
-                  std::to_string(s.pipeline_chunks) + "|";
-  for (const auto& a : s.axes) k += a + ",";
-  k += "|";
-  for (const auto& [from, to] : s.pairs) k += std::to_string(from) + ">" + std::to_string(to) + ",";
-  k += "|";
-  for (const auto e : s.pair_elements) k += std::to_string(e) + ",";
-  return k + (s.functional ? "|functional" : "") + (s.sparsecore ? "|sparsecore" : "");
+  std::string k;
+  k.reserve(96);
+  const auto number = [&k](auto v, char then) {
+    char buf[24];
+    k.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    k += then;
+  };
+  k += interconnect::to_string(s.op);
+  k += '|';
+  k += interconnect::to_string(s.algorithm);
+  k += '|';
+  number(s.bytes, '|');
+  number(s.element_bytes, '|');
+  number(s.root, '|');
+  number(s.pipeline_chunks, '|');
+  for (const auto& a : s.axes) {
+    k += a;
+    k += ',';
+  }
+  k += '|';
+  for (const auto& [from, to] : s.pairs) {
+    number(from, '>');
+    number(to, ',');
+  }
+  k += '|';
+  for (const auto e : s.pair_elements) number(e, ',');
+  if (s.functional) k += "|functional";
+  if (s.sparsecore) k += "|sparsecore";
+  return k;
 }
 
 PodCollectives::PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
@@ -89,8 +113,7 @@ void PodCollectives::member_finished(std::size_t i) {
     return;
   const interconnect::Collective& coll = *colls_[i];
   auto d = std::make_unique<Done>();
-  for (int c = 0; c < static_cast<int>(coll.plan().chips.size()); ++c)
-    if (coll.finished(c)) d->finished.emplace_back(c, coll.finish_time(c));
+  d->finished = coll.finish_times();
   d->end = coll.end_time();
   done_[i] = std::move(d);
   retired_.push_back(std::move(colls_[i]));
@@ -117,7 +140,12 @@ void PodCollectives::join(std::size_t i, const std::vector<int>& members, std::f
       net_.add_link_rates(r.rates, now);
       ++replayed_;
       Ps last = 0;
-      for (int m : members) last = std::max(last, r.offset[m]);
+      for (int m : members) {
+        const auto at = std::lower_bound(r.finished.begin(), r.finished.end(), std::pair<int, Ps>{m, 0});
+        if (at == r.finished.end() || at->first != m)
+          throw std::logic_error("a replayed collective's member left no end");
+        last = std::max(last, at->second);  // every member took part (all_participants_in)
+      }
       pending_.push_back(std::move(on_done));
       net_.schedule(now + last, this, pending_.size() - 1);
       return;
@@ -146,17 +174,13 @@ void PodCollectives::recorded(std::size_t i) {
   std::unique_ptr<Recording> rec = std::move(recording_[i]);
   const interconnect::Collective& coll = *colls_[i];
   if (joins_ != rec->joins_at_start) return;
-  const std::size_t chips = coll.plan().group_of.size();
   Record r;
-  r.offset.assign(chips, 0);
-  r.took_part.assign(chips, 0);
-  for (const auto& g : coll.plan().groups)
-    for (int c : g) {
-      if (!coll.finished(c)) continue;  // stood for by its orbit chip (translations.h)
-      r.took_part[c] = 1;
-      r.offset[c] = coll.finish_time(c) - rec->start;
-      r.span = std::max(r.span, r.offset[c]);
-    }
+  // Chips that did not finish are stood for by their orbit chip (translations.h).
+  r.finished = coll.finish_times();
+  for (auto& [c, at] : r.finished) {
+    at -= rec->start;
+    r.span = std::max(r.span, at);
+  }
   r.traffic = net_.traffic().minus(rec->traffic_at_start);
   const std::vector<interconnect::LinkRateChange>& log = net_.link_rate_log();
   for (std::size_t k = rec->rates_at_start; k < log.size(); ++k) {
@@ -193,16 +217,13 @@ std::vector<std::pair<int, Ps>> PodCollectives::finish_times(std::size_t i) cons
 
 std::vector<std::pair<int, Ps>> PodCollectives::simulated_finish_times(std::size_t i) const {
   if (const Done* d = done(i)) return d->finished;
-  std::vector<std::pair<int, Ps>> out;
   const Replay& r = replays_[i];
-  const int chips = static_cast<int>(plans_[i]->chips.size());
-  for (int c = 0; c < chips; ++c)
-    if (r.record) {
-      if (r.record->took_part[c]) out.emplace_back(c, r.start + r.record->offset[c]);
-    } else if (colls_[i] && colls_[i]->finished(c)) {
-      out.emplace_back(c, colls_[i]->finish_time(c));
-    }
-  return out;
+  if (r.record) {
+    std::vector<std::pair<int, Ps>> out = r.record->finished;
+    for (auto& f : out) f.second += r.start;
+    return out;
+  }
+  return colls_[i] ? colls_[i]->finish_times() : std::vector<std::pair<int, Ps>>{};
 }
 
 }  // namespace runtime

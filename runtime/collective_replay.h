@@ -79,9 +79,9 @@ class PodCollectives : public interconnect::NetworkClient {
 
  private:
   struct Record {
-    std::vector<interconnect::Ps> offset;  // per chip: end time after the start
-    std::vector<char> took_part;           // per chip
-    interconnect::Ps span = 0;             // the last chip's end after the start
+    // The chips that took part and their ends after the start, by chip.
+    std::vector<std::pair<int, interconnect::Ps>> finished;
+    interconnect::Ps span = 0;  // the last chip's end after the start
     interconnect::Traffic traffic;
     std::vector<interconnect::LinkRateChange> rates;  // after the start (Network::log_link_rates)
   };

@@ -3,6 +3,7 @@
 // at once, and point-to-point messages go through the same network.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <systemc>
 
@@ -73,6 +74,17 @@ TEST_CASE("collective join: chips join late from their own threads and the resul
     CHECK(c->finished_at <= 50e-6 + alone + 1e-9);
     CHECK(coll.output(c->id) == std::vector<double>(1000, 15.0));
   }
+  // The ends the collective keeps for the chips that joined (in the order
+  // they joined: 0, 1, 3, 4, 2) are listed by chip, each when that chip's
+  // own thread heard back.
+  const auto ends = coll.finish_times();
+  REQUIRE(ends.size() == 5);
+  for (int c = 0; c < 5; ++c) {
+    CHECK(ends[c].first == c);
+    CHECK(static_cast<double>(ends[c].second) * 1e-12 == Approx(chips[c]->finished_at).margin(1e-15));
+  }
+  CHECK(coll.end_time() ==
+        std::max_element(ends.begin(), ends.end(), [](auto& a, auto& b) { return a.second < b.second; })->second);
 }
 
 TEST_CASE("collective join: two collectives at once on different axes keep their messages apart",
