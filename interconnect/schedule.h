@@ -91,6 +91,29 @@ struct Stream {
 
 struct ChipSchedule {
   std::vector<Stream> streams;
+
+  // Steps over all streams, phases and passes, without generating them.
+  std::uint64_t step_count() const {
+    std::uint64_t n = 0;
+    for (const Stream& s : streams)
+      for (const Phase& ph : s.phases)
+        for (const auto& pass : ph.passes) n += static_cast<std::uint64_t>(pass->steps());
+    return n;
+  }
+  // Calls f(step) for each step of each pass, stream by stream, phase by
+  // phase (the order a chip's streams list them, not the order they run).
+  template <class F>
+  void for_each_step(F&& f) const {
+    Step step;
+    for (const Stream& s : streams)
+      for (const Phase& ph : s.phases)
+        for (const auto& pass : ph.passes)
+          for (int k = 0; k < pass->steps(); ++k) {
+            step.clear();
+            pass->step(k, step);
+            f(static_cast<const Step&>(step));
+          }
+  }
 };
 
 }  // namespace interconnect

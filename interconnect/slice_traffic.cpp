@@ -9,16 +9,10 @@ namespace {
 // The sends of one chip's schedule whose peer sits in another slice.
 std::vector<Transfer> crossing_sends(const ChipSchedule& chip, int slice, const Topology& topology) {
   std::vector<Transfer> out;
-  Step step;
-  for (const Stream& stream : chip.streams)
-    for (const Phase& phase : stream.phases)
-      for (const auto& pass : phase.passes)
-        for (int k = 0; k < pass->steps(); ++k) {
-          step.clear();
-          pass->step(k, step);
-          for (const Transfer& t : step.sends)
-            if (topology.slice_of(t.peer) != slice) out.push_back(t);
-        }
+  chip.for_each_step([&](const Step& step) {
+    for (const Transfer& t : step.sends)
+      if (topology.slice_of(t.peer) != slice) out.push_back(t);
+  });
   return out;
 }
 }  // namespace

@@ -28,19 +28,13 @@ struct Sends {
 };
 Sends planned_sends(const CollectivePlan& plan) {
   Sends n;
-  Step step;
   for (const ChipSchedule& chip : plan.chips)
-    for (const Stream& s : chip.streams)
-      for (const Phase& ph : s.phases)
-        for (const auto& pass : ph.passes)
-          for (int k = 0; k < pass->steps(); ++k) {
-            step.clear();
-            pass->step(k, step);
-            for (const Transfer& t : step.sends) {
-              ++n.all;
-              n.nonempty += t.count > 0;
-            }
-          }
+    chip.for_each_step([&n](const Step& step) {
+      for (const Transfer& t : step.sends) {
+        ++n.all;
+        n.nonempty += t.count > 0;
+      }
+    });
   return n;
 }
 

@@ -22,13 +22,7 @@ namespace {
 
 std::vector<Step> steps_of(const ChipSchedule& chip) {
   std::vector<Step> out;
-  for (const Stream& stream : chip.streams)
-    for (const Phase& phase : stream.phases)
-      for (const auto& pass : phase.passes)
-        for (int k = 0; k < pass->steps(); ++k) {
-          out.emplace_back();
-          pass->step(k, out.back());
-        }
+  chip.for_each_step([&out](const Step& step) { out.push_back(step); });
   return out;
 }
 
