@@ -482,7 +482,7 @@ std::string inference_table(const Experiment& exp, const InferenceSpec& spec, co
   if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
   if (sec.host_step_s > 0)
     t.row("host time per step", sim::si(sec.host_step_s, "s"),
-          sec.scheduling == "sync" ? "in series with each step (sync)" : "beside each step (async)");
+          spec.scheduling == Scheduling::sync ? "in series with each step (sync)" : "beside each step (async)");
   t.row("tokens/s", sim::si(sec.tokens_per_s, ""),
         sim::si(sec.tokens_per_s_per_chip, "") + " per chip  " + validation_remark(exp));
   t.row("memory per chip", binary_bytes(double(mem.total())),
