@@ -91,7 +91,10 @@ sim::ParamTable<HostParams> host_params() {
       .integer<std::uint64_t>("memory", &HostParams::memory, "B", 512ull << 30, sim::at_least(1),
                               "the host's DRAM, shared by its chips (what remat: offload may fill)")
       .real("dcn_sync", &HostParams::dcn_sync, "s", 0.0, sim::between(0, 1),
-            "TensorCore stall per ring step of a collective across slices (calibrated: docs/calibration.md#dcn-sync)");
+            "TensorCore stall per ring step of a collective across slices (calibrated: docs/calibration.md#dcn-sync)")
+      .real("serve_step", &HostParams::serve_step, "s", 0.0, sim::between(0, 1),
+            "the serving host's work per server step (scheduling, input preparation, the sampled tokens' "
+            "return), in series with a synchronous server's steps (calibrated: docs/calibration.md#serve-step)");
   return t;
 }
 

@@ -37,6 +37,12 @@ struct HostParams {
   // takes one step of its ring (the hosts' DCN handshake),
   // docs/calibration.md#dcn-sync; 0: none.
   double dcn_sync = 0;
+  // Seconds of the serving host's work per server step (scheduling, input
+  // preparation, the sampled tokens' return), which a synchronous server
+  // runs between device steps and an asynchronous one beside them
+  // (workload.scheduling, docs/serving.md#host-time-per-step;
+  // docs/calibration.md#serve-step); 0: none.
+  double serve_step = 0;
   // One chip's share of the host's DRAM.
   std::uint64_t memory_per_chip() const { return memory / chips; }
 };

@@ -356,6 +356,8 @@ json to_json(const InferenceSection& i) {
           {"parallelism", {{"data", to_json(i.data)}, {"tensor", to_json(i.tensor)}, {"expert", to_json(i.expert)}}},
           {"ttft_s", or_null(i.ttft_s)},
           {"tpot_s", or_null(i.tpot_s)},
+          {"scheduling", i.scheduling},
+          {"host_step_s", i.host_step_s},
           {"tokens_per_s", i.tokens_per_s},
           {"tokens_per_s_per_chip", i.tokens_per_s_per_chip},
           {"weights_bytes", i.weights_bytes},

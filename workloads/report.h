@@ -272,7 +272,9 @@ struct InferenceSection {
   std::string phase, weights_dtype, kv_cache_dtype, activations;
   std::uint64_t batch = 0, prompt_len = 0, decode_len = 0, decode_context = 0;
   TrainSection::Axes data, tensor, expert;
-  std::optional<double> ttft_s, tpot_s;
+  std::optional<double> ttft_s, tpot_s;  // a server step each: the phase's device step and the host's work
+  std::string scheduling;                // sync | async: where the host's work goes (host_step.h)
+  double host_step_s = 0;                // the host's work per server step (the chip's host.serve_step)
   double tokens_per_s = 0, tokens_per_s_per_chip = 0;
   std::uint64_t weights_bytes = 0, kv_cache_bytes = 0, kv_cache_bytes_per_token = 0;  // per chip, whole model
   std::uint64_t max_batch_that_fits = 0;

@@ -157,6 +157,12 @@ const Probe kProbes[] = {
      "           head_dim: 64, seq_len: 512, vocab: 4096, kv_heads: 4}, batch: 4, prompt_len: 128, decode_len: 32,\n"
      "           parallelism: {data: data, tensor: model},\n"
      "           requests: {count: 8, rate: 400, prompt_len: [64, 128], decode_len: [16, 32], seed: 3}}\n"},
+    // A host with work per step, so that workload.scheduling (where a
+    // server puts it) acts.
+    {"inference-host", "inference", false,
+     "chip: {base: tpu-v5e, host: {serve_step: 1.0e-3}}\n"
+     "workload: {kind: inference, model: {type: transformer, layers: 2, d_model: 256, d_ff: 1024, heads: 4,\n"
+     "           head_dim: 64, seq_len: 256, vocab: 1024}, batch: 2, prompt_len: 100, decode_len: 16}\n"},
     // Single chips, so that a grouped expert matmul (one matmul over all the
     // experts' tokens, 100 each, in whole tiles of grouped_tile rows) is not
     // the batched one;

@@ -259,6 +259,10 @@ const sim::ParamTable<InferenceSpec>& inference_params() {
         .group("parallelism", &InferenceSpec::parallelism, inference_parallelism_params())
         .flag("simulate_anyway", &InferenceSpec::simulate_anyway, false,
               "run even when the weights and KV cache do not fit in HBM")
+        .enumeration("scheduling", &InferenceSpec::scheduling, scheduling_names(), Scheduling::sync,
+                     "where the server runs the host's work of each step (the chip's host.serve_step): sync, "
+                     "between device steps (a step takes device + host); async, while the previous step runs "
+                     "(max(device, host))")
         .optional_group("requests", &InferenceSpec::requests, request_stream_params(),
                         "none: one batch of `batch` sequences")
         .allow("kind");

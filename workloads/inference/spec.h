@@ -10,6 +10,7 @@
 //     dtype: {weights: int8, kv_cache: bf16, activations: quantized}
 //     parallelism: {tensor: model, data: data}   # and expert, for a mixture of experts
 //     simulate_anyway: false            # run even if the KV cache does not fit
+//     scheduling: sync                  # the host's work per step in series (sync) or beside it (async)
 //     requests: {count: 200, rate: 4, prompt_len: [512, 2048], decode_len: [128], batching: continuous}
 #include <cstdint>
 
@@ -17,6 +18,7 @@
 #include "models/model_config.h"
 #include "sim/params.h"
 #include "sim/yaml_node.h"
+#include "workloads/inference/host_step.h"
 #include "workloads/inference/request_stream.h"
 #include "workloads/train/forward_step.h"
 
@@ -56,6 +58,9 @@ struct InferenceSpec {
   // expert parallelism splits the batch as data parallelism does.
   TrainParallelism parallelism;
   bool simulate_anyway = false;
+  // Where the server puts the host's work of each step (host.serve_step):
+  // between device steps or beside them (host_step.h).
+  Scheduling scheduling = Scheduling::sync;
   // A stream of requests served `batch` sequences at a time (count 0: none).
   RequestStreamSpec requests;
 

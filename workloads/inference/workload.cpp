@@ -251,6 +251,10 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
   StepCosts costs;
   // Each shape's time, from its first blocks where they show the period (step_time.h).
   const auto timed = [&](const StepModel& model) { return step_time(exp, spec, model, hook.whole_steps).s; };
+  // A server step: the device's (memoized above, interpolated below) and the host's work (host_step.h).
+  const auto served = [&exp, &spec](double device_s) {
+    return server_step_s(device_s, exp.chip.host.serve_step, spec.scheduling);
+  };
   costs.prefill_s = [&](std::uint64_t sequences, std::uint64_t prompt_len) {
     auto [at, fresh] = prefills.try_emplace({sequences, prompt_len}, 0.0);
     if (fresh)
@@ -258,7 +262,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
         c.seq_len = prompt_len;
         return models::build_transformer_prefill(c, sequences);
       });
-    return at->second;
+    return served(at->second);
   };
   const auto decode_at = [&](std::uint64_t batch, std::uint64_t context) {
     auto [at, fresh] = decodes.try_emplace({batch, context}, 0.0);
@@ -267,7 +271,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
           [&](const models::TransformerConfig& c) { return models::build_transformer_decode(c, batch, context); });
     return at->second;
   };
-  costs.decode_s = [&](std::uint64_t batch, double context) {
+  const auto decode_device = [&](std::uint64_t batch, double context) {
     // A fixed step runs every slot over the whole cache, however many are
     // decoding and however long their contexts are.
     if (rs.decode_step == DecodeStep::fixed) return decode_at(spec.replica_batch(), cfg.seq_len);
@@ -276,6 +280,7 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
     const double hi = decode_at(batch, longest);
     return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
   };
+  costs.decode_s = [&](std::uint64_t batch, double context) { return served(decode_device(batch, context)); };
   // Chunked prefill's mixed steps: one pod run per decode batch, decode
   // context (the stream's two ends, interpolated as decode_s) and chunks.
   const auto mixed_at = [&](std::uint64_t batch, std::uint64_t context,
@@ -287,12 +292,15 @@ RequestStreamSection run_stream(const Experiment& exp, const InferenceSpec& spec
       });
     return at->second;
   };
-  costs.mixed_s = [&](std::uint64_t batch, double context, const std::vector<models::PromptChunk>& chunks) {
+  const auto mixed_device = [&](std::uint64_t batch, double context, const std::vector<models::PromptChunk>& chunks) {
     if (batch == 0) return mixed_at(0, 0, chunks);
     const double lo = mixed_at(batch, shortest, chunks);
     if (longest == shortest) return lo;
     const double hi = mixed_at(batch, longest, chunks);
     return lo + (hi - lo) * (context - double(shortest)) / double(longest - shortest);
+  };
+  costs.mixed_s = [&](std::uint64_t batch, double context, const std::vector<models::PromptChunk>& chunks) {
+    return served(mixed_device(batch, context, chunks));
   };
 
   // The scheduler's loops under the run's limits (simulated time, host
@@ -396,7 +404,7 @@ void check_inference_fits(const InferenceSpec& spec, const InferenceMemory& mem)
 }
 
 // result.inference's fields known before simulating.
-InferenceSection inference_section(const InferenceSpec& spec, const InferenceMemory& mem) {
+InferenceSection inference_section(const Experiment& exp, const InferenceSpec& spec, const InferenceMemory& mem) {
   const TrainParallelism& par = spec.parallelism;
   InferenceSection sec;
   sec.phase = to_string(spec.phase);
@@ -414,6 +422,8 @@ InferenceSection inference_section(const InferenceSpec& spec, const InferenceMem
   sec.kv_cache_bytes = mem.kv_cache;
   sec.kv_cache_bytes_per_token = kv_bytes_per_token(spec.model.transformer, spec.dtype.kv_cache, 1);
   sec.max_batch_that_fits = mem.max_batch;
+  sec.scheduling = scheduling_names().name(spec.scheduling);
+  sec.host_step_s = exp.chip.host.serve_step;
   return sec;
 }
 
@@ -470,6 +480,9 @@ std::string inference_table(const Experiment& exp, const InferenceSpec& spec, co
   t.section("serving");
   if (sec.ttft_s) t.row("time to first token", sim::si(*sec.ttft_s, "s"));
   if (sec.tpot_s) t.row("time per output token", sim::si(*sec.tpot_s, "s"));
+  if (sec.host_step_s > 0)
+    t.row("host time per step", sim::si(sec.host_step_s, "s"),
+          spec.scheduling == Scheduling::sync ? "in series with each step (sync)" : "beside each step (async)");
   t.row("tokens/s", sim::si(sec.tokens_per_s, ""),
         sim::si(sec.tokens_per_s_per_chip, "") + " per chip  " + validation_remark(exp));
   t.row("memory per chip", binary_bytes(double(mem.total())),
@@ -489,7 +502,7 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
   const models::TransformerConfig& cfg = spec.model.transformer;
   const InferenceMemory mem = inference_memory(exp, spec);
   check_inference_fits(spec, mem);
-  InferenceSection sec = inference_section(spec, mem);
+  InferenceSection sec = inference_section(exp, spec, mem);
 
   const std::uint64_t b = spec.replica_batch();
   const std::uint64_t per_token = kv_bytes_per_token(cfg, spec.dtype.kv_cache, spec.parallelism.tensor.degree);
@@ -500,13 +513,14 @@ RunOutput run_inference(const Experiment& exp, const InferenceSpec& spec, const 
     prefill = run_phase(exp, spec, models::build_transformer_prefill(prompt, b),
                         double(per_token * spec.prompt_len * b), spec.decode() ? sim::TraceRequest{} : opts.trace);
     sec.prefill = prefill->step;
-    sec.ttft_s = prefill->step.step_s;
+    // A server step: the device's and the host's work (host_step.h).
+    sec.ttft_s = server_step_s(prefill->step.step_s, sec.host_step_s, spec.scheduling);
   }
   if (spec.decode()) {
     decode = run_phase(exp, spec, models::build_transformer_decode(cfg, b, spec.decode_context()),
                        double(per_token * spec.decode_context() * b), opts.trace);
     sec.decode = decode->step;
-    sec.tpot_s = decode->step.step_s;
+    sec.tpot_s = server_step_s(decode->step.step_s, sec.host_step_s, spec.scheduling);
   }
   // Prefill alone: prompt tokens per second; else generated tokens per
   // second, over the prefill and the decode steps when both run.
