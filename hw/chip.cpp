@@ -14,8 +14,10 @@
 
 namespace hw {
 
-Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch)
+Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch,
+           std::uint32_t index)
     : sc_core::sc_module(name),
+      alarm_(*this, sim::AlarmRank::chip(index, sim::AlarmRank::Engine::timer)),
       config_(config),
       fidelity_(fidelity),
       period_(sc_core::sc_time::from_value(sim::checked_ps(std::round(sim::kPsPerSecond / config.sustained_clock()),
@@ -24,7 +26,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fide
       kernel_stretch_(kernel_stretch) {
   if (fidelity_ == Fidelity::kernel) {
     hbm_fluid_ = std::make_unique<HbmFluid>("hbm", config_.hbm, vector_bytes_per_s(),
-                                            config_.sparsecore.hbm_bandwidth * config_.sparsecore.count);
+                                            config_.sparsecore.hbm_bandwidth * config_.sparsecore.count, index);
     // and the host link's two directions, and the SparseCores (hw/sparsecore.h)
     fluid_dmas_.resize(config_.dma_engines + kHostDmaEngines + config_.sparsecore.count);
     latency_ps_ = sim::checked_ps(std::round(config_.hbm.latency_s * sim::kPsPerSecond),
@@ -97,12 +99,25 @@ void Chip::after_cycles(std::uint64_t cycles, Completion done, std::uint32_t mxu
 
 void Chip::after_ps(std::uint64_t span, Completion done, std::uint32_t mxu) {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
-  if (timed_.empty() || now + span < timed_.top().due) timer_.notify(sc_core::sc_time::from_value(span));
+  if (timed_.empty() || now + span < timed_.top().due) wake_timer(now, span);
   timed_.push(Timed{now + span, timed_seq_++, done, mxu});
+}
+
+void Chip::wake_timer(std::uint64_t now, std::uint64_t span) {
+  // As an sc_event's notify: now (a delta cycle) replaces a pending timed
+  // wake, and a timed one does not replace a pending delta.
+  if (span == 0) {
+    alarm_.cancel();
+    timer_.notify(sc_core::SC_ZERO_TIME);
+    timer_delta_ = true;
+  } else if (!timer_delta_) {
+    alarm_.notify(now + span);
+  }
 }
 
 void Chip::on_timer() {
   const std::uint64_t now = sc_core::sc_time_stamp().value();
+  timer_delta_ = false;
   while (!timed_.empty() && timed_.top().due <= now) {
     // Copy out before popping: `done` may start new ops, which push here.
     const Timed t = timed_.top();
@@ -114,7 +129,7 @@ void Chip::on_timer() {
     }
     t.done();
   }
-  if (!timed_.empty()) timer_.notify(sc_core::sc_time::from_value(sim::ps_until(timed_.top().due, now)));
+  if (!timed_.empty()) wake_timer(now, sim::ps_until(timed_.top().due, now));
 }
 
 void Chip::run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done) {

@@ -21,19 +21,27 @@
 #include "hw/program.h"
 #include "hw/sequencer.h"
 #include "hw/vector_unit.h"
+#include "sim/calendar.h"
 #include "sim/stats.h"
 
 namespace hw {
 
-class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Listener, private CompletionListener {
+class Chip : public sc_core::sc_module,
+             public OpExecutor,
+             private HbmFluid::Listener,
+             private CompletionListener,
+             private sim::Alarm::Listener {
  public:
   SC_HAS_PROCESS(Chip);
   // The chip runs at config.sustained_clock() (compute_efficiency,
   // docs/calibration.md#compute-efficiency). Kernel ops carry engine times
   // worked out for the chip file's sustained clock (KernelOp::min_body_ps);
   // a chip whose clock was scaled down from it (a straggler's) stretches
-  // them by `kernel_stretch`, the file's clock over config.clock.
-  Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch = 1.0);
+  // them by `kernel_stretch`, the file's clock over config.clock. `index`
+  // is the chip's place in its pod: its timer and HBM server ring at an
+  // instant in that order (sim/calendar.h).
+  Chip(sc_core::sc_module_name name, const ChipConfig& config, Fidelity fidelity, double kernel_stretch = 1.0,
+       std::uint32_t index = 0);
 
   // Starts one op on its engine now and returns, from any process after
   // elaboration (the DMA sockets are complete only then). `done` is called
@@ -106,6 +114,10 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   // the stack is paid only then.
   void run_in_thread(Mxu& mxu, const MatmulOp& op, Completion done);
   void on_timer();
+  void ring() override { on_timer(); }
+  // The timer's next wake, `span_ps` from now (as sc_event::notify: a
+  // pending one no later stands).
+  void wake_timer(std::uint64_t now, std::uint64_t span_ps);
   // Calls `done` `span_ps` from now (the chip's timer).
   void after_ps(std::uint64_t span_ps, Completion done, std::uint32_t mxu = kNoMxu);
 
@@ -149,7 +161,9 @@ class Chip : public sc_core::sc_module, public OpExecutor, private HbmFluid::Lis
   };
   std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> timed_;
   std::uint64_t timed_seq_ = 0;
-  sc_core::sc_event timer_;
+  sc_core::sc_event timer_;   // a completion due now, in the next delta cycle
+  bool timer_delta_ = false;  // timer_ is notified
+  sim::Alarm alarm_;          // the earliest completion after now
   // Per MXU: the functional op in flight and its product, added into the
   // VMEM accumulators when it completes.
   struct Accumulation {

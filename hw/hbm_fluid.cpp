@@ -18,8 +18,10 @@ std::uint64_t now_ps() { return static_cast<std::uint64_t>(sc_core::sc_time_stam
 }  // namespace
 
 HbmFluid::HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s,
-                   double sparsecore_bytes_per_s)
-    : sc_core::sc_module(name), config_(config) {
+                   double sparsecore_bytes_per_s, std::uint32_t chip)
+    : sc_core::sc_module(name),
+      config_(config),
+      alarm_(*this, sim::AlarmRank::chip(chip, sim::AlarmRank::Engine::hbm)) {
   validate(config_);
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw std::logic_error("HbmFluid counts in picoseconds: the kernel's resolution must be 1 ps");
@@ -80,7 +82,7 @@ void HbmFluid::wake_this_delta(std::uint64_t now) {
   // Rates are settled once per delta cycle, for every flow that started (or
   // changed its cap) in it.
   if (wake_at_ != now) {
-    wake_.cancel();
+    alarm_.cancel();
     wake_.notify(sc_core::SC_ZERO_TIME);
     wake_at_ = now;
   }
@@ -116,7 +118,10 @@ void HbmFluid::schedule_wake(std::uint64_t now) {
     return;
   }
   wake_at_ = due_.top().at;
-  wake_.notify(sc_core::sc_time::from_value(sim::ps_until(wake_at_, now)));
+  if (sim::ps_until(wake_at_, now) == 0)
+    wake_.notify(sc_core::SC_ZERO_TIME);
+  else
+    alarm_.notify(wake_at_);
 }
 
 void HbmFluid::on_wake() {

@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "hw/hbm_config.h"
+#include "sim/calendar.h"
 #include "sim/fluid_share.h"
 
 namespace hw {
 
-class HbmFluid : public sc_core::sc_module {
+class HbmFluid : public sc_core::sc_module, private sim::Alarm::Listener {
  public:
   // Hears when its flows complete (from the server's method process).
   class Listener {
@@ -43,9 +44,10 @@ class HbmFluid : public sc_core::sc_module {
   // vector_bytes_per_s: what the chip's vector units stream, all cores
   // together (0: no vector resource; flows must not ask for one);
   // sparsecore_bytes_per_s: what the SparseCores move to and from HBM, all
-  // together (0: unbounded, flows' sparsecore_per_unit ignored).
+  // together (0: unbounded, flows' sparsecore_per_unit ignored); chip: the
+  // index of the chip it serves, its rank at an instant (sim/calendar.h).
   HbmFluid(sc_core::sc_module_name name, const HbmConfig& config, double vector_bytes_per_s,
-           double sparsecore_bytes_per_s = 0);
+           double sparsecore_bytes_per_s = 0, std::uint32_t chip = 0);
 
   // A running flow, as start() names it.
   struct Handle {
@@ -88,6 +90,7 @@ class HbmFluid : public sc_core::sc_module {
   };
 
   void on_wake();
+  void ring() override { on_wake(); }
   void settle(std::uint64_t now);
   void account_busy(std::uint64_t now);
   void schedule_wake(std::uint64_t now);
@@ -107,7 +110,8 @@ class HbmFluid : public sc_core::sc_module {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::uint64_t seq_ = 0;
   std::uint64_t wake_at_ = ~std::uint64_t{0};
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;  // in the next delta cycle
+  sim::Alarm alarm_;        // at the earliest completion
   double bytes_ = 0;
   std::uint64_t started_ = 0;
   std::size_t own_active_ = 0;

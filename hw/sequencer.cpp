@@ -60,10 +60,11 @@ ProgramGraph::ProgramGraph(const Program& program) : program_(program) {
   for (std::uint32_t i = 0; i < n; ++i) queue_ops_[next[queue_of[i]]++] = i;
 }
 
-Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor)
-    : Sequencer(name, std::make_shared<const ProgramGraph>(program), executor) {}
+Sequencer::Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor, std::uint32_t chip)
+    : Sequencer(name, std::make_shared<const ProgramGraph>(program), executor, chip) {}
 
-Sequencer::Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor)
+Sequencer::Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor,
+                     std::uint32_t chip)
     : sc_core::sc_module(name),
       graph_(std::move(graph)),
       g_(*graph_),
@@ -71,11 +72,16 @@ Sequencer::Sequencer(sc_core::sc_module_name name, std::shared_ptr<const Program
       state_(g_.deps_),
       next_(g_.queue_begin_.begin(), g_.queue_begin_.end() - 1),
       running_(next_.size(), kNone),
+      start_(*this, sim::AlarmRank::chip(chip, sim::AlarmRank::Engine::start)),
       timings_(std::make_shared<std::vector<OpTiming>>(state_.size())) {
-  // At time 0 every engine looks at its first op, in order of first use.
+  // At time 0 every engine looks at its first op, in order of first use:
+  // rung by the calendar, so that chips start in the order of their index,
+  // not of their elaboration.
   for (std::uint32_t q = 0; q < next_.size(); ++q) woken_.push_back(q);
+  start_.notify(0);
   SC_METHOD(on_wake);
   sensitive << wake_;
+  dont_initialize();
 }
 
 void Sequencer::on_wake() {

@@ -17,6 +17,7 @@
 
 #include "hw/completion.h"
 #include "hw/program.h"
+#include "sim/calendar.h"
 
 namespace hw {
 
@@ -58,14 +59,17 @@ class ProgramGraph {
   std::vector<std::uint32_t> queue_begin_;
 };
 
-class Sequencer : public sc_core::sc_module, private CompletionListener {
+class Sequencer : public sc_core::sc_module, private CompletionListener, private sim::Alarm::Listener {
  public:
   SC_HAS_PROCESS(Sequencer);
   // `executor` (and the program) must outlive the sequencer. Ops start from
-  // time 0, after elaboration. The first form works out the program's graph
-  // for itself (and throws std::logic_error as ProgramGraph does).
-  Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor);
-  Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor);
+  // time 0, after elaboration, from the calendar in the order of `chip`, the
+  // index of the chip it runs (sim/calendar.h). The first form works out the
+  // program's graph for itself (and throws std::logic_error as ProgramGraph
+  // does).
+  Sequencer(sc_core::sc_module_name name, const Program& program, OpExecutor& executor, std::uint32_t chip = 0);
+  Sequencer(sc_core::sc_module_name name, std::shared_ptr<const ProgramGraph> graph, OpExecutor& executor,
+            std::uint32_t chip = 0);
 
   const Program& program() const { return graph_->program(); }
   const std::vector<OpTiming>& timings() const { return *timings_; }
@@ -92,6 +96,7 @@ class Sequencer : public sc_core::sc_module, private CompletionListener {
   // waited on.
   void run_queue(std::uint32_t queue);
   void on_wake();
+  void ring() override { on_wake(); }  // the start, at time 0
 
   // state_[op]: dependencies not done yet (low 31 bits), kWaitedOn while it
   // is its idle engine's next op, kDone once it completed.
@@ -111,6 +116,7 @@ class Sequencer : public sc_core::sc_module, private CompletionListener {
   // (all of them at time 0); on_wake runs them.
   std::vector<std::uint32_t> woken_, waking_;
   sc_core::sc_event wake_;
+  sim::Alarm start_;  // at time 0
   // The op whose start() is under way, and whether it completed inside it.
   std::uint32_t starting_ = kNone;
   bool completed_inside_ = false;

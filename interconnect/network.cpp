@@ -33,10 +33,13 @@ Network::Network(const sc_core::sc_module_name& name, const Topology& topology, 
     --route_shift_;
   routes_.resize(std::size_t{1} << (32 - route_shift_));
   SC_HAS_PROCESS(Network);
-  // Runs once at time 0 without a trigger, so work queued during
-  // elaboration starts; afterwards only when wake_ fires.
+  // Runs at time 0, after every chip's start, so work queued during
+  // elaboration and at time 0 starts; afterwards when wake_ fires or the
+  // calendar rings.
+  alarm_.notify(0);
   SC_METHOD(run_due);
   sensitive << wake_;
+  dont_initialize();
 }
 
 Network::~Network() = default;
@@ -263,7 +266,12 @@ void Network::enqueue(Ps at, const Entry& e) {
 void Network::wake_at(Ps at) {
   if (!can_notify_ || at >= wake_pending_) return;
   const Ps t = now();
-  wake_.notify(at > t ? sc_core::sc_time::from_value(at - t) : sc_core::SC_ZERO_TIME);
+  if (at > t) {
+    alarm_.notify(at);
+  } else {
+    alarm_.cancel();
+    wake_.notify(sc_core::SC_ZERO_TIME);
+  }
   wake_pending_ = at;
 }
 

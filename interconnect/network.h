@@ -16,6 +16,7 @@
 #include "interconnect/time.h"
 #include "interconnect/topology.h"
 #include "interconnect/translations.h"
+#include "sim/calendar.h"
 
 namespace interconnect {
 
@@ -63,7 +64,7 @@ struct Traffic {
   Traffic minus(const Traffic& earlier) const;
 };
 
-class Network : public sc_core::sc_module {
+class Network : public sc_core::sc_module, private sim::Alarm::Listener {
  public:
   Network(const sc_core::sc_module_name& name, const Topology& topology, const LinkConfig& link);
   ~Network() override;
@@ -208,6 +209,7 @@ class Network : public sc_core::sc_module {
   };
 
   void run_due();
+  void ring() override { run_due(); }
   void wake_at(Ps at);
   void dispatch(const Entry& e);
   void enqueue(Ps at, const Entry& e);
@@ -228,7 +230,9 @@ class Network : public sc_core::sc_module {
   bool can_notify_ = false;   // false during elaboration and while run_due drains the queue
   bool draining_ = false;     // run_due is draining the queue at drain_now_
   Ps drain_now_ = 0;
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;  // an entry due now, in the next delta cycle
+  // The next instant after now (and time 0, for what elaboration queued).
+  sim::Alarm alarm_{*this, sim::AlarmRank::network()};
 
   // Routes of up to kCachedHops links by (src, dst), direct-mapped: a
   // slot holds the last route whose pair hashes to it.

@@ -33,6 +33,9 @@ struct PodConfig {
   hw::Fidelity fidelity = hw::Fidelity::kernel;
   Limits limits;
   bool simulate_every_chip = false;  // `replicas: all`
+  // Builds the chips from the last to the first: for a test, since nothing
+  // simulated may depend on the order modules are built in (sim/calendar.h).
+  bool elaborate_backwards = false;
 
   ChipScale scale_of(std::uint32_t c) const { return c < scale.size() ? scale[c] : ChipScale{}; }
   // Chip c as built: `chip` at its sustained clock (compute_efficiency;

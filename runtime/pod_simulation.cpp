@@ -436,17 +436,19 @@ void PodSimulation::elaborate(const Observers& observers) {
   engines_.resize(n);
   seqs_.resize(n);
   std::size_t ops = 0;
-  for (int c = 0; c < n; ++c) {
+  for (int i = 0; i < n; ++i) {
+    const int c = config_.elaborate_backwards ? n - 1 - i : i;
     if (rep_of_[c] != c) continue;
     auto& graph = graphs[pp_.program_of[c]];
     if (!graph) graph = std::make_shared<const hw::ProgramGraph>(pp_.chip(c));
     const ChipScale scale = config_.scale_of(static_cast<std::uint32_t>(c));
     chips_[c] =
         std::make_unique<hw::Chip>(("chip" + std::to_string(c)).c_str(), config_.chip_of(static_cast<std::uint32_t>(c)),
-                                   config_.fidelity, 1.0 / scale.compute);
+                                   config_.fidelity, 1.0 / scale.compute, static_cast<std::uint32_t>(c));
     engines_[c] =
         std::make_unique<ChipEngines>(*chips_[c], c, net_members_[c], pp_, *collectives_, *p2p_, *next_delta_, joins_);
-    seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c]);
+    seqs_[c] = std::make_unique<hw::Sequencer>(("seq" + std::to_string(c)).c_str(), graph, *engines_[c],
+                                               static_cast<std::uint32_t>(c));
     ops += pp_.chip(c).ops.size();
   }
   if (observers.chip0 && chips_.at(0)) observers.chip0(*chips_[0]);

@@ -672,6 +672,7 @@ Experiment experiment_settings(const Experiment& exp) {
   out.replicas = exp.replicas;
   out.stragglers = exp.stragglers;
   out.limits = exp.limits;
+  out.elaborate_backwards = exp.elaborate_backwards;
   return out;
 }
 
@@ -682,6 +683,7 @@ runtime::PodConfig pod_config(const Experiment& exp) {
   c.fidelity = exp.fidelity;
   c.limits = exp.limits;
   c.simulate_every_chip = exp.replicas == Replicas::all;
+  c.elaborate_backwards = exp.elaborate_backwards;
   for (const StragglerSpec& s : exp.stragglers)
     for (const std::uint32_t chip : s.chips) {
       c.scale.resize(exp.pod.devices());

@@ -105,6 +105,8 @@ struct Experiment {
   Replicas replicas = Replicas::automatic;
   std::vector<StragglerSpec> stragglers;
   runtime::Limits limits;
+  // Not a key: a test's (runtime::PodConfig::elaborate_backwards).
+  bool elaborate_backwards = false;
   std::unique_ptr<Workload> workload;
 };
 
