@@ -36,7 +36,6 @@ class Collective : public NetworkClient, public ReductionListener {
   void join(int chip, std::function<void()> on_done = {});
 
   bool joined(int chip) const { return slot_.at(chip) != kNotJoined; }
-  bool finished(int chip) const { return joined(chip) && runs_[slot_[chip]].finished; }
   bool complete() const;  // every chip finished
   Ps finish_time(int chip) const { return joined(chip) ? runs_[slot_[chip]].finish : 0; }
   Ps end_time() const;  // the last chip's finish

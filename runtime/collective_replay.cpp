@@ -9,8 +9,8 @@ namespace runtime {
 using interconnect::Ps;
 
 // Collectives with equal specs have equal plans (planning is deterministic).
-// Built three times per collective of a step (plan_cover, elaborate, the
-// replays), so numbers are written in place rather than through
+// Built twice per collective of a step (plan_cover, elaborate, whose keys
+// the replays reuse), so numbers are written in place rather than through
 // std::to_string temporaries.
 std::string collective_key(const interconnect::CollectiveSpec& s) {
   std::string k;
@@ -47,17 +47,18 @@ std::string collective_key(const interconnect::CollectiveSpec& s) {
 PodCollectives::PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
                                interconnect::ReductionModel& sparsecore,
                                std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
-                               const std::vector<interconnect::CollectiveSpec>& specs, bool replays)
+                               const std::vector<interconnect::CollectiveSpec>& specs, std::vector<std::string> keys,
+                               bool replays)
     : net_(net),
       reduction_(reduction),
       sparsecore_(sparsecore),
       plans_(std::move(plans)),
       specs_(specs),
+      keys_(std::move(keys)),
       enabled_(replays),
       colls_(plans_.size()),
       recording_(plans_.size()),
       replays_(plans_.size()) {
-  for (const auto& s : specs) keys_.push_back(collective_key(s));
   const interconnect::Translations& t = net_.translations();
   if (!t.none()) {
     orbits_.resize(net_.topology().chips());

@@ -37,13 +37,15 @@ std::string collective_key(const interconnect::CollectiveSpec& spec);
 class PodCollectives : public interconnect::NetworkClient {
  public:
   // plans[i] is pod collective i's plan, made from specs[i] (equal plans
-  // may be one object). With `replays` false every collective is simulated.
+  // may be one object), and keys[i] its collective_key (what its replays are
+  // found by; the caller made it to share the plans). With `replays` false
+  // every collective is simulated.
   // sparsecore: what the collectives offloaded to the SparseCores
   // (CollectiveSpec::sparsecore) reduce on; the others reduce on `reduction`.
   PodCollectives(interconnect::Network& net, interconnect::ReductionModel& reduction,
                  interconnect::ReductionModel& sparsecore,
                  std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans,
-                 const std::vector<interconnect::CollectiveSpec>& specs, bool replays);
+                 const std::vector<interconnect::CollectiveSpec>& specs, std::vector<std::string> keys, bool replays);
   ~PodCollectives() override;
 
   std::size_t size() const { return plans_.size(); }

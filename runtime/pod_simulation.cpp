@@ -285,11 +285,13 @@ void PodSimulation::elaborate(const Observers& observers) {
   // gradient all-reduce per layer, mostly of the same size.
   std::vector<std::shared_ptr<const interconnect::CollectivePlan>> plans;
   std::vector<interconnect::CollectiveSpec> specs;
+  std::vector<std::string> keys;  // collective_key of each of specs
   // Plans, specs and the per-collective tables below, made again with every
   // chip planned if the translations are refused after all.
   const auto plan_all = [&](bool reduced) {
     plans.clear();
     specs.clear();
+    keys.clear();
     across_slices_.clear();
     dcn_traffic_.clear();
     // A collective whose plan has groups no chip of which joins it (another
@@ -339,6 +341,7 @@ void PodSimulation::elaborate(const Observers& observers) {
       }
       plans.push_back(own);
       specs.push_back(spec);
+      keys.push_back(key);
       auto [crossing, fresh] = crosses.emplace(plan.get(), 0);  // once per plan, not per collective
       if (fresh) crossing->second = crosses_slices(*plan, topology_) ? 1 : 0;
       across_slices_.push_back(crossing->second);
@@ -415,8 +418,8 @@ void PodSimulation::elaborate(const Observers& observers) {
     reduction_ = std::make_unique<ChipReduction>(chips_, n, cfg.reduction, cfg.link.packet_bytes, *calendar_,
                                                  sparsecore_calendar_.get(), &sc);
   }
-  collectives_ =
-      std::make_unique<PodCollectives>(*net_, reduction(), sparsecore_reduction(), plans, specs, use_.replays);
+  collectives_ = std::make_unique<PodCollectives>(*net_, reduction(), sparsecore_reduction(), plans, specs,
+                                                  std::move(keys), use_.replays);
   // Chips of each program the network simulates.
   std::vector<std::size_t> net_chips_of_program(pp_.programs.size(), 0);
   for (int c = 0; c < n; ++c)
